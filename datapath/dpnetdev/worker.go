@@ -1,0 +1,519 @@
+package dpnetdev
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/gvs-project/gvs/datapath/dpcls"
+	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/netdev"
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/datapath/packet"
+)
+
+// MaxRecircDepth bounds recirculation passes per packet (Open vSwitch's
+// limit for the userspace datapath is of the same order); deeper packets
+// are dropped and counted.
+const MaxRecircDepth = 8
+
+// rxq is one receive queue assigned to a worker.
+type rxq struct {
+	port *port
+	q    int
+}
+
+// workerStats are one worker's counters: written by the worker only,
+// read by anyone (atomics, no contention).
+type workerStats struct {
+	emcHit, megaflowHit, missed, lost     atomic.Uint64
+	recirc, upcallOK, upcallFail, lookups atomic.Uint64
+	flowLimitHit, putFail, recircTooDeep  atomic.Uint64
+	outputNoPort, unsupported, rxPackets  atomic.Uint64
+	_                                     [64]byte
+}
+
+func (s *workerStats) load() dpif.Stats {
+	e, m := s.emcHit.Load(), s.megaflowHit.Load()
+	return dpif.Stats{
+		Hit: e + m, EMCHit: e, MegaflowHit: m,
+		Missed: s.missed.Load(), Lost: s.lost.Load(), Recirc: s.recirc.Load(),
+		UpcallOK: s.upcallOK.Load(), UpcallFail: s.upcallFail.Load(), Lookups: s.lookups.Load(),
+	}
+}
+
+// frame is the per-recirculation-depth scratch space of a worker: keys,
+// hashes, the flow each packet matched, and per-flow sub-batches.
+type frame struct {
+	keys    [packet.BatchSize]flow.Key
+	hashes  [packet.BatchSize]uint64
+	flows   [packet.BatchSize]*dpFlow
+	keyPtrs [packet.BatchSize]*flow.Key
+	found   [packet.BatchSize]bool
+	matched [packet.BatchSize]*dpFlow
+	missIdx [packet.BatchSize]int
+	groups  [packet.BatchSize]group
+	ngroups int
+}
+
+type group struct {
+	f     *dpFlow
+	b     packet.Batch
+	bytes uint64
+	flags uint16
+}
+
+// worker is a poll-mode worker: it owns rx queues, a pool, an EMC and a
+// classifier. All its methods run on its own goroutine except where noted.
+type worker struct {
+	id   int
+	dp   *Datapath
+	cls  *dpcls.Classifier[*dpFlow]
+	emc  *dpcls.EMC[*dpFlow]
+	pool *packet.Pool
+	ctx  odp.Context
+
+	tx        []txBuf  // pending output, indexed by port number
+	txPending []uint32 // ports with pending output
+
+	rxqs        atomic.Pointer[[]rxq] // written by the datapath, read here
+	seenRxqs    *[]rxq
+	poller      *netdev.Poller
+	flowLimit   atomic.Int64
+	nflows      atomic.Int64
+	rankRequest atomic.Bool
+
+	frames  [MaxRecircDepth + 1]frame
+	depth   int
+	gen     uint64
+	nowNano int64
+
+	// upcall rate bound (token bucket, refilled per poll iteration)
+	tokens     float64
+	lastRefill int64
+
+	stats workerStats
+}
+
+func newWorker(dp *Datapath, id int) *worker {
+	w := &worker{
+		id:   id,
+		dp:   dp,
+		cls:  newClassifier(),
+		pool: packet.NewPool(16 * packet.BatchSize),
+	}
+	if dp.cfg.EMCInsertInvProb > 0 {
+		cfg := dpcls.DefaultEMCConfig()
+		cfg.InsertInvProb = dp.cfg.EMCInsertInvProb
+		w.emc = dpcls.NewEMC[*dpFlow](cfg)
+	}
+	w.flowLimit.Store(int64(dp.cfg.FlowLimit))
+	w.ctx = odp.Context{Pool: w.pool, DP: w}
+	empty := []rxq{}
+	w.rxqs.Store(&empty)
+	w.tokens = float64(dp.cfg.UpcallRate)
+	return w
+}
+
+// ProcessBatch runs a received batch through the datapath on worker i:
+// extract, EMC, megaflow lookup, upcalls, actions. Every packet must have
+// Md.InPort set. The packets are consumed. It is how workers process rx
+// batches and how benchmarks drive a worker without goroutines; it must
+// not be called concurrently for the same worker.
+func (dp *Datapath) ProcessBatch(i int, b *packet.Batch) {
+	w := dp.workers[i]
+	w.nowNano = dp.clock().UnixNano()
+	w.process(b)
+	w.flushTx()
+}
+
+// WorkerPool returns worker i's packet pool, for benchmarks that feed
+// ProcessBatch with pooled packets. Not safe while the workers run.
+func (dp *Datapath) WorkerPool(i int) *packet.Pool { return dp.workers[i].pool }
+
+func (w *worker) process(b *packet.Batch) {
+	if w.depth > MaxRecircDepth {
+		w.stats.recircTooDeep.Add(uint64(b.N))
+		w.stats.lost.Add(uint64(b.N))
+		netdev.FreeBatch(b, w.pool)
+		return
+	}
+	fr := &w.frames[w.depth]
+	n := b.N
+	nmiss := 0
+	var emcHits uint64
+	for i := 0; i < n; i++ {
+		p := b.Pkts[i]
+		k := &fr.keys[i]
+		flow.Extract(p, k)
+		if w.emc != nil {
+			h := k.Hash(0)
+			fr.hashes[i] = h
+			if f, ok := w.emc.Lookup(k, h); ok && !f.dead.Load() {
+				fr.flows[i] = f
+				emcHits++
+				continue
+			}
+		}
+		fr.flows[i] = nil
+		fr.missIdx[nmiss] = i
+		fr.keyPtrs[nmiss] = k
+		nmiss++
+	}
+	if emcHits != 0 {
+		w.stats.emcHit.Add(emcHits)
+	}
+	if nmiss > 0 {
+		w.lookupMisses(b, fr, nmiss)
+	}
+	w.executeGroups(b, fr)
+}
+
+// lookupMisses looks the EMC misses up in the classifier as a batch and
+// sends what is still missing to the upcall handler.
+func (w *worker) lookupMisses(b *packet.Batch, fr *frame, nmiss int) {
+	w.cls.LookupBatch(fr.keyPtrs[:nmiss], fr.matched[:nmiss], fr.found[:nmiss])
+	var hits uint64
+	nup := 0
+	for j := 0; j < nmiss; j++ {
+		i := fr.missIdx[j]
+		if f := fr.matched[j]; fr.found[j] && !f.dead.Load() {
+			fr.flows[i] = f
+			hits++
+			if w.emc != nil {
+				w.emc.Insert(&fr.keys[i], fr.hashes[i], f)
+			}
+			continue
+		}
+		fr.missIdx[nup] = i
+		nup++
+	}
+	if hits != 0 {
+		w.stats.megaflowHit.Add(hits)
+		w.stats.lookups.Add(hits)
+	}
+	for j := 0; j < nup; j++ {
+		i := fr.missIdx[j]
+		// A megaflow installed by an earlier upcall of this batch may
+		// cover this packet: look again before upcalling.
+		if j > 0 {
+			if f, ok := w.cls.Lookup(&fr.keys[i]); ok && !f.dead.Load() {
+				fr.flows[i] = f
+				w.stats.megaflowHit.Add(1)
+				continue
+			}
+		}
+		w.upcall(b, fr, i)
+	}
+}
+
+// upcall handles one miss. On success fr.flows[i] is set to the installed
+// flow, or the packet is executed on its own and b.Pkts[i] set to nil.
+func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
+	w.stats.missed.Add(1)
+	hb := w.dp.handler.Load()
+	if hb == nil || !w.takeToken() {
+		w.stats.lost.Add(1)
+		w.pool.Put(b.Pkts[i])
+		b.Pkts[i] = nil
+		return
+	}
+	u := dpif.Upcall{Kind: dpif.UpcallMiss, Packet: b.Pkts[i], Key: &fr.keys[i], Worker: w.id}
+	var r dpif.MissReply
+	if err := hb.h.Miss(&u, &r); err != nil {
+		w.stats.upcallFail.Add(1)
+		w.stats.lost.Add(1)
+		w.pool.Put(b.Pkts[i])
+		b.Pkts[i] = nil
+		return
+	}
+	w.stats.upcallOK.Add(1)
+	if r.Install {
+		m := flow.Match{Key: fr.keys[i], Mask: r.Mask}
+		m.Normalize()
+		uf := r.UFID
+		if uf == (dpif.UFID{}) {
+			uf = dpif.UFIDFromMatch(&m)
+		}
+		if f := w.dp.installFromUpcall(w, uf, &m, r.Actions); f != nil {
+			fr.flows[i] = f
+			return
+		}
+		if f, ok := w.cls.Lookup(&fr.keys[i]); ok && !f.dead.Load() {
+			fr.flows[i] = f
+			return
+		}
+	}
+	// Not installed (flow limit, or the handler asked not to): execute
+	// the actions on this packet alone.
+	var one packet.Batch
+	one.Add(b.Pkts[i])
+	b.Pkts[i] = nil
+	w.execute(&one, r.Actions)
+}
+
+// takeToken applies the optional upcall rate bound.
+func (w *worker) takeToken() bool {
+	rate := w.dp.cfg.UpcallRate
+	if rate <= 0 {
+		return true
+	}
+	now := w.nowNano
+	if w.lastRefill == 0 {
+		w.lastRefill = now
+	}
+	if el := now - w.lastRefill; el > 0 {
+		w.tokens += float64(el) * float64(rate) / 1e9
+		if w.tokens > float64(rate) {
+			w.tokens = float64(rate)
+		}
+		w.lastRefill = now
+	}
+	if w.tokens < 1 {
+		return false
+	}
+	w.tokens--
+	return true
+}
+
+// executeGroups groups the batch's packets by flow, preserving order
+// within a flow, updates each flow's counters once, and runs its actions.
+func (w *worker) executeGroups(b *packet.Batch, fr *frame) {
+	w.gen++
+	gen := w.gen
+	fr.ngroups = 0
+	for i := 0; i < b.N; i++ {
+		p := b.Pkts[i]
+		f := fr.flows[i]
+		if p == nil || f == nil {
+			continue
+		}
+		var g *group
+		if f.grpGen == gen {
+			g = &fr.groups[f.grpIdx]
+		} else {
+			f.grpGen, f.grpIdx = gen, fr.ngroups
+			g = &fr.groups[fr.ngroups]
+			fr.ngroups++
+			g.f, g.bytes, g.flags = f, 0, 0
+			g.b.N = 0
+		}
+		g.b.Add(p)
+		g.bytes += uint64(p.Len())
+		g.flags |= fr.keys[i].TCPFlags
+	}
+	b.N = 0
+	for gi := 0; gi < fr.ngroups; gi++ {
+		g := &fr.groups[gi]
+		f := g.f
+		f.packets.Add(uint64(g.b.N))
+		f.bytes.Add(g.bytes)
+		f.used.Store(w.nowNano)
+		if g.flags != 0 {
+			f.tcpFlags.Or(uint32(g.flags))
+		}
+		w.execute(&g.b, *f.actions.Load())
+		g.f = nil
+	}
+}
+
+// execute runs datapath actions over a batch; the packets are consumed.
+func (w *worker) execute(b *packet.Batch, acts odp.Actions) {
+	odp.Execute(&w.ctx, b, acts)
+}
+
+// --- odp.Datapath callbacks (run on the worker goroutine) ---
+
+// Output queues the batch for a port; the packets are consumed. Packets
+// for the same port from different megaflows are sent together when the
+// rx batch is done (output batching, as dpif-netdev does), so a batch
+// spread over many megaflows still costs one device send per port.
+func (w *worker) Output(_ *odp.Context, no uint32, b *packet.Batch) {
+	p := w.dp.ports.Load().get(no)
+	if p == nil {
+		w.stats.outputNoPort.Add(uint64(b.N))
+		netdev.FreeBatch(b, w.pool)
+		return
+	}
+	for int(no) >= len(w.tx) {
+		w.tx = append(w.tx, txBuf{})
+	}
+	t := &w.tx[no]
+	if t.p != p && t.b.N > 0 {
+		w.sendTx(t) // the port was replaced since these were queued
+	}
+	t.p = p
+	for i := 0; i < b.N; i++ {
+		if t.b.N == packet.BatchSize {
+			w.sendTx(t)
+		}
+		if t.b.N == 0 {
+			w.txPending = append(w.txPending, no)
+		}
+		t.b.Add(b.Pkts[i])
+		b.Pkts[i] = nil
+	}
+	b.N = 0
+}
+
+// txBuf is a worker's pending output for one port.
+type txBuf struct {
+	p *port
+	b packet.Batch
+}
+
+func (w *worker) sendTx(t *txBuf) {
+	if t.b.N == 0 {
+		return
+	}
+	q := w.id
+	if q < 0 {
+		q = 0
+	}
+	_ = t.p.dev.Send(q, &t.b, w.pool) // Send counts its own drops and errors
+	t.b.N = 0
+}
+
+// flushTx sends every pending output batch.
+func (w *worker) flushTx() {
+	for _, no := range w.txPending {
+		if int(no) < len(w.tx) {
+			w.sendTx(&w.tx[no])
+		}
+	}
+	w.txPending = w.txPending[:0]
+}
+
+// Recirc re-enters the pipeline with a new recirc_id.
+func (w *worker) Recirc(_ *odp.Context, id uint32, b *packet.Batch) {
+	w.stats.recirc.Add(uint64(b.N))
+	w.depth++
+	w.process(b)
+	w.depth--
+}
+
+// Userspace hands each packet to the handler; the packets stay owned by
+// the executor.
+func (w *worker) Userspace(_ *odp.Context, a *odp.Action, b *packet.Batch) {
+	hb := w.dp.handler.Load()
+	if hb == nil {
+		w.stats.lost.Add(uint64(b.N))
+		return
+	}
+	var k flow.Key
+	for _, p := range b.Slice() {
+		flow.Extract(p, &k)
+		hb.h.Userspace(&dpif.Upcall{Kind: dpif.UpcallUserspace, Packet: p, Key: &k, Action: a, Worker: w.id})
+	}
+}
+
+// unsupported drops a batch for an action whose datapath module is not
+// configured (conntrack, MAC learning and tunnels are their own
+// modules), counting the drops so they are never silent.
+func (w *worker) unsupported(b *packet.Batch) {
+	w.stats.unsupported.Add(uint64(b.N))
+	netdev.FreeBatch(b, w.pool)
+}
+
+// Conntrack is the hook for the ct() action's module.
+func (w *worker) Conntrack(_ *odp.Context, a *odp.Action, b *packet.Batch) { w.unsupported(b) }
+
+// MACLearn is the hook for the MAC learn-and-forward action's module.
+func (w *worker) MACLearn(_ *odp.Context, a *odp.Action, b *packet.Batch) { w.unsupported(b) }
+
+// Meter applies a datapath meter. No meter is configured in the datapath
+// yet, and Open vSwitch passes packets through meters that do not exist,
+// so packets pass.
+func (w *worker) Meter(_ *odp.Context, id uint32, b *packet.Batch) {}
+
+// TunnelPush is the hook for tunnel encapsulation.
+func (w *worker) TunnelPush(_ *odp.Context, a *odp.Action, b *packet.Batch) { w.unsupported(b) }
+
+// TunnelPop is the hook for tunnel decapsulation.
+func (w *worker) TunnelPop(_ *odp.Context, no uint32, b *packet.Batch) { w.unsupported(b) }
+
+// --- the poll loop ---
+
+func (w *worker) openPoller() error {
+	p, err := netdev.NewPoller()
+	if err != nil {
+		return err
+	}
+	w.poller = p
+	return nil
+}
+
+func (w *worker) closePoller() {
+	if w.poller != nil {
+		w.poller.Close()
+		w.poller = nil
+	}
+}
+
+// syncPoller reconciles the poller with the current rx queue assignment.
+func (w *worker) syncPoller() []rxq {
+	cur := w.rxqs.Load()
+	if cur == w.seenRxqs {
+		return *cur
+	}
+	if w.seenRxqs != nil {
+		for _, r := range *w.seenRxqs {
+			_ = w.poller.Remove(r.port.dev, r.q)
+		}
+	}
+	for _, r := range *cur {
+		_ = w.poller.Add(r.port.dev, r.q)
+	}
+	w.seenRxqs = cur
+	return *cur
+}
+
+// runPoll is the worker goroutine: receive from every assigned queue,
+// process, and sleep in epoll when a whole round found nothing.
+func (w *worker) runPoll() {
+	defer w.dp.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var b packet.Batch
+	idleRounds := 0
+	for {
+		select {
+		case <-w.dp.stop:
+			return
+		default:
+		}
+		qs := w.syncPoller()
+		got := 0
+		w.nowNano = time.Now().UnixNano()
+		for _, r := range qs {
+			n, _ := r.port.dev.Recv(r.q, &b, w.pool)
+			if n == 0 {
+				continue
+			}
+			for i := 0; i < b.N; i++ {
+				b.Pkts[i].Md.InPort = r.port.no
+			}
+			got += n
+			w.stats.rxPackets.Add(uint64(n))
+			w.process(&b)
+			w.flushTx()
+			b.Clear()
+		}
+		if w.rankRequest.Load() {
+			w.rankRequest.Store(false)
+			w.cls.Rank()
+		}
+		if got > 0 {
+			idleRounds = 0
+			continue
+		}
+		idleRounds++
+		if idleRounds < 64 {
+			continue
+		}
+		// Idle: block until a queue is readable or a short timeout, so
+		// that stop and reassignment are noticed.
+		_, _ = w.poller.Wait(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,217 @@
+package odp
+
+import (
+	"math"
+
+	"github.com/gvs-project/gvs/datapath/packet"
+)
+
+// Kind is the type of one datapath action.
+type Kind uint8
+
+// Action kinds. The zero Kind is invalid so that a zero Action is never
+// mistaken for an output to port 0.
+const (
+	KindInvalid     Kind = iota
+	KindOutput           // output to port Arg
+	KindDrop             // explicit drop: stop, free the packets
+	KindSet              // set(field(...)) with every subfield given
+	KindSetMasked        // set(field(a=b/mask)) with some subfields masked
+	KindPushVLAN         // push_vlan: Arg = TPID<<16 | TCI (TCI with VLANCFI)
+	KindPopVLAN          // pop_vlan
+	KindRecirc           // recirc(Arg)
+	KindHash             // hash(l4(Arg)) or hash(sym_l4(Arg)); Alg says which
+	KindUserspace        // userspace(pid=Arg,...): Userspace holds the rest
+	KindClone            // clone(Sub)
+	KindTrunc            // trunc(Arg)
+	KindSample           // sample(sample=Arg/2^32-1,actions(Sub))
+	KindCheckPktLen      // check_pkt_len(size=Arg,gt(Sub),le(Sub2))
+	KindMeter            // meter(Arg)
+	KindCt               // ct(...): Ct holds the parameters
+	KindCtClear          // ct_clear
+	KindMACLearn         // mac_learn(...): MACLearn holds the parameters
+	KindTunnelPush       // tnl_push(...): TunnelPush holds the header
+	KindTunnelPop        // tnl_pop(Arg)
+	numKinds
+)
+
+var kindNames = [numKinds]string{
+	KindInvalid:     "invalid",
+	KindOutput:      "output",
+	KindDrop:        "drop",
+	KindSet:         "set",
+	KindSetMasked:   "set",
+	KindPushVLAN:    "push_vlan",
+	KindPopVLAN:     "pop_vlan",
+	KindRecirc:      "recirc",
+	KindHash:        "hash",
+	KindUserspace:   "userspace",
+	KindClone:       "clone",
+	KindTrunc:       "trunc",
+	KindSample:      "sample",
+	KindCheckPktLen: "check_pkt_len",
+	KindMeter:       "meter",
+	KindCt:          "ct",
+	KindCtClear:     "ct_clear",
+	KindMACLearn:    "mac_learn",
+	KindTunnelPush:  "tnl_push",
+	KindTunnelPop:   "tnl_pop",
+}
+
+// String returns the action's text name.
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return "invalid"
+}
+
+// HashAlg selects the hash action's algorithm, as OVS_HASH_ALG_*.
+type HashAlg uint8
+
+const (
+	// HashL4 hashes the 5-tuple (addresses, protocol, ports).
+	HashL4 HashAlg = 0
+	// HashSymL4 hashes the 5-tuple so that both directions of a
+	// connection get the same value.
+	HashSymL4 HashAlg = 1
+)
+
+// Action is one pre-decoded datapath action. Actions are built once per
+// megaflow (by ParseActions or by the translator) and are immutable from
+// then on: the executor reads them concurrently from every worker, so no
+// field, and nothing a pointer field points to, may change after the
+// Actions value has been handed to a datapath.
+type Action struct {
+	Kind Kind
+	Alg  HashAlg // KindHash
+	// Arg is the action's main number: the port (output, tnl_pop), the
+	// recirculation id, the meter id, trunc's max_len, check_pkt_len's
+	// size, the hash basis, the userspace pid, the sample probability (a
+	// fraction of math.MaxUint32, as OVS) and, for push_vlan,
+	// TPID<<16 | TCI.
+	Arg uint32
+
+	Set  *SetField // KindSet, KindSetMasked
+	Sub  Actions   // clone, sample, check_pkt_len's gt branch
+	Sub2 Actions   // check_pkt_len's le branch
+
+	Userspace  *UserspaceParams
+	Ct         *CtParams
+	MACLearn   *MACLearnParams
+	TunnelPush *TunnelPushParams
+}
+
+// Actions is a datapath action list. An empty list drops the packets.
+type Actions []Action
+
+// UserspaceParams are the arguments of userspace(): the upcall's netlink
+// pid and opaque userdata (the translator's cookie), and whether the
+// upcall carries the actions.
+type UserspaceParams struct {
+	Userdata    []byte
+	WithActions bool
+	// TunnelOutPort is the egress tunnel port (tunnel_out_port=), 0 if none.
+	TunnelOutPort uint32
+}
+
+// CtParams reserves the ct() action's payload for the conntrack work.
+// Until that lands the arguments are kept verbatim (the text between the
+// parentheses, "" for a bare "ct") and printed back unchanged; the typed
+// fields below are parsed from it where obvious.
+type CtParams struct {
+	Raw         string
+	Zone        uint16
+	Commit      bool
+	ForceCommit bool
+}
+
+// MACLearnParams reserves the MAC learn-and-forward action's payload for
+// the MAC-learning work. Table identifies the bridge's MAC table; Raw is
+// the verbatim text argument list.
+type MACLearnParams struct {
+	Table uint32
+	Raw   string
+}
+
+// TunnelPushParams reserves tnl_push's payload (the prebuilt outer header
+// and ports) for the tunnel work; Raw is the verbatim argument text.
+type TunnelPushParams struct {
+	Raw string
+}
+
+// VLANCFI in a push_vlan TCI means "tag present" (OVS convention); the
+// bit is cleared in the tag that goes on the wire.
+const VLANCFI = 0x1000
+
+// Output returns an output action.
+func Output(port uint32) Action { return Action{Kind: KindOutput, Arg: port} }
+
+// Drop returns an explicit drop action.
+func Drop() Action { return Action{Kind: KindDrop} }
+
+// Recirc returns a recirculation action.
+func Recirc(id uint32) Action { return Action{Kind: KindRecirc, Arg: id} }
+
+// PushVLAN returns a push_vlan action; tci should include VLANCFI.
+func PushVLAN(tpid, tci uint16) Action {
+	return Action{Kind: KindPushVLAN, Arg: uint32(tpid)<<16 | uint32(tci)}
+}
+
+// PopVLAN returns a pop_vlan action.
+func PopVLAN() Action { return Action{Kind: KindPopVLAN} }
+
+// Hash returns a hash action.
+func Hash(alg HashAlg, basis uint32) Action { return Action{Kind: KindHash, Alg: alg, Arg: basis} }
+
+// Trunc returns a trunc action.
+func Trunc(maxLen uint32) Action { return Action{Kind: KindTrunc, Arg: maxLen} }
+
+// Meter returns a meter action.
+func Meter(id uint32) Action { return Action{Kind: KindMeter, Arg: id} }
+
+// CtClear returns a ct_clear action.
+func CtClear() Action { return Action{Kind: KindCtClear} }
+
+// Clone returns a clone action over a copy of acts.
+func Clone(acts Actions) Action { return Action{Kind: KindClone, Sub: acts} }
+
+// Sample returns a sample action. probability is a fraction of
+// math.MaxUint32 (0 never, math.MaxUint32 always).
+func Sample(probability uint32, acts Actions) Action {
+	return Action{Kind: KindSample, Arg: probability, Sub: acts}
+}
+
+// SampleProbability converts a percentage to sample's probability as OVS
+// does: rounded to the nearest fraction of math.MaxUint32.
+func SampleProbability(percent float64) uint32 {
+	if !(percent > 0) { // also NaN
+		return 0
+	}
+	if percent >= 100 {
+		return math.MaxUint32
+	}
+	return uint32(math.Round(percent / 100 * math.MaxUint32))
+}
+
+// CheckPktLen returns a check_pkt_len action.
+func CheckPktLen(size uint32, gt, le Actions) Action {
+	return Action{Kind: KindCheckPktLen, Arg: size, Sub: gt, Sub2: le}
+}
+
+// Userspace returns a userspace action. Userdata shorter than 8 bytes is
+// zero-padded to 8, as Open vSwitch does for old kernels' 64-bit cookies.
+func Userspace(pid uint32, p UserspaceParams) Action {
+	if n := len(p.Userdata); n > 0 && n < 8 {
+		p.Userdata = append(p.Userdata[:n:n], make([]byte, 8-n)...)
+	}
+	return Action{Kind: KindUserspace, Arg: pid, Userspace: &p}
+}
+
+// SetTunnel returns a set(tunnel(...)) action that sets the whole tunnel
+// metadata to t. It prints every non-zero field and the flags; set
+// packet.TunFlagKey in t.Flags when t.ID is meaningful.
+func SetTunnel(t packet.Tunnel) Action {
+	f := newTunnelSet(&t)
+	return Action{Kind: KindSet, Set: f}
+}
