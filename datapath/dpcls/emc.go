@@ -112,6 +112,16 @@ func (c *EMC[T]) Insert(k *flow.Key, hash uint64, v T) bool {
 	return true
 }
 
+// Chance draws the insertion probability: it reports whether an Insert
+// made now would store. A caller that has not hashed the key yet calls
+// Chance, then hashes and Puts only when it says yes.
+func (c *EMC[T]) Chance() bool {
+	if c.insertOff {
+		return false
+	}
+	return c.insertAll || uint32(c.next()>>32) <= c.insertMin
+}
+
 // Put caches k -> v unconditionally. It replaces the same key if cached,
 // else fills an unused way, else evicts the way with the smaller stored
 // hash (a cheap pseudo-random choice).

@@ -271,16 +271,16 @@ func (dp *Datapath) FlowPut(fp *dpif.FlowPut) error {
 	if fp.Flags&dpif.PutCreate == 0 {
 		return fmt.Errorf("dpnetdev: modify %s: %w", u, dpif.ErrNotFound)
 	}
-	set := &flowSet{match: m, perWork: make([]*dpFlow, len(dp.workers))}
+	set := &flowSet{match: &m, perWork: make([]*dpFlow, len(dp.workers))}
 	now := dp.clock().UnixNano()
 	for i, w := range dp.workers {
 		if w.nflows.Load() >= w.flowLimit.Load() {
 			dp.removeSetLocked(set)
 			return fmt.Errorf("dpnetdev: put %s on worker %d: %w", u, i, dpif.ErrFlowLimit)
 		}
-		f := &dpFlow{ufid: u, match: m, worker: i, created: now}
+		f := &dpFlow{ufid: u, match: set.match, worker: i, created: now}
 		f.actions.Store(&acts)
-		if err := w.cls.Insert(&f.match, f); err != nil {
+		if err := w.cls.Insert(f.match, f); err != nil {
 			dp.removeSetLocked(set)
 			return fmt.Errorf("dpnetdev: put %s: %w: %v", u, dpif.ErrExists, err)
 		}
@@ -305,15 +305,18 @@ func (dp *Datapath) installFromUpcall(w *worker, u dpif.UFID, m *flow.Match, act
 	if set != nil && set.perWork[w.id] != nil {
 		return nil // another upcall in this worker already installed it
 	}
-	f := &dpFlow{ufid: u, match: *m, worker: w.id, created: dp.clock().UnixNano()}
+	if set != nil {
+		m = set.match // share the match of the other workers' copies
+	}
+	f := &dpFlow{ufid: u, match: m, worker: w.id, created: dp.clock().UnixNano()}
 	f.actions.Store(&acts)
-	if err := w.cls.Insert(&f.match, f); err != nil {
+	if err := w.cls.Insert(f.match, f); err != nil {
 		w.stats.putFail.Add(1)
 		return nil
 	}
 	w.nflows.Add(1)
 	if set == nil {
-		set = &flowSet{match: *m, perWork: make([]*dpFlow, len(dp.workers))}
+		set = &flowSet{match: m, perWork: make([]*dpFlow, len(dp.workers))}
 		dp.flows[u] = set
 	}
 	set.perWork[w.id] = f
@@ -328,7 +331,7 @@ func (dp *Datapath) removeSetLocked(set *flowSet) dpif.FlowStats {
 			continue
 		}
 		f.dead.Store(true)
-		if dp.workers[i].cls.Remove(&f.match) {
+		if dp.workers[i].cls.Remove(f.match) {
 			dp.workers[i].nflows.Add(-1)
 		}
 		st.Add(f.stats())
@@ -349,7 +352,7 @@ func (dp *Datapath) FlowGet(u dpif.UFID) (dpif.Flow, error) {
 }
 
 func (dp *Datapath) flowOfSet(u dpif.UFID, set *flowSet) dpif.Flow {
-	f := dpif.Flow{UFID: u, Match: set.match}
+	f := dpif.Flow{UFID: u, Match: *set.match}
 	for _, wf := range set.perWork {
 		if wf == nil {
 			continue
@@ -425,7 +428,7 @@ func (dp *Datapath) ExpireIdle(now time.Time, maxIdle time.Duration) int {
 				continue
 			}
 			f.dead.Store(true)
-			if dp.workers[i].cls.Remove(&f.match) {
+			if dp.workers[i].cls.Remove(f.match) {
 				dp.workers[i].nflows.Add(-1)
 			}
 			set.perWork[i] = nil

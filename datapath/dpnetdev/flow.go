@@ -15,16 +15,24 @@ import (
 // that counters are written by one goroutine only.
 type dpFlow struct {
 	ufid    dpif.UFID
-	match   flow.Match
+	match   *flow.Match // shared by every worker's copy; immutable
 	actions atomic.Pointer[odp.Actions]
 	worker  int
 	dead    atomic.Bool
 
-	packets  atomic.Uint64
-	bytes    atomic.Uint64
-	used     atomic.Int64 // unix nanoseconds of the last hit; 0 if never
-	tcpFlags atomic.Uint32
+	// Counters: written only by the owning worker (see addStats), read
+	// with atomic loads by anyone.
+	packets  uint64
+	bytes    uint64
+	used     int64 // unix nanoseconds of the last hit; 0 if never
+	tcpFlags uint32
 	created  int64
+
+	// base is the counter values at the last zeroing (flow put with
+	// PutZeroStats). Zeroing never writes the worker's counters, so it
+	// cannot race with them; readers subtract base. Guarded by
+	// Datapath.mu.
+	base dpif.FlowStats
 
 	// Worker-private scratch for grouping a batch by flow: the batch
 	// generation the flow was last grouped in and its group index.
@@ -32,28 +40,45 @@ type dpFlow struct {
 	grpIdx int
 }
 
-func (f *dpFlow) stats() dpif.FlowStats {
+// raw returns the counters as the worker wrote them.
+func (f *dpFlow) raw() dpif.FlowStats {
 	s := dpif.FlowStats{
-		Packets:  f.packets.Load(),
-		Bytes:    f.bytes.Load(),
-		TCPFlags: uint16(f.tcpFlags.Load()),
+		Packets:  atomic.LoadUint64(&f.packets),
+		Bytes:    atomic.LoadUint64(&f.bytes),
+		TCPFlags: uint16(atomic.LoadUint32(&f.tcpFlags)),
 	}
-	if u := f.used.Load(); u != 0 {
+	if u := atomic.LoadInt64(&f.used); u != 0 {
 		s.Used = time.Unix(0, u)
 	}
 	return s
 }
 
+// stats returns the counters since the last zeroing. Callers hold
+// Datapath.mu.
+func (f *dpFlow) stats() dpif.FlowStats {
+	s := f.raw()
+	s.Packets -= f.base.Packets
+	s.Bytes -= f.base.Bytes
+	if !s.Used.After(f.base.Used) {
+		s.Used = time.Time{}
+	}
+	if s.Used.IsZero() {
+		s.TCPFlags = 0
+	}
+	return s
+}
+
+// zeroStats restarts the counters from zero. Callers hold Datapath.mu.
 func (f *dpFlow) zeroStats() {
-	f.packets.Store(0)
-	f.bytes.Store(0)
-	f.used.Store(0)
-	f.tcpFlags.Store(0)
+	f.base = f.raw()
+	if f.base.Used.IsZero() {
+		f.base.Used = time.Unix(0, 1)
+	}
 }
 
 // lastActive is the time the flow was last used, or created if never.
 func (f *dpFlow) lastActive() int64 {
-	if u := f.used.Load(); u != 0 {
+	if u := atomic.LoadInt64(&f.used); u != 0 {
 		return u
 	}
 	return f.created
@@ -61,7 +86,7 @@ func (f *dpFlow) lastActive() int64 {
 
 // flowSet is every worker's copy of one UFID.
 type flowSet struct {
-	match   flow.Match
+	match   *flow.Match
 	perWork []*dpFlow // indexed by worker; nil where not installed
 }
 

@@ -3,6 +3,7 @@ package dpnetdev
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
@@ -138,6 +139,7 @@ func BenchmarkForward(b *testing.B) {
 					}
 				}
 				run(2 * len(s.frames)) // warm the caches
+				runtime.GC()           // measure steady state, not set-up garbage
 				before := s.out.Stats().TxPackets
 				b.ReportAllocs()
 				b.ResetTimer()

@@ -18,6 +18,50 @@ import (
 // are dropped and counted.
 const MaxRecircDepth = 8
 
+// emcGate turns exact-match cache lookups off while they mostly miss
+// (more active flows than EMC entries, as with a million 5-tuples): a
+// missing lookup costs a whole-key hash and two cache misses and saves
+// nothing. While off, one packet in emcSampleEvery is still looked up (and
+// inserts continue at their usual probability), so the cache turns back
+// on when the traffic becomes cacheable again.
+type emcGate struct {
+	lookups, hits uint32
+	off           bool
+	skip          uint32
+}
+
+const (
+	emcWindow      = 1024 // lookups per decision
+	emcOffBelow    = 40   // percent hit rate under which lookups stop
+	emcOnAbove     = 60   // percent hit rate (sampled) at which they resume
+	emcSampleEvery = 32
+)
+
+func (g *emcGate) want() bool {
+	if !g.off {
+		return true
+	}
+	g.skip++
+	return g.skip%emcSampleEvery == 0
+}
+
+func (g *emcGate) record(hit bool) {
+	g.lookups++
+	if hit {
+		g.hits++
+	}
+	if g.lookups < emcWindow {
+		return
+	}
+	pct := g.hits * 100 / g.lookups
+	if g.off {
+		g.off = pct < emcOnAbove
+	} else {
+		g.off = pct < emcOffBelow
+	}
+	g.lookups, g.hits = 0, 0
+}
+
 // rxq is one receive queue assigned to a worker.
 type rxq struct {
 	port *port
@@ -48,6 +92,7 @@ func (s *workerStats) load() dpif.Stats {
 type frame struct {
 	keys    [packet.BatchSize]flow.Key
 	hashes  [packet.BatchSize]uint64
+	hashed  [packet.BatchSize]bool
 	flows   [packet.BatchSize]*dpFlow
 	keyPtrs [packet.BatchSize]*flow.Key
 	found   [packet.BatchSize]bool
@@ -73,6 +118,8 @@ type worker struct {
 	emc  *dpcls.EMC[*dpFlow]
 	pool *packet.Pool
 	ctx  odp.Context
+
+	emcGate emcGate
 
 	tx        []txBuf  // pending output, indexed by port number
 	txPending []uint32 // ports with pending output
@@ -143,14 +190,19 @@ func (w *worker) process(b *packet.Batch) {
 	n := b.N
 	nmiss := 0
 	var emcHits uint64
+	useEMC := w.emc != nil
 	for i := 0; i < n; i++ {
 		p := b.Pkts[i]
 		k := &fr.keys[i]
 		flow.Extract(p, k)
-		if w.emc != nil {
+		fr.hashed[i] = false
+		if useEMC && w.emcGate.want() {
 			h := k.Hash(0)
-			fr.hashes[i] = h
-			if f, ok := w.emc.Lookup(k, h); ok && !f.dead.Load() {
+			fr.hashes[i], fr.hashed[i] = h, true
+			f, ok := w.emc.Lookup(k, h)
+			hit := ok && !f.dead.Load()
+			w.emcGate.record(hit)
+			if hit {
 				fr.flows[i] = f
 				emcHits++
 				continue
@@ -181,8 +233,11 @@ func (w *worker) lookupMisses(b *packet.Batch, fr *frame, nmiss int) {
 		if f := fr.matched[j]; fr.found[j] && !f.dead.Load() {
 			fr.flows[i] = f
 			hits++
-			if w.emc != nil {
-				w.emc.Insert(&fr.keys[i], fr.hashes[i], f)
+			if w.emc != nil && w.emc.Chance() {
+				if !fr.hashed[i] {
+					fr.hashes[i] = fr.keys[i].Hash(0)
+				}
+				w.emc.Put(&fr.keys[i], fr.hashes[i], f)
 			}
 			continue
 		}
@@ -230,13 +285,13 @@ func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 	}
 	w.stats.upcallOK.Add(1)
 	if r.Install {
-		m := flow.Match{Key: fr.keys[i], Mask: r.Mask}
+		m := &flow.Match{Key: fr.keys[i], Mask: r.Mask}
 		m.Normalize()
 		uf := r.UFID
 		if uf == (dpif.UFID{}) {
-			uf = dpif.UFIDFromMatch(&m)
+			uf = dpif.UFIDFromMatch(m)
 		}
-		if f := w.dp.installFromUpcall(w, uf, &m, r.Actions); f != nil {
+		if f := w.dp.installFromUpcall(w, uf, m, r.Actions); f != nil {
 			fr.flows[i] = f
 			return
 		}
@@ -307,12 +362,7 @@ func (w *worker) executeGroups(b *packet.Batch, fr *frame) {
 	for gi := 0; gi < fr.ngroups; gi++ {
 		g := &fr.groups[gi]
 		f := g.f
-		f.packets.Add(uint64(g.b.N))
-		f.bytes.Add(g.bytes)
-		f.used.Store(w.nowNano)
-		if g.flags != 0 {
-			f.tcpFlags.Or(uint32(g.flags))
-		}
+		f.addStats(uint64(g.b.N), g.bytes, w.nowNano, g.flags)
 		w.execute(&g.b, *f.actions.Load())
 		g.f = nil
 	}

@@ -61,11 +61,14 @@ func (k *Key) StableHash(basis uint64) uint64 {
 // outside idx. idx lists the mask's non-zero words (see Mask.NonZero).
 func (k *Key) HashWords(m *Mask, idx []uint8, basis uint64) uint64 {
 	kw, mw := k.W(), m.W()
-	h := basis
+	// The basis enters every word's multiply, not just the sum, so which
+	// keys collide depends on it: a per-table random basis then defeats
+	// collisions precomputed offline.
+	var h uint64
 	for _, i := range idx {
-		h += hashWord(kw[i]&mw[i], int(i))
+		h += hashWord(kw[i]&mw[i]^basis, int(i))
 	}
-	return hashFinish(h)
+	return hashFinish(h ^ basis)
 }
 
 // NonZero appends the indices of the mask's non-zero words to dst.
