@@ -58,8 +58,8 @@ func wildMask() flow.Mask {
 }
 
 type benchSetup struct {
-	dp     *Datapath
-	frames [][]byte
+	dp      *Datapath
+	frames  [][]byte
 	in, out *dummy.Device
 }
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/netdev"
-	"github.com/gvs-project/gvs/internal/nstest"
 	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/internal/nstest"
 )
 
 const pkgName = "datapath/netdev/afpacket"
