@@ -400,3 +400,55 @@ func TestWorkersForwardInjectedFramesWhileFlowsChange(t *testing.T) {
 		t.Fatalf("forwarded %d of %d injected frames", got.Load(), n)
 	}
 }
+
+func TestEMCServesRepeatsAndNeverOutlivesItsFlow(t *testing.T) {
+	cfg := dpif.DefaultConfig()
+	cfg.EMCInsertInvProb = 1 // cache every megaflow hit
+	s := newTestSwitch(t, 3, cfg)
+	u := putFlow(t, s.dp, inPortMatch(1), "2")
+	// A second mask, so that the exact-match cache is in use.
+	m := flow.Match{Key: flow.Key{InPort: 3}, Mask: exactMask()}
+	putFlow(t, s.dp, m, "1")
+	f := udpFrame(7)
+	s.send(1, f)    // megaflow hit, inserted into the EMC
+	s.send(1, f, f) // EMC hits
+	if st := s.dp.Stats(); st.EMCHit != 2 || st.MegaflowHit != 1 {
+		t.Fatalf("stats = %+v, want emc_hit=2 megaflow_hit=1", st)
+	}
+	if _, err := s.dp.FlowDel(u); err != nil {
+		t.Fatal(err)
+	}
+	s.send(1, f)
+	if n := len(s.ports[2].Captured()); n != 3 {
+		t.Fatalf("port 2 sent %d frames, want 3 (none after the delete)", n)
+	}
+	if st := s.dp.Stats(); st.EMCHit != 2 || st.Missed != 1 {
+		t.Fatalf("stats after delete = %+v, want emc_hit=2 missed=1", st)
+	}
+}
+
+func TestEMCGateStopsLookupsWhileMissingAndResumesWhenHitting(t *testing.T) {
+	var g emcGate
+	for i := 0; i < emcWindow; i++ {
+		if !g.want() {
+			t.Fatal("gate closed before any window completed")
+		}
+		g.record(i%10 == 0) // 10% hits
+	}
+	if !g.off {
+		t.Fatal("gate still open after a window at 10% hits")
+	}
+	asked := 0
+	for i := 0; i < emcSampleEvery*emcWindow; i++ {
+		if g.want() {
+			asked++
+			g.record(true)
+		}
+	}
+	if asked != emcWindow {
+		t.Fatalf("sampled %d lookups while off, want %d (one in %d)", asked, emcWindow, emcSampleEvery)
+	}
+	if g.off {
+		t.Fatal("gate still closed after a sampled window at 100% hits")
+	}
+}

@@ -119,7 +119,8 @@ type worker struct {
 	pool *packet.Pool
 	ctx  odp.Context
 
-	emcGate emcGate
+	emcGate   emcGate
+	emcActive bool // the EMC is in use for the batch being processed
 
 	tx        []txBuf  // pending output, indexed by port number
 	txPending []uint32 // ports with pending output
@@ -190,7 +191,11 @@ func (w *worker) process(b *packet.Batch) {
 	n := b.N
 	nmiss := 0
 	var emcHits uint64
-	useEMC := w.emc != nil
+	// With a single megaflow mask the classifier answers with one probe on
+	// a hash of the mask's few words, which the EMC (a hash of the whole
+	// key, then a whole-key compare) can never beat: skip it.
+	useEMC := w.emc != nil && w.cls.Subtables() > 1
+	w.emcActive = useEMC
 	for i := 0; i < n; i++ {
 		p := b.Pkts[i]
 		k := &fr.keys[i]
@@ -233,7 +238,7 @@ func (w *worker) lookupMisses(b *packet.Batch, fr *frame, nmiss int) {
 		if f := fr.matched[j]; fr.found[j] && !f.dead.Load() {
 			fr.flows[i] = f
 			hits++
-			if w.emc != nil && w.emc.Chance() {
+			if w.emcActive && w.emc.Chance() {
 				if !fr.hashed[i] {
 					fr.hashes[i] = fr.keys[i].Hash(0)
 				}
