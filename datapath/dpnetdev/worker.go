@@ -368,7 +368,13 @@ func (w *worker) executeGroups(b *packet.Batch, fr *frame) {
 		g := &fr.groups[gi]
 		f := g.f
 		f.addStats(uint64(g.b.N), g.bytes, w.nowNano, g.flags)
-		w.execute(&g.b, *f.actions.Load())
+		acts := *f.actions.Load()
+		if len(acts) == 1 && acts[0].Kind == odp.KindOutput {
+			// The most common megaflow: straight to the port's tx batch.
+			w.Output(&w.ctx, acts[0].Arg, &g.b)
+		} else {
+			w.execute(&g.b, acts)
+		}
 		g.f = nil
 	}
 }

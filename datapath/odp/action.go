@@ -1,7 +1,10 @@
 package odp
 
 import (
+	"cmp"
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gvs-project/gvs/datapath/packet"
 )
@@ -115,23 +118,108 @@ type UserspaceParams struct {
 	TunnelOutPort uint32
 }
 
-// CtParams reserves the ct() action's payload for the conntrack work.
-// Until that lands the arguments are kept verbatim (the text between the
-// parentheses, "" for a bare "ct") and printed back unchanged; the typed
-// fields below are parsed from it where obvious.
+// CtParams is the ct() action's payload. Raw keeps the arguments verbatim
+// (the text between the parentheses, "" for a bare "ct") and is what gets
+// printed back; the typed fields are parsed from it for the conntrack
+// module, in the syntax `ovs-appctl dpctl/dump-flows` prints.
 type CtParams struct {
 	Raw         string
 	Zone        uint16
 	Commit      bool
 	ForceCommit bool
+	// Mark/MarkMask and Label/LabelMask are the masked ct_mark and
+	// ct_label to set on commit; a zero mask sets nothing. Label is
+	// big-endian (Label[0] holds the most significant byte).
+	Mark, MarkMask   uint32
+	Label, LabelMask [16]byte
+	// Helper is the ALG name (helper=ftp, helper=tftp), "" for none.
+	Helper string
+	// Timeout is the timeout policy name (timeout=NAME), "" for the zone's.
+	Timeout string
+	// NAT is the nat(...) argument, nil without nat.
+	NAT *CtNAT
 }
 
-// MACLearnParams reserves the MAC learn-and-forward action's payload for
-// the MAC-learning work. Table identifies the bridge's MAC table; Raw is
-// the verbatim text argument list.
+// CtNAT is ct()'s nat argument. With neither Src nor Dst set ("nat"
+// alone) established connections are translated as committed and new
+// ones are not translated.
+type CtNAT struct {
+	Src, Dst bool
+	// IPv6 says the address range is IPv6. MinAddr/MaxAddr hold the
+	// range in network byte order (IPv4 in the first 4 bytes); a zero
+	// HasAddr means the addresses are not changed.
+	IPv6             bool
+	HasAddr          bool
+	MinAddr, MaxAddr [16]byte
+	// MinPort..MaxPort is the port range, both 0 when not given.
+	MinPort, MaxPort uint16
+	Persistent       bool
+	Hash, Random     bool
+}
+
+// MACLearnParams are the arguments of the MAC learn-and-forward action,
+// mac_learn(table=T[,vlan=V][,in_tagged][,ports(P[:tagged],...)]). The
+// translator resolves every VLAN semantic (access, trunk, native modes)
+// into these: the datapath learns the packet's source as (VLAN, MAC) on its
+// in_port in table Table, looks the destination up, and outputs to the
+// learned port or floods to Ports (never back to in_port), pushing or
+// popping the 802.1Q tag per output port.
 type MACLearnParams struct {
+	// Table identifies the bridge's MAC table.
 	Table uint32
-	Raw   string
+	// VLAN is the packet's VLAN after input translation (0-4095; 0 on an
+	// untagged bridge).
+	VLAN uint16
+	// InTagged says the packet reaches the action carrying an 802.1Q
+	// tag for VLAN (a trunk input); otherwise it carries none.
+	InTagged bool
+	// Ports are the ports of VLAN, sorted by Port without duplicates:
+	// the flood set, and the only ports a known destination is sent to.
+	Ports []MACLearnPort
+	// Raw is the verbatim argument text when parsed ("" when built in
+	// code); the formatter prints the typed fields.
+	Raw string
+}
+
+// MACLearnPort is one member port of a mac_learn VLAN and how packets
+// leave through it: Tagged ones carry an 802.1Q tag for the VLAN, the
+// others none.
+type MACLearnPort struct {
+	Port   uint32
+	Tagged bool
+}
+
+// Find returns the member entry of port (binary search; Ports is sorted).
+func (m *MACLearnParams) Find(port uint32) (MACLearnPort, bool) {
+	lo, hi := 0, len(m.Ports)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if m.Ports[mid].Port < port {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < len(m.Ports) && m.Ports[lo].Port == port {
+		return m.Ports[lo], true
+	}
+	return MACLearnPort{}, false
+}
+
+// MACLearn returns a mac_learn action over a copy of p whose Ports are
+// sorted; it reports an error for a VLAN above 4095 or a duplicate port.
+func MACLearn(p MACLearnParams) (Action, error) {
+	p.Ports = append([]MACLearnPort(nil), p.Ports...)
+	slices.SortFunc(p.Ports, func(a, b MACLearnPort) int { return cmp.Compare(a.Port, b.Port) })
+	if p.VLAN > 4095 {
+		return Action{}, fmt.Errorf("odp: mac_learn: vlan %d out of range", p.VLAN)
+	}
+	for i := 1; i < len(p.Ports); i++ {
+		if p.Ports[i].Port == p.Ports[i-1].Port {
+			return Action{}, fmt.Errorf("odp: mac_learn: duplicate port %d", p.Ports[i].Port)
+		}
+	}
+	return Action{Kind: KindMACLearn, MACLearn: &p}, nil
 }
 
 // TunnelPushParams reserves tnl_push's payload (the prebuilt outer header

@@ -115,7 +115,7 @@ func (a *Action) AppendText(dst []byte) []byte {
 		}
 		return dst
 	case KindMACLearn:
-		return appendRaw(dst, "mac_learn", a.MACLearn.raw())
+		return a.MACLearn.appendText(dst)
 	case KindTunnelPush:
 		raw := ""
 		if a.TunnelPush != nil {
@@ -126,11 +126,35 @@ func (a *Action) AppendText(dst []byte) []byte {
 	return append(dst, "invalid"...)
 }
 
-func (m *MACLearnParams) raw() string {
+// appendText prints mac_learn canonically: table always, the rest only
+// when set.
+func (m *MACLearnParams) appendText(dst []byte) []byte {
+	dst = append(dst, "mac_learn(table="...)
 	if m == nil {
-		return ""
+		return append(dst, "0)"...)
 	}
-	return m.Raw
+	dst = strconv.AppendUint(dst, uint64(m.Table), 10)
+	if m.VLAN != 0 {
+		dst = append(dst, ",vlan="...)
+		dst = strconv.AppendUint(dst, uint64(m.VLAN), 10)
+	}
+	if m.InTagged {
+		dst = append(dst, ",in_tagged"...)
+	}
+	if len(m.Ports) > 0 {
+		dst = append(dst, ",ports("...)
+		for i, pt := range m.Ports {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendUint(dst, uint64(pt.Port), 10)
+			if pt.Tagged {
+				dst = append(dst, ":tagged"...)
+			}
+		}
+		dst = append(dst, ')')
+	}
+	return append(dst, ')')
 }
 
 func appendRaw(dst []byte, name, raw string) []byte {

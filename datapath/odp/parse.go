@@ -2,6 +2,7 @@ package odp
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -432,24 +433,252 @@ func (p *parser) ct(int) (Action, error) {
 			return Action{}, err
 		}
 		c.Raw = raw
-		off := rstart
-		for _, opt := range strings.Split(raw, ",") {
-			switch {
-			case opt == "commit":
-				c.Commit = true
-			case opt == "force_commit":
-				c.ForceCommit = true
-			case strings.HasPrefix(opt, "zone="):
-				z, err := strconv.ParseUint(opt[5:], 0, 16)
-				if err != nil {
-					return Action{}, p.errAt(off, "bad ct zone")
-				}
-				c.Zone = uint16(z)
-			}
-			off += len(opt) + 1
+		if off, msg := parseCtArgs(raw, c); msg != "" {
+			return Action{}, p.errAt(rstart+off, "%s", msg)
 		}
 	}
 	return Action{Kind: KindCt, Ct: c}, nil
+}
+
+// splitTop splits s at commas outside parentheses.
+func splitTop(s string, fn func(opt string, off int) string) (int, string) {
+	depth, start := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) {
+			switch s[i] {
+			case '(':
+				depth++
+				continue
+			case ')':
+				depth--
+				continue
+			case ',':
+				if depth != 0 {
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		if msg := fn(s[start:i], start); msg != "" {
+			return start, msg
+		}
+		start = i + 1
+	}
+	return 0, ""
+}
+
+// parseCtArgs fills c from ct()'s argument text. It returns the offset
+// and text of the first error, or "" . Unknown options are kept in Raw
+// only, so that text printed by newer datapaths still parses.
+func parseCtArgs(raw string, c *CtParams) (int, string) {
+	return splitTop(raw, func(opt string, _ int) string {
+		name, val, hasVal := strings.Cut(opt, "=")
+		switch {
+		case opt == "commit":
+			c.Commit = true
+		case opt == "force_commit":
+			c.ForceCommit = true
+		case name == "zone" && hasVal:
+			z, err := strconv.ParseUint(val, 0, 16)
+			if err != nil {
+				return "bad ct zone"
+			}
+			c.Zone = uint16(z)
+		case name == "mark" && hasVal:
+			v, m, ok := parseMasked32(val)
+			if !ok {
+				return "bad ct mark"
+			}
+			c.Mark, c.MarkMask = v&m, m
+		case name == "label" && hasVal:
+			v, m, ok := parseMasked128(val)
+			if !ok {
+				return "bad ct label"
+			}
+			for i := range v {
+				v[i] &= m[i]
+			}
+			c.Label, c.LabelMask = v, m
+		case name == "helper" && hasVal:
+			c.Helper = val
+		case name == "timeout" && hasVal:
+			c.Timeout = val
+		case opt == "nat" || strings.HasPrefix(opt, "nat("):
+			n, ok := parseCtNAT(strings.TrimPrefix(opt, "nat"))
+			if !ok {
+				return "bad ct nat"
+			}
+			c.NAT = n
+		}
+		return ""
+	})
+}
+
+func parseMasked32(s string) (v, m uint32, ok bool) {
+	vs, ms, hasMask := strings.Cut(s, "/")
+	x, err := strconv.ParseUint(vs, 0, 32)
+	if err != nil {
+		return 0, 0, false
+	}
+	m = math.MaxUint32
+	if hasMask {
+		y, err := strconv.ParseUint(ms, 0, 32)
+		if err != nil {
+			return 0, 0, false
+		}
+		m = uint32(y)
+	}
+	return uint32(x), m, true
+}
+
+func parseMasked128(s string) (v, m [16]byte, ok bool) {
+	vs, ms, hasMask := strings.Cut(s, "/")
+	if v, ok = parseU128(vs); !ok {
+		return v, m, false
+	}
+	for i := range m {
+		m[i] = 0xff
+	}
+	if hasMask {
+		if m, ok = parseU128(ms); !ok {
+			return v, m, false
+		}
+	}
+	return v, m, true
+}
+
+// parseU128 parses a 0x-prefixed hexadecimal or a decimal (up to 64 bits)
+// number into 16 big-endian bytes.
+func parseU128(s string) (out [16]byte, ok bool) {
+	h, isHex := strings.CutPrefix(s, "0x")
+	if !isHex {
+		x, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return out, false
+		}
+		for i := 0; i < 8; i++ {
+			out[15-i] = byte(x >> (8 * i))
+		}
+		return out, true
+	}
+	if len(h) == 0 || len(h) > 32 {
+		return out, false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[len(h)-1-i]
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return out, false
+		}
+		out[15-i/2] |= d << (4 * (i % 2))
+	}
+	return out, true
+}
+
+// parseCtNAT parses nat's argument: "" or "(src=A[-B][:P[-Q]],flags)".
+func parseCtNAT(s string) (*CtNAT, bool) {
+	n := &CtNAT{}
+	if s == "" {
+		return n, true
+	}
+	if len(s) < 2 || s[0] != '(' || s[len(s)-1] != ')' {
+		return nil, false
+	}
+	ok := true
+	splitTop(s[1:len(s)-1], func(opt string, _ int) string {
+		name, val, hasVal := strings.Cut(opt, "=")
+		switch {
+		case opt == "src" || opt == "dst":
+			n.Src, n.Dst = name == "src", name == "dst"
+		case (name == "src" || name == "dst") && hasVal:
+			n.Src, n.Dst = name == "src", name == "dst"
+			if !parseNATRange(val, n) {
+				ok = false
+			}
+		case opt == "persistent":
+			n.Persistent = true
+		case opt == "hash":
+			n.Hash = true
+		case opt == "random":
+			n.Random = true
+		case opt == "":
+		default:
+			ok = false
+		}
+		if !ok {
+			return "bad"
+		}
+		return ""
+	})
+	return n, ok
+}
+
+// parseNATRange parses A[-B][:P[-Q]], IPv6 addresses in brackets.
+func parseNATRange(s string, n *CtNAT) bool {
+	var addrs, ports string
+	if strings.HasPrefix(s, "[") {
+		// [a]-[b]:p-q
+		i := strings.LastIndex(s, "]")
+		if i < 0 {
+			return false
+		}
+		addrs, ports = s[:i+1], ""
+		if rest := s[i+1:]; rest != "" {
+			if rest[0] != ':' {
+				return false
+			}
+			ports = rest[1:]
+		}
+		addrs = strings.NewReplacer("[", "", "]", "").Replace(addrs)
+	} else {
+		var hasPorts bool
+		addrs, ports, hasPorts = strings.Cut(s, ":")
+		if hasPorts && ports == "" {
+			return false
+		}
+	}
+	lo, hi, isRange := strings.Cut(addrs, "-")
+	a, err := netip.ParseAddr(lo)
+	if err != nil {
+		return false
+	}
+	b := a
+	if isRange {
+		if b, err = netip.ParseAddr(hi); err != nil || b.Is4() != a.Is4() || b.Less(a) {
+			return false
+		}
+	}
+	n.HasAddr, n.IPv6 = true, !a.Is4()
+	if a.Is4() {
+		a4, b4 := a.As4(), b.As4()
+		copy(n.MinAddr[:], a4[:])
+		copy(n.MaxAddr[:], b4[:])
+	} else {
+		n.MinAddr, n.MaxAddr = a.As16(), b.As16()
+	}
+	if ports != "" {
+		plo, phi, isPRange := strings.Cut(ports, "-")
+		x, err := strconv.ParseUint(plo, 10, 16)
+		if err != nil {
+			return false
+		}
+		y := x
+		if isPRange {
+			if y, err = strconv.ParseUint(phi, 10, 16); err != nil || y < x {
+				return false
+			}
+		}
+		n.MinPort, n.MaxPort = uint16(x), uint16(y)
+	}
+	return true
 }
 
 func (p *parser) macLearn(int) (Action, error) {
@@ -458,16 +687,78 @@ func (p *parser) macLearn(int) (Action, error) {
 	if err != nil {
 		return Action{}, err
 	}
-	m := &MACLearnParams{Raw: raw}
-	if t, ok := strings.CutPrefix(raw, "table="); ok {
-		t, _, _ = strings.Cut(t, ",")
-		v, err := strconv.ParseUint(t, 0, 32)
+	m := MACLearnParams{Raw: raw}
+	off := rstart
+	for len(raw) > 0 {
+		opt := raw
+		if strings.HasPrefix(raw, "ports(") {
+			end := strings.IndexByte(raw, ')')
+			if end < 0 {
+				return Action{}, p.errAt(off, "bad mac_learn ports")
+			}
+			opt = raw[:end+1]
+		} else if k := strings.IndexByte(raw, ','); k >= 0 {
+			opt = raw[:k]
+		}
+		if err := m.parseOpt(opt); err != nil {
+			return Action{}, p.errAt(off, "%v", err)
+		}
+		raw = raw[len(opt):]
+		off += len(opt)
+		if len(raw) > 0 {
+			if raw[0] != ',' {
+				return Action{}, p.errAt(off, "expected ',' in mac_learn")
+			}
+			raw = raw[1:]
+			off++
+		}
+	}
+	a, err := MACLearn(m)
+	if err != nil {
+		return Action{}, p.errAt(rstart, "%v", err)
+	}
+	a.MACLearn.Raw = m.Raw
+	return a, nil
+}
+
+// parseOpt parses one mac_learn option: table=N, vlan=N, in_tagged or
+// ports(P[:tagged],...).
+func (m *MACLearnParams) parseOpt(opt string) error {
+	switch {
+	case opt == "in_tagged":
+		m.InTagged = true
+	case strings.HasPrefix(opt, "table="):
+		v, err := strconv.ParseUint(opt[len("table="):], 0, 32)
 		if err != nil {
-			return Action{}, p.errAt(rstart, "bad mac_learn table")
+			return errors.New("bad mac_learn table")
 		}
 		m.Table = uint32(v)
+	case strings.HasPrefix(opt, "vlan="):
+		v, err := strconv.ParseUint(opt[len("vlan="):], 0, 12)
+		if err != nil {
+			return errors.New("bad mac_learn vlan")
+		}
+		m.VLAN = uint16(v)
+	case strings.HasPrefix(opt, "ports(") && strings.HasSuffix(opt, ")"):
+		list := opt[len("ports(") : len(opt)-1]
+		if list == "" {
+			return nil
+		}
+		for _, item := range strings.Split(list, ",") {
+			num, mode, tagged := strings.Cut(item, ":")
+			if tagged && mode != "tagged" {
+				return errors.New("bad mac_learn port mode")
+			}
+			v, err := strconv.ParseUint(num, 0, 32)
+			if err != nil {
+				return errors.New("bad mac_learn port")
+			}
+			m.Ports = append(m.Ports, MACLearnPort{Port: uint32(v), Tagged: tagged})
+		}
+	default:
+		return errors.New("unknown mac_learn option")
 	}
-	return Action{Kind: KindMACLearn, MACLearn: m}, nil
+	return nil
 }
 
 func (p *parser) tnlPush(int) (Action, error) {

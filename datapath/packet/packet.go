@@ -72,11 +72,25 @@ type Metadata struct {
 	CtLabel     [16]byte
 	CtIPv6Src   [16]byte
 	CtIPv6Dst   [16]byte
-	Tunnel      Tunnel
 	// CtConn is an opaque handle the conntrack module may attach to avoid
 	// a second lookup after recirculation; 0 when unset.
 	CtConn uintptr
+	// Tunnel stays the last field: Reset clears everything before it.
+	Tunnel Tunnel
 }
+
+// Reset clears the metadata for a newly received packet. The tunnel key is
+// not zeroed whole (it is most of the metadata): a tunnel key is valid only
+// when its destination is set (Tunnel.Valid), so clearing the destinations
+// is enough, as Open vSwitch's pkt_metadata_init does.
+func (md *Metadata) Reset() {
+	md.clearBeforeTunnel()
+	md.Tunnel.Dst = 0
+	md.Tunnel.IPv6Dst = [16]byte{}
+}
+
+// Valid reports whether the tunnel key is set (its destination is).
+func (t *Tunnel) Valid() bool { return t.Dst != 0 || t.IPv6Dst != [16]byte{} }
 
 // Packet is one frame in a reusable buffer. Data()[0] is the first byte of
 // the Ethernet header. The L2/L3/L4 offsets are relative to Data() and are
@@ -125,7 +139,7 @@ func (p *Packet) Reset() {
 	p.start = Headroom
 	p.end = Headroom
 	p.ResetOffsets()
-	p.Md = Metadata{}
+	p.Md.Reset()
 	p.DPHashValid = false
 	p.RSSHash = 0
 }

@@ -1,0 +1,271 @@
+// The raw action table: every OpenFlow, Nicira and ONF action encoding with
+// its versions, number and length rules, transcribed from the facts in Open
+// vSwitch 3.x's ofp-actions.c (enum ofp_raw_action_type).
+
+package ofp
+
+// Raw action types, one per Open vSwitch enum ofp_raw_action_type value.
+const (
+	RawActOFPAT10_OUTPUT RawAction = iota + 1
+	RawActOFPAT11_OUTPUT
+	RawActOFPAT10_SET_VLAN_VID
+	RawActOFPAT10_SET_VLAN_PCP
+	RawActOFPAT11_SET_VLAN_VID
+	RawActOFPAT11_SET_VLAN_PCP
+	RawActOFPAT11_PUSH_VLAN
+	RawActOFPAT10_STRIP_VLAN
+	RawActOFPAT11_POP_VLAN
+	RawActOFPAT_SET_DL_SRC
+	RawActOFPAT_SET_DL_DST
+	RawActOFPAT_SET_NW_SRC
+	RawActOFPAT_SET_NW_DST
+	RawActOFPAT_SET_NW_TOS
+	RawActOFPAT11_SET_NW_ECN
+	RawActOFPAT_SET_TP_SRC
+	RawActOFPAT_SET_TP_DST
+	RawActOFPAT10_ENQUEUE
+	RawActOFPAT_SET_MPLS_LABEL
+	RawActOFPAT_SET_MPLS_TC
+	RawActOFPAT_SET_MPLS_TTL
+	RawActOFPAT_DEC_MPLS_TTL
+	RawActOFPAT_PUSH_MPLS
+	RawActOFPAT_POP_MPLS
+	RawActOFPAT_SET_QUEUE
+	RawActOFPAT_GROUP
+	RawActOFPAT11_SET_NW_TTL
+	RawActOFPAT_DEC_NW_TTL
+	RawActNXAST_DEC_TTL_CNT_IDS
+	RawActOFPAT12_SET_FIELD
+	RawActOFPAT15_SET_FIELD
+	RawActNXAST_REG_LOAD
+	RawActNXAST_REG_LOAD2
+	RawActOFPAT15_COPY_FIELD
+	RawActONFACT13_COPY_FIELD
+	RawActNXAST_REG_MOVE
+	RawActOFPAT15_METER
+	RawActNXAST_RESUBMIT
+	RawActNXAST_RESUBMIT_TABLE
+	RawActNXAST_RESUBMIT_TABLE_CT
+	RawActNXAST_SET_TUNNEL
+	RawActNXAST_SET_TUNNEL64
+	RawActNXAST_POP_QUEUE
+	RawActNXAST_NOTE
+	RawActNXAST_MULTIPATH
+	RawActNXAST_BUNDLE
+	RawActNXAST_BUNDLE_LOAD
+	RawActNXAST_OUTPUT_REG
+	RawActNXAST_OUTPUT_REG2
+	RawActNXAST_LEARN
+	RawActNXAST_LEARN2
+	RawActNXAST_EXIT
+	RawActNXAST_FIN_TIMEOUT
+	RawActNXAST_CONTROLLER
+	RawActNXAST_CONTROLLER2
+	RawActNXAST_WRITE_METADATA
+	RawActNXAST_STACK_PUSH
+	RawActNXAST_STACK_POP
+	RawActNXAST_SAMPLE
+	RawActNXAST_SAMPLE2
+	RawActNXAST_SAMPLE3
+	RawActNXAST_SAMPLE4
+	RawActNXAST_CONJUNCTION
+	RawActNXAST_CT
+	RawActNXAST_NAT
+	RawActNXAST_OUTPUT_TRUNC
+	RawActNXAST_CLONE
+	RawActNXAST_CT_CLEAR
+	RawActNXAST_ENCAP
+	RawActNXAST_DECAP
+	RawActNXAST_DEC_NSH_TTL
+	RawActNXAST_CHECK_PKT_LARGER
+	RawActNXAST_DELETE_FIELD
+	RawActNXAST_DEBUG_SLOW
+	RawActNXAST_DEBUG_RECIRC
+	numRawActions
+)
+
+var rawActionNames = [numRawActions]string{
+	RawActOFPAT10_OUTPUT:          "OFPAT10_OUTPUT",
+	RawActOFPAT11_OUTPUT:          "OFPAT11_OUTPUT",
+	RawActOFPAT10_SET_VLAN_VID:    "OFPAT10_SET_VLAN_VID",
+	RawActOFPAT10_SET_VLAN_PCP:    "OFPAT10_SET_VLAN_PCP",
+	RawActOFPAT11_SET_VLAN_VID:    "OFPAT11_SET_VLAN_VID",
+	RawActOFPAT11_SET_VLAN_PCP:    "OFPAT11_SET_VLAN_PCP",
+	RawActOFPAT11_PUSH_VLAN:       "OFPAT11_PUSH_VLAN",
+	RawActOFPAT10_STRIP_VLAN:      "OFPAT10_STRIP_VLAN",
+	RawActOFPAT11_POP_VLAN:        "OFPAT11_POP_VLAN",
+	RawActOFPAT_SET_DL_SRC:        "OFPAT_SET_DL_SRC",
+	RawActOFPAT_SET_DL_DST:        "OFPAT_SET_DL_DST",
+	RawActOFPAT_SET_NW_SRC:        "OFPAT_SET_NW_SRC",
+	RawActOFPAT_SET_NW_DST:        "OFPAT_SET_NW_DST",
+	RawActOFPAT_SET_NW_TOS:        "OFPAT_SET_NW_TOS",
+	RawActOFPAT11_SET_NW_ECN:      "OFPAT11_SET_NW_ECN",
+	RawActOFPAT_SET_TP_SRC:        "OFPAT_SET_TP_SRC",
+	RawActOFPAT_SET_TP_DST:        "OFPAT_SET_TP_DST",
+	RawActOFPAT10_ENQUEUE:         "OFPAT10_ENQUEUE",
+	RawActOFPAT_SET_MPLS_LABEL:    "OFPAT_SET_MPLS_LABEL",
+	RawActOFPAT_SET_MPLS_TC:       "OFPAT_SET_MPLS_TC",
+	RawActOFPAT_SET_MPLS_TTL:      "OFPAT_SET_MPLS_TTL",
+	RawActOFPAT_DEC_MPLS_TTL:      "OFPAT_DEC_MPLS_TTL",
+	RawActOFPAT_PUSH_MPLS:         "OFPAT_PUSH_MPLS",
+	RawActOFPAT_POP_MPLS:          "OFPAT_POP_MPLS",
+	RawActOFPAT_SET_QUEUE:         "OFPAT_SET_QUEUE",
+	RawActOFPAT_GROUP:             "OFPAT_GROUP",
+	RawActOFPAT11_SET_NW_TTL:      "OFPAT11_SET_NW_TTL",
+	RawActOFPAT_DEC_NW_TTL:        "OFPAT_DEC_NW_TTL",
+	RawActNXAST_DEC_TTL_CNT_IDS:   "NXAST_DEC_TTL_CNT_IDS",
+	RawActOFPAT12_SET_FIELD:       "OFPAT12_SET_FIELD",
+	RawActOFPAT15_SET_FIELD:       "OFPAT15_SET_FIELD",
+	RawActNXAST_REG_LOAD:          "NXAST_REG_LOAD",
+	RawActNXAST_REG_LOAD2:         "NXAST_REG_LOAD2",
+	RawActOFPAT15_COPY_FIELD:      "OFPAT15_COPY_FIELD",
+	RawActONFACT13_COPY_FIELD:     "ONFACT13_COPY_FIELD",
+	RawActNXAST_REG_MOVE:          "NXAST_REG_MOVE",
+	RawActOFPAT15_METER:           "OFPAT15_METER",
+	RawActNXAST_RESUBMIT:          "NXAST_RESUBMIT",
+	RawActNXAST_RESUBMIT_TABLE:    "NXAST_RESUBMIT_TABLE",
+	RawActNXAST_RESUBMIT_TABLE_CT: "NXAST_RESUBMIT_TABLE_CT",
+	RawActNXAST_SET_TUNNEL:        "NXAST_SET_TUNNEL",
+	RawActNXAST_SET_TUNNEL64:      "NXAST_SET_TUNNEL64",
+	RawActNXAST_POP_QUEUE:         "NXAST_POP_QUEUE",
+	RawActNXAST_NOTE:              "NXAST_NOTE",
+	RawActNXAST_MULTIPATH:         "NXAST_MULTIPATH",
+	RawActNXAST_BUNDLE:            "NXAST_BUNDLE",
+	RawActNXAST_BUNDLE_LOAD:       "NXAST_BUNDLE_LOAD",
+	RawActNXAST_OUTPUT_REG:        "NXAST_OUTPUT_REG",
+	RawActNXAST_OUTPUT_REG2:       "NXAST_OUTPUT_REG2",
+	RawActNXAST_LEARN:             "NXAST_LEARN",
+	RawActNXAST_LEARN2:            "NXAST_LEARN2",
+	RawActNXAST_EXIT:              "NXAST_EXIT",
+	RawActNXAST_FIN_TIMEOUT:       "NXAST_FIN_TIMEOUT",
+	RawActNXAST_CONTROLLER:        "NXAST_CONTROLLER",
+	RawActNXAST_CONTROLLER2:       "NXAST_CONTROLLER2",
+	RawActNXAST_WRITE_METADATA:    "NXAST_WRITE_METADATA",
+	RawActNXAST_STACK_PUSH:        "NXAST_STACK_PUSH",
+	RawActNXAST_STACK_POP:         "NXAST_STACK_POP",
+	RawActNXAST_SAMPLE:            "NXAST_SAMPLE",
+	RawActNXAST_SAMPLE2:           "NXAST_SAMPLE2",
+	RawActNXAST_SAMPLE3:           "NXAST_SAMPLE3",
+	RawActNXAST_SAMPLE4:           "NXAST_SAMPLE4",
+	RawActNXAST_CONJUNCTION:       "NXAST_CONJUNCTION",
+	RawActNXAST_CT:                "NXAST_CT",
+	RawActNXAST_NAT:               "NXAST_NAT",
+	RawActNXAST_OUTPUT_TRUNC:      "NXAST_OUTPUT_TRUNC",
+	RawActNXAST_CLONE:             "NXAST_CLONE",
+	RawActNXAST_CT_CLEAR:          "NXAST_CT_CLEAR",
+	RawActNXAST_ENCAP:             "NXAST_ENCAP",
+	RawActNXAST_DECAP:             "NXAST_DECAP",
+	RawActNXAST_DEC_NSH_TTL:       "NXAST_DEC_NSH_TTL",
+	RawActNXAST_CHECK_PKT_LARGER:  "NXAST_CHECK_PKT_LARGER",
+	RawActNXAST_DELETE_FIELD:      "NXAST_DELETE_FIELD",
+	RawActNXAST_DEBUG_SLOW:        "NXAST_DEBUG_SLOW",
+	RawActNXAST_DEBUG_RECIRC:      "NXAST_DEBUG_RECIRC",
+}
+
+// actionInstances lists each (vendor, code, version range) encoding.
+var actionInstances = []actionInstance{
+	{RawActOFPAT10_OUTPUT, 0x0, 0, 1, 1, 8, 8, 0, 0, false},
+	{RawActOFPAT11_OUTPUT, 0x0, 0, 2, 6, 16, 16, 0, 0, false},
+	{RawActOFPAT10_SET_VLAN_VID, 0x0, 1, 1, 1, 8, 8, 4, 2, false},
+	{RawActOFPAT10_SET_VLAN_PCP, 0x0, 2, 1, 1, 8, 8, 4, 1, false},
+	{RawActOFPAT11_SET_VLAN_VID, 0x0, 1, 2, 2, 8, 8, 4, 2, false},
+	{RawActOFPAT11_SET_VLAN_VID, 0x0, 1, 3, 6, 8, 8, 4, 2, true},
+	{RawActOFPAT11_SET_VLAN_PCP, 0x0, 2, 2, 2, 8, 8, 4, 1, false},
+	{RawActOFPAT11_SET_VLAN_PCP, 0x0, 2, 3, 6, 8, 8, 4, 1, true},
+	{RawActOFPAT11_PUSH_VLAN, 0x0, 17, 2, 6, 8, 8, 4, 2, false},
+	{RawActOFPAT10_STRIP_VLAN, 0x0, 3, 1, 1, 8, 8, 0, 0, false},
+	{RawActOFPAT11_POP_VLAN, 0x0, 18, 2, 6, 8, 8, 0, 0, false},
+	{RawActOFPAT_SET_DL_SRC, 0x0, 4, 1, 1, 16, 16, 0, 0, false},
+	{RawActOFPAT_SET_DL_SRC, 0x0, 3, 2, 2, 16, 16, 0, 0, false},
+	{RawActOFPAT_SET_DL_SRC, 0x0, 3, 3, 6, 16, 16, 0, 0, true},
+	{RawActOFPAT_SET_DL_DST, 0x0, 5, 1, 1, 16, 16, 0, 0, false},
+	{RawActOFPAT_SET_DL_DST, 0x0, 4, 2, 2, 16, 16, 0, 0, false},
+	{RawActOFPAT_SET_DL_DST, 0x0, 4, 3, 6, 16, 16, 0, 0, true},
+	{RawActOFPAT_SET_NW_SRC, 0x0, 6, 1, 1, 8, 8, 4, 4, false},
+	{RawActOFPAT_SET_NW_SRC, 0x0, 5, 2, 2, 8, 8, 4, 4, false},
+	{RawActOFPAT_SET_NW_SRC, 0x0, 5, 3, 6, 8, 8, 4, 4, true},
+	{RawActOFPAT_SET_NW_DST, 0x0, 7, 1, 1, 8, 8, 4, 4, false},
+	{RawActOFPAT_SET_NW_DST, 0x0, 6, 2, 2, 8, 8, 4, 4, false},
+	{RawActOFPAT_SET_NW_DST, 0x0, 6, 3, 6, 8, 8, 4, 4, true},
+	{RawActOFPAT_SET_NW_TOS, 0x0, 8, 1, 1, 8, 8, 4, 1, false},
+	{RawActOFPAT_SET_NW_TOS, 0x0, 7, 2, 2, 8, 8, 4, 1, false},
+	{RawActOFPAT_SET_NW_TOS, 0x0, 7, 3, 6, 8, 8, 4, 1, true},
+	{RawActOFPAT11_SET_NW_ECN, 0x0, 8, 2, 2, 8, 8, 4, 1, false},
+	{RawActOFPAT11_SET_NW_ECN, 0x0, 8, 3, 6, 8, 8, 4, 1, true},
+	{RawActOFPAT_SET_TP_SRC, 0x0, 9, 1, 1, 8, 8, 4, 2, false},
+	{RawActOFPAT_SET_TP_SRC, 0x0, 9, 2, 2, 8, 8, 4, 2, false},
+	{RawActOFPAT_SET_TP_SRC, 0x0, 9, 3, 6, 8, 8, 4, 2, true},
+	{RawActOFPAT_SET_TP_DST, 0x0, 10, 1, 1, 8, 8, 4, 2, false},
+	{RawActOFPAT_SET_TP_DST, 0x0, 10, 2, 2, 8, 8, 4, 2, false},
+	{RawActOFPAT_SET_TP_DST, 0x0, 10, 3, 6, 8, 8, 4, 2, true},
+	{RawActOFPAT10_ENQUEUE, 0x0, 11, 1, 1, 16, 16, 0, 0, false},
+	{RawActOFPAT_SET_MPLS_LABEL, 0x2320, 30, 1, 1, 16, 16, 12, 4, false},
+	{RawActOFPAT_SET_MPLS_LABEL, 0x0, 13, 2, 2, 8, 8, 4, 4, false},
+	{RawActOFPAT_SET_MPLS_LABEL, 0x0, 13, 3, 6, 8, 8, 4, 4, true},
+	{RawActOFPAT_SET_MPLS_TC, 0x2320, 31, 1, 1, 16, 16, 10, 1, false},
+	{RawActOFPAT_SET_MPLS_TC, 0x0, 14, 2, 2, 8, 8, 4, 1, false},
+	{RawActOFPAT_SET_MPLS_TC, 0x0, 14, 3, 6, 8, 8, 4, 1, true},
+	{RawActOFPAT_SET_MPLS_TTL, 0x2320, 25, 1, 1, 16, 16, 10, 1, false},
+	{RawActOFPAT_SET_MPLS_TTL, 0x0, 15, 2, 2, 8, 8, 4, 1, false},
+	{RawActOFPAT_SET_MPLS_TTL, 0x0, 15, 3, 6, 8, 8, 4, 1, true},
+	{RawActOFPAT_DEC_MPLS_TTL, 0x2320, 26, 1, 1, 16, 16, 0, 0, false},
+	{RawActOFPAT_DEC_MPLS_TTL, 0x0, 16, 2, 6, 8, 8, 0, 0, false},
+	{RawActOFPAT_PUSH_MPLS, 0x2320, 23, 1, 1, 16, 16, 10, 2, false},
+	{RawActOFPAT_PUSH_MPLS, 0x0, 19, 2, 6, 8, 8, 4, 2, false},
+	{RawActOFPAT_POP_MPLS, 0x2320, 24, 1, 1, 16, 16, 10, 2, false},
+	{RawActOFPAT_POP_MPLS, 0x0, 20, 2, 6, 8, 8, 4, 2, false},
+	{RawActOFPAT_SET_QUEUE, 0x2320, 4, 1, 1, 16, 16, 12, 4, false},
+	{RawActOFPAT_SET_QUEUE, 0x0, 21, 2, 6, 8, 8, 4, 4, false},
+	{RawActOFPAT_GROUP, 0x2320, 40, 1, 1, 16, 16, 12, 4, false},
+	{RawActOFPAT_GROUP, 0x0, 22, 2, 6, 8, 8, 4, 4, false},
+	{RawActOFPAT11_SET_NW_TTL, 0x0, 23, 2, 6, 8, 8, 4, 1, false},
+	{RawActOFPAT_DEC_NW_TTL, 0x2320, 18, 1, 1, 16, 16, 0, 0, false},
+	{RawActOFPAT_DEC_NW_TTL, 0x0, 24, 2, 6, 8, 8, 0, 0, false},
+	{RawActNXAST_DEC_TTL_CNT_IDS, 0x2320, 21, 1, 6, 16, 65528, 0, 0, false},
+	{RawActOFPAT12_SET_FIELD, 0x0, 25, 3, 5, 8, 65528, 0, 0, false},
+	{RawActOFPAT15_SET_FIELD, 0x0, 25, 6, 6, 8, 65528, 0, 0, false},
+	{RawActNXAST_REG_LOAD, 0x2320, 7, 1, 5, 24, 24, 0, 0, false},
+	{RawActNXAST_REG_LOAD2, 0x2320, 33, 1, 5, 16, 65528, 0, 0, false},
+	{RawActOFPAT15_COPY_FIELD, 0x0, 28, 6, 6, 16, 65528, 0, 0, false},
+	{RawActONFACT13_COPY_FIELD, 0x4f4e4600, 3200, 4, 5, 24, 65528, 0, 0, false},
+	{RawActNXAST_REG_MOVE, 0x2320, 6, 1, 5, 16, 65528, 0, 0, false},
+	{RawActOFPAT15_METER, 0x0, 29, 6, 6, 8, 8, 4, 4, false},
+	{RawActNXAST_RESUBMIT, 0x2320, 1, 1, 6, 16, 16, 10, 2, false},
+	{RawActNXAST_RESUBMIT_TABLE, 0x2320, 14, 1, 6, 16, 16, 0, 0, false},
+	{RawActNXAST_RESUBMIT_TABLE_CT, 0x2320, 44, 1, 6, 16, 16, 0, 0, false},
+	{RawActNXAST_SET_TUNNEL, 0x2320, 2, 1, 6, 16, 16, 12, 4, false},
+	{RawActNXAST_SET_TUNNEL64, 0x2320, 9, 1, 6, 24, 24, 16, 8, false},
+	{RawActNXAST_POP_QUEUE, 0x2320, 5, 1, 6, 16, 16, 0, 0, false},
+	{RawActNXAST_NOTE, 0x2320, 8, 1, 6, 16, 65528, 0, 0, false},
+	{RawActNXAST_MULTIPATH, 0x2320, 10, 1, 6, 32, 32, 0, 0, false},
+	{RawActNXAST_BUNDLE, 0x2320, 12, 1, 6, 32, 65528, 0, 0, false},
+	{RawActNXAST_BUNDLE_LOAD, 0x2320, 13, 1, 6, 32, 65528, 0, 0, false},
+	{RawActNXAST_OUTPUT_REG, 0x2320, 15, 1, 6, 24, 24, 0, 0, false},
+	{RawActNXAST_OUTPUT_REG2, 0x2320, 32, 1, 6, 24, 24, 0, 0, false},
+	{RawActNXAST_LEARN, 0x2320, 16, 1, 6, 32, 65528, 0, 0, false},
+	{RawActNXAST_LEARN2, 0x2320, 45, 1, 6, 40, 65528, 0, 0, false},
+	{RawActNXAST_EXIT, 0x2320, 17, 1, 6, 16, 16, 0, 0, false},
+	{RawActNXAST_FIN_TIMEOUT, 0x2320, 19, 1, 6, 16, 16, 0, 0, false},
+	{RawActNXAST_CONTROLLER, 0x2320, 20, 1, 6, 16, 16, 0, 0, false},
+	{RawActNXAST_CONTROLLER2, 0x2320, 37, 1, 6, 16, 65528, 0, 0, false},
+	{RawActNXAST_WRITE_METADATA, 0x2320, 22, 1, 6, 32, 32, 0, 0, false},
+	{RawActNXAST_STACK_PUSH, 0x2320, 27, 1, 6, 24, 24, 0, 0, false},
+	{RawActNXAST_STACK_POP, 0x2320, 28, 1, 6, 24, 24, 0, 0, false},
+	{RawActNXAST_SAMPLE, 0x2320, 29, 1, 6, 24, 24, 0, 0, false},
+	{RawActNXAST_SAMPLE2, 0x2320, 38, 1, 6, 32, 32, 0, 0, false},
+	{RawActNXAST_SAMPLE3, 0x2320, 41, 1, 6, 32, 32, 0, 0, false},
+	{RawActNXAST_SAMPLE4, 0x2320, 51, 1, 6, 40, 40, 0, 0, false},
+	{RawActNXAST_CONJUNCTION, 0x2320, 34, 1, 6, 16, 16, 0, 0, false},
+	{RawActNXAST_CT, 0x2320, 35, 1, 6, 24, 65528, 0, 0, false},
+	{RawActNXAST_NAT, 0x2320, 36, 1, 6, 16, 65528, 0, 0, false},
+	{RawActNXAST_OUTPUT_TRUNC, 0x2320, 39, 1, 6, 16, 16, 0, 0, false},
+	{RawActNXAST_CLONE, 0x2320, 42, 1, 6, 16, 65528, 0, 0, false},
+	{RawActNXAST_CT_CLEAR, 0x2320, 43, 1, 6, 16, 16, 0, 0, false},
+	{RawActNXAST_ENCAP, 0x2320, 46, 4, 6, 16, 65528, 0, 0, false},
+	{RawActNXAST_DECAP, 0x2320, 47, 4, 6, 16, 65528, 0, 0, false},
+	{RawActNXAST_DEC_NSH_TTL, 0x2320, 48, 4, 6, 16, 16, 0, 0, false},
+	{RawActNXAST_CHECK_PKT_LARGER, 0x2320, 49, 1, 6, 24, 65528, 0, 0, false},
+	{RawActNXAST_DELETE_FIELD, 0x2320, 50, 1, 6, 24, 24, 0, 0, false},
+	{RawActNXAST_DEBUG_SLOW, 0x2320, 254, 1, 6, 16, 16, 0, 0, false},
+	{RawActNXAST_DEBUG_RECIRC, 0x2320, 255, 1, 6, 16, 16, 0, 0, false},
+}

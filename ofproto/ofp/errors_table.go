@@ -1,0 +1,408 @@
+// The error table: names and (type, code) or experimenter encodings per wire
+// version, transcribed from the facts in Open vSwitch 3.x's ofp-errors.h.
+
+package ofp
+
+// Error codes, one per Open vSwitch enum ofperr value, in its order.
+const (
+	OFPHFC_INCOMPATIBLE ErrCode = iota + 1
+	OFPHFC_EPERM
+	OFPBRC_BAD_VERSION
+	OFPBRC_BAD_TYPE
+	OFPBRC_BAD_STAT
+	OFPBRC_BAD_VENDOR
+	OFPBRC_BAD_SUBTYPE
+	OFPBRC_EPERM
+	OFPBRC_BAD_LEN
+	OFPBRC_BUFFER_EMPTY
+	OFPBRC_BUFFER_UNKNOWN
+	OFPBRC_BAD_TABLE_ID
+	OFPBRC_IS_SECONDARY
+	OFPBRC_BAD_PORT
+	OFPBRC_BAD_PACKET
+	OFPBRC_MULTIPART_BUFFER_OVERFLOW
+	OFPBRC_MULTIPART_REQUEST_TIMEOUT
+	OFPBRC_MULTIPART_REPLY_TIMEOUT
+	OFPBRC_MULTIPART_BAD_SCHED
+	OFPBRC_PIPELINE_FIELDS_ONLY
+	OFPBRC_UNKNOWN
+	NXBRC_NXM_INVALID
+	NXBRC_NXM_BAD_TYPE
+	NXBRC_MUST_BE_ZERO
+	NXBRC_BAD_REASON
+	NXBRC_FM_BAD_EVENT
+	NXBRC_UNENCODABLE_ERROR
+	OFPBAC_BAD_TYPE
+	OFPBAC_BAD_LEN
+	OFPBAC_BAD_VENDOR
+	OFPBAC_BAD_VENDOR_TYPE
+	OFPBAC_BAD_OUT_PORT
+	OFPBAC_BAD_ARGUMENT
+	OFPBAC_EPERM
+	OFPBAC_TOO_MANY
+	OFPBAC_BAD_QUEUE
+	OFPBAC_BAD_OUT_GROUP
+	OFPBAC_MATCH_INCONSISTENT
+	OFPBAC_UNSUPPORTED_ORDER
+	OFPBAC_BAD_TAG
+	OFPBAC_BAD_SET_TYPE
+	OFPBAC_BAD_SET_LEN
+	OFPBAC_BAD_SET_ARGUMENT
+	OFPBAC_BAD_SET_MASK
+	OFPBAC_BAD_METER
+	NXBAC_MUST_BE_ZERO
+	NXBAC_BAD_CONJUNCTION
+	NXBAC_BAD_HEADER_TYPE
+	NXBAC_UNKNOWN_ED_PROP
+	NXBAC_BAD_ED_PROP
+	NXBAC_CT_DATAPATH_SUPPORT
+	OFPBIC_UNKNOWN_INST
+	OFPBIC_UNSUP_INST
+	OFPBIC_BAD_TABLE_ID
+	OFPBIC_UNSUP_METADATA
+	OFPBIC_UNSUP_METADATA_MASK
+	OFPBIC_BAD_EXPERIMENTER
+	OFPBIC_BAD_EXP_TYPE
+	OFPBIC_BAD_LEN
+	OFPBIC_EPERM
+	OFPBIC_DUP_INST
+	OFPBMC_BAD_TYPE
+	OFPBMC_BAD_LEN
+	OFPBMC_BAD_TAG
+	OFPBMC_BAD_DL_ADDR_MASK
+	OFPBMC_BAD_NW_ADDR_MASK
+	OFPBMC_BAD_WILDCARDS
+	OFPBMC_BAD_FIELD
+	OFPBMC_BAD_VALUE
+	OFPBMC_BAD_MASK
+	OFPBMC_BAD_PREREQ
+	OFPBMC_DUP_FIELD
+	OFPBMC_EPERM
+	NXBMC_CT_DATAPATH_SUPPORT
+	OFPFMFC_UNKNOWN
+	OFPFMFC_TABLE_FULL
+	OFPFMFC_BAD_TABLE_ID
+	OFPFMFC_OVERLAP
+	OFPFMFC_EPERM
+	OFPFMFC_BAD_TIMEOUT
+	OFPFMFC_BAD_EMERG_TIMEOUT
+	OFPFMFC_BAD_COMMAND
+	OFPFMFC_BAD_FLAGS
+	OFPFMFC_CANT_SYNC
+	OFPFMFC_BAD_PRIORITY
+	OFPFMFC_IS_SYNC
+	OFPFMFC_UNSUPPORTED
+	NXFMFC_HARDWARE
+	NXFMFC_BAD_TABLE_ID
+	NXFMFC_INVALID_TLV_FIELD
+	OFPGMFC_GROUP_EXISTS
+	OFPGMFC_INVALID_GROUP
+	OFPGMFC_WEIGHT_UNSUPPORTED
+	OFPGMFC_OUT_OF_GROUPS
+	OFPGMFC_OUT_OF_BUCKETS
+	OFPGMFC_CHAINING_UNSUPPORTED
+	OFPGMFC_WATCH_UNSUPPORTED
+	OFPGMFC_LOOP
+	OFPGMFC_UNKNOWN_GROUP
+	OFPGMFC_CHAINED_GROUP
+	OFPGMFC_BAD_TYPE
+	OFPGMFC_BAD_COMMAND
+	OFPGMFC_BAD_BUCKET
+	OFPGMFC_BAD_WATCH
+	OFPGMFC_EPERM
+	OFPGMFC_UNKNOWN_BUCKET
+	OFPGMFC_BUCKET_EXISTS
+	OFPPMFC_BAD_PORT
+	OFPPMFC_BAD_HW_ADDR
+	OFPPMFC_BAD_CONFIG
+	OFPPMFC_BAD_ADVERTISE
+	OFPPMFC_EPERM
+	OFPTMFC_BAD_TABLE
+	OFPTMFC_BAD_CONFIG
+	OFPTMFC_EPERM
+	OFPQOFC_BAD_PORT
+	OFPQOFC_BAD_QUEUE
+	OFPQOFC_EPERM
+	NXQOFC_QUEUE_ERROR
+	OFPSCFC_BAD_FLAGS
+	OFPSCFC_BAD_LEN
+	OFPSCFC_EPERM
+	OFPRRFC_STALE
+	OFPRRFC_UNSUP
+	OFPRRFC_BAD_ROLE
+	OFPRRFC_ID_UNSUP
+	OFPRRFC_ID_IN_USE
+	OFPMMFC_UNKNOWN
+	OFPMMFC_METER_EXISTS
+	OFPMMFC_INVALID_METER
+	OFPMMFC_UNKNOWN_METER
+	OFPMMFC_BAD_COMMAND
+	OFPMMFC_BAD_FLAGS
+	OFPMMFC_BAD_RATE
+	OFPMMFC_BAD_BURST
+	OFPMMFC_BAD_BAND
+	OFPMMFC_BAD_BAND_VALUE
+	OFPMMFC_OUT_OF_METERS
+	OFPMMFC_OUT_OF_BANDS
+	OFPTFFC_BAD_TABLE
+	OFPTFFC_BAD_METADATA
+	OFPTFFC_EPERM
+	OFPTFFC_BAD_CAPA
+	OFPTFFC_BAD_MAX_ENT
+	OFPTFFC_BAD_FEATURES
+	OFPTFFC_BAD_COMMAND
+	OFPTFFC_TOO_MANY
+	NXTFFC_DUP_TABLE
+	OFPBPC_BAD_TYPE
+	OFPBPC_BAD_LEN
+	OFPBPC_BAD_VALUE
+	OFPBPC_TOO_MANY
+	OFPBPC_DUP_TYPE
+	OFPBPC_BAD_EXPERIMENTER
+	OFPBPC_BAD_EXP_TYPE
+	OFPBPC_BAD_EXP_VALUE
+	OFPBPC_EPERM
+	OFPACFC_INVALID
+	OFPACFC_UNSUPPORTED
+	OFPACFC_EPERM
+	OFPBFC_UNKNOWN
+	OFPBFC_EPERM
+	OFPBFC_BAD_ID
+	OFPBFC_BUNDLE_EXIST
+	OFPBFC_BUNDLE_CLOSED
+	OFPBFC_OUT_OF_BUNDLES
+	OFPBFC_BAD_TYPE
+	OFPBFC_BAD_FLAGS
+	OFPBFC_MSG_BAD_LEN
+	OFPBFC_MSG_BAD_XID
+	OFPBFC_MSG_UNSUP
+	OFPBFC_MSG_CONFLICT
+	OFPBFC_MSG_TOO_MANY
+	OFPBFC_MSG_FAILED
+	OFPBFC_TIMEOUT
+	OFPBFC_BUNDLE_IN_PROGRESS
+	OFPBFC_SCHED_NOT_SUPPORTED
+	OFPBFC_SCHED_FUTURE
+	OFPBFC_SCHED_PAST
+	OFPBFC_BAD_VERSION
+	OFPMOFC_UNKNOWN
+	OFPMOFC_MONITOR_EXISTS
+	OFPMOFC_INVALID_MONITOR
+	OFPMOFC_UNKNOWN_MONITOR
+	OFPMOFC_BAD_COMMAND
+	OFPMOFC_BAD_FLAGS
+	OFPMOFC_BAD_TABLE_ID
+	OFPMOFC_BAD_OUT
+	NXTTMFC_BAD_COMMAND
+	NXTTMFC_BAD_OPT_LEN
+	NXTTMFC_BAD_FIELD_IDX
+	NXTTMFC_TABLE_FULL
+	NXTTMFC_ALREADY_MAPPED
+	NXTTMFC_DUP_ENTRY
+	NXTTMFC_INVALID_TLV_DEL
+	NXR_NOT_SUPPORTED
+	NXR_STALE
+	NXST_NOT_CONFIGURED
+	numErrCodes
+)
+
+var errTable = [numErrCodes]errInfo{
+	OFPHFC_INCOMPATIBLE:              {"OFPHFC_INCOMPATIBLE", []errMap{{0x0, 1, 6, 0, 0}}},
+	OFPHFC_EPERM:                     {"OFPHFC_EPERM", []errMap{{0x0, 1, 6, 0, 1}}},
+	OFPBRC_BAD_VERSION:               {"OFPBRC_BAD_VERSION", []errMap{{0x0, 1, 6, 1, 0}}},
+	OFPBRC_BAD_TYPE:                  {"OFPBRC_BAD_TYPE", []errMap{{0x0, 1, 6, 1, 1}}},
+	OFPBRC_BAD_STAT:                  {"OFPBRC_BAD_STAT", []errMap{{0x0, 1, 6, 1, 2}}},
+	OFPBRC_BAD_VENDOR:                {"OFPBRC_BAD_VENDOR", []errMap{{0x0, 1, 6, 1, 3}}},
+	OFPBRC_BAD_SUBTYPE:               {"OFPBRC_BAD_SUBTYPE", []errMap{{0x0, 1, 6, 1, 4}}},
+	OFPBRC_EPERM:                     {"OFPBRC_EPERM", []errMap{{0x0, 1, 6, 1, 5}}},
+	OFPBRC_BAD_LEN:                   {"OFPBRC_BAD_LEN", []errMap{{0x0, 1, 6, 1, 6}}},
+	OFPBRC_BUFFER_EMPTY:              {"OFPBRC_BUFFER_EMPTY", []errMap{{0x0, 1, 6, 1, 7}}},
+	OFPBRC_BUFFER_UNKNOWN:            {"OFPBRC_BUFFER_UNKNOWN", []errMap{{0x0, 1, 6, 1, 8}}},
+	OFPBRC_BAD_TABLE_ID:              {"OFPBRC_BAD_TABLE_ID", []errMap{{0x2320, 1, 1, 1, 512}, {0x0, 2, 6, 1, 9}}},
+	OFPBRC_IS_SECONDARY:              {"OFPBRC_IS_SECONDARY", []errMap{{0x0, 1, 2, 1, 5}, {0x0, 3, 6, 1, 10}}},
+	OFPBRC_BAD_PORT:                  {"OFPBRC_BAD_PORT", []errMap{{0x2320, 1, 2, 1, 514}, {0x0, 3, 6, 1, 11}}},
+	OFPBRC_BAD_PACKET:                {"OFPBRC_BAD_PACKET", []errMap{{0x0, 3, 6, 1, 12}}},
+	OFPBRC_MULTIPART_BUFFER_OVERFLOW: {"OFPBRC_MULTIPART_BUFFER_OVERFLOW", []errMap{{0x0, 4, 6, 1, 13}}},
+	OFPBRC_MULTIPART_REQUEST_TIMEOUT: {"OFPBRC_MULTIPART_REQUEST_TIMEOUT", []errMap{{0x4f4e4600, 4, 4, 2640, 0}, {0x0, 5, 6, 1, 14}}},
+	OFPBRC_MULTIPART_REPLY_TIMEOUT:   {"OFPBRC_MULTIPART_REPLY_TIMEOUT", []errMap{{0x4f4e4600, 4, 4, 2641, 0}, {0x0, 5, 6, 1, 15}}},
+	OFPBRC_MULTIPART_BAD_SCHED:       {"OFPBRC_MULTIPART_BAD_SCHED", []errMap{{0x0, 6, 6, 1, 16}}},
+	OFPBRC_PIPELINE_FIELDS_ONLY:      {"OFPBRC_PIPELINE_FIELDS_ONLY", []errMap{{0x0, 6, 6, 1, 17}}},
+	OFPBRC_UNKNOWN:                   {"OFPBRC_UNKNOWN", []errMap{{0x0, 6, 6, 1, 18}}},
+	NXBRC_NXM_INVALID:                {"NXBRC_NXM_INVALID", []errMap{{0x2320, 1, 2, 1, 256}, {0x2320, 3, 6, 2, 0}}},
+	NXBRC_NXM_BAD_TYPE:               {"NXBRC_NXM_BAD_TYPE", []errMap{{0x2320, 1, 2, 1, 257}, {0x2320, 3, 6, 3, 0}}},
+	NXBRC_MUST_BE_ZERO:               {"NXBRC_MUST_BE_ZERO", []errMap{{0x2320, 1, 2, 1, 515}, {0x2320, 3, 6, 4, 0}}},
+	NXBRC_BAD_REASON:                 {"NXBRC_BAD_REASON", []errMap{{0x2320, 1, 2, 1, 516}, {0x2320, 3, 6, 5, 0}}},
+	NXBRC_FM_BAD_EVENT:               {"NXBRC_FM_BAD_EVENT", []errMap{{0x2320, 1, 2, 1, 520}, {0x2320, 3, 6, 9, 0}}},
+	NXBRC_UNENCODABLE_ERROR:          {"NXBRC_UNENCODABLE_ERROR", []errMap{{0x2320, 1, 2, 1, 521}, {0x2320, 3, 6, 10, 0}}},
+	OFPBAC_BAD_TYPE:                  {"OFPBAC_BAD_TYPE", []errMap{{0x0, 1, 6, 2, 0}}},
+	OFPBAC_BAD_LEN:                   {"OFPBAC_BAD_LEN", []errMap{{0x0, 1, 6, 2, 1}}},
+	OFPBAC_BAD_VENDOR:                {"OFPBAC_BAD_VENDOR", []errMap{{0x0, 1, 6, 2, 2}}},
+	OFPBAC_BAD_VENDOR_TYPE:           {"OFPBAC_BAD_VENDOR_TYPE", []errMap{{0x0, 1, 6, 2, 3}}},
+	OFPBAC_BAD_OUT_PORT:              {"OFPBAC_BAD_OUT_PORT", []errMap{{0x0, 1, 6, 2, 4}}},
+	OFPBAC_BAD_ARGUMENT:              {"OFPBAC_BAD_ARGUMENT", []errMap{{0x0, 1, 6, 2, 5}}},
+	OFPBAC_EPERM:                     {"OFPBAC_EPERM", []errMap{{0x0, 1, 6, 2, 6}}},
+	OFPBAC_TOO_MANY:                  {"OFPBAC_TOO_MANY", []errMap{{0x0, 1, 6, 2, 7}}},
+	OFPBAC_BAD_QUEUE:                 {"OFPBAC_BAD_QUEUE", []errMap{{0x0, 1, 6, 2, 8}}},
+	OFPBAC_BAD_OUT_GROUP:             {"OFPBAC_BAD_OUT_GROUP", []errMap{{0x2320, 1, 1, 2, 9}, {0x0, 2, 6, 2, 9}}},
+	OFPBAC_MATCH_INCONSISTENT:        {"OFPBAC_MATCH_INCONSISTENT", []errMap{{0x2320, 1, 1, 1, 522}, {0x0, 2, 6, 2, 10}}},
+	OFPBAC_UNSUPPORTED_ORDER:         {"OFPBAC_UNSUPPORTED_ORDER", []errMap{{0x0, 2, 6, 2, 11}}},
+	OFPBAC_BAD_TAG:                   {"OFPBAC_BAD_TAG", []errMap{{0x0, 2, 6, 2, 12}}},
+	OFPBAC_BAD_SET_TYPE:              {"OFPBAC_BAD_SET_TYPE", []errMap{{0x2320, 1, 2, 1, 523}, {0x0, 3, 6, 2, 13}}},
+	OFPBAC_BAD_SET_LEN:               {"OFPBAC_BAD_SET_LEN", []errMap{{0x2320, 1, 2, 1, 524}, {0x0, 3, 6, 2, 14}}},
+	OFPBAC_BAD_SET_ARGUMENT:          {"OFPBAC_BAD_SET_ARGUMENT", []errMap{{0x2320, 1, 2, 1, 525}, {0x0, 3, 6, 2, 15}}},
+	OFPBAC_BAD_SET_MASK:              {"OFPBAC_BAD_SET_MASK", []errMap{{0x4f4e4600, 4, 5, 4250, 0}, {0x0, 6, 6, 2, 16}}},
+	OFPBAC_BAD_METER:                 {"OFPBAC_BAD_METER", []errMap{{0x0, 6, 6, 2, 17}}},
+	NXBAC_MUST_BE_ZERO:               {"NXBAC_MUST_BE_ZERO", []errMap{{0x2320, 1, 2, 2, 256}, {0x2320, 3, 6, 11, 0}}},
+	NXBAC_BAD_CONJUNCTION:            {"NXBAC_BAD_CONJUNCTION", []errMap{{0x2320, 1, 2, 2, 526}, {0x2320, 3, 6, 15, 0}}},
+	NXBAC_BAD_HEADER_TYPE:            {"NXBAC_BAD_HEADER_TYPE", []errMap{{0x2320, 4, 6, 39, 0}}},
+	NXBAC_UNKNOWN_ED_PROP:            {"NXBAC_UNKNOWN_ED_PROP", []errMap{{0x2320, 4, 6, 40, 0}}},
+	NXBAC_BAD_ED_PROP:                {"NXBAC_BAD_ED_PROP", []errMap{{0x2320, 4, 6, 41, 0}}},
+	NXBAC_CT_DATAPATH_SUPPORT:        {"NXBAC_CT_DATAPATH_SUPPORT", []errMap{{0x2320, 1, 2, 1, 265}, {0x2320, 3, 6, 42, 0}}},
+	OFPBIC_UNKNOWN_INST:              {"OFPBIC_UNKNOWN_INST", []errMap{{0x0, 2, 6, 3, 0}}},
+	OFPBIC_UNSUP_INST:                {"OFPBIC_UNSUP_INST", []errMap{{0x2320, 1, 1, 2, 257}, {0x0, 2, 6, 3, 1}}},
+	OFPBIC_BAD_TABLE_ID:              {"OFPBIC_BAD_TABLE_ID", []errMap{{0x0, 2, 6, 3, 2}}},
+	OFPBIC_UNSUP_METADATA:            {"OFPBIC_UNSUP_METADATA", []errMap{{0x0, 2, 6, 3, 3}}},
+	OFPBIC_UNSUP_METADATA_MASK:       {"OFPBIC_UNSUP_METADATA_MASK", []errMap{{0x0, 2, 6, 3, 4}}},
+	OFPBIC_BAD_EXPERIMENTER:          {"OFPBIC_BAD_EXPERIMENTER", []errMap{{0x0, 2, 6, 3, 5}}},
+	OFPBIC_BAD_EXP_TYPE:              {"OFPBIC_BAD_EXP_TYPE", []errMap{{0x0, 2, 2, 3, 5}, {0x0, 3, 6, 3, 6}}},
+	OFPBIC_BAD_LEN:                   {"OFPBIC_BAD_LEN", []errMap{{0x0, 3, 6, 3, 7}}},
+	OFPBIC_EPERM:                     {"OFPBIC_EPERM", []errMap{{0x0, 3, 6, 3, 8}}},
+	OFPBIC_DUP_INST:                  {"OFPBIC_DUP_INST", []errMap{{0x2320, 2, 2, 3, 256}, {0x4f4e4600, 3, 4, 2600, 0}, {0x0, 5, 6, 3, 9}}},
+	OFPBMC_BAD_TYPE:                  {"OFPBMC_BAD_TYPE", []errMap{{0x0, 2, 6, 4, 0}}},
+	OFPBMC_BAD_LEN:                   {"OFPBMC_BAD_LEN", []errMap{{0x0, 2, 6, 4, 1}}},
+	OFPBMC_BAD_TAG:                   {"OFPBMC_BAD_TAG", []errMap{{0x0, 2, 6, 4, 2}}},
+	OFPBMC_BAD_DL_ADDR_MASK:          {"OFPBMC_BAD_DL_ADDR_MASK", []errMap{{0x0, 2, 6, 4, 3}}},
+	OFPBMC_BAD_NW_ADDR_MASK:          {"OFPBMC_BAD_NW_ADDR_MASK", []errMap{{0x0, 2, 6, 4, 4}}},
+	OFPBMC_BAD_WILDCARDS:             {"OFPBMC_BAD_WILDCARDS", []errMap{{0x2320, 1, 1, 1, 262}, {0x0, 2, 6, 4, 5}}},
+	OFPBMC_BAD_FIELD:                 {"OFPBMC_BAD_FIELD", []errMap{{0x2320, 1, 1, 0, 263}, {0x0, 2, 6, 4, 6}}},
+	OFPBMC_BAD_VALUE:                 {"OFPBMC_BAD_VALUE", []errMap{{0x2320, 1, 1, 1, 258}, {0x0, 2, 6, 4, 7}}},
+	OFPBMC_BAD_MASK:                  {"OFPBMC_BAD_MASK", []errMap{{0x2320, 1, 2, 1, 259}, {0x0, 3, 6, 4, 8}}},
+	OFPBMC_BAD_PREREQ:                {"OFPBMC_BAD_PREREQ", []errMap{{0x2320, 1, 2, 1, 260}, {0x0, 3, 6, 4, 9}}},
+	OFPBMC_DUP_FIELD:                 {"OFPBMC_DUP_FIELD", []errMap{{0x2320, 1, 2, 1, 261}, {0x0, 3, 6, 4, 10}}},
+	OFPBMC_EPERM:                     {"OFPBMC_EPERM", []errMap{{0x0, 3, 6, 4, 11}}},
+	NXBMC_CT_DATAPATH_SUPPORT:        {"NXBMC_CT_DATAPATH_SUPPORT", []errMap{{0x2320, 1, 2, 1, 264}, {0x2320, 3, 6, 43, 0}}},
+	OFPFMFC_UNKNOWN:                  {"OFPFMFC_UNKNOWN", []errMap{{0x0, 2, 6, 5, 0}}},
+	OFPFMFC_TABLE_FULL:               {"OFPFMFC_TABLE_FULL", []errMap{{0x0, 1, 1, 3, 0}, {0x0, 2, 6, 5, 1}}},
+	OFPFMFC_BAD_TABLE_ID:             {"OFPFMFC_BAD_TABLE_ID", []errMap{{0x0, 2, 6, 5, 2}}},
+	OFPFMFC_OVERLAP:                  {"OFPFMFC_OVERLAP", []errMap{{0x0, 1, 1, 3, 1}, {0x0, 2, 6, 5, 3}}},
+	OFPFMFC_EPERM:                    {"OFPFMFC_EPERM", []errMap{{0x0, 1, 1, 3, 2}, {0x0, 2, 6, 5, 4}}},
+	OFPFMFC_BAD_TIMEOUT:              {"OFPFMFC_BAD_TIMEOUT", []errMap{{0x0, 2, 6, 5, 5}}},
+	OFPFMFC_BAD_EMERG_TIMEOUT:        {"OFPFMFC_BAD_EMERG_TIMEOUT", []errMap{{0x0, 1, 1, 3, 3}}},
+	OFPFMFC_BAD_COMMAND:              {"OFPFMFC_BAD_COMMAND", []errMap{{0x0, 1, 1, 3, 4}, {0x0, 2, 6, 5, 6}}},
+	OFPFMFC_BAD_FLAGS:                {"OFPFMFC_BAD_FLAGS", []errMap{{0x2320, 1, 1, 3, 258}, {0x2320, 2, 2, 5, 258}, {0x0, 3, 6, 5, 7}}},
+	OFPFMFC_CANT_SYNC:                {"OFPFMFC_CANT_SYNC", []errMap{{0x0, 5, 6, 5, 8}}},
+	OFPFMFC_BAD_PRIORITY:             {"OFPFMFC_BAD_PRIORITY", []errMap{{0x4f4e4600, 4, 4, 2360, 0}, {0x0, 5, 6, 5, 9}}},
+	OFPFMFC_IS_SYNC:                  {"OFPFMFC_IS_SYNC", []errMap{{0x0, 5, 6, 5, 10}}},
+	OFPFMFC_UNSUPPORTED:              {"OFPFMFC_UNSUPPORTED", []errMap{{0x0, 1, 1, 3, 5}}},
+	NXFMFC_HARDWARE:                  {"NXFMFC_HARDWARE", []errMap{{0x2320, 1, 2, 5, 256}, {0x2320, 3, 6, 12, 0}}},
+	NXFMFC_BAD_TABLE_ID:              {"NXFMFC_BAD_TABLE_ID", []errMap{{0x2320, 1, 2, 5, 257}, {0x2320, 3, 6, 13, 0}}},
+	NXFMFC_INVALID_TLV_FIELD:         {"NXFMFC_INVALID_TLV_FIELD", []errMap{{0x2320, 1, 2, 1, 536}, {0x2320, 3, 6, 37, 0}}},
+	OFPGMFC_GROUP_EXISTS:             {"OFPGMFC_GROUP_EXISTS", []errMap{{0x2320, 1, 1, 6, 0}, {0x0, 2, 6, 6, 0}}},
+	OFPGMFC_INVALID_GROUP:            {"OFPGMFC_INVALID_GROUP", []errMap{{0x2320, 1, 1, 6, 1}, {0x0, 2, 6, 6, 1}}},
+	OFPGMFC_WEIGHT_UNSUPPORTED:       {"OFPGMFC_WEIGHT_UNSUPPORTED", []errMap{{0x2320, 1, 1, 6, 2}, {0x0, 2, 6, 6, 2}}},
+	OFPGMFC_OUT_OF_GROUPS:            {"OFPGMFC_OUT_OF_GROUPS", []errMap{{0x2320, 1, 1, 6, 3}, {0x0, 2, 6, 6, 3}}},
+	OFPGMFC_OUT_OF_BUCKETS:           {"OFPGMFC_OUT_OF_BUCKETS", []errMap{{0x2320, 1, 1, 6, 4}, {0x0, 2, 6, 6, 4}}},
+	OFPGMFC_CHAINING_UNSUPPORTED:     {"OFPGMFC_CHAINING_UNSUPPORTED", []errMap{{0x2320, 1, 1, 6, 5}, {0x0, 2, 6, 6, 5}}},
+	OFPGMFC_WATCH_UNSUPPORTED:        {"OFPGMFC_WATCH_UNSUPPORTED", []errMap{{0x2320, 1, 1, 6, 6}, {0x0, 2, 6, 6, 6}}},
+	OFPGMFC_LOOP:                     {"OFPGMFC_LOOP", []errMap{{0x2320, 1, 1, 6, 7}, {0x0, 2, 6, 6, 7}}},
+	OFPGMFC_UNKNOWN_GROUP:            {"OFPGMFC_UNKNOWN_GROUP", []errMap{{0x2320, 1, 1, 6, 8}, {0x0, 2, 6, 6, 8}}},
+	OFPGMFC_CHAINED_GROUP:            {"OFPGMFC_CHAINED_GROUP", []errMap{{0x2320, 1, 1, 6, 9}, {0x0, 3, 6, 6, 9}}},
+	OFPGMFC_BAD_TYPE:                 {"OFPGMFC_BAD_TYPE", []errMap{{0x2320, 1, 1, 6, 10}, {0x0, 3, 6, 6, 10}}},
+	OFPGMFC_BAD_COMMAND:              {"OFPGMFC_BAD_COMMAND", []errMap{{0x2320, 1, 1, 6, 11}, {0x0, 3, 6, 6, 11}}},
+	OFPGMFC_BAD_BUCKET:               {"OFPGMFC_BAD_BUCKET", []errMap{{0x2320, 1, 1, 6, 12}, {0x0, 3, 6, 6, 12}}},
+	OFPGMFC_BAD_WATCH:                {"OFPGMFC_BAD_WATCH", []errMap{{0x2320, 1, 1, 6, 13}, {0x0, 3, 6, 6, 13}}},
+	OFPGMFC_EPERM:                    {"OFPGMFC_EPERM", []errMap{{0x2320, 1, 1, 6, 14}, {0x0, 3, 6, 6, 14}}},
+	OFPGMFC_UNKNOWN_BUCKET:           {"OFPGMFC_UNKNOWN_BUCKET", []errMap{{0x2320, 1, 1, 6, 15}, {0x0, 6, 6, 6, 15}}},
+	OFPGMFC_BUCKET_EXISTS:            {"OFPGMFC_BUCKET_EXISTS", []errMap{{0x2320, 1, 1, 6, 16}, {0x0, 6, 6, 6, 16}}},
+	OFPPMFC_BAD_PORT:                 {"OFPPMFC_BAD_PORT", []errMap{{0x0, 1, 1, 4, 0}, {0x0, 2, 6, 7, 0}}},
+	OFPPMFC_BAD_HW_ADDR:              {"OFPPMFC_BAD_HW_ADDR", []errMap{{0x0, 1, 1, 4, 1}, {0x0, 2, 6, 7, 1}}},
+	OFPPMFC_BAD_CONFIG:               {"OFPPMFC_BAD_CONFIG", []errMap{{0x0, 2, 6, 7, 2}}},
+	OFPPMFC_BAD_ADVERTISE:            {"OFPPMFC_BAD_ADVERTISE", []errMap{{0x0, 2, 6, 7, 3}}},
+	OFPPMFC_EPERM:                    {"OFPPMFC_EPERM", []errMap{{0x0, 3, 6, 7, 4}}},
+	OFPTMFC_BAD_TABLE:                {"OFPTMFC_BAD_TABLE", []errMap{{0x0, 2, 6, 8, 0}}},
+	OFPTMFC_BAD_CONFIG:               {"OFPTMFC_BAD_CONFIG", []errMap{{0x0, 2, 6, 8, 1}}},
+	OFPTMFC_EPERM:                    {"OFPTMFC_EPERM", []errMap{{0x0, 3, 6, 8, 2}}},
+	OFPQOFC_BAD_PORT:                 {"OFPQOFC_BAD_PORT", []errMap{{0x0, 1, 1, 5, 0}, {0x0, 2, 6, 9, 0}}},
+	OFPQOFC_BAD_QUEUE:                {"OFPQOFC_BAD_QUEUE", []errMap{{0x0, 1, 1, 5, 1}, {0x0, 2, 6, 9, 1}}},
+	OFPQOFC_EPERM:                    {"OFPQOFC_EPERM", []errMap{{0x0, 1, 1, 5, 2}, {0x0, 2, 6, 9, 2}}},
+	NXQOFC_QUEUE_ERROR:               {"NXQOFC_QUEUE_ERROR", []errMap{{0x2320, 5, 6, 23, 0}}},
+	OFPSCFC_BAD_FLAGS:                {"OFPSCFC_BAD_FLAGS", []errMap{{0x0, 2, 6, 10, 0}}},
+	OFPSCFC_BAD_LEN:                  {"OFPSCFC_BAD_LEN", []errMap{{0x0, 2, 6, 10, 1}}},
+	OFPSCFC_EPERM:                    {"OFPSCFC_EPERM", []errMap{{0x0, 3, 6, 10, 2}}},
+	OFPRRFC_STALE:                    {"OFPRRFC_STALE", []errMap{{0x0, 3, 6, 11, 0}}},
+	OFPRRFC_UNSUP:                    {"OFPRRFC_UNSUP", []errMap{{0x0, 3, 6, 11, 1}}},
+	OFPRRFC_BAD_ROLE:                 {"OFPRRFC_BAD_ROLE", []errMap{{0x2320, 1, 2, 1, 513}, {0x0, 3, 6, 11, 2}}},
+	OFPRRFC_ID_UNSUP:                 {"OFPRRFC_ID_UNSUP", []errMap{{0x0, 6, 6, 11, 3}}},
+	OFPRRFC_ID_IN_USE:                {"OFPRRFC_ID_IN_USE", []errMap{{0x0, 6, 6, 11, 4}}},
+	OFPMMFC_UNKNOWN:                  {"OFPMMFC_UNKNOWN", []errMap{{0x0, 4, 6, 12, 0}}},
+	OFPMMFC_METER_EXISTS:             {"OFPMMFC_METER_EXISTS", []errMap{{0x0, 4, 6, 12, 1}}},
+	OFPMMFC_INVALID_METER:            {"OFPMMFC_INVALID_METER", []errMap{{0x0, 4, 6, 12, 2}}},
+	OFPMMFC_UNKNOWN_METER:            {"OFPMMFC_UNKNOWN_METER", []errMap{{0x0, 4, 6, 12, 3}}},
+	OFPMMFC_BAD_COMMAND:              {"OFPMMFC_BAD_COMMAND", []errMap{{0x0, 4, 6, 12, 4}}},
+	OFPMMFC_BAD_FLAGS:                {"OFPMMFC_BAD_FLAGS", []errMap{{0x0, 4, 6, 12, 5}}},
+	OFPMMFC_BAD_RATE:                 {"OFPMMFC_BAD_RATE", []errMap{{0x0, 4, 6, 12, 6}}},
+	OFPMMFC_BAD_BURST:                {"OFPMMFC_BAD_BURST", []errMap{{0x0, 4, 6, 12, 7}}},
+	OFPMMFC_BAD_BAND:                 {"OFPMMFC_BAD_BAND", []errMap{{0x0, 4, 6, 12, 8}}},
+	OFPMMFC_BAD_BAND_VALUE:           {"OFPMMFC_BAD_BAND_VALUE", []errMap{{0x0, 4, 6, 12, 9}}},
+	OFPMMFC_OUT_OF_METERS:            {"OFPMMFC_OUT_OF_METERS", []errMap{{0x0, 4, 6, 12, 10}}},
+	OFPMMFC_OUT_OF_BANDS:             {"OFPMMFC_OUT_OF_BANDS", []errMap{{0x0, 4, 6, 12, 11}}},
+	OFPTFFC_BAD_TABLE:                {"OFPTFFC_BAD_TABLE", []errMap{{0x0, 4, 6, 13, 0}}},
+	OFPTFFC_BAD_METADATA:             {"OFPTFFC_BAD_METADATA", []errMap{{0x0, 4, 6, 13, 1}}},
+	OFPTFFC_EPERM:                    {"OFPTFFC_EPERM", []errMap{{0x0, 4, 6, 13, 5}}},
+	OFPTFFC_BAD_CAPA:                 {"OFPTFFC_BAD_CAPA", []errMap{{0x0, 6, 6, 13, 6}}},
+	OFPTFFC_BAD_MAX_ENT:              {"OFPTFFC_BAD_MAX_ENT", []errMap{{0x0, 6, 6, 13, 7}}},
+	OFPTFFC_BAD_FEATURES:             {"OFPTFFC_BAD_FEATURES", []errMap{{0x0, 6, 6, 13, 8}}},
+	OFPTFFC_BAD_COMMAND:              {"OFPTFFC_BAD_COMMAND", []errMap{{0x0, 6, 6, 13, 9}}},
+	OFPTFFC_TOO_MANY:                 {"OFPTFFC_TOO_MANY", []errMap{{0x0, 6, 6, 13, 10}}},
+	NXTFFC_DUP_TABLE:                 {"NXTFFC_DUP_TABLE", []errMap{{0x2320, 4, 6, 44, 0}}},
+	OFPBPC_BAD_TYPE:                  {"OFPBPC_BAD_TYPE", []errMap{{0x2320, 1, 2, 13, 2}, {0x2320, 3, 3, 25, 0}, {0x0, 4, 4, 13, 2}, {0x0, 5, 6, 14, 0}}},
+	OFPBPC_BAD_LEN:                   {"OFPBPC_BAD_LEN", []errMap{{0x2320, 1, 2, 13, 3}, {0x2320, 3, 3, 26, 0}, {0x0, 4, 4, 13, 3}, {0x0, 5, 6, 14, 1}}},
+	OFPBPC_BAD_VALUE:                 {"OFPBPC_BAD_VALUE", []errMap{{0x2320, 1, 2, 13, 4}, {0x2320, 3, 3, 27, 0}, {0x0, 4, 4, 13, 4}, {0x0, 5, 6, 14, 2}}},
+	OFPBPC_TOO_MANY:                  {"OFPBPC_TOO_MANY", []errMap{{0x2320, 1, 2, 14, 3}, {0x2320, 3, 3, 28, 0}, {0x4f4e4600, 4, 4, 4443, 0}, {0x0, 5, 6, 14, 3}}},
+	OFPBPC_DUP_TYPE:                  {"OFPBPC_DUP_TYPE", []errMap{{0x2320, 1, 2, 14, 4}, {0x2320, 3, 3, 29, 0}, {0x4f4e4600, 4, 4, 4444, 0}, {0x0, 5, 6, 14, 4}}},
+	OFPBPC_BAD_EXPERIMENTER:          {"OFPBPC_BAD_EXPERIMENTER", []errMap{{0x2320, 1, 2, 14, 5}, {0x2320, 3, 3, 30, 0}, {0x4f4e4600, 4, 4, 4445, 0}, {0x0, 5, 6, 14, 5}}},
+	OFPBPC_BAD_EXP_TYPE:              {"OFPBPC_BAD_EXP_TYPE", []errMap{{0x2320, 1, 2, 14, 6}, {0x2320, 3, 3, 31, 0}, {0x4f4e4600, 4, 4, 4446, 0}, {0x0, 5, 6, 14, 6}}},
+	OFPBPC_BAD_EXP_VALUE:             {"OFPBPC_BAD_EXP_VALUE", []errMap{{0x2320, 1, 2, 14, 7}, {0x2320, 3, 3, 32, 0}, {0x4f4e4600, 4, 4, 4447, 0}, {0x0, 5, 6, 14, 7}}},
+	OFPBPC_EPERM:                     {"OFPBPC_EPERM", []errMap{{0x2320, 1, 2, 14, 8}, {0x2320, 3, 3, 33, 0}, {0x4f4e4600, 4, 4, 4448, 0}, {0x0, 5, 6, 14, 8}}},
+	OFPACFC_INVALID:                  {"OFPACFC_INVALID", []errMap{{0x4f4e4600, 4, 4, 2370, 0}, {0x0, 5, 6, 15, 0}}},
+	OFPACFC_UNSUPPORTED:              {"OFPACFC_UNSUPPORTED", []errMap{{0x4f4e4600, 4, 4, 2371, 0}, {0x0, 5, 6, 15, 1}}},
+	OFPACFC_EPERM:                    {"OFPACFC_EPERM", []errMap{{0x4f4e4600, 4, 4, 2372, 0}, {0x0, 5, 6, 15, 2}}},
+	OFPBFC_UNKNOWN:                   {"OFPBFC_UNKNOWN", []errMap{{0x4f4e4600, 4, 4, 2300, 0}, {0x0, 5, 6, 17, 0}}},
+	OFPBFC_EPERM:                     {"OFPBFC_EPERM", []errMap{{0x4f4e4600, 4, 4, 2301, 0}, {0x0, 5, 6, 17, 1}}},
+	OFPBFC_BAD_ID:                    {"OFPBFC_BAD_ID", []errMap{{0x4f4e4600, 4, 4, 2302, 0}, {0x0, 5, 6, 17, 2}}},
+	OFPBFC_BUNDLE_EXIST:              {"OFPBFC_BUNDLE_EXIST", []errMap{{0x4f4e4600, 4, 4, 2303, 0}, {0x0, 5, 6, 17, 3}}},
+	OFPBFC_BUNDLE_CLOSED:             {"OFPBFC_BUNDLE_CLOSED", []errMap{{0x4f4e4600, 4, 4, 2304, 0}, {0x0, 5, 6, 17, 4}}},
+	OFPBFC_OUT_OF_BUNDLES:            {"OFPBFC_OUT_OF_BUNDLES", []errMap{{0x4f4e4600, 4, 4, 2305, 0}, {0x0, 5, 6, 17, 5}}},
+	OFPBFC_BAD_TYPE:                  {"OFPBFC_BAD_TYPE", []errMap{{0x4f4e4600, 4, 4, 2306, 0}, {0x0, 5, 6, 17, 6}}},
+	OFPBFC_BAD_FLAGS:                 {"OFPBFC_BAD_FLAGS", []errMap{{0x4f4e4600, 4, 4, 2307, 0}, {0x0, 5, 6, 17, 7}}},
+	OFPBFC_MSG_BAD_LEN:               {"OFPBFC_MSG_BAD_LEN", []errMap{{0x4f4e4600, 4, 4, 2308, 0}, {0x0, 5, 6, 17, 8}}},
+	OFPBFC_MSG_BAD_XID:               {"OFPBFC_MSG_BAD_XID", []errMap{{0x4f4e4600, 4, 4, 2309, 0}, {0x0, 5, 6, 17, 9}}},
+	OFPBFC_MSG_UNSUP:                 {"OFPBFC_MSG_UNSUP", []errMap{{0x4f4e4600, 4, 4, 2310, 0}, {0x0, 5, 6, 17, 10}}},
+	OFPBFC_MSG_CONFLICT:              {"OFPBFC_MSG_CONFLICT", []errMap{{0x4f4e4600, 4, 4, 2311, 0}, {0x0, 5, 6, 17, 11}}},
+	OFPBFC_MSG_TOO_MANY:              {"OFPBFC_MSG_TOO_MANY", []errMap{{0x4f4e4600, 4, 4, 2312, 0}, {0x0, 5, 6, 17, 12}}},
+	OFPBFC_MSG_FAILED:                {"OFPBFC_MSG_FAILED", []errMap{{0x4f4e4600, 4, 4, 2313, 0}, {0x0, 5, 6, 17, 13}}},
+	OFPBFC_TIMEOUT:                   {"OFPBFC_TIMEOUT", []errMap{{0x4f4e4600, 4, 4, 2314, 0}, {0x0, 5, 6, 17, 14}}},
+	OFPBFC_BUNDLE_IN_PROGRESS:        {"OFPBFC_BUNDLE_IN_PROGRESS", []errMap{{0x4f4e4600, 4, 4, 2315, 0}, {0x0, 5, 6, 17, 15}}},
+	OFPBFC_SCHED_NOT_SUPPORTED:       {"OFPBFC_SCHED_NOT_SUPPORTED", []errMap{{0x0, 6, 6, 17, 16}}},
+	OFPBFC_SCHED_FUTURE:              {"OFPBFC_SCHED_FUTURE", []errMap{{0x0, 6, 6, 17, 17}}},
+	OFPBFC_SCHED_PAST:                {"OFPBFC_SCHED_PAST", []errMap{{0x0, 6, 6, 17, 18}}},
+	OFPBFC_BAD_VERSION:               {"OFPBFC_BAD_VERSION", []errMap{{0x2320, 5, 6, 22, 0}}},
+	OFPMOFC_UNKNOWN:                  {"OFPMOFC_UNKNOWN", []errMap{{0x0, 5, 6, 16, 0}}},
+	OFPMOFC_MONITOR_EXISTS:           {"OFPMOFC_MONITOR_EXISTS", []errMap{{0x2320, 1, 2, 1, 517}, {0x2320, 3, 4, 6, 0}, {0x0, 5, 6, 16, 1}}},
+	OFPMOFC_INVALID_MONITOR:          {"OFPMOFC_INVALID_MONITOR", []errMap{{0x0, 5, 6, 16, 2}}},
+	OFPMOFC_UNKNOWN_MONITOR:          {"OFPMOFC_UNKNOWN_MONITOR", []errMap{{0x2320, 1, 2, 1, 519}, {0x2320, 3, 4, 8, 0}, {0x0, 5, 6, 16, 3}}},
+	OFPMOFC_BAD_COMMAND:              {"OFPMOFC_BAD_COMMAND", []errMap{{0x0, 5, 6, 16, 4}}},
+	OFPMOFC_BAD_FLAGS:                {"OFPMOFC_BAD_FLAGS", []errMap{{0x2320, 1, 2, 1, 518}, {0x2320, 3, 4, 7, 0}, {0x0, 5, 6, 16, 5}}},
+	OFPMOFC_BAD_TABLE_ID:             {"OFPMOFC_BAD_TABLE_ID", []errMap{{0x0, 5, 6, 16, 6}}},
+	OFPMOFC_BAD_OUT:                  {"OFPMOFC_BAD_OUT", []errMap{{0x0, 5, 6, 16, 7}}},
+	NXTTMFC_BAD_COMMAND:              {"NXTTMFC_BAD_COMMAND", []errMap{{0x2320, 1, 2, 1, 527}, {0x2320, 3, 6, 16, 0}}},
+	NXTTMFC_BAD_OPT_LEN:              {"NXTTMFC_BAD_OPT_LEN", []errMap{{0x2320, 1, 2, 1, 528}, {0x2320, 3, 6, 17, 0}}},
+	NXTTMFC_BAD_FIELD_IDX:            {"NXTTMFC_BAD_FIELD_IDX", []errMap{{0x2320, 1, 2, 1, 529}, {0x2320, 3, 6, 18, 0}}},
+	NXTTMFC_TABLE_FULL:               {"NXTTMFC_TABLE_FULL", []errMap{{0x2320, 1, 2, 1, 530}, {0x2320, 3, 6, 19, 0}}},
+	NXTTMFC_ALREADY_MAPPED:           {"NXTTMFC_ALREADY_MAPPED", []errMap{{0x2320, 1, 2, 1, 531}, {0x2320, 3, 6, 20, 0}}},
+	NXTTMFC_DUP_ENTRY:                {"NXTTMFC_DUP_ENTRY", []errMap{{0x2320, 1, 2, 1, 532}, {0x2320, 3, 6, 21, 0}}},
+	NXTTMFC_INVALID_TLV_DEL:          {"NXTTMFC_INVALID_TLV_DEL", []errMap{{0x2320, 1, 2, 1, 537}, {0x2320, 3, 6, 38, 0}}},
+	NXR_NOT_SUPPORTED:                {"NXR_NOT_SUPPORTED", []errMap{{0x2320, 1, 2, 1, 533}, {0x2320, 3, 6, 34, 0}}},
+	NXR_STALE:                        {"NXR_STALE", []errMap{{0x2320, 1, 2, 1, 534}, {0x2320, 3, 6, 35, 0}}},
+	NXST_NOT_CONFIGURED:              {"NXST_NOT_CONFIGURED", []errMap{{0x2320, 1, 2, 1, 535}, {0x2320, 3, 6, 36, 0}}},
+}
