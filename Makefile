@@ -2,19 +2,24 @@
 GO        ?= go
 PKGS      ?= ./...
 # Packages with goroutines sharing state; run under the race detector.
-RACE_PKGS ?= ./datapath/...
+RACE_PKGS ?= ./datapath/... ./ovsdb/... ./cmd/appctl/... ./ofproto/...
 FUZZTIME  ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: all build test test-short vet fmt-check race bench fuzz run demo clean
+.PHONY: all build deps test test-short vet fmt-check race bench fuzz run demo clean
+RUNDIR    ?= $(CURDIR)/run
 
 all: build
 
 build:
 	$(GO) build $(PKGS)
 
-## test: everything CI runs (format, vet, unit + integration tests, race detector).
-test: fmt-check vet
+## deps: the Debian packages the tests use as real peers (apt-get, if missing).
+deps:
+	./scripts/install-deps.sh
+
+## test: everything CI runs (packages, format, vet, unit + integration tests, race detector).
+test: deps fmt-check vet
 	$(GO) test -count=1 -timeout 25m $(PKGS)
 	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS)
 
@@ -40,11 +45,16 @@ fuzz:
 	  done; \
 	done
 
-## run: start the switch (see README).
+## run: the switch in the foreground, embedded OVSDB in $(RUNDIR).
 run:
-	$(GO) run ./cmd/gvs-demo
+	$(GO) build -o bin/gvs-vswitchd ./cmd/gvs-vswitchd
+	mkdir -p $(RUNDIR)
+	OVS_RUNDIR=$(RUNDIR) OVS_DBDIR=$(RUNDIR) OVS_LOGDIR=$(RUNDIR) ./bin/gvs-vswitchd --log-file
 
-demo: run
+## demo: two namespaces pinging through gvs-vswitchd (needs root and ovs-vsctl).
+demo:
+	$(GO) build -o bin/gvs-vswitchd ./cmd/gvs-vswitchd
+	./scripts/demo.sh
 
 clean:
 	$(GO) clean -testcache

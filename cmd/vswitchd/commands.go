@@ -1,0 +1,280 @@
+package vswitchd
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/dpnetdev"
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/netdev/dummy"
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/datapath/packet"
+)
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// registerCommands adds the daemon's unixctl commands. Each layer's
+// commands are registered here, from the top, so that the datapath and
+// ofproto never import appctl.
+func (d *Daemon) registerCommands() error {
+	if err := d.logs.RegisterCommands(d.reg); err != nil {
+		return err
+	}
+	if err := d.cov.RegisterCommands(d.reg); err != nil {
+		return err
+	}
+	cmds := []appctl.Command{
+		{Name: "exit", Usage: "[--cleanup]", MaxArgs: 1, Run: d.cmdExit},
+		{Name: "memory/show", Run: d.cmdMemoryShow},
+		{Name: "dpif/show", Run: d.cmdDpifShow},
+		{Name: "dpctl/show", Usage: "[-s] [dp...]", MaxArgs: appctl.Unlimited, Run: d.cmdDpctlShow},
+		{Name: "dpctl/dump-flows", Usage: "[-m] [--names | --no-names] [dp] [filter=..] [type=..] [pmd=..]", MaxArgs: 6, Run: d.cmdDumpFlows},
+		{Name: "dpctl/add-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutCreate)},
+		{Name: "dpctl/mod-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutModify)},
+		{Name: "dpctl/del-flow", Usage: "[dp] flow", MinArgs: 1, MaxArgs: 2, Run: d.cmdDelFlow},
+		{Name: "dpctl/del-flows", Usage: "[dp]", MaxArgs: 1, Run: d.cmdDelFlows},
+		{Name: "netdev-dummy/receive", Usage: "name packet|flow...", MinArgs: 2, MaxArgs: appctl.Unlimited, Run: d.cmdDummyReceive},
+	}
+	for _, c := range cmds {
+		if err := d.reg.RegisterCommand(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *Daemon) cmdExit(_ context.Context, args []string) (string, error) {
+	go func() {
+		time.Sleep(10 * time.Millisecond) // let the reply go out first
+		d.Exit()
+	}()
+	return "", nil
+}
+
+func (d *Daemon) cmdMemoryShow(context.Context, []string) (string, error) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	ports, flows := 0, uint64(0)
+	for _, dp := range d.datapaths() {
+		ports += len(dp.Ports())
+		flows += dp.Stats().Flows
+	}
+	return fmt.Sprintf("goroutines:%d heap-bytes:%d megaflows:%d ports:%d\n", runtime.NumGoroutine(), ms.HeapAlloc, flows, ports), nil
+}
+
+// dpName is how datapaths are named in dpctl output: "TYPE@NAME".
+func dpName(dp *dpnetdev.Datapath) string {
+	return "netdev@" + dp.Name()
+}
+
+// findDatapath resolves a dpctl datapath argument ("netdev@ovs-netdev",
+// "ovs-netdev" or the type), or the only datapath when name is "".
+func (d *Daemon) findDatapath(name string) (*dpnetdev.Datapath, error) {
+	dps := d.datapaths()
+	if name == "" {
+		switch len(dps) {
+		case 0:
+			return nil, errors.New("no datapaths exist")
+		case 1:
+			return dps[0], nil
+		}
+		return nil, errors.New("multiple datapaths, specify one")
+	}
+	for _, dp := range dps {
+		if name == dpName(dp) || name == dp.Name() || "ovs-"+name == dp.Name() {
+			return dp, nil
+		}
+	}
+	return nil, fmt.Errorf("datapath %q does not exist", name)
+}
+
+func (d *Daemon) cmdDpifShow(context.Context, []string) (string, error) {
+	var b strings.Builder
+	for _, dp := range d.datapaths() {
+		s := dp.Stats()
+		fmt.Fprintf(&b, "%s: hit:%d missed:%d\n", dpName(dp), s.Hit, s.Missed)
+	}
+	return b.String(), nil
+}
+
+func (d *Daemon) cmdDpctlShow(_ context.Context, args []string) (string, error) {
+	stats := false
+	var names []string
+	for _, a := range args {
+		if a == "-s" || a == "--statistics" {
+			stats = true
+		} else {
+			names = append(names, a)
+		}
+	}
+	dps := d.datapaths()
+	if len(names) > 0 {
+		dps = dps[:0]
+		for _, n := range names {
+			dp, err := d.findDatapath(n)
+			if err != nil {
+				return "", err
+			}
+			dps = append(dps, dp)
+		}
+	}
+	var b strings.Builder
+	for _, dp := range dps {
+		s := dp.Stats()
+		fmt.Fprintf(&b, "%s:\n  lookups: hit:%d missed:%d lost:%d\n  flows: %d\n", dpName(dp), s.Hit, s.Missed, s.Lost, s.Flows)
+		for _, p := range dp.Ports() {
+			typ := ""
+			if p.Type != "system" {
+				typ = " (" + p.Type + ")"
+			}
+			fmt.Fprintf(&b, "  port %d: %s%s\n", p.No, p.Name, typ)
+			if stats {
+				st := p.Device.Stats()
+				fmt.Fprintf(&b, "    RX packets:%d errors:%d dropped:%d overruns:? frame:?\n", st.RxPackets, st.RxErrors, st.RxDropped)
+				fmt.Fprintf(&b, "    TX packets:%d errors:%d dropped:%d aborted:? carrier:?\n", st.TxPackets, st.TxErrors, st.TxDropped)
+				fmt.Fprintf(&b, "    collisions:?\n    RX bytes:%d  TX bytes:%d\n", st.RxBytes, st.TxBytes)
+			}
+		}
+	}
+	return b.String(), nil
+}
+
+func (d *Daemon) cmdDumpFlows(_ context.Context, args []string) (string, error) {
+	verbose := false
+	name := ""
+	var filter *flow.Match
+	for _, a := range args {
+		switch {
+		case a == "-m" || a == "--more":
+			verbose = true
+		case a == "--names" || a == "--no-names" || strings.HasPrefix(a, "type=") || strings.HasPrefix(a, "pmd="):
+		case strings.HasPrefix(a, "filter="):
+			m, err := flow.ParseMatch(strings.TrimPrefix(a, "filter="))
+			if err != nil {
+				return "", fmt.Errorf("bad filter: %w", err)
+			}
+			filter = &m
+		default:
+			name = a
+		}
+	}
+	dp, err := d.findDatapath(name)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	now := time.Now()
+	b.WriteString("flow-dump from the main thread:\n")
+	dp.FlowDump(func(f *dpif.Flow) bool {
+		if filter != nil && !filterMatches(filter, f) {
+			return true
+		}
+		b.WriteString(dpif.FormatFlow(f, now, verbose))
+		b.WriteByte('\n')
+		return true
+	})
+	return b.String(), nil
+}
+
+// filterMatches applies a dump-flows filter: the megaflow's key must
+// match the filter on the filter's mask bits.
+func filterMatches(filter *flow.Match, f *dpif.Flow) bool {
+	k := f.Match.Key
+	return filter.Matches(&k)
+}
+
+func splitDP(args []string, want int) (string, []string) {
+	if len(args) > want {
+		return args[0], args[1:]
+	}
+	return "", args
+}
+
+func (d *Daemon) cmdPutFlow(flags dpif.PutFlags) appctl.Handler {
+	return func(_ context.Context, args []string) (string, error) {
+		name, rest := splitDP(args, 2)
+		dp, err := d.findDatapath(name)
+		if err != nil {
+			return "", err
+		}
+		m, err := flow.ParseMatch(rest[0])
+		if err != nil {
+			return "", err
+		}
+		acts, err := odp.ParseActions(rest[1])
+		if err != nil {
+			return "", err
+		}
+		m.Normalize()
+		return "", dp.FlowPut(&dpif.FlowPut{Match: m, Actions: acts, Flags: flags})
+	}
+}
+
+func (d *Daemon) cmdDelFlow(_ context.Context, args []string) (string, error) {
+	name, rest := splitDP(args, 1)
+	dp, err := d.findDatapath(name)
+	if err != nil {
+		return "", err
+	}
+	m, err := flow.ParseMatch(rest[0])
+	if err != nil {
+		return "", err
+	}
+	m.Normalize()
+	_, err = dp.FlowDel(dpif.UFIDFromMatch(&m))
+	return "", err
+}
+
+func (d *Daemon) cmdDelFlows(_ context.Context, args []string) (string, error) {
+	name := ""
+	if len(args) == 1 {
+		name = args[0]
+	}
+	dp, err := d.findDatapath(name)
+	if err != nil {
+		return "", err
+	}
+	dp.FlowFlush()
+	return "", nil
+}
+
+// cmdDummyReceive injects packets into a dummy port, as Open vSwitch's
+// netdev-dummy/receive: each argument is a packet in hex.
+func (d *Daemon) cmdDummyReceive(_ context.Context, args []string) (string, error) {
+	var dev *dummy.Device
+	for _, dp := range d.datapaths() {
+		if p, ok := dp.PortByName(args[0]); ok {
+			if dd, ok := p.Device.(*dummy.Device); ok {
+				dev = dd
+			}
+		}
+	}
+	if dev == nil {
+		return "", fmt.Errorf("no such dummy netdev '%s'", args[0])
+	}
+	for _, a := range args[1:] {
+		frame, err := hex.DecodeString(strings.TrimSpace(a))
+		if err != nil || len(frame) > packet.DefaultMTUBuf {
+			return "", fmt.Errorf("bad packet syntax")
+		}
+		if !dev.Inject(frame) {
+			return "", fmt.Errorf("%s: receive queue full", args[0])
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,188 @@
+package vswitchd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+// Version is gvs's version, reported by `version` and Open_vSwitch.ovs_version.
+const Version = "0.1.0"
+
+// Config is the daemon's configuration, from (in increasing precedence)
+// a configuration file, GVS_* environment variables, Open vSwitch's
+// OVS_RUNDIR/OVS_DBDIR/OVS_LOGDIR, and flags.
+type Config struct {
+	// Program is the name the daemon was invoked by (gvs-vswitchd, or
+	// ovs-vswitchd through a link); the pidfile and control socket are
+	// named after it.
+	Program string
+	RunDir  string
+	DBDir   string
+	LogDir  string
+	// Database is "" for the embedded server, else an OVSDB remote such as
+	// unix:PATH or tcp:HOST:PORT (ovs-vswitchd's positional DATABASE).
+	Database string
+	// DBFile is the embedded database file (default DBDir/conf.db).
+	DBFile string
+	// Pidfile is the pidfile path ("" for none).
+	Pidfile string
+	// Unixctl is the control socket path ("" for the default
+	// RunDir/Program.PID.ctl, "none" for no socket).
+	Unixctl string
+	LogFile string
+	// Verbose holds vlog specs (module:destination:level).
+	Verbose []string
+	Detach  bool
+	NoChdir bool
+	// EnableDummy and DisableSystem are ovs-vswitchd's test options:
+	// gvs always has dummy ports; DisableSystem refuses system ports.
+	EnableDummy   bool
+	DisableSystem bool
+	Workers       int
+}
+
+// defaultDir returns the Open vSwitch environment variable's value or a
+// default.
+func defaultDir(env, def string) string {
+	if v := os.Getenv(env); v != "" {
+		return v
+	}
+	return def
+}
+
+// ignoredOVSFlags are ovs-vswitchd options gvs accepts and ignores, so
+// scripts written for Open vSwitch run unchanged.
+var ignoredOVSFlags = []string{
+	"disable-system-route", "monitor", "overwrite-pidfile", "mlockall",
+	"no-self-confinement", "bootstrap-ca-cert", "peer-ca-cert",
+}
+
+var ignoredOVSValueFlags = []string{
+	"user", "private-key", "certificate", "ca-cert", "ssl-protocols", "ssl-ciphers", "dpdk",
+}
+
+// normalizeArgs rewrites Open vSwitch option spellings that pflag does
+// not parse: -vSPEC (attached value) becomes --verbose=SPEC.
+func normalizeArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if strings.HasPrefix(a, "-v") && len(a) > 2 && !strings.HasPrefix(a, "--") {
+			out = append(out, "--verbose="+a[2:])
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// NewCommand returns the cobra command for the daemon. run is called with
+// the final configuration.
+func NewCommand(program string, run func(*Config) error) *cobra.Command {
+	v := viper.New()
+	cfg := &Config{Program: program}
+	var configFile string
+	cmd := &cobra.Command{
+		Use:   program + " [DATABASE]",
+		Short: "gvs userspace virtual switch daemon",
+		Long: program + ` runs the gvs switch. Without DATABASE it serves its own OVSDB
+(the Open_vSwitch schema) on RUNDIR/db.sock, stored in DBDIR/conf.db; with
+DATABASE (unix:PATH or tcp:HOST:PORT) it uses an existing ovsdb-server.
+Directories come from --rundir/--dbdir/--logdir, else OVS_RUNDIR/OVS_DBDIR/
+OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
+		Args:          cobra.MaximumNArgs(1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			if configFile != "" {
+				v.SetConfigFile(configFile)
+				if err := v.ReadInConfig(); err != nil {
+					return fmt.Errorf("reading %s: %w", configFile, err)
+				}
+			}
+			cfg.RunDir = v.GetString("rundir")
+			cfg.DBDir = v.GetString("dbdir")
+			cfg.LogDir = v.GetString("logdir")
+			cfg.DBFile = v.GetString("db-file")
+			cfg.Workers = v.GetInt("workers")
+			cfg.Database = v.GetString("db")
+			if len(args) == 1 {
+				cfg.Database = args[0]
+			}
+			if cfg.DBFile == "" {
+				cfg.DBFile = filepath.Join(cfg.DBDir, "conf.db")
+			}
+			cfg.Pidfile = resolveOptional(cfg.Pidfile, cfg.RunDir, program+".pid")
+			cfg.LogFile = resolveOptional(cfg.LogFile, cfg.LogDir, program+".log")
+			return run(cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&configFile, "config", "", "configuration file (YAML, TOML or JSON) with keys rundir, dbdir, logdir, db, db-file, workers")
+	f.String("rundir", "", "directory for sockets and the pidfile (default $OVS_RUNDIR or /var/run/openvswitch)")
+	f.String("dbdir", "", "directory of the embedded database (default $OVS_DBDIR or /etc/openvswitch)")
+	f.String("logdir", "", "directory for the log file (default $OVS_LOGDIR or /var/log/openvswitch)")
+	f.String("db", "", "use this OVSDB remote (unix:PATH, tcp:HOST:PORT) instead of the embedded server")
+	f.String("db-file", "", "embedded database file (default DBDIR/conf.db)")
+	f.Int("workers", 1, "poll-mode workers (cores) per datapath")
+	f.StringVar(&cfg.Pidfile, "pidfile", "default", "write a pidfile (default RUNDIR/PROGRAM.pid; \"none\" for none)")
+	f.Lookup("pidfile").NoOptDefVal = "default"
+	f.StringVar(&cfg.LogFile, "log-file", "", "also log to this file (default LOGDIR/PROGRAM.log)")
+	f.Lookup("log-file").NoOptDefVal = "default"
+	f.StringVar(&cfg.Unixctl, "unixctl", "", "control socket path (default RUNDIR/PROGRAM.PID.ctl; \"none\" for none)")
+	f.StringArrayVarP(&cfg.Verbose, "verbose", "v", nil, "vlog spec MODULE:DESTINATION:LEVEL (repeatable); -v alone means dbg everywhere")
+	f.Lookup("verbose").NoOptDefVal = "dbg"
+	f.BoolVar(&cfg.Detach, "detach", false, "run in the background once ready")
+	f.BoolVar(&cfg.NoChdir, "no-chdir", false, "with --detach, do not chdir to /")
+	f.BoolVar(&cfg.EnableDummy, "enable-dummy", false, "accepted for ovs-vswitchd compatibility (dummy ports are always available)")
+	f.Lookup("enable-dummy").NoOptDefVal = "true"
+	f.BoolVar(&cfg.DisableSystem, "disable-system", false, "refuse system (AF_PACKET) and internal (tap) ports")
+	for _, n := range ignoredOVSFlags {
+		f.Bool(n, false, "accepted for ovs-vswitchd compatibility; ignored")
+		f.Lookup(n).Hidden = true
+	}
+	for _, n := range ignoredOVSValueFlags {
+		f.String(n, "", "accepted for ovs-vswitchd compatibility; ignored")
+		f.Lookup(n).Hidden = true
+	}
+	for _, k := range []string{"rundir", "dbdir", "logdir", "db", "db-file", "workers"} {
+		_ = v.BindPFlag(k, f.Lookup(k))
+	}
+	v.SetEnvPrefix("GVS")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	v.SetDefault("rundir", defaultDir("OVS_RUNDIR", "/var/run/openvswitch"))
+	v.SetDefault("dbdir", defaultDir("OVS_DBDIR", "/etc/openvswitch"))
+	v.SetDefault("logdir", defaultDir("OVS_LOGDIR", "/var/log/openvswitch"))
+	return cmd
+}
+
+// resolveOptional turns an optional-path option into a path: "" or "none"
+// is none, "default" is dir/name, a relative path is under dir.
+func resolveOptional(val, dir, name string) string {
+	switch val {
+	case "", "none":
+		return ""
+	case "default":
+		return filepath.Join(dir, name)
+	}
+	if !filepath.IsAbs(val) {
+		return filepath.Join(dir, val)
+	}
+	return val
+}
+
+// Main parses args and runs the daemon; it returns the exit status.
+func Main(program string, args []string) int {
+	cmd := NewCommand(program, func(c *Config) error { return Run(c) })
+	cmd.SetArgs(normalizeArgs(args))
+	if err := cmd.Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", program, err)
+		return 1
+	}
+	return 0
+}

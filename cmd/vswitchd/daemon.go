@@ -1,0 +1,380 @@
+package vswitchd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/cmd/appctl/coverage"
+	"github.com/gvs-project/gvs/cmd/appctl/vlog"
+	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/dpnetdev"
+	"github.com/gvs-project/gvs/ovsdb/bridge"
+	"github.com/gvs-project/gvs/ovsdb/client"
+	"github.com/gvs-project/gvs/ovsdb/server"
+	"github.com/gvs-project/gvs/ovsdb/vswitch"
+)
+
+// detachEnv carries the descriptor on which a detached child reports
+// readiness to the parent that started it.
+const detachEnv = "GVS_DETACH_READY_FD"
+
+// Daemon is a running gvs-vswitchd.
+type Daemon struct {
+	cfg  *Config
+	logs *vlog.Facility
+	log  *slog.Logger
+	cov  *coverage.Registry
+	reg  *appctl.Registry
+	ctl  *appctl.Server
+	pid  *appctl.Pidfile
+	db   *server.Server
+	dbc  *client.Client
+	sw   *dpSwitch
+
+	ctlPath string
+	dbSock  string
+
+	mu  sync.Mutex
+	dps map[string]*dpnetdev.Datapath // by datapath type ("netdev")
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Run runs the daemon until SIGTERM, SIGINT or `exit`.
+func Run(cfg *Config) error {
+	if cfg.Detach && os.Getenv(detachEnv) == "" {
+		return detach(cfg)
+	}
+	d, err := Start(cfg)
+	if err != nil {
+		return err
+	}
+	if fd := os.Getenv(detachEnv); fd != "" {
+		if n, err := strconv.Atoi(fd); err == nil {
+			f := os.NewFile(uintptr(n), "ready")
+			f.Write([]byte{1})
+			f.Close()
+		}
+		closeStandardFDs()
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	select {
+	case s := <-sig:
+		d.log.Info("received signal, exiting", "signal", s.String())
+	case <-d.ctx.Done():
+	}
+	return d.Close()
+}
+
+// closeStandardFDs points stdin, stdout and stderr at /dev/null once a
+// detached daemon is ready, as Open vSwitch's daemonize does, so that
+// whoever started it (a shell's command substitution, a test harness)
+// is not kept waiting on the pipes.
+func closeStandardFDs() {
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	for fd := 0; fd <= 2; fd++ {
+		unix.Dup3(int(null.Fd()), fd, 0)
+	}
+	null.Close()
+}
+
+// detach starts the daemon again in a new session and returns once the
+// child reports that it is ready (its sockets exist), as Open vSwitch's
+// --detach does.
+func detach(cfg *Config) error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, os.Args[1:]...)
+	cmd.Args[0] = os.Args[0]
+	cmd.Env = append(os.Environ(), detachEnv+"=3")
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.Stderr = os.Stderr // start-up errors show before the parent exits
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if !cfg.NoChdir {
+		cmd.Dir = "/"
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("detach: %w", err)
+	}
+	w.Close()
+	buf := make([]byte, 1)
+	if n, _ := r.Read(buf); n != 1 {
+		cmd.Wait()
+		return errors.New("detach: the daemon exited before it was ready")
+	}
+	return nil
+}
+
+// Start brings the daemon up: directories, logging, pidfile, database,
+// control socket. It returns once every socket accepts connections.
+func Start(cfg *Config) (*Daemon, error) {
+	d := &Daemon{cfg: cfg, dps: map[string]*dpnetdev.Datapath{}}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	for _, dir := range []string{cfg.RunDir, cfg.DBDir, cfg.LogDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", dir, err)
+		}
+	}
+	d.logs = vlog.New(vlog.Options{Program: cfg.Program})
+	if cfg.LogFile != "" {
+		if err := d.logs.SetLogFile(cfg.LogFile); err != nil {
+			return nil, fmt.Errorf("log file: %w", err)
+		}
+	}
+	d.log = d.logs.Logger("vswitchd")
+	for _, spec := range cfg.Verbose {
+		// Scripts written for Open vSwitch name its modules (-vvconn,
+		// -vofproto_dpif): a module gvs does not have is not fatal.
+		if err := d.logs.Set(spec); err != nil {
+			d.log.Warn("ignoring -v option", "spec", spec, "err", err)
+		}
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			d.Close()
+		}
+	}()
+	if cfg.Pidfile != "" {
+		p, err := appctl.CreatePidfile(cfg.Pidfile)
+		if err != nil {
+			return nil, err
+		}
+		d.pid = p
+	}
+	if err := d.startDatabase(); err != nil {
+		return nil, err
+	}
+	if err := d.startControl(); err != nil {
+		return nil, err
+	}
+	d.cov = coverage.New()
+	d.wg.Add(1)
+	go func() { defer d.wg.Done(); d.cov.Run(d.ctx) }()
+	if err := d.registerCommands(); err != nil {
+		return nil, err
+	}
+	if err := d.startBridges(); err != nil {
+		return nil, err
+	}
+	d.log.Info("gvs-vswitchd started", "version", Version, "rundir", cfg.RunDir, "database", d.databaseName())
+	ok = true
+	return d, nil
+}
+
+func (d *Daemon) databaseName() string {
+	if d.cfg.Database != "" {
+		return d.cfg.Database
+	}
+	return "unix:" + d.dbSock + " (embedded, " + d.cfg.DBFile + ")"
+}
+
+// startDatabase opens (or creates from the embedded Open_vSwitch schema)
+// the database file and serves it on RUNDIR/db.sock, unless an external
+// database was given.
+func (d *Daemon) startDatabase() error {
+	if d.cfg.Database != "" {
+		return nil
+	}
+	var db *server.Database
+	if _, err := os.Stat(d.cfg.DBFile); errors.Is(err, os.ErrNotExist) {
+		db, err = server.CreateDatabaseFile(d.cfg.DBFile, vswitch.SchemaJSON)
+		if err != nil {
+			return fmt.Errorf("creating %s: %w", d.cfg.DBFile, err)
+		}
+	} else {
+		db, _, err = server.OpenDatabaseFile(d.cfg.DBFile)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", d.cfg.DBFile, err)
+		}
+	}
+	d.db = server.New()
+	dblog := d.logs.Logger("ovsdb_server")
+	d.db.SetErrorHook(func(err error) { dblog.Warn("connection error", "err", err) })
+	if err := d.db.AddDatabase(db); err != nil {
+		return err
+	}
+	d.dbSock = filepath.Join(d.cfg.RunDir, "db.sock")
+	ln, err := listenUnix(d.dbSock)
+	if err != nil {
+		return err
+	}
+	d.wg.Add(1)
+	go func() { defer d.wg.Done(); d.db.Serve(ln) }()
+	return nil
+}
+
+// listenUnix listens on a unix socket path, replacing a stale socket file
+// left by a process that died (never a live one: the pidfile lock guards
+// against two daemons).
+func listenUnix(path string) (net.Listener, error) {
+	if _, err := os.Stat(path); err == nil {
+		os.Remove(path)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", path, err)
+	}
+	return ln, nil
+}
+
+func (d *Daemon) startControl() error {
+	d.reg = appctl.NewRegistry(appctl.VersionString(d.cfg.Program, "gvs", Version))
+	d.ctl = appctl.NewServer(d.reg, d.logs.Logger("unixctl"))
+	switch d.cfg.Unixctl {
+	case "none":
+		return nil
+	case "":
+		d.ctlPath = appctl.SocketPath(d.cfg.RunDir, d.cfg.Program, os.Getpid())
+	default:
+		d.ctlPath = appctl.ResolvePath(d.cfg.RunDir, d.cfg.Unixctl)
+	}
+	ln, err := appctl.Listen(d.ctlPath)
+	if err != nil {
+		return err
+	}
+	d.wg.Add(1)
+	go func() { defer d.wg.Done(); d.ctl.Serve(ln) }()
+	return nil
+}
+
+// startBridges connects to the database (the embedded one over its socket,
+// like any client) and starts the bridge layer.
+func (d *Daemon) startBridges() error {
+	target := d.cfg.Database
+	if target == "" {
+		target = "unix:" + d.dbSock
+	}
+	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, target)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", target, err)
+	}
+	d.dbc = c
+	d.sw = newDPSwitch(d)
+	info := bridge.Info{
+		OVSVersion:    Version,
+		DatapathTypes: []string{"dummy", "netdev", "system"},
+		IfaceTypes:    []string{"dummy", "internal", "patch", "system"},
+	}
+	run := bridge.NewRunner(c, d.sw, info, d.logs.Logger("bridge"))
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		if err := run.Run(d.ctx); err != nil {
+			d.log.Error("bridge layer stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Datapath returns the datapath of a type, creating it on first use, as
+// Open vSwitch keeps one datapath per type shared by its bridges.
+func (d *Daemon) Datapath(typ string) *dpnetdev.Datapath {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if dp, ok := d.dps[typ]; ok {
+		return dp
+	}
+	cfg := dpif.DefaultConfig()
+	if d.cfg.Workers > 0 {
+		cfg.Workers = d.cfg.Workers
+	}
+	dp := dpnetdev.New("ovs-"+typ, cfg)
+	if err := dp.Start(); err != nil {
+		d.log.Error("starting datapath", "type", typ, "err", err)
+	}
+	d.dps[typ] = dp
+	return dp
+}
+
+// datapaths returns the datapaths sorted by name.
+func (d *Daemon) datapaths() []*dpnetdev.Datapath {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]*dpnetdev.Datapath, 0, len(d.dps))
+	for _, t := range sortedKeys(d.dps) {
+		out = append(out, d.dps[t])
+	}
+	return out
+}
+
+// Exit asks the daemon to stop (the `exit` command).
+func (d *Daemon) Exit() { d.cancel() }
+
+// Close stops everything and removes the sockets and pidfile.
+func (d *Daemon) Close() error {
+	d.cancel()
+	if d.ctl != nil {
+		d.ctl.Close()
+	}
+	if d.dbc != nil {
+		d.dbc.Close()
+	}
+	if d.db != nil {
+		d.db.Close()
+	}
+	d.wg.Wait()
+	for _, dp := range d.datapaths() {
+		dp.Close()
+		for _, p := range dp.Ports() {
+			p.Device.Close()
+		}
+	}
+	if d.ctlPath != "" {
+		os.Remove(d.ctlPath)
+	}
+	if d.dbSock != "" {
+		os.Remove(d.dbSock)
+	}
+	if d.pid != nil {
+		d.pid.Remove()
+	}
+	if d.logs != nil {
+		d.logs.CloseFile()
+	}
+	return nil
+}
+
+// waitSocket waits until a unix socket accepts connections (tests).
+func waitSocket(path string, timeout time.Duration) error {
+	end := time.Now().Add(timeout)
+	for {
+		c, err := net.Dial("unix", path)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(end) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,87 @@
+package bridge
+
+import "sort"
+
+// Config is the desired state read from the database.
+type Config struct {
+	// NextCfg is Open_vSwitch.next_cfg; once applied it is written to
+	// cur_cfg, which is what `ovs-vsctl --wait` waits for.
+	NextCfg int64
+	Bridges []BridgeConfig
+}
+
+// BridgeConfig is one Bridge row with its ports.
+type BridgeConfig struct {
+	UUID         string
+	Name         string
+	DatapathType string // "" means "system" in Open vSwitch; gvs maps both to its userspace datapath
+	FailMode     string // "", "secure" or "standalone"
+	OtherConfig  map[string]string
+	ExternalIDs  map[string]string
+	Controllers  []string // Controller.target values
+	Protocols    []string
+	Ports        []PortConfig
+}
+
+// PortConfig is one Port row with its interfaces.
+type PortConfig struct {
+	UUID       string
+	Name       string
+	Tag        int64 // -1 when unset
+	Trunks     []int64
+	VLANMode   string
+	Interfaces []IfaceConfig
+}
+
+// IfaceConfig is one Interface row.
+type IfaceConfig struct {
+	UUID          string
+	Name          string
+	Type          string // "" means "system"
+	Options       map[string]string
+	OfportRequest int64 // 0 when unset
+	MTURequest    int64 // 0 when unset
+	ExternalIDs   map[string]string
+}
+
+// IfaceStatus is what the bridge layer writes back to an Interface row.
+type IfaceStatus struct {
+	Ofport     int64 // -1 when the interface could not be added
+	Ifindex    int64
+	MACInUse   string
+	MTU        int64
+	AdminState string // "up" or "down"
+	LinkState  string
+	Error      string // "" when fine
+	Statistics map[string]int64
+	Status     map[string]string
+}
+
+// BridgeStatus is what the bridge layer writes back to a Bridge row.
+type BridgeStatus struct {
+	DatapathID      string // 16 hex digits
+	DatapathVersion string
+}
+
+// Status is the complete write-back after a reconciliation.
+type Status struct {
+	CurCfg     int64
+	Bridges    map[string]BridgeStatus // by Bridge UUID
+	Interfaces map[string]IfaceStatus  // by Interface UUID
+}
+
+// IfaceRef names an interface within a bridge.
+type IfaceRef struct {
+	Bridge string
+	Iface  string
+}
+
+// sortedIfaces returns every interface of a bridge in name order.
+func (b *BridgeConfig) sortedIfaces() []IfaceConfig {
+	var out []IfaceConfig
+	for _, p := range b.Ports {
+		out = append(out, p.Interfaces...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

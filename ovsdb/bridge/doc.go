@@ -1,0 +1,15 @@
+// Package bridge is gvs's counterpart of Open vSwitch's vswitchd/bridge.c:
+// it turns the Open_vSwitch database's Bridge, Port and Interface rows into
+// bridges and ports of a Switch, applies changes incrementally (a new port
+// never disturbs the others; a bad row yields Interface.error and leaves the
+// rest working), and computes what to write back (ofport, ifindex,
+// mac_in_use, mtu, admin_state, link_state, statistics, error, and the
+// Open_vSwitch/Bridge status columns).
+//
+// The Switch interface is implemented by the layer below (ofproto, which
+// opens ports by type); this package knows nothing of packets or OpenFlow
+// messages. Desired state arrives as a Config parsed from database rows
+// (see Parse) so the reconciliation logic is testable without a database.
+//
+// It imports ovsdb/model and ovsdb/client only.
+package bridge

@@ -1,0 +1,153 @@
+package bridge
+
+import (
+	"sort"
+
+	"github.com/gvs-project/gvs/ovsdb/client"
+	"github.com/gvs-project/gvs/ovsdb/model"
+)
+
+// MonitoredTables are the tables and columns the bridge layer reads.
+var MonitoredTables = []client.MonitorTable{
+	{Table: "Open_vSwitch", Columns: []string{"bridges", "next_cfg", "cur_cfg", "datapaths", "other_config", "external_ids", "ovs_version", "datapath_types", "iface_types"}},
+	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version"}},
+	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode"}},
+	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "statistics"}},
+	{Table: "Controller", Columns: []string{"target"}},
+	{Table: "Datapath", Columns: []string{"capabilities"}},
+}
+
+func str(d model.Datum) string {
+	if len(d.Keys) == 0 {
+		return ""
+	}
+	s, _ := d.Keys[0].(string)
+	return s
+}
+
+func integer(d model.Datum, def int64) int64 {
+	if len(d.Keys) == 0 {
+		return def
+	}
+	n, ok := d.Keys[0].(int64)
+	if !ok {
+		return def
+	}
+	return n
+}
+
+func strMap(d model.Datum) map[string]string {
+	m := make(map[string]string, len(d.Keys))
+	for i, k := range d.Keys {
+		ks, _ := k.(string)
+		var vs string
+		if i < len(d.Values) {
+			vs, _ = d.Values[i].(string)
+		}
+		m[ks] = vs
+	}
+	return m
+}
+
+func strs(d model.Datum) []string {
+	out := make([]string, 0, len(d.Keys))
+	for _, k := range d.Keys {
+		if s, ok := k.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func ints(d model.Datum) []int64 {
+	out := make([]int64, 0, len(d.Keys))
+	for _, k := range d.Keys {
+		if n, ok := k.(int64); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func uuids(d model.Datum) []model.UUID {
+	out := make([]model.UUID, 0, len(d.Keys))
+	for _, k := range d.Keys {
+		if u, ok := k.(model.UUID); ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// RootRow returns the Open_vSwitch row, or nil before `ovs-vsctl init`.
+func RootRow(s *client.Snapshot) *client.Row {
+	rows := s.Rows("Open_vSwitch")
+	if len(rows) == 0 {
+		return nil
+	}
+	return rows[0]
+}
+
+// Parse reads the desired configuration from a replica snapshot: the
+// bridges the Open_vSwitch row references, their ports and interfaces.
+// Rows that reference missing rows are skipped, as Open vSwitch does.
+func Parse(s *client.Snapshot) Config {
+	root := RootRow(s)
+	if root == nil {
+		return Config{}
+	}
+	cfg := Config{NextCfg: integer(root.Get("next_cfg"), 0)}
+	for _, bu := range uuids(root.Get("bridges")) {
+		br := s.Row("Bridge", bu)
+		if br == nil {
+			continue
+		}
+		bc := BridgeConfig{
+			UUID:         bu.String(),
+			Name:         str(br.Get("name")),
+			DatapathType: str(br.Get("datapath_type")),
+			FailMode:     str(br.Get("fail_mode")),
+			OtherConfig:  strMap(br.Get("other_config")),
+			ExternalIDs:  strMap(br.Get("external_ids")),
+			Protocols:    strs(br.Get("protocols")),
+		}
+		for _, cu := range uuids(br.Get("controller")) {
+			if c := s.Row("Controller", cu); c != nil {
+				bc.Controllers = append(bc.Controllers, str(c.Get("target")))
+			}
+		}
+		sort.Strings(bc.Controllers)
+		for _, pu := range uuids(br.Get("ports")) {
+			pr := s.Row("Port", pu)
+			if pr == nil {
+				continue
+			}
+			pc := PortConfig{
+				UUID:     pu.String(),
+				Name:     str(pr.Get("name")),
+				Tag:      integer(pr.Get("tag"), -1),
+				Trunks:   ints(pr.Get("trunks")),
+				VLANMode: str(pr.Get("vlan_mode")),
+			}
+			for _, iu := range uuids(pr.Get("interfaces")) {
+				ir := s.Row("Interface", iu)
+				if ir == nil {
+					continue
+				}
+				pc.Interfaces = append(pc.Interfaces, IfaceConfig{
+					UUID:          iu.String(),
+					Name:          str(ir.Get("name")),
+					Type:          str(ir.Get("type")),
+					Options:       strMap(ir.Get("options")),
+					OfportRequest: integer(ir.Get("ofport_request"), 0),
+					MTURequest:    integer(ir.Get("mtu_request"), 0),
+					ExternalIDs:   strMap(ir.Get("external_ids")),
+				})
+			}
+			bc.Ports = append(bc.Ports, pc)
+		}
+		cfg.Bridges = append(cfg.Bridges, bc)
+	}
+	sort.Slice(cfg.Bridges, func(i, j int) bool { return cfg.Bridges[i].Name < cfg.Bridges[j].Name })
+	return cfg
+}

@@ -1,0 +1,152 @@
+package bridge
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// OFPPLocal is the OpenFlow number of a bridge's local port.
+const OFPPLocal = 65534
+
+// Switch is what the bridge layer configures: named bridges whose ports
+// have OpenFlow port numbers. ofproto implements it; the daemon provides
+// an implementation over the datapath until then.
+type Switch interface {
+	AddBridge(cfg *BridgeConfig) error
+	// UpdateBridge applies bridge-level changes (fail mode, other_config,
+	// controllers, protocols) to an existing bridge.
+	UpdateBridge(cfg *BridgeConfig) error
+	DelBridge(name string) error
+	// AddPort adds an interface and returns its OpenFlow port number,
+	// honouring OfportRequest when that number is free.
+	AddPort(bridge string, iface *IfaceConfig) (ofport int64, err error)
+	DelPort(bridge, iface string) error
+	IfaceStatus(bridge, iface string) IfaceStatus
+	BridgeStatus(bridge string) BridgeStatus
+}
+
+// Reconciler applies Configs to a Switch incrementally.
+type Reconciler struct {
+	sw      Switch
+	bridges map[string]*appliedBridge
+}
+
+type appliedBridge struct {
+	cfg    BridgeConfig
+	ifaces map[string]IfaceConfig // added successfully, by name
+	failed map[string]string      // name -> error text
+}
+
+// NewReconciler returns a reconciler for sw with nothing applied yet.
+func NewReconciler(sw Switch) *Reconciler {
+	return &Reconciler{sw: sw, bridges: map[string]*appliedBridge{}}
+}
+
+// bridgeLevelEqual reports whether two bridge configs differ only in
+// their ports.
+func bridgeLevelEqual(a, b *BridgeConfig) bool {
+	return a.FailMode == b.FailMode && maps.Equal(a.OtherConfig, b.OtherConfig) &&
+		slices.Equal(a.Controllers, b.Controllers) && slices.Equal(a.Protocols, b.Protocols) &&
+		maps.Equal(a.ExternalIDs, b.ExternalIDs)
+}
+
+// ifaceEqual reports whether an interface can stay as it is.
+func ifaceEqual(a, b *IfaceConfig) bool {
+	return a.Type == b.Type && maps.Equal(a.Options, b.Options) &&
+		a.OfportRequest == b.OfportRequest && a.MTURequest == b.MTURequest
+}
+
+// Apply makes the switch match cfg and returns the status to write back.
+// Interfaces that cannot be added get an error in their status; the rest
+// of the configuration still applies.
+func (r *Reconciler) Apply(cfg *Config) Status {
+	want := map[string]*BridgeConfig{}
+	for i := range cfg.Bridges {
+		want[cfg.Bridges[i].Name] = &cfg.Bridges[i]
+	}
+	// Bridges that went away, or whose datapath type changed.
+	for name, ab := range r.bridges {
+		if w, ok := want[name]; !ok || w.DatapathType != ab.cfg.DatapathType {
+			r.delBridge(name, ab)
+		}
+	}
+	// An interface name is unique across bridges: the first bridge (by
+	// name) that asks for it gets it.
+	owner := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		for _, ic := range want[name].sortedIfaces() {
+			if _, taken := owner[ic.Name]; !taken {
+				owner[ic.Name] = name
+			}
+		}
+	}
+	st := Status{CurCfg: cfg.NextCfg, Bridges: map[string]BridgeStatus{}, Interfaces: map[string]IfaceStatus{}}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		bc := want[name]
+		ab := r.bridges[name]
+		if ab == nil {
+			if err := r.sw.AddBridge(bc); err != nil {
+				for _, ic := range bc.sortedIfaces() {
+					st.Interfaces[ic.UUID] = IfaceStatus{Ofport: -1, Error: fmt.Sprintf("bridge %s: %v", name, err)}
+				}
+				continue
+			}
+			ab = &appliedBridge{cfg: *bc, ifaces: map[string]IfaceConfig{}, failed: map[string]string{}}
+			r.bridges[name] = ab
+		} else if !bridgeLevelEqual(&ab.cfg, bc) {
+			if err := r.sw.UpdateBridge(bc); err == nil {
+				ab.cfg = *bc
+			}
+		}
+		r.applyPorts(ab, bc, owner)
+		st.Bridges[bc.UUID] = r.sw.BridgeStatus(name)
+		for _, ic := range bc.sortedIfaces() {
+			if e, ok := ab.failed[ic.Name]; ok {
+				st.Interfaces[ic.UUID] = IfaceStatus{Ofport: -1, Error: e}
+				continue
+			}
+			st.Interfaces[ic.UUID] = r.sw.IfaceStatus(name, ic.Name)
+		}
+	}
+	return st
+}
+
+func (r *Reconciler) delBridge(name string, ab *appliedBridge) {
+	for iface := range ab.ifaces {
+		r.sw.DelPort(name, iface)
+	}
+	r.sw.DelBridge(name)
+	delete(r.bridges, name)
+}
+
+// applyPorts removes interfaces that went away or changed, then adds the
+// new ones; interfaces that did not change are not touched.
+func (r *Reconciler) applyPorts(ab *appliedBridge, bc *BridgeConfig, owner map[string]string) {
+	want := map[string]IfaceConfig{}
+	for _, ic := range bc.sortedIfaces() {
+		want[ic.Name] = ic
+	}
+	for name, have := range ab.ifaces {
+		if w, ok := want[name]; !ok || !ifaceEqual(&have, &w) || owner[name] != bc.Name {
+			r.sw.DelPort(bc.Name, name)
+			delete(ab.ifaces, name)
+		}
+	}
+	clear(ab.failed)
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if _, ok := ab.ifaces[name]; ok {
+			continue
+		}
+		ic := want[name]
+		if owner[name] != bc.Name {
+			ab.failed[name] = fmt.Sprintf("could not add network device %s to ofproto (File exists)", name)
+			continue
+		}
+		if _, err := r.sw.AddPort(bc.Name, &ic); err != nil {
+			ab.failed[name] = err.Error()
+			continue
+		}
+		ab.ifaces[name] = ic
+	}
+}

@@ -1,0 +1,216 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/gvs-project/gvs/ovsdb/client"
+	"github.com/gvs-project/gvs/ovsdb/model"
+)
+
+// Info is what the switch reports about itself in the Open_vSwitch row
+// and in Datapath.capabilities.
+type Info struct {
+	OVSVersion    string
+	DatapathTypes []string
+	IfaceTypes    []string
+	Capabilities  map[string]string
+}
+
+// StatsInterval is how often interface statistics and link state are
+// refreshed when nothing else changes (Open vSwitch: stats-update-interval,
+// default 5 s).
+const StatsInterval = 5 * time.Second
+
+// Runner keeps a Switch in step with the database: it monitors the
+// tables, reconciles on every change, and writes status back.
+type Runner struct {
+	c    *client.Client
+	rec  *Reconciler
+	info Info
+	log  *slog.Logger
+	rep  *client.Replica
+}
+
+// NewRunner returns a runner over a connected client.
+func NewRunner(c *client.Client, sw Switch, info Info, log *slog.Logger) *Runner {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{c: c, rec: NewReconciler(sw), info: info, log: log}
+}
+
+// Run monitors and reconciles until ctx ends.
+func (r *Runner) Run(ctx context.Context) error {
+	rep, err := r.c.Monitor(ctx, "Open_vSwitch", MonitoredTables)
+	if err != nil {
+		return fmt.Errorf("bridge: monitoring Open_vSwitch: %w", err)
+	}
+	r.rep = rep
+	tick := time.NewTicker(StatsInterval)
+	defer tick.Stop()
+	lastSeq := ^uint64(0)
+	for {
+		snap := rep.Snapshot()
+		if snap.Seq != lastSeq {
+			lastSeq = snap.Seq
+			r.reconcile(ctx, snap)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-rep.Changed():
+		case <-tick.C:
+			r.reconcile(ctx, rep.Snapshot())
+		}
+	}
+}
+
+// reconcile applies the snapshot and writes back what changed.
+func (r *Runner) reconcile(ctx context.Context, snap *client.Snapshot) {
+	cfg := Parse(snap)
+	st := r.rec.Apply(&cfg)
+	txn := r.c.Txn("Open_vSwitch")
+	r.writeBack(txn, snap, &st)
+	if txn.Len() == 0 {
+		return
+	}
+	if _, err := txn.Commit(ctx); err != nil && ctx.Err() == nil {
+		r.log.Warn("status write-back failed", "err", err)
+	}
+}
+
+func datumStrings(d model.Datum) []string { return strs(d) }
+
+// writeBack adds to txn the updates that make the database show st.
+func (r *Runner) writeBack(txn *client.Txn, snap *client.Snapshot, st *Status) {
+	if root := RootRow(snap); root != nil {
+		row := map[string]any{}
+		if cur := integer(root.Get("cur_cfg"), 0); cur != st.CurCfg {
+			row["cur_cfg"] = st.CurCfg
+		}
+		if str(root.Get("ovs_version")) != r.info.OVSVersion {
+			row["ovs_version"] = r.info.OVSVersion
+		}
+		if !slices.Equal(datumStrings(root.Get("datapath_types")), sortedCopy(r.info.DatapathTypes)) {
+			row["datapath_types"] = r.info.DatapathTypes
+		}
+		if !slices.Equal(datumStrings(root.Get("iface_types")), sortedCopy(r.info.IfaceTypes)) {
+			row["iface_types"] = r.info.IfaceTypes
+		}
+		if len(row) > 0 {
+			txn.SetColumns("Open_vSwitch", root.UUID, row)
+		}
+		// Fill Datapath rows (ovn-controller creates them empty).
+		for _, dpRow := range snap.Rows("Datapath") {
+			if !maps.Equal(strMap(dpRow.Get("capabilities")), r.info.Capabilities) && len(r.info.Capabilities) > 0 {
+				txn.SetColumns("Datapath", dpRow.UUID, map[string]any{"capabilities": r.info.Capabilities})
+			}
+		}
+	}
+	for id, bs := range st.Bridges {
+		u, err := model.ParseUUID(id)
+		if err != nil {
+			continue
+		}
+		row := snap.Row("Bridge", u)
+		if row == nil {
+			continue
+		}
+		upd := map[string]any{}
+		if bs.DatapathID != "" && str(row.Get("datapath_id")) != bs.DatapathID {
+			upd["datapath_id"] = bs.DatapathID
+		}
+		if str(row.Get("datapath_version")) != bs.DatapathVersion {
+			upd["datapath_version"] = bs.DatapathVersion
+		}
+		if len(upd) > 0 {
+			txn.SetColumns("Bridge", u, upd)
+		}
+	}
+	for id, is := range st.Interfaces {
+		u, err := model.ParseUUID(id)
+		if err != nil {
+			continue
+		}
+		row := snap.Row("Interface", u)
+		if row == nil {
+			continue
+		}
+		if upd := ifaceUpdate(row, &is); len(upd) > 0 {
+			txn.SetColumns("Interface", u, upd)
+		}
+	}
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
+}
+
+// optInt and optStr give the value of an optional column: empty when unset.
+func optInt(v int64, set bool) any {
+	if !set {
+		return nil
+	}
+	return []int64{v}
+}
+
+func optStr(v string) any {
+	if v == "" {
+		return nil
+	}
+	return []string{v}
+}
+
+// ifaceUpdate returns the Interface columns whose values differ from is.
+func ifaceUpdate(row *client.Row, is *IfaceStatus) map[string]any {
+	upd := map[string]any{}
+	setInt := func(col string, v int64, set bool) {
+		cur := ints(row.Get(col))
+		if set && (len(cur) != 1 || cur[0] != v) || !set && len(cur) != 0 {
+			upd[col] = optInt(v, set)
+		}
+	}
+	setStr := func(col, v string) {
+		if str(row.Get(col)) != v {
+			upd[col] = optStr(v)
+		}
+	}
+	setInt("ofport", is.Ofport, true)
+	ok := is.Error == "" && is.Ofport > 0
+	setInt("ifindex", is.Ifindex, ok)
+	setInt("mtu", is.MTU, ok && is.MTU > 0)
+	setStr("mac_in_use", is.MACInUse)
+	setStr("admin_state", is.AdminState)
+	setStr("link_state", is.LinkState)
+	setStr("error", is.Error)
+	cur := row.Get("statistics")
+	want := is.Statistics
+	if want == nil {
+		want = map[string]int64{}
+	}
+	if !statsEqual(cur, want) {
+		upd["statistics"] = want
+	}
+	return upd
+}
+
+func statsEqual(d model.Datum, m map[string]int64) bool {
+	if len(d.Keys) != len(m) {
+		return false
+	}
+	for i, k := range d.Keys {
+		ks, _ := k.(string)
+		v, _ := d.Values[i].(int64)
+		if w, ok := m[ks]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}

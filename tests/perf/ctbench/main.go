@@ -1,0 +1,236 @@
+// Command ctbench measures the zone-keyed connection tracker the way Open
+// vSwitch's `ovstest test-conntrack` does:
+//
+//	ctbench benchmark-zones N_CONNS N_ZONES ITERATIONS
+//	ctbench benchmark N_THREADS N_PKTS BATCH_SIZE [CHANGE_CONNECTION]
+//
+// benchmark-zones fills N_ZONES zones with N_CONNS UDP connections each,
+// then per iteration flushes zone 1, commits its N_CONNS connections again
+// (one packet per call), looks them up again without commit and flushes
+// an empty zone, and prints min/max/95th percentile/average in µs in the
+// layout of test-conntrack. benchmark runs N_THREADS goroutines each
+// sending N_PKTS packets, BATCH_SIZE per call, through ct(commit).
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gvs-project/gvs/datapath/conntrack"
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/datapath/packet"
+)
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: ctbench benchmark-zones N_CONNS N_ZONES ITERATIONS\n       ctbench benchmark N_THREADS N_PKTS BATCH_SIZE [CHANGE_CONNECTION]")
+	os.Exit(2)
+}
+
+func arg(s string) uint64 {
+	v, err := strconv.ParseUint(s, 0, 64)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ctbench: bad number %q: %v\n", s, err)
+		os.Exit(2)
+	}
+	return v
+}
+
+// udpFrame builds an Ethernet/IPv4/UDP frame with valid checksums.
+func udpFrame(sport, dport uint16) []byte {
+	f := make([]byte, 14+20+8+4)
+	binary.BigEndian.PutUint16(f[12:], 0x0800)
+	ip := f[14:]
+	ip[0] = 0x45
+	binary.BigEndian.PutUint16(ip[2:], 32)
+	ip[8] = 64
+	ip[9] = 17
+	copy(ip[12:], []byte{10, 1, 1, 1})
+	copy(ip[16:], []byte{10, 2, 2, 2})
+	binary.BigEndian.PutUint16(ip[10:], packet.Checksum(ip[:20]))
+	u := ip[20:]
+	binary.BigEndian.PutUint16(u[0:], sport)
+	binary.BigEndian.PutUint16(u[2:], dport)
+	binary.BigEndian.PutUint16(u[4:], 12)
+	sum := packet.PseudoHeaderIPv4(0x0a010101, 0x0a020202, 17, 12)
+	c := packet.Fold(packet.ChecksumPartial(u, sum))
+	if c == 0 {
+		c = 0xffff
+	}
+	binary.BigEndian.PutUint16(u[6:], c)
+	return f
+}
+
+func ct(s string) *odp.CtParams {
+	acts, err := odp.ParseActions(s)
+	if err != nil {
+		panic(err)
+	}
+	return acts[0].Ct
+}
+
+type stopwatch struct{ samples []float64 }
+
+func (s *stopwatch) add(d time.Duration) { s.samples = append(s.samples, float64(d.Nanoseconds())/1e3) }
+
+func (s *stopwatch) stats() (mn, mx, p95, avg float64) {
+	v := slices.Clone(s.samples)
+	slices.Sort(v)
+	if len(v) == 0 {
+		return
+	}
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	return v[0], v[len(v)-1], v[min(len(v)-1, len(v)*95/100)], sum / float64(len(v))
+}
+
+func benchmarkZones(nConns, nZones, iterations uint64) {
+	if nConns == 0 || nConns >= 1<<32 || nZones == 0 || nZones >= 1<<16 || iterations == 0 {
+		fmt.Fprintln(os.Stderr, "ctbench: need 1 <= n_conns < 2^32, 1 <= n_zones < 2^16, iterations > 0")
+		os.Exit(2)
+	}
+	tr := conntrack.New(conntrack.Config{})
+	start := time.Now()
+	pkts := make([]*packet.Packet, nConns)
+	for i := range pkts {
+		sport, dport := uint16(i>>16), uint16(i)
+		if sport == 0 {
+			sport = 0xffff
+		}
+		if dport == 0 {
+			dport = 0xffff
+		}
+		p := packet.New(64)
+		p.SetData(udpFrame(sport, dport))
+		pkts[i] = p
+	}
+	fmt.Printf("initial packet generation time: %d ms\n", time.Since(start).Milliseconds())
+	var b packet.Batch
+	exec := func(p *packet.Packet, a *odp.CtParams) {
+		p.Md = packet.Metadata{}
+		b.N = 0
+		b.Add(p)
+		tr.Execute(&b, a)
+	}
+	commits := make([]*odp.CtParams, nZones)
+	for z := range commits {
+		commits[z] = ct(fmt.Sprintf("ct(commit,zone=%d)", z))
+	}
+	start = time.Now()
+	for z := range nZones {
+		for _, p := range pkts {
+			exec(p, commits[z])
+		}
+	}
+	fmt.Printf("initial insert time: %d ms\n", time.Since(start).Milliseconds())
+	commit1, lookup1 := ct("ct(commit,zone=1)"), ct("ct(zone=1)")
+	var swCommit, swLookup, swFull, swEmpty stopwatch
+	start = time.Now()
+	for range iterations {
+		t0 := time.Now()
+		tr.FlushZone(1)
+		swFull.add(time.Since(t0))
+
+		t0 = time.Now()
+		for _, p := range pkts {
+			exec(p, commit1)
+		}
+		swCommit.add(time.Since(t0))
+
+		t0 = time.Now()
+		for _, p := range pkts {
+			exec(p, lookup1)
+		}
+		swLookup.add(time.Since(t0))
+
+		t0 = time.Now()
+		tr.FlushZone(0xffff)
+		swEmpty.add(time.Since(t0))
+	}
+	fmt.Printf("flush run time: %d ms\n", time.Since(start).Milliseconds())
+	c := [4]*stopwatch{&swCommit, &swLookup, &swFull, &swEmpty}
+	var mn, mx, p95, avg [4]float64
+	for i, s := range c {
+		mn[i], mx[i], p95[i], avg[i] = s.stats()
+	}
+	fmt.Println("results:")
+	fmt.Println("         | ct execute (commit) | ct execute (no commit) | flush full zone | flush empty zone |")
+	fmt.Println("+--------+---------------------+------------------------+-----------------+------------------+")
+	fmt.Printf("| Min    | %16d us | %19d us | %12d us | %13d us |\n", int64(mn[0]), int64(mn[1]), int64(mn[2]), int64(mn[3]))
+	fmt.Printf("| Max    | %16d us | %19d us | %12d us | %13d us |\n", int64(mx[0]), int64(mx[1]), int64(mx[2]), int64(mx[3]))
+	fmt.Printf("| 95%%ile | %16.2f us | %19.2f us | %12.2f us | %13.2f us |\n", p95[0], p95[1], p95[2], p95[3])
+	fmt.Printf("| Avg    | %16.2f us | %19.2f us | %12.2f us | %13.2f us |\n", avg[0], avg[1], avg[2], avg[3])
+}
+
+func benchmark(nThreads, nPkts, batchSize uint64, change bool) {
+	if nThreads == 0 {
+		fmt.Fprintln(os.Stderr, "ctbench: n_threads must be at least one")
+		os.Exit(2)
+	}
+	if batchSize == 0 || batchSize > packet.BatchSize {
+		fmt.Fprintf(os.Stderr, "ctbench: batch_size must be between 1 and %d\n", packet.BatchSize)
+		os.Exit(2)
+	}
+	tr := conntrack.New(conntrack.Config{})
+	commit := ct("ct(commit)")
+	var ready, done sync.WaitGroup
+	startGate := make(chan struct{})
+	ready.Add(int(nThreads))
+	done.Add(int(nThreads))
+	for tid := range nThreads {
+		go func() {
+			defer done.Done()
+			var b packet.Batch
+			pkts := make([]*packet.Packet, batchSize)
+			for i := range pkts {
+				dport := uint16(2)
+				if change {
+					dport = uint16(i + 2)
+				}
+				pkts[i] = packet.New(64)
+				pkts[i].SetData(udpFrame(uint16(1+tid), dport))
+			}
+			ready.Done()
+			<-startGate
+			for i := uint64(0); i < nPkts; i += batchSize {
+				b.N = 0
+				for _, p := range pkts {
+					p.Md = packet.Metadata{}
+					b.Add(p)
+				}
+				tr.Execute(&b, commit)
+			}
+		}()
+	}
+	ready.Wait()
+	start := time.Now()
+	close(startGate)
+	done.Wait()
+	fmt.Printf("conntrack:  %5d ms\n", time.Since(start).Milliseconds())
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	switch a := os.Args[2:]; os.Args[1] {
+	case "benchmark-zones":
+		if len(a) != 3 {
+			usage()
+		}
+		benchmarkZones(arg(a[0]), arg(a[1]), arg(a[2]))
+	case "benchmark":
+		if len(a) < 3 || len(a) > 4 {
+			usage()
+		}
+		benchmark(arg(a[0]), arg(a[1]), arg(a[2]), len(a) == 4 && arg(a[3]) != 0)
+	default:
+		usage()
+	}
+}
