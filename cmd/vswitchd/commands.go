@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -254,7 +255,9 @@ func (d *Daemon) cmdDelFlows(_ context.Context, args []string) (string, error) {
 }
 
 // cmdDummyReceive injects packets into a dummy port, as Open vSwitch's
-// netdev-dummy/receive: each argument is a packet in hex.
+// netdev-dummy/receive: each argument is a packet in hex or a datapath
+// flow to compose a packet from ("--len N" pads the next one to N bytes,
+// "--qid N" picks the receive queue).
 func (d *Daemon) cmdDummyReceive(_ context.Context, args []string) (string, error) {
 	var dev *dummy.Device
 	for _, dp := range d.datapaths() {
@@ -267,14 +270,54 @@ func (d *Daemon) cmdDummyReceive(_ context.Context, args []string) (string, erro
 	if dev == nil {
 		return "", fmt.Errorf("no such dummy netdev '%s'", args[0])
 	}
-	for _, a := range args[1:] {
-		frame, err := hex.DecodeString(strings.TrimSpace(a))
-		if err != nil || len(frame) > packet.DefaultMTUBuf {
-			return "", fmt.Errorf("bad packet syntax")
+	qid, size := 0, 0
+	rest := args[1:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if (a == "--len" || a == "--qid") && i+1 < len(rest) {
+			n, err := strconv.Atoi(rest[i+1])
+			if err != nil || n < 0 {
+				return "", fmt.Errorf("%s: bad number %q", a, rest[i+1])
+			}
+			if a == "--len" {
+				size = n
+			} else {
+				qid = n
+			}
+			i++
+			continue
 		}
-		if !dev.Inject(frame) {
+		frame, err := packetArg(a, size)
+		if err != nil {
+			return "", err
+		}
+		if !dev.InjectQueue(qid, frame) {
 			return "", fmt.Errorf("%s: receive queue full", args[0])
 		}
+		size = 0
 	}
 	return "", nil
+}
+
+// packetArg turns a netdev-dummy/receive argument into a frame.
+func packetArg(a string, size int) ([]byte, error) {
+	a = strings.TrimSpace(a)
+	if frame, err := hex.DecodeString(a); err == nil && len(frame) >= 14 {
+		if len(frame) > packet.DefaultMTUBuf {
+			return nil, errors.New("packet too long")
+		}
+		return frame, nil
+	}
+	if size > 0 {
+		m, err := flow.ParseMatch(a)
+		if err != nil {
+			return nil, fmt.Errorf("bad packet or flow syntax: %w", err)
+		}
+		return flow.ComposeLen(nil, &m.Key, size)
+	}
+	frame, err := flow.ComposeString(a)
+	if err != nil {
+		return nil, fmt.Errorf("bad packet or flow syntax: %w", err)
+	}
+	return frame, nil
 }
