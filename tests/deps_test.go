@@ -32,6 +32,12 @@ var badDeps = []badDep{
 	{"ovsdb/vswitch", "ofproto", "the schema package is data only"},
 	{"ovsdb", "cmd", "only cmd/ composes the layers"},
 	{"cmd/gvs-ofctl", "datapath", "gvs-ofctl is an OpenFlow client; it never links the switch"},
+	{"cmd/vsctl", "datapath", "gvs-vsctl is an OVSDB client; it never links the switch"},
+	{"cmd/vsctl", "ofproto", "gvs-vsctl is an OVSDB client; it never links the switch"},
+	{"cmd/appctl", "datapath", "the unixctl layer knows nothing of the layers that register commands"},
+	{"cmd/appctl", "ofproto", "the unixctl layer knows nothing of the layers that register commands"},
+	{"ovsdb/client", "datapath", "the OVSDB client knows nothing of packets"},
+	{"ovsdb/bridge", "datapath", "the bridge layer configures a Switch; it never opens ports itself"},
 	{"cmd/gvs-ofctl", "ofproto/xlate", "gvs-ofctl is an OpenFlow client; it never links the switch"},
 }
 
