@@ -11,6 +11,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpcls"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
@@ -53,6 +54,10 @@ type Datapath struct {
 	ports   atomic.Pointer[portTable]
 	handler atomic.Pointer[handlerBox]
 	workers []*worker
+
+	// macTables are the MAC learning tables that mac_learn(table=N)
+	// actions name, one per bridge (installed by the layer above).
+	macTables l2fib.Registry
 
 	// exec serialises Execute (packet-out) callers on a private context.
 	exec     sync.Mutex
@@ -492,6 +497,10 @@ func (dp *Datapath) WorkerStats(i int) dpif.Stats {
 // Workers returns the number of poll-mode workers.
 func (dp *Datapath) Workers() int { return len(dp.workers) }
 
+// MACTables returns the registry of MAC learning tables: the layer above
+// installs one table per bridge and reads them for fdb/* commands.
+func (dp *Datapath) MACTables() *l2fib.Registry { return &dp.macTables }
+
 // Start launches the workers and the idle-flow sweeper.
 func (dp *Datapath) Start() error {
 	if !dp.started.CompareAndSwap(false, true) {
@@ -530,6 +539,7 @@ func (dp *Datapath) runSweeper() {
 			for _, w := range dp.workers {
 				w.rankRequest.Store(true)
 			}
+			dp.macTables.Range(func(_ uint32, t *l2fib.Table) { t.Sweep(now) })
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
@@ -450,5 +451,47 @@ func TestEMCGateStopsLookupsWhileMissingAndResumesWhenHitting(t *testing.T) {
 	}
 	if g.off {
 		t.Fatal("gate still closed after a sampled window at 100% hits")
+	}
+}
+
+// macFrame is a frame from src to dst (last MAC bytes).
+func macFrame(src, dst byte) []byte {
+	f := udpFrame(1)
+	f[5], f[11] = dst, src
+	f[0], f[6] = 0x02, 0x02
+	return f
+}
+
+// TestMACLearnActionLearnsFloodsThenForwards: one megaflow per input port
+// ending in mac_learn serves every MAC: an unknown destination floods to
+// the other ports of the VLAN, and once the destination has been learned
+// from its own traffic, frames go to its port only.
+func TestMACLearnActionLearnsFloodsThenForwards(t *testing.T) {
+	s := newTestSwitch(t, 3, dpif.DefaultConfig())
+	tbl, err := l2fib.New(l2fib.Config{Capacity: 1024}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.dp.MACTables().Set(1, tbl)
+	for in := uint32(1); in <= 3; in++ {
+		putFlow(t, s.dp, inPortMatch(in), "mac_learn(table=1,vlan=0,ports(1,2,3))")
+	}
+	s.send(1, macFrame(0xa, 0xb)) // b unknown: flood to 2 and 3
+	if n2, n3 := len(s.ports[2].Captured()), len(s.ports[3].Captured()); n2 != 1 || n3 != 1 {
+		t.Fatalf("unknown destination: port2=%d port3=%d frames, want 1 and 1", n2, n3)
+	}
+	s.send(2, macFrame(0xb, 0xa)) // a learned on port 1: to port 1 only
+	if n1, n3 := len(s.ports[1].Captured()), len(s.ports[3].Captured()); n1 != 1 || n3 != 0 {
+		t.Fatalf("learned destination: port1=%d port3=%d frames, want 1 and 0", n1, n3)
+	}
+	s.send(1, macFrame(0xa, 0xb)) // b now learned on port 2
+	if n2, n3 := len(s.ports[2].Captured()), len(s.ports[3].Captured()); n2 != 1 || n3 != 0 {
+		t.Fatalf("second frame to b: port2=%d port3=%d frames, want 1 and 0", n2, n3)
+	}
+	if st := s.dp.Stats(); st.Flows != 3 || st.Missed != 0 {
+		t.Fatalf("stats = %+v: three megaflows serve every MAC, no misses", st)
+	}
+	if n := tbl.Stats(); n.Current != 2 {
+		t.Fatalf("MAC table holds %d entries, want 2", n.Current)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpcls"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
@@ -119,6 +120,8 @@ type worker struct {
 	pool *packet.Pool
 	ctx  odp.Context
 
+	l2fwd *l2fib.Forwarder
+
 	emcGate   emcGate
 	emcActive bool // the EMC is in use for the batch being processed
 
@@ -157,6 +160,7 @@ func newWorker(dp *Datapath, id int) *worker {
 		w.emc = dpcls.NewEMC[*dpFlow](cfg)
 	}
 	w.flowLimit.Store(int64(dp.cfg.FlowLimit))
+	w.l2fwd = l2fib.NewForwarder(&dp.macTables)
 	w.ctx = odp.Context{Pool: w.pool, DP: w}
 	empty := []rxq{}
 	w.rxqs.Store(&empty)
@@ -480,8 +484,11 @@ func (w *worker) unsupported(b *packet.Batch) {
 // Conntrack is the hook for the ct() action's module.
 func (w *worker) Conntrack(_ *odp.Context, a *odp.Action, b *packet.Batch) { w.unsupported(b) }
 
-// MACLearn is the hook for the MAC learn-and-forward action's module.
-func (w *worker) MACLearn(_ *odp.Context, a *odp.Action, b *packet.Batch) { w.unsupported(b) }
+// MACLearn runs the MAC learn-and-forward action: learn the sources,
+// look the destinations up in the bridge's table, output or flood.
+func (w *worker) MACLearn(ctx *odp.Context, a *odp.Action, b *packet.Batch) {
+	w.l2fwd.Forward(ctx, a, b)
+}
 
 // Meter applies a datapath meter. No meter is configured in the datapath
 // yet, and Open vSwitch passes packets through meters that do not exist,

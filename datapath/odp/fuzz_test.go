@@ -28,6 +28,7 @@ var fuzzSeeds = []string{
 	"userspace(pid=2,userdata(0102030400000000),actions,tunnel_out_port=4)",
 	"ct(commit,zone=5,mark=0x1/0xff,label=0x1/0xf,nat(src=10.0.0.1-10.0.0.5:100-200,random))",
 	"ct_clear,ct,recirc(0x2)", "tnl_pop(3)", "tnl_push(tnl_port(4789),header(size=50)),1", "mac_learn(table=1)",
+	"mac_learn(table=2,vlan=10,in_tagged,ports(1,2:tagged,3))",
 }
 
 // FuzzParseActions checks that any text either fails to parse or parses to

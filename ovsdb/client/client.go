@@ -262,9 +262,10 @@ func (c *Client) Close() error {
 func (c *Client) read(s *session) {
 	defer c.wg.Done()
 	defer c.endSession(s)
+	s.lastHeard.Store(time.Now().UnixNano())
 	if c.opts.ProbeInterval > 0 {
-		probe := c.startProbe(s)
-		defer probe.Stop()
+		c.wg.Add(1) // the reader's own count keeps the group non-zero
+		go c.probe(s)
 	}
 	for {
 		m, err := s.rpc.Recv()
@@ -310,28 +311,38 @@ func (c *Client) read(s *session) {
 	}
 }
 
-// startProbe arms the inactivity probe: after ProbeInterval of silence it
-// sends an echo; after a second one it closes the connection.
-func (c *Client) startProbe(s *session) *time.Timer {
+// probe is the inactivity probe, as Open vSwitch's: after ProbeInterval
+// without hearing from the server it sends an echo request, and if a
+// further ProbeInterval passes with nothing heard it drops the connection.
+func (c *Client) probe(s *session) {
+	defer c.wg.Done()
 	iv := c.opts.ProbeInterval
-	s.lastHeard.Store(time.Now().UnixNano())
-	var t *time.Timer
-	t = time.AfterFunc(iv, func() {
-		idle := time.Duration(time.Now().UnixNano() - s.lastHeard.Load())
+	tick := time.NewTicker(max(iv/4, time.Millisecond))
+	defer tick.Stop()
+	var echoSent int64 // when the outstanding echo was sent; 0 if none
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-tick.C:
+		}
+		now := time.Now().UnixNano()
+		heard := s.lastHeard.Load()
 		switch {
-		case idle >= 2*iv:
+		case echoSent != 0 && heard >= echoSent:
+			echoSent = 0 // answered (or anything else arrived)
+		case echoSent != 0 && time.Duration(now-echoSent) >= iv:
 			s.nc.Close()
 			return
-		case idle >= iv:
+		case echoSent == 0 && time.Duration(now-heard) >= iv:
 			if m, err := jsonrpc.NewRequest("echo", []any{}, "echo"); err == nil {
-				// A peer that does not read must not block the timer;
+				echoSent = now
+				// A peer that does not read must not block the probe;
 				// closing the connection unblocks the send.
 				go func() { _ = s.rpc.Send(m) }()
 			}
 		}
-		t.Reset(iv)
-	})
-	return t
+	}
 }
 
 // endSession fails the session's pending calls and marks the client

@@ -452,3 +452,41 @@ func waitDisconnected(t *testing.T, c *Client) {
 		t.Fatal("client still connected after the server stopped")
 	}
 }
+
+// TestDisconnectWithoutChangesIsQuiet checks that a reconnect to an
+// unchanged database bumps the sequence number once and reports no
+// changes.
+func TestDisconnectWithoutChangesIsQuiet(t *testing.T) {
+	servers(t, func(t *testing.T, s dbServer) {
+		vsctl(t, s.Sock(), "init", "--", "add-br", "br0")
+		c := dial(t, s.Sock(), Options{MinBackoff: 10 * time.Millisecond})
+		ctx := testCtx(t)
+		rec := &recorder{}
+		r, err := c.Monitor(ctx, "Open_vSwitch", vswitchTables, MonitorOptions{OnChange: rec.add})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.take(t, 4)
+		before := r.Snapshot()
+		changed := r.Changed()
+		c.Disconnect()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatal("no resync after Disconnect")
+		}
+		after := r.Snapshot()
+		if after.Seq != before.Seq+1 {
+			t.Errorf("seq %d -> %d, want one step", before.Seq, after.Seq)
+		}
+		if got := rec.take(t, 0); len(got) != 0 {
+			t.Errorf("changes after a quiet reconnect: %q", got)
+		}
+		// Unchanged rows keep their identity across the resync.
+		for _, row := range before.Rows("Bridge") {
+			if after.Row("Bridge", row.UUID) != row {
+				t.Errorf("row %s replaced by an equal copy", row.UUID)
+			}
+		}
+	})
+}

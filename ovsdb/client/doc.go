@@ -62,9 +62,12 @@
 // # Thread-safety
 //
 // All methods may be called from any goroutine. Callbacks run on the
-// replica's own goroutine and may call any method, including Commit.
+// replica's own goroutine with no lock held and may call any method,
+// including Commit, except Client.Close and Replica.Cancel (which wait
+// for that goroutine to finish).
 //
-// Lock acquisition order: Client.mu, then Replica.mu or Lock.mu.
+// Client.mu, Replica.mu and Lock.mu are never held together; the reader
+// goroutine is the only writer of replicas and lock states.
 //
 // # Imports
 //

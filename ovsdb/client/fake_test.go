@@ -1,9 +1,12 @@
 package client
 
 import (
-	"errors"
+	"context"
 	"encoding/json"
+	"errors"
 	"net"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -284,5 +287,193 @@ func TestNewClientOverPipeToEmbeddedServer(t *testing.T) {
 	}
 	if got := names(r.Snapshot(), "Interface"); !equalStrings(got, []string{"br0"}) {
 		t.Errorf("interfaces %q", got)
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	for _, tc := range []struct{ in, network, addr string }{
+		{"unix:/run/openvswitch/db.sock", "unix", "/run/openvswitch/db.sock"},
+		{"tcp:127.0.0.1:6640", "tcp", "127.0.0.1:6640"},
+		{"tcp:[::1]:6640", "tcp", "[::1]:6640"},
+		{"ssl:1.2.3.4:6640", "", ""},
+		{"tcp:1.2.3.4", "", ""},
+		{"unix:", "", ""},
+		{"/run/db.sock", "", ""},
+	} {
+		n, a, err := ParseTarget(tc.in)
+		if n != tc.network || a != tc.addr || (err == nil) != (tc.network != "") {
+			t.Errorf("ParseTarget(%q) = %q, %q, %v", tc.in, n, a, err)
+		}
+	}
+}
+
+// TestDialTCPAndCancel dials gvs's server over TCP and checks that a
+// cancelled monitor stops following the database.
+func TestDialTCPAndCancel(t *testing.T) {
+	schema, err := vswitch.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New()
+	defer srv.Close()
+	if err := srv.AddDatabase(server.NewDatabase(schema)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	ctx := testCtx(t)
+	c, err := Dial(ctx, "tcp:"+l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	calls := make(chan Change, 10)
+	r, err := c.Monitor(ctx, "Open_vSwitch", vswitchTables, MonitorOptions{OnChange: func(ch Change) { calls <- ch }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Txn("Open_vSwitch").Insert("Open_vSwitch", "ovs", nil).Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := r.Seq()
+	if seq != 2 {
+		t.Errorf("seq %d after initial contents and one insert, want 2", seq)
+	}
+	if ch := <-calls; ch.Kind != Insert || ch.Table != "Open_vSwitch" {
+		t.Errorf("change %+v", ch)
+	}
+	if err := r.Cancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Txn("Open_vSwitch").MapInsert("Open_vSwitch", res.UUIDs["ovs"], "other_config", map[string]string{"a": "b"}).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Echo(ctx); err != nil { // any update would have arrived before this reply
+		t.Fatal(err)
+	}
+	if r.Seq() != seq || len(calls) != 0 {
+		t.Errorf("cancelled replica moved: seq %d, %d more callbacks", r.Seq(), len(calls))
+	}
+}
+
+// BenchmarkCommitEmbedded measures a map mutation committed over a
+// net.Pipe to gvs's in-process server, with the replica following it.
+func BenchmarkCommitEmbedded(b *testing.B) {
+	schema, err := vswitch.Schema()
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := server.New()
+	defer srv.Close()
+	if err := srv.AddDatabase(server.NewDatabase(schema)); err != nil {
+		b.Fatal(err)
+	}
+	x, y := net.Pipe()
+	srv.ServeConn(y)
+	c := NewClient(x)
+	defer c.Close()
+	ctx := context.Background()
+	r, err := c.Monitor(ctx, "Open_vSwitch", vswitchTables)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := c.Txn("Open_vSwitch").Insert("Bridge", "br", map[string]any{"name": "br0"}).
+		Insert("Open_vSwitch", "", map[string]any{"bridges": NamedUUID("br")}).Commit(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := res.UUIDs["br"]
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := c.Txn("Open_vSwitch").MapSet("Bridge", id, "external_ids", map[string]string{"n": strconv.Itoa(i)}).Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if r.Seq() < uint64(i) {
+		b.Fatalf("replica seq %d after %d commits", r.Seq(), i)
+	}
+}
+
+// TestReconnectResumesFromLastTxnID checks monitor_cond_since resumption:
+// after a reconnect the client sends the last transaction id it saw, and
+// a server that still has the history answers found=true with only the
+// changes since, which are applied incrementally.
+func TestReconnectResumesFromLastTxnID(t *testing.T) {
+	dir := shortDir(t)
+	sock := dir + "/fake.sock"
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := testCtx(t)
+	accept := func() *fakeServer {
+		nc, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		return &fakeServer{t: t, conn: jsonrpc.NewConn(nc)}
+	}
+	type result struct {
+		c   *Client
+		r   *Replica
+		err error
+	}
+	rec := &recorder{}
+	done := make(chan result, 1)
+	go func() {
+		c, err := Dial(ctx, "unix:"+sock, Options{MinBackoff: 10 * time.Millisecond})
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		r, err := c.Monitor(ctx, "Open_vSwitch", []MonitorTable{{Table: "Bridge", Columns: []string{"name"}}},
+			MonitorOptions{OnChange: rec.add})
+		done <- result{c, r, err}
+	}()
+	f := accept()
+	f.reply(f.expect("get_schema"), string(vswitch.SchemaJSON))
+	m := f.expect("monitor_cond_since")
+	if !strings.HasSuffix(string(m.Params), `,"00000000-0000-0000-0000-000000000000"]`) {
+		t.Errorf("first monitor_cond_since params %s", m.Params)
+	}
+	f.reply(m, `[false,"10000000-0000-0000-0000-000000000001",{"Bridge":{"`+fakeBr0+`":{"initial":{"name":"br0"}}}}]`)
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	defer res.c.Close()
+	r := res.r
+	f.send(`{"id":null,"method":"update3","params":["gvs-Open_vSwitch-0","10000000-0000-0000-0000-000000000002",{"Bridge":{"` +
+		fakeBr1 + `":{"insert":{"name":"br1"}}}}]}`)
+	if got := rec.take(t, 2); !equalStrings(got, []string{"insert Bridge br0", "insert Bridge br1"}) {
+		t.Errorf("changes %q", got)
+	}
+	if id := r.LastTxnID(); id != "10000000-0000-0000-0000-000000000002" {
+		t.Errorf("last txn id %s", id)
+	}
+
+	f.conn.Close()
+	f = accept()
+	m = f.expect("monitor_cond_since")
+	if !strings.HasSuffix(string(m.Params), `,"10000000-0000-0000-0000-000000000002"]`) {
+		t.Errorf("resumed monitor_cond_since params %s", m.Params)
+	}
+	f.reply(m, `[true,"10000000-0000-0000-0000-000000000003",{"Bridge":{"`+fakeBr0+`":{"modify":{"name":"br0x"}}}}]`)
+	if got := rec.take(t, 1); !equalStrings(got, []string{"modify Bridge br0x"}) {
+		t.Errorf("changes after resume %q", got)
+	}
+	if got := names(r.Snapshot(), "Bridge"); !equalStrings(got, []string{"br0x", "br1"}) {
+		t.Errorf("bridges after resume %q", got)
+	}
+	if id := r.LastTxnID(); id != "10000000-0000-0000-0000-000000000003" {
+		t.Errorf("last txn id after resume %s", id)
 	}
 }

@@ -300,7 +300,8 @@ func (r *Replica) WaitFor(ctx context.Context, cond func(*Snapshot) bool) (*Snap
 }
 
 // Cancel stops monitoring: the server is told (monitor_cancel) when
-// connected, and the callback goroutine stops.
+// connected, and the callback goroutine stops; changes not yet delivered
+// are dropped.
 func (r *Replica) Cancel(ctx context.Context) error {
 	c := r.c
 	c.mu.Lock()

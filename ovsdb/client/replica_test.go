@@ -4,15 +4,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/gvs-project/gvs/ovsdb/jsonrpc"
 	"github.com/gvs-project/gvs/ovsdb/model"
 	"github.com/gvs-project/gvs/ovsdb/vswitch"
 )
 
+// testSchema is parsed once: schemas are read-only after parsing.
+var testSchema = sync.OnceValues(vswitch.Schema)
+
 func testReplica(t testing.TB, onChange func(Change)) *Replica {
 	t.Helper()
-	schema, err := vswitch.Schema()
+	schema, err := testSchema()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,6 +25,8 @@ func testReplica(t testing.TB, onChange func(Change)) *Replica {
 	if err != nil {
 		t.Fatal(err)
 	}
+	go r.dispatch()
+	t.Cleanup(r.stop)
 	return r
 }
 
@@ -94,6 +101,8 @@ func TestApplyRejectsBadUpdatesWithoutChangingReplica(t *testing.T) {
 		`{"Bridge":{"` + uuidA + `":{"modify":{"name":5}}}}`,
 		`{"Bridge":{"` + uuidA + `":{"insert":{},"delete":null}}}`,
 		`{"Bridge":{"` + uuidA + `":{"modify":{"fail_mode":["set",["a","b"]]}}}}`,
+		// A 36-character string with an extra dash once panicked ParseUUID.
+		`{"Bridge":{"` + uuidA + `":{"modify":{"ports":["set",[["uuid","2Cb181b0-00B2-a101-1A00-102808-10098"]]]}}}}`,
 	} {
 		if err := r.apply(json.RawMessage(bad), 2, false, ""); err == nil {
 			t.Errorf("apply(%s) succeeded", bad)
@@ -176,4 +185,36 @@ func BenchmarkApplyModify(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzNotification feeds arbitrary JSON-RPC messages to the client's
+// notification handler with one replica registered: no panic.
+func FuzzNotification(f *testing.F) {
+	for _, s := range []string{
+		`{"id":null,"method":"update3","params":["m","` + uuidB + `",{"Bridge":{"` + uuidA + `":{"insert":{"name":"br0"}}}}]}`,
+		`{"id":null,"method":"update2","params":["m",{"Bridge":{"` + uuidA + `":{"modify":{"name":"x"}}}}]}`,
+		`{"id":null,"method":"update","params":["m",{"Bridge":{"` + uuidA + `":{"old":{"name":"x"}}}}]}`,
+		`{"id":null,"method":"locked","params":["ovs_vswitchd"]}`,
+		`{"id":null,"method":"stolen","params":["ovs_vswitchd"]}`,
+		`{"id":null,"method":"update3","params":["m"]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := jsonrpc.Decode(data)
+		if err != nil || m.Kind != jsonrpc.KindNotify {
+			return
+		}
+		c := newClient("", nil)
+		s := &session{done: make(chan struct{}), pending: map[uint64]*pendingCall{}}
+		r := testReplica(t, func(Change) {})
+		r.id = "m"
+		c.sess = s
+		c.monitors["m"] = r
+		c.locks["ovs_vswitchd"] = &Lock{c: c, name: "ovs_vswitchd", changed: make(chan struct{})}
+		before := r.Snapshot()
+		if err := c.handleNotify(s, m); err != nil && r.Snapshot() != before {
+			t.Fatal("a rejected notification changed the replica")
+		}
+	})
 }

@@ -39,8 +39,14 @@ func (u UUID) String() string {
 // ParseUUID parses the 8-4-4-4-12 hex form.
 func ParseUUID(s string) (UUID, error) {
 	var u UUID
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+	if len(s) != 36 {
 		return u, fmt.Errorf("%q is not a valid UUID", s)
+	}
+	// Dashes exactly at 8, 13, 18 and 23, so that the rest pairs up.
+	for i := 0; i < len(s); i++ {
+		if (s[i] == '-') != (i == 8 || i == 13 || i == 18 || i == 23) {
+			return u, fmt.Errorf("%q is not a valid UUID", s)
+		}
 	}
 	j := 0
 	for i := 0; i < 36; {
