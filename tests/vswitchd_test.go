@@ -168,3 +168,57 @@ func TestDummyReceiveComposesFlowAndDatapathFlowForwardsIt(t *testing.T) {
 		t.Errorf("dump-flows does not count the packet:\n%s", dump)
 	}
 }
+
+// TestConntrackThroughDpctlCommands drives the datapath's ct() action with
+// a datapath flow and checks Open vSwitch's dpctl conntrack commands
+// against it: dump per zone, flush of one zone leaving the other, limits
+// and maxconns.
+func TestConntrackThroughDpctlCommands(t *testing.T) {
+	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
+	_, env := startDaemon(t)
+	appctl := func(args ...string) string {
+		return run(t, env, append([]string{"ovs-appctl", "-t", "gvs-vswitchd"}, args...)...)
+	}
+	run(t, env, "ovs-vsctl", "--timeout=20", "init")
+	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
+		"--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy",
+		"--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "type=dummy")
+	show := appctl("dpctl/show")
+	port := func(name string) string {
+		for _, l := range strings.Split(show, "\n") {
+			if f := strings.Fields(l); len(f) >= 3 && f[0] == "port" && f[2] == name {
+				return strings.TrimSuffix(f[1], ":")
+			}
+		}
+		t.Fatalf("no port %s:\n%s", name, show)
+		return ""
+	}
+	p1, p2 := port("p1"), port("p2")
+	appctl("dpctl/add-flow", "recirc_id(0),in_port("+p1+")", "ct(commit,zone=5)")
+	appctl("dpctl/add-flow", "recirc_id(0),in_port("+p2+")", "ct(commit,zone=6)")
+	pkt := func(src string) string {
+		return "eth(src=50:54:00:00:00:01,dst=50:54:00:00:00:02),eth_type(0x0800),ipv4(src=" + src + ",dst=10.0.0.2,proto=17,tos=0,ttl=64,frag=no),udp(src=1234,dst=53)"
+	}
+	appctl("netdev-dummy/receive", "p1", pkt("10.0.0.1"))
+	appctl("netdev-dummy/receive", "p2", pkt("10.0.0.3"))
+	want5 := "udp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1234,dport=53),reply=(src=10.0.0.2,dst=10.0.0.1,sport=53,dport=1234),zone=5\n"
+	waitFor(t, "the zone 5 connection", func() bool { return appctl("dpctl/dump-conntrack", "zone=5") == want5 })
+	waitFor(t, "the zone 6 connection", func() bool { return strings.Contains(appctl("dpctl/dump-conntrack"), "zone=6") })
+	appctl("dpctl/flush-conntrack", "zone=5")
+	if got := appctl("dpctl/dump-conntrack", "zone=5"); got != "" {
+		t.Errorf("zone 5 after its flush:\n%s", got)
+	}
+	if got := appctl("dpctl/dump-conntrack", "zone=6"); !strings.Contains(got, "src=10.0.0.3") {
+		t.Errorf("zone 6 lost its connection when zone 5 was flushed:\n%s", got)
+	}
+	if got := appctl("dpctl/ct-set-maxconns", "1000"); got != "setting maxconns successful\n" {
+		t.Errorf("ct-set-maxconns printed %q", got)
+	}
+	if got := appctl("dpctl/ct-get-maxconns"); got != "1000\n" {
+		t.Errorf("ct-get-maxconns = %q", got)
+	}
+	appctl("dpctl/ct-set-limits", "default=10", "zone=6,limit=3")
+	if got := appctl("dpctl/ct-get-limits", "zone=6"); !strings.Contains(got, "zone=6,limit=3,count=1") {
+		t.Errorf("ct-get-limits zone=6 = %q", got)
+	}
+}

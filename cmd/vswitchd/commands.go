@@ -51,6 +51,7 @@ func (d *Daemon) registerCommands() error {
 		{Name: "dpctl/del-flows", Usage: "[dp]", MaxArgs: 1, Run: d.cmdDelFlows},
 		{Name: "netdev-dummy/receive", Usage: "name packet|flow...", MinArgs: 2, MaxArgs: appctl.Unlimited, Run: d.cmdDummyReceive},
 	}
+	cmds = append(cmds, d.conntrackCommands()...)
 	for _, c := range cmds {
 		if err := d.reg.RegisterCommand(c); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gvs-project/gvs/datapath/conntrack"
 	"github.com/gvs-project/gvs/datapath/dpcls"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
@@ -59,6 +60,10 @@ type Datapath struct {
 	// actions name, one per bridge (installed by the layer above).
 	macTables l2fib.Registry
 
+	// ct is the connection tracker the ct() action uses: one per
+	// datapath, with a table per zone.
+	ct *conntrack.Tracker
+
 	// exec serialises Execute (packet-out) callers on a private context.
 	exec     sync.Mutex
 	execWork *worker
@@ -85,6 +90,7 @@ func New(name string, cfg dpif.Config) *Datapath {
 		flows: make(map[dpif.UFID]*flowSet),
 		stop:  make(chan struct{}),
 		clock: time.Now,
+		ct:    conntrack.New(conntrack.Config{}),
 	}
 	dp.ports.Store(&portTable{byName: map[string]*port{}})
 	for i := 0; i < cfg.Workers; i++ {
@@ -497,6 +503,10 @@ func (dp *Datapath) WorkerStats(i int) dpif.Stats {
 // Workers returns the number of poll-mode workers.
 func (dp *Datapath) Workers() int { return len(dp.workers) }
 
+// Conntrack returns the connection tracker (for dpctl/*conntrack* and
+// zone flushes).
+func (dp *Datapath) Conntrack() *conntrack.Tracker { return dp.ct }
+
 // MACTables returns the registry of MAC learning tables: the layer above
 // installs one table per bridge and reads them for fdb/* commands.
 func (dp *Datapath) MACTables() *l2fib.Registry { return &dp.macTables }
@@ -540,8 +550,18 @@ func (dp *Datapath) runSweeper() {
 				w.rankRequest.Store(true)
 			}
 			dp.macTables.Range(func(_ uint32, t *l2fib.Table) { t.Sweep(now) })
+			dp.sweepConntrack()
 		}
 	}
+}
+
+// ctSweepBudget bounds the connections one expiry pass examines, so a
+// pass never holds a zone for long.
+const ctSweepBudget = 20000
+
+// sweepConntrack expires idle connections incrementally.
+func (dp *Datapath) sweepConntrack() {
+	dp.ct.Sweep(dp.ct.Now(), ctSweepBudget)
 }
 
 // Close stops the workers. Ports' devices are left to their owner.

@@ -3,6 +3,7 @@ package dpnetdev
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -493,5 +494,44 @@ func TestMACLearnActionLearnsFloodsThenForwards(t *testing.T) {
 	}
 	if n := tbl.Stats(); n.Current != 2 {
 		t.Fatalf("MAC table holds %d entries, want 2", n.Current)
+	}
+}
+
+// TestCtActionTracksAndRecirculatesWithState: a stateful pipeline in
+// datapath flows — ct(commit,zone=5) then recirc; after recirculation
+// the packet matches on ct_state=+trk+new and the reply on +trk+est.
+func TestCtActionTracksAndRecirculatesWithState(t *testing.T) {
+	s := newTestSwitch(t, 2, dpif.DefaultConfig())
+	putFlow(t, s.dp, inPortMatch(1), "ct(commit,zone=5),recirc(0x1)")
+	putFlow(t, s.dp, inPortMatch(2), "ct(zone=5),recirc(0x1)")
+	for in, state := range map[uint32]uint8{1: flow.CsTracked | flow.CsNew, 2: flow.CsTracked | flow.CsEstablished | flow.CsReplyDir} {
+		m := inPortMatch(in)
+		m.Key.RecircID, m.Key.CtState = 1, state
+		m.Mask.CtState = 0xff
+		out := "2"
+		if in == 2 {
+			out = "1"
+		}
+		putFlow(t, s.dp, m, out)
+	}
+	req := udpFrame(3)
+	reply := udpFrame(3)
+	copy(reply[26:30], req[30:34]) // swap IPv4 addresses
+	copy(reply[30:34], req[26:30])
+	copy(reply[34:36], req[36:38]) // and UDP ports
+	copy(reply[36:38], req[34:36])
+	reply[24], reply[25] = 0, 0
+	sum := packet.Checksum(reply[14:34])
+	reply[24], reply[25] = byte(sum>>8), byte(sum)
+	s.send(1, req)
+	s.send(2, reply)
+	if n1, n2 := len(s.ports[1].Captured()), len(s.ports[2].Captured()); n1 != 1 || n2 != 1 {
+		t.Fatalf("port1=%d port2=%d frames, want the reply on 1 and the request on 2", n1, n2)
+	}
+	if got := s.dp.Conntrack().DumpConntrack(nil); !strings.Contains(got, "udp,orig=(src=10.0.0.0,dst=11.0.0.3,sport=1027,dport=2000),reply=(src=11.0.0.3,dst=10.0.0.0,sport=2000,dport=1027),zone=5") {
+		t.Fatalf("dump-conntrack:\n%s", got)
+	}
+	if n := s.dp.Conntrack().FlushZone(5); n != 1 {
+		t.Fatalf("FlushZone(5) removed %d, want 1", n)
 	}
 }

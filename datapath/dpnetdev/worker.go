@@ -481,8 +481,18 @@ func (w *worker) unsupported(b *packet.Batch) {
 	netdev.FreeBatch(b, w.pool)
 }
 
-// Conntrack is the hook for the ct() action's module.
-func (w *worker) Conntrack(_ *odp.Context, a *odp.Action, b *packet.Batch) { w.unsupported(b) }
+// Conntrack runs the ct() action: it tracks each packet in its zone's
+// table and writes ct_state, ct_zone, ct_mark, ct_label and the original
+// tuple back into the packet's metadata (recirculation, if any, is the
+// next action). IP fragments are not reassembled yet: they come out
+// +trk+inv.
+func (w *worker) Conntrack(_ *odp.Context, a *odp.Action, b *packet.Batch) {
+	if a.Ct == nil {
+		w.unsupported(b)
+		return
+	}
+	w.dp.ct.Execute(b, a.Ct)
+}
 
 // MACLearn runs the MAC learn-and-forward action: learn the sources,
 // look the destinations up in the bridge's table, output or flood.

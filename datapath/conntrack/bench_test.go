@@ -1,0 +1,120 @@
+package conntrack
+
+import (
+	"encoding/binary"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/gvs-project/gvs/datapath/packet"
+)
+
+// udpPackets returns n UDP packets of distinct 5-tuples.
+func udpPackets(b testing.TB, n int) []*packet.Packet {
+	base := udp4(b, cA, cB, 1, 1)
+	pkts := make([]*packet.Packet, n)
+	for i := range pkts {
+		f := append([]byte(nil), base...)
+		l4 := f[34:]
+		old := binary.BigEndian.Uint32(l4)
+		nw := uint32(i>>16+1)<<16 | uint32(uint16(i))
+		binary.BigEndian.PutUint32(l4, nw)
+		binary.BigEndian.PutUint16(l4[6:], packet.UpdateChecksum32(binary.BigEndian.Uint16(l4[6:]), old, nw))
+		// Small buffers, as a port's pool would keep hot packets dense.
+		pkts[i] = packet.New(len(f))
+		pkts[i].SetData(f)
+	}
+	return pkts
+}
+
+func execBatches(tr *Tracker, pkts []*packet.Packet, act string, b testing.TB) {
+	a := ctParams(b, act)
+	var batch packet.Batch
+	for i := 0; i < len(pkts); i += packet.BatchSize {
+		batch.N = 0
+		for _, p := range pkts[i:min(i+packet.BatchSize, len(pkts))] {
+			p.Md = packet.Metadata{}
+			batch.Add(p)
+		}
+		tr.Execute(&batch, a)
+	}
+}
+
+func BenchmarkLookupExisting(b *testing.B) {
+	tr, _ := newTracker(b)
+	pkts := udpPackets(b, 10000)
+	execBatches(tr, pkts, "ct(commit,zone=1)", b)
+	a := ctParams(b, "ct(zone=1)")
+	var batch packet.Batch
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j := i * packet.BatchSize % len(pkts)
+		batch.N = 0
+		for _, p := range pkts[j:min(j+packet.BatchSize, len(pkts))] {
+			p.Md = packet.Metadata{}
+			batch.Add(p)
+		}
+		tr.Execute(&batch, a)
+	}
+	b.SetBytes(0)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*packet.BatchSize), "ns/pkt")
+}
+
+func BenchmarkCommitZone10000(b *testing.B) {
+	tr, _ := newTracker(b)
+	pkts := udpPackets(b, 10000)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		tr.FlushZone(1)
+		execBatches(tr, pkts, "ct(commit,zone=1)", b)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(pkts)), "ns/conn")
+}
+
+func BenchmarkFlushFullZone(b *testing.B) {
+	tr, _ := newTracker(b)
+	pkts := udpPackets(b, 10000)
+	var flush time.Duration
+	for i := 0; i < b.N; i++ {
+		execBatches(tr, pkts, "ct(commit,zone=1)", b)
+		t0 := time.Now()
+		n := tr.FlushZone(1)
+		flush += time.Since(t0)
+		if n != 10000 {
+			b.Fatal("flush")
+		}
+	}
+	// The timer includes the refill; the flush alone is this metric.
+	b.ReportMetric(float64(flush.Nanoseconds())/float64(b.N), "ns/flush")
+}
+
+func BenchmarkFlushEmptyZone(b *testing.B) {
+	tr, _ := newTracker(b)
+	for i := 0; i < b.N; i++ {
+		tr.FlushZone(0xffff)
+	}
+}
+
+// TestMemoryPerConnection measures the heap per committed connection
+// (connection, both keys' chain nodes and the bucket arrays).
+func TestMemoryPerConnection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("conntrack: memory measurement skipped in -short")
+	}
+	const n = 200000
+	pkts := udpPackets(t, n)
+	tr, _ := newTracker(t)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	execBatches(tr, pkts, "ct(commit,zone=1)", t)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := float64(after.HeapAlloc-before.HeapAlloc) / n
+	t.Logf("heap per connection: %.1f bytes (%d connections)", per, tr.Count())
+	if tr.Count() != n || per > 256 {
+		t.Fatalf("%d connections, %.1f bytes each (want <= 256)", tr.Count(), per)
+	}
+	runtime.KeepAlive(pkts)
+}

@@ -1,0 +1,74 @@
+// Package conntrack owns the datapath's connection tracker: the state
+// behind the ct() datapath action, as Open vSwitch's userspace
+// lib/conntrack.c. It imports only datapath/packet, datapath/flow,
+// datapath/odp and the standard library; it knows nothing of OpenFlow,
+// ports or workers.
+//
+// # Overview
+//
+// A Tracker holds 65,536 zones. Each zone is its own hash table, created
+// by the zone's first commit, so that flushing a zone (OVN does it on
+// router failover) never touches another zone. A connection is keyed by
+// (zone, 5-tuple); its original- and reply-direction keys both point at
+// the one Conn. Execute runs a batch through ct(): it parses each packet
+// (IPv4/IPv6; TCP, UDP, ICMP/ICMPv6 echo and errors, other protocols),
+// looks it up, advances the protocol state (TCP with the pf window
+// checks of Open vSwitch, optionally liberal), commits, sets ct_mark and
+// ct_label, applies NAT (including the packet quoted by a related ICMP
+// error) and writes ct_state, ct_zone, ct_mark, ct_label and the
+// original-direction tuple into the packet's metadata.
+//
+// # Invariants
+//
+//   - A Conn's keys never change after it is published; everything else
+//     in it is guarded by Conn.mu (expires is atomic).
+//   - Every key in a zone table is unique: NAT chooses reply keys that
+//     are free in the zone, under the zone lock.
+//   - A key in a zone's table before a lookup starts, and not removed
+//     before it ends, is found. Chains are lock-free lists with one
+//     writer (the zone lock); a resize relinks them with the zone's
+//     sequence counter odd, and a lookup that missed while it changed
+//     retries (a lookup that starts during a resize waits for it).
+//   - Tracker.count equals the sum of the live zones' counts.
+//
+// # Life cycle
+//
+// Connections are created by a committing ct() and die by expiry (Sweep,
+// called periodically with a work budget), by a TCP restart, by
+// force_commit in the reply direction or by a flush. FlushZone swaps the
+// zone's pointer to nil in O(1) and marks the old zone dead; packets
+// already past the lookup finish with what they found and the garbage
+// collector reclaims the connections.
+//
+// # Thread-safety
+//
+// Execute may run on every worker at once. Lookups take no lock (except
+// while their zone's table doubles or halves): zone pointers are atomic,
+// a zone's bucket array is published atomically and chain links are
+// atomic pointers. Commits, removals, resizes, dumps and expiry of one
+// zone take that zone's mutex; different zones never contend. The only
+// shared write on the packet path is the global connection counter.
+// Connection state (TCP windows) is updated under the connection's own
+// mutex; ct_mark and ct_label are read atomically.
+//
+// # Fragments, helpers, limits
+//
+// A Reassembler (separate from the Tracker, called by the datapath
+// before ct) reassembles IPv4 and IPv6 fragments with bounded memory and
+// a timeout; fragments that reach Execute unreassembled are +inv. The
+// TFTP helper and the FTP helper (PORT, EPRT, 227, 229; no payload NAT)
+// create expectations that make the data connection +rel. Zone limits
+// and the global limit refuse commits (counted); the packet stays +new
+// without a connection, as in Open vSwitch.
+//
+// Lock acquisition order (a goroutine holding a lock may take only locks
+// further down):
+//
+//  1. Tracker.sweepMu (the sweeper's cursor)
+//  2. Tracker.cfgMu (limits and timeout policies; on the packet path only
+//     when a zone is created)
+//  3. zone.mu (one zone at a time; never two zones)
+//  4. Conn.mu (one connection at a time)
+//
+// Conn.mu is never held while taking zone.mu.
+package conntrack
