@@ -2,9 +2,13 @@ package vswitchd
 
 import (
 	"crypto/rand"
-	"errors"
 	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/netdev"
@@ -12,6 +16,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/netdev/tap"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
+	"golang.org/x/sys/unix"
 )
 
 // dpSwitch implements bridge.Switch over the userspace datapaths: bridges
@@ -26,18 +31,40 @@ type dpSwitch struct {
 }
 
 type swBridge struct {
-	name  string
-	dpTyp string
-	dpid  uint64
-	ports map[string]*swPort // by interface name
+	name    string
+	cfgType string // Bridge.datapath_type as configured ("system" when empty)
+	dpTyp   string
+	dpid    uint64  // random; used only while the bridge has no local port
+	cfgDPID uint64  // from other_config:datapath-id; 0 when unset or invalid
+	hwaddr  [6]byte // from other_config:hwaddr; valid when hasHW
+	hasHW   bool
+	// defaultMAC is the local port's own MAC, restored when
+	// other_config:hwaddr is removed.
+	defaultMAC  [6]byte
+	haveDefault bool
+	ports       map[string]*swPort // by interface name
+
+	// OpenFlow port allocation, as Open vSwitch does it: a rotating
+	// cursor, and the time each number was last freed so that a number
+	// is not reused while flows for the old port may linger.
+	nextOfport int64
+	freedAt    map[int64]time.Time
 }
 
 type swPort struct {
 	name   string
 	typ    string
 	ofport int64
-	odp    dpif.PortNo // dpif.PortNone for ports without a datapath port (patch)
-	dev    netdev.Device
+	odp    dpif.PortNo       // dpif.PortNone for ports without a datapath port (patch)
+	peer   string            // options:peer of a patch port
+	mtuReq int64             // Interface.mtu_request; 0 when unset
+	mac    [6]byte           // MAC of a patch port (devices have their own)
+	status map[string]string // Interface.status, fixed once the port is added
+	// lastLink and linkResets count link state changes seen while
+	// polling, for Interface.link_resets.
+	lastLink   string
+	linkResets int64
+	dev        netdev.Device
 }
 
 var _ bridge.Switch = (*dpSwitch)(nil)
@@ -66,17 +93,94 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 	for _, x := range b {
 		dpid = dpid<<8 | uint64(x)
 	}
-	s.bridges[cfg.Name] = &swBridge{name: cfg.Name, dpTyp: dpType(cfg.DatapathType), dpid: dpid, ports: map[string]*swPort{}}
+	cfgType := cfg.DatapathType
+	if cfgType == "" {
+		cfgType = "system"
+	}
+	s.bridges[cfg.Name] = &swBridge{
+		name: cfg.Name, cfgType: cfgType, dpTyp: dpType(cfg.DatapathType), dpid: dpid,
+		cfgDPID: parseDPID(cfg.OtherConfig["datapath-id"]),
+		ports:   map[string]*swPort{}, freedAt: map[int64]time.Time{},
+	}
+	s.bridges[cfg.Name].hwaddr, s.bridges[cfg.Name].hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"])
 	return nil
 }
 
-func (s *dpSwitch) UpdateBridge(*bridge.BridgeConfig) error { return nil }
+func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.bridges[cfg.Name]; b != nil {
+		b.cfgDPID = parseDPID(cfg.OtherConfig["datapath-id"])
+		b.hwaddr, b.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"])
+		b.applyHWAddr()
+	}
+	return nil
+}
+
+// parseHWAddr reads other_config:hwaddr; multicast and zero addresses
+// are ignored, as Open vSwitch ignores them.
+func parseHWAddr(s string) ([6]byte, bool) {
+	var m [6]byte
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 || hw[0]&1 != 0 {
+		return m, false
+	}
+	copy(m[:], hw)
+	return m, m != [6]byte{}
+}
+
+// applyHWAddr gives the bridge's local port the configured hwaddr, or its
+// own MAC back once hwaddr is removed.
+func (b *swBridge) applyHWAddr() {
+	local := b.ports[b.name]
+	if local == nil || local.dev == nil || local.ofport != bridge.OFPPLocal {
+		return
+	}
+	if !b.haveDefault {
+		b.defaultMAC, b.haveDefault = local.dev.MAC(), true
+	}
+	want := b.defaultMAC
+	if b.hasHW {
+		want = b.hwaddr
+	}
+	if local.dev.MAC() != want {
+		local.dev.SetMAC(want) // best effort: a refused MAC leaves the old one
+	}
+}
+
+// parseDPID reads other_config:datapath-id as Open vSwitch does: exactly
+// 16 hex digits, optionally after "0x"; zero or anything else is ignored.
+func parseDPID(s string) uint64 {
+	if len(s) == 18 && (s[:2] == "0x" || s[:2] == "0X") {
+		s = s[2:]
+	}
+	if len(s) != 16 {
+		return 0
+	}
+	n, err := strconv.ParseUint(s, 16, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
 
 func (s *dpSwitch) DelBridge(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.bridges, name)
 	return nil
+}
+
+// isKernelDevice reports whether openDevice gives the interface a Linux
+// network device (AF_PACKET or tap) rather than an in-memory one.
+func (s *dpSwitch) isKernelDevice(b *swBridge, ic *bridge.IfaceConfig) bool {
+	switch ic.Type {
+	case "", "system":
+		return true
+	case "internal":
+		return b.dpTyp != "dummy" && !s.d.cfg.DisableSystem
+	}
+	return false
 }
 
 // openDevice opens an interface's device by type, as Open vSwitch's
@@ -88,7 +192,7 @@ func (s *dpSwitch) openDevice(b *swBridge, ic *bridge.IfaceConfig) (netdev.Devic
 	}
 	switch typ {
 	case "dummy":
-		return dummy.New(dummy.Config{Name: ic.Name, Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
+		return dummy.New(dummy.Config{Name: ic.Name, MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
 	case "", "system":
 		if s.d.cfg.DisableSystem {
 			return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
@@ -115,17 +219,25 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (int64, error) 
 	if b == nil {
 		return -1, fmt.Errorf("no bridge %s", bname)
 	}
-	p := &swPort{name: ic.Name, typ: ic.Type, odp: dpif.PortNone}
-	switch {
-	case ic.Name == bname && ic.Type == "internal":
-		p.ofport = bridge.OFPPLocal
-	default:
-		p.ofport = b.allocOfport(ic.OfportRequest)
-	}
+	p := &swPort{name: ic.Name, typ: ic.Type, odp: dpif.PortNone, mtuReq: ic.MTURequest}
 	if ic.Type == "patch" {
-		if ic.Options["peer"] == "" {
-			return -1, errors.New("patch: missing peer")
+		// Checked in Open vSwitch's order: unknown options, then the peer.
+		for k := range ic.Options {
+			if k != "peer" {
+				return -1, fmt.Errorf("%s: patch type takes only a 'peer' argument", ic.Name)
+			}
 		}
+		switch peer := ic.Options["peer"]; {
+		case peer == "":
+			return -1, fmt.Errorf("%s: patch type requires valid 'peer' argument", ic.Name)
+		case peer == ic.Name:
+			return -1, fmt.Errorf("%s: patch peer must not be self", ic.Name)
+		}
+		p.peer = ic.Options["peer"]
+		// A patch port has no device, but Open vSwitch still gives it a
+		// random locally administered unicast MAC.
+		rand.Read(p.mac[:])
+		p.mac[0] = p.mac[0]&^1 | 2
 	} else {
 		dev, err := s.openDevice(b, ic)
 		if err != nil {
@@ -138,25 +250,75 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (int64, error) 
 		}
 		p.dev, p.odp = dev, no
 	}
+	if p.dev != nil && s.isKernelDevice(b, ic) {
+		p.status = driverStatus(ic.Name)
+	}
+	// Numbered only once the port exists, so that a failed port does not
+	// move the allocation cursor.
+	if ic.Name == bname && ic.Type == "internal" {
+		p.ofport = bridge.OFPPLocal
+	} else {
+		p.ofport = b.allocOfport(ic.OfportRequest, time.Now())
+	}
+	if p.ofport == 0 {
+		if p.dev != nil {
+			s.d.Datapath(b.dpTyp).DelPort(p.odp)
+			p.dev.Close()
+		}
+		return -1, fmt.Errorf("could not add network device %s to ofproto (No space left on device)", ic.Name)
+	}
 	b.ports[ic.Name] = p
+	if p.ofport == bridge.OFPPLocal {
+		b.applyHWAddr()
+	}
+	b.updateLocalMTU()
 	return p.ofport, nil
 }
 
-// allocOfport honours a free requested number, else takes the lowest
-// free number from 1, as Open vSwitch does.
-func (b *swBridge) allocOfport(req int64) int64 {
+// maxAutoOfport bounds automatically assigned port numbers; the upper
+// half of the range is left to controllers, as in Open vSwitch.
+const maxAutoOfport = 32768
+
+// ofportReuseDelay is how long a freed port number is avoided.
+const ofportReuseDelay = time.Hour
+
+// allocOfport honours a free requested number; otherwise it advances a
+// rotating cursor to the next number that is neither in use nor freed in
+// the last hour, falling back to the least recently freed one. This is
+// Open vSwitch's policy, so the same session numbers ports the same way.
+func (b *swBridge) allocOfport(req int64, now time.Time) int64 {
 	used := map[int64]bool{}
 	for _, p := range b.ports {
 		used[p.ofport] = true
 	}
 	if req > 0 && req < 0xff00 && !used[req] {
+		delete(b.freedAt, req)
 		return req
 	}
-	for n := int64(1); ; n++ {
-		if !used[n] {
+	var lru int64
+	var lruAt time.Time
+	for range maxAutoOfport {
+		b.nextOfport++
+		if b.nextOfport >= maxAutoOfport {
+			b.nextOfport = 1
+		}
+		n := b.nextOfport
+		if used[n] {
+			continue
+		}
+		at, freed := b.freedAt[n]
+		if !freed || now.Sub(at) > ofportReuseDelay {
+			delete(b.freedAt, n)
 			return n
 		}
+		if lru == 0 || at.Before(lruAt) {
+			lru, lruAt = n, at
+		}
 	}
+	if lru != 0 {
+		delete(b.freedAt, lru)
+	}
+	return lru // 0 only when every number is in use
 }
 
 func (s *dpSwitch) DelPort(bname, iface string) error {
@@ -171,10 +333,14 @@ func (s *dpSwitch) DelPort(bname, iface string) error {
 		return nil
 	}
 	delete(b.ports, iface)
+	if p.ofport != bridge.OFPPLocal {
+		b.freedAt[p.ofport] = time.Now()
+	}
 	if p.dev != nil {
 		s.d.Datapath(b.dpTyp).DelPort(p.odp)
 		p.dev.Close()
 	}
+	b.updateLocalMTU()
 	return nil
 }
 
@@ -186,21 +352,138 @@ func (s *dpSwitch) IfaceStatus(bname, iface string) bridge.IfaceStatus {
 		return bridge.IfaceStatus{Ofport: -1}
 	}
 	p := b.ports[iface]
-	st := bridge.IfaceStatus{Ofport: p.ofport, AdminState: "up", LinkState: "up", Status: map[string]string{}}
+	st := bridge.IfaceStatus{Ofport: p.ofport, AdminState: "up", LinkState: "up", Status: p.status}
 	if p.dev == nil { // patch ports have no device
+		if !s.patchPeered(b, p) {
+			st.Error = fmt.Sprintf("No usable peer '%s' exists in '%s' datapath.", p.peer, b.cfgType)
+		}
+		st.MACInUse = macString(p.mac)
+		// Packets cross a patch port inside OpenFlow translation, which
+		// gvs does not have yet, so the counters are truthfully zero.
+		st.Statistics = map[string]int64{"rx_packets": 0, "rx_bytes": 0, "tx_packets": 0, "tx_bytes": 0}
 		return st
 	}
-	mac := p.dev.MAC()
-	st.MACInUse = fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5])
+	st.MACInUse = macString(p.dev.MAC())
 	st.MTU = int64(p.dev.MTU())
 	st.Ifindex = int64(p.dev.Ifindex())
 	st.LinkState = p.dev.LinkState().String()
+	if p.lastLink != "" && p.lastLink != st.LinkState {
+		p.linkResets++
+	}
+	p.lastLink = st.LinkState
+	st.LinkResets = p.linkResets
+	if p.status != nil { // a kernel device: speed and duplex as ethtool reports them
+		st.LinkSpeed, st.Duplex = linkSpeed(p.name)
+	}
 	ns := p.dev.Stats()
 	st.Statistics = map[string]int64{
 		"rx_packets": int64(ns.RxPackets), "rx_bytes": int64(ns.RxBytes), "rx_dropped": int64(ns.RxDropped), "rx_errors": int64(ns.RxErrors),
 		"tx_packets": int64(ns.TxPackets), "tx_bytes": int64(ns.TxBytes), "tx_dropped": int64(ns.TxDropped), "tx_errors": int64(ns.TxErrors),
 	}
 	return st
+}
+
+// SetMTU applies an Interface.mtu_request change in place; clearing the
+// request (0) keeps the current MTU, as Open vSwitch does.
+func (s *dpSwitch) SetMTU(bname, iface string, mtu int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.bridges[bname]
+	if b == nil || b.ports[iface] == nil {
+		return fmt.Errorf("no interface %s on bridge %s", iface, bname)
+	}
+	p := b.ports[iface]
+	if p.dev == nil {
+		return nil // patch ports have no MTU
+	}
+	p.mtuReq = mtu
+	if mtu != 0 { // clearing the request leaves the MTU as it is
+		if err := p.dev.SetMTU(int(mtu)); err != nil {
+			return fmt.Errorf("setting MTU of %s: %w", iface, err)
+		}
+	}
+	b.updateLocalMTU()
+	return nil
+}
+
+// updateLocalMTU gives the bridge's local port, unless it has an MTU
+// request of its own, the smallest MTU of the bridge's other non-internal
+// ports, so that the host side never sends frames a port cannot carry.
+// Open vSwitch does the same.
+func (b *swBridge) updateLocalMTU() {
+	local := b.ports[b.name]
+	if local == nil || local.dev == nil || local.ofport != bridge.OFPPLocal || local.mtuReq != 0 {
+		return
+	}
+	lowest := 0
+	for _, p := range b.ports {
+		if p.dev == nil || p.typ == "internal" {
+			continue
+		}
+		if m := p.dev.MTU(); m > 0 && (lowest == 0 || m < lowest) {
+			lowest = m
+		}
+	}
+	if lowest > 0 && lowest != local.dev.MTU() {
+		local.dev.SetMTU(lowest) // best effort: a refused MTU leaves the old one
+	}
+}
+
+// patchPeered reports whether a patch port's peer is a patch port, on a
+// bridge of the same datapath, that names it back.
+func (s *dpSwitch) patchPeered(b *swBridge, p *swPort) bool {
+	for _, ob := range s.bridges {
+		if ob.dpTyp != b.dpTyp {
+			continue
+		}
+		if q := ob.ports[p.peer]; q != nil && q.typ == "patch" && q.peer == p.name {
+			return true
+		}
+	}
+	return false
+}
+
+// driverStatus reports a kernel device's driver as Open vSwitch does in
+// Interface.status (driver_name, driver_version, firmware_version), or
+// nothing when the driver does not answer ethtool.
+func driverStatus(name string) map[string]string {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	info, err := unix.IoctlGetEthtoolDrvinfo(fd, name)
+	if err != nil {
+		return nil
+	}
+	return map[string]string{
+		"driver_name":      unix.ByteSliceToString(info.Driver[:]),
+		"driver_version":   unix.ByteSliceToString(info.Version[:]),
+		"firmware_version": unix.ByteSliceToString(info.Fw_version[:]),
+	}
+}
+
+// linkSpeed reads a kernel device's speed (in bits per second) and duplex
+// from sysfs; both are unknown (0, "") while the link is down or the
+// driver does not say.
+func linkSpeed(name string) (int64, string) {
+	var speed int64
+	if b, err := os.ReadFile("/sys/class/net/" + name + "/speed"); err == nil {
+		if mbps, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && mbps > 0 {
+			speed = mbps * 1_000_000
+		}
+	}
+	var duplex string
+	if b, err := os.ReadFile("/sys/class/net/" + name + "/duplex"); err == nil {
+		if d := strings.TrimSpace(string(b)); d == "full" || d == "half" {
+			duplex = d
+		}
+	}
+	return speed, duplex
+}
+
+func macString(m [6]byte) string {
+	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
 }
 
 func (s *dpSwitch) BridgeStatus(bname string) bridge.BridgeStatus {
@@ -210,5 +493,17 @@ func (s *dpSwitch) BridgeStatus(bname string) bridge.BridgeStatus {
 	if b == nil {
 		return bridge.BridgeStatus{}
 	}
-	return bridge.BridgeStatus{DatapathID: fmt.Sprintf("%016x", b.dpid), DatapathVersion: "<built-in>"}
+	// As in Open vSwitch: the configured datapath-id, else the local
+	// port's MAC (so hwaddr moves it too), else a random one.
+	dpid := b.dpid
+	if local := b.ports[b.name]; local != nil && local.dev != nil && local.ofport == bridge.OFPPLocal {
+		dpid = 0
+		for _, x := range local.dev.MAC() {
+			dpid = dpid<<8 | uint64(x)
+		}
+	}
+	if b.cfgDPID != 0 {
+		dpid = b.cfgDPID
+	}
+	return bridge.BridgeStatus{DatapathID: fmt.Sprintf("%016x", dpid), DatapathVersion: "<built-in>"}
 }

@@ -52,7 +52,10 @@ type IfaceStatus struct {
 	MTU        int64
 	AdminState string // "up" or "down"
 	LinkState  string
-	Error      string // "" when fine
+	LinkResets int64  // link state changes seen since the interface was added
+	LinkSpeed  int64  // bits per second; 0 when unknown
+	Duplex     string // "full", "half" or "" when unknown
+	Error      string // "" when fine (a patch port without a usable peer has both an ofport and an error)
 	Statistics map[string]int64
 	Status     map[string]string
 }

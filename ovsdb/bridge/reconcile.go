@@ -26,6 +26,12 @@ type Switch interface {
 	BridgeStatus(bridge string) BridgeStatus
 }
 
+// MTUSetter is implemented by switches that can change an interface's
+// MTU in place; without it an mtu_request change re-adds the interface.
+type MTUSetter interface {
+	SetMTU(bridge, iface string, mtu int64) error
+}
+
 // Reconciler applies Configs to a Switch incrementally.
 type Reconciler struct {
 	sw      Switch
@@ -51,10 +57,11 @@ func bridgeLevelEqual(a, b *BridgeConfig) bool {
 		maps.Equal(a.ExternalIDs, b.ExternalIDs)
 }
 
-// ifaceEqual reports whether an interface can stay as it is.
+// ifaceEqual reports whether an interface can stay as it is, apart from
+// its MTU.
 func ifaceEqual(a, b *IfaceConfig) bool {
 	return a.Type == b.Type && maps.Equal(a.Options, b.Options) &&
-		a.OfportRequest == b.OfportRequest && a.MTURequest == b.MTURequest
+		a.OfportRequest == b.OfportRequest
 }
 
 // Apply makes the switch match cfg and returns the status to write back.
@@ -127,11 +134,27 @@ func (r *Reconciler) applyPorts(ab *appliedBridge, bc *BridgeConfig, owner map[s
 	for _, ic := range bc.sortedIfaces() {
 		want[ic.Name] = ic
 	}
+	ms, canSetMTU := r.sw.(MTUSetter)
 	for name, have := range ab.ifaces {
-		if w, ok := want[name]; !ok || !ifaceEqual(&have, &w) || owner[name] != bc.Name {
+		w, ok := want[name]
+		if !ok || !ifaceEqual(&have, &w) || owner[name] != bc.Name {
 			r.sw.DelPort(bc.Name, name)
 			delete(ab.ifaces, name)
+			continue
 		}
+		if have.MTURequest == w.MTURequest {
+			continue
+		}
+		// Changing the MTU keeps the port (and its number), as in Open
+		// vSwitch; a switch that cannot do that gets the port re-added.
+		if canSetMTU {
+			if err := ms.SetMTU(bc.Name, name, w.MTURequest); err == nil {
+				ab.ifaces[name] = w
+				continue
+			}
+		}
+		r.sw.DelPort(bc.Name, name)
+		delete(ab.ifaces, name)
 	}
 	clear(ab.failed)
 	for _, name := range slices.Sorted(maps.Keys(want)) {

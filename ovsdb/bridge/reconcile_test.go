@@ -165,3 +165,56 @@ func TestBridgeLevelChangeUpdatesWithoutTouchingPorts(t *testing.T) {
 		t.Fatalf("calls = %v, want %v", sw.calls, want)
 	}
 }
+
+// mtuFake is a fakeSwitch that can change MTUs in place.
+type mtuFake struct {
+	*fakeSwitch
+	failMTU bool
+}
+
+func (f *mtuFake) SetMTU(b, i string, mtu int64) error {
+	f.calls = append(f.calls, fmt.Sprintf("set-mtu %s %s %d", b, i, mtu))
+	if f.failMTU {
+		return errors.New("refused")
+	}
+	return nil
+}
+
+func TestMTURequestChangeKeepsThePortWhenTheSwitchCanSetIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sw   Switch
+		want []string
+	}{
+		{"in place", &mtuFake{fakeSwitch: newFake()}, []string{"set-mtu br0 p1 9000"}},
+		{"refused", &mtuFake{fakeSwitch: newFake(), failMTU: true}, []string{"set-mtu br0 p1 9000", "del-port br0 p1", "add-port br0 p1"}},
+		{"no MTUSetter", newFake(), []string{"del-port br0 p1", "add-port br0 p1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReconciler(tc.sw)
+			r.Apply(&Config{Bridges: []BridgeConfig{br("br0", ifc("p1", "dummy"))}})
+			var calls *[]string
+			switch f := tc.sw.(type) {
+			case *mtuFake:
+				calls = &f.calls
+			case *fakeSwitch:
+				calls = &f.calls
+			}
+			*calls = nil
+			p1 := ifc("p1", "dummy")
+			p1.MTURequest = 9000
+			st := r.Apply(&Config{Bridges: []BridgeConfig{br("br0", p1)}})
+			if !slices.Equal(*calls, tc.want) {
+				t.Fatalf("calls = %v, want %v", *calls, tc.want)
+			}
+			if st.Interfaces["I-p1"].Ofport != 1 {
+				t.Fatalf("p1 ofport %d, want 1", st.Interfaces["I-p1"].Ofport)
+			}
+			*calls = nil
+			r.Apply(&Config{Bridges: []BridgeConfig{br("br0", p1)}})
+			if len(*calls) != 0 {
+				t.Fatalf("unchanged MTU request caused calls %v", *calls)
+			}
+		})
+	}
+}

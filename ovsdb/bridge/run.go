@@ -84,6 +84,9 @@ func (r *Runner) reconcile(ctx context.Context, snap *client.Snapshot) {
 	}
 }
 
+// noDPDK is Open_vSwitch.dpdk_version when DPDK is not in use.
+const noDPDK = "none"
+
 func datumStrings(d model.Datum) []string { return strs(d) }
 
 // writeBack adds to txn the updates that make the database show st.
@@ -95,6 +98,10 @@ func (r *Runner) writeBack(txn *client.Txn, snap *client.Snapshot, st *Status) {
 		}
 		if str(root.Get("ovs_version")) != r.info.OVSVersion {
 			row["ovs_version"] = r.info.OVSVersion
+		}
+		// gvs has no DPDK; Open vSwitch without DPDK writes "none".
+		if str(root.Get("dpdk_version")) != noDPDK {
+			row["dpdk_version"] = noDPDK
 		}
 		if !slices.Equal(datumStrings(root.Get("datapath_types")), sortedCopy(r.info.DatapathTypes)) {
 			row["datapath_types"] = r.info.DatapathTypes
@@ -183,13 +190,25 @@ func ifaceUpdate(row *client.Row, is *IfaceStatus) map[string]any {
 		}
 	}
 	setInt("ofport", is.Ofport, true)
-	ok := is.Error == "" && is.Ofport > 0
+	// An interface that has a port number exists, even with an error
+	// (a patch port whose peer is missing).
+	ok := is.Ofport > 0
 	setInt("ifindex", is.Ifindex, ok)
+	setInt("link_resets", is.LinkResets, ok)
 	setInt("mtu", is.MTU, ok && is.MTU > 0)
 	setStr("mac_in_use", is.MACInUse)
 	setStr("admin_state", is.AdminState)
 	setStr("link_state", is.LinkState)
 	setStr("error", is.Error)
+	setInt("link_speed", is.LinkSpeed, ok && is.LinkSpeed > 0)
+	setStr("duplex", is.Duplex)
+	if !maps.Equal(strMap(row.Get("status")), is.Status) {
+		st := is.Status
+		if st == nil {
+			st = map[string]string{}
+		}
+		upd["status"] = st
+	}
 	cur := row.Get("statistics")
 	want := is.Statistics
 	if want == nil {

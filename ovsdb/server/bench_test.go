@@ -12,7 +12,7 @@ import (
 )
 
 // benchDB builds a bridge with n ports, each with one interface.
-func benchDB(b *testing.B, n int) *Database {
+func benchDB(b testing.TB, n int) *Database {
 	s, err := vswitch.Schema()
 	if err != nil {
 		b.Fatal(err)
@@ -152,6 +152,34 @@ func BenchmarkTransactDelPort(b *testing.B) {
 			}
 			if len(db.tables["Port"].Rows) != n {
 				b.Fatalf("%d ports left, want %d", len(db.tables["Port"].Rows), n)
+			}
+		})
+	}
+}
+
+// BenchmarkTransactDelMirroredPort measures del-port of a port that a
+// mirror selects: garbage collection removes the Port and the mirror's weak
+// reference to it must be dropped, found without scanning the database.
+func BenchmarkTransactDelMirroredPort(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("ports=%d", n), func(b *testing.B) {
+			db := benchDB(b, n)
+			b.ReportAllocs()
+			for b.Loop() {
+				id := model.NewUUID()
+				add, _ := model.DecodeJSON([]byte(`[{"op":"insert","table":"Port","uuid":"` + id.String() + `","row":{"name":"x","interfaces":["named-uuid","i"]}},{"op":"insert","table":"Interface","uuid-name":"i","row":{"name":"x"}},{"op":"insert","table":"Mirror","uuid-name":"m","row":{"name":"m","select_src_port":["uuid","` + id.String() + `"]}},{"op":"mutate","table":"Bridge","where":[["name","==","br-int"]],"mutations":[["ports","insert",["uuid","` + id.String() + `"]],["mirrors","insert",["named-uuid","m"]]]}]`))
+				del, _ := model.DecodeJSON([]byte(`[{"op":"mutate","table":"Bridge","where":[["name","==","br-int"]],"mutations":[["ports","delete",["uuid","` + id.String() + `"]]]}]`))
+				clear, _ := model.DecodeJSON([]byte(`[{"op":"update","table":"Bridge","where":[["name","==","br-int"]],"row":{"mirrors":["set",[]]}}]`))
+				for _, ops := range []any{add, del, clear} {
+					tx := newTxn(db, nil)
+					if res, ok := tx.execute(ops.([]any)); !ok {
+						b.Fatalf("%s", rawArray(res))
+					}
+					tx.apply()
+				}
+			}
+			if len(db.tables["Port"].Rows) != n || len(db.tables["Mirror"].Rows) != 0 {
+				b.Fatalf("%d ports and %d mirrors left, want %d and 0", len(db.tables["Port"].Rows), len(db.tables["Mirror"].Rows), n)
 			}
 		})
 	}

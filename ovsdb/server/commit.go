@@ -50,10 +50,11 @@ func sortedTables(m map[*dbTable]map[model.UUID]*change) []*dbTable {
 // collection, row limits, weak references, unique indexes.
 func (tx *txn) precommit() *model.Error {
 	tx.dropNoops()
-	if err := tx.checkStrongRefs(); err != nil {
+	delta := tx.strongDelta()
+	if err := tx.checkStrongRefs(delta); err != nil {
 		return err
 	}
-	tx.collectGarbage()
+	tx.collectGarbage(delta)
 	if err := tx.checkMaxRows(); err != nil {
 		return err
 	}
@@ -88,16 +89,7 @@ func (tx *txn) dropNoops() {
 	}
 }
 
-func (tx *txn) deletedIn(t *dbTable) bool {
-	for _, ch := range tx.changes[t] {
-		if ch.new == nil {
-			return true
-		}
-	}
-	return false
-}
-
-func (tx *txn) checkStrongRefs() *model.Error {
+func (tx *txn) checkStrongRefs(delta map[model.UUID]int) *model.Error {
 	for _, t := range sortedTables(tx.changes) {
 		chs := tx.changes[t]
 		for _, id := range sortedUUIDs(chs) {
@@ -138,31 +130,19 @@ func (tx *txn) checkStrongRefs() *model.Error {
 	if len(deleted) == 0 {
 		return nil
 	}
-	counts := map[model.UUID]int{}
-	for _, t := range tx.db.tables {
-		if !hasRefs(t.Schema, model.RefStrong) {
-			continue
+	for _, id := range sortedUUIDs(deleted) {
+		tx.db.commitVisits++
+		if n := tx.db.strongRefs[id] + delta[id]; n > 0 {
+			return model.Errorf(model.ErrReferential, "cannot delete %s row %s because of %d remaining reference(s)",
+				deleted[id].Schema.Name, id, n)
 		}
-		tx.forEachRow(t, func(r *row) {
-			for _, c := range t.Schema.Columns {
-				refsOf(c, r.Data[c.Index], model.RefStrong, func(_ string, ref model.UUID) {
-					if _, ok := deleted[ref]; ok {
-						counts[ref]++
-					}
-				})
-			}
-		})
-	}
-	for _, id := range sortedUUIDs(counts) {
-		return model.Errorf(model.ErrReferential, "cannot delete %s row %s because of %d remaining reference(s)",
-			deleted[id].Schema.Name, id, counts[id])
 	}
 	return nil
 }
 
 // collectGarbage deletes rows of non-root tables that the transaction
 // inserted or left unreferenced, and then what they alone referenced.
-func (tx *txn) collectGarbage() {
+func (tx *txn) collectGarbage(delta map[model.UUID]int) {
 	candidates := map[model.UUID]*dbTable{}
 	for t, chs := range tx.changes {
 		for id, ch := range chs {
@@ -174,16 +154,25 @@ func (tx *txn) collectGarbage() {
 			}
 		}
 	}
+	type garbage struct {
+		t *dbTable
+		r *row
+	}
 	for len(candidates) > 0 {
-		counts := tx.strongCounts(candidates)
-		next := map[model.UUID]*dbTable{}
+		// Judge a round's candidates on the counts from its start, so
+		// that removing one does not free another before the next round.
+		var dead []garbage
 		for id, t := range candidates {
-			r := tx.get(t, id)
-			if r == nil || counts[id] > 0 {
-				continue
+			tx.db.commitVisits++
+			if r := tx.get(t, id); r != nil && tx.db.strongRefs[id]+delta[id] <= 0 {
+				dead = append(dead, garbage{t, r})
 			}
-			tx.remove(t, id)
-			tx.addTargets(t, r, next)
+		}
+		next := map[model.UUID]*dbTable{}
+		for _, g := range dead {
+			tx.remove(g.t, g.r.UUID)
+			forRefDiff(g.t.Schema, g.r, nil, model.RefStrong, func(_ string, ref model.UUID, n int) { delta[ref] += n })
+			tx.addTargets(g.t, g.r, next)
 		}
 		candidates = next
 	}
@@ -197,6 +186,21 @@ func (tx *txn) addDroppedTargets(t *dbTable, old, new *row, set map[model.UUID]*
 		var kept map[model.UUID]bool
 		if new != nil {
 			if old.Data[c.Index].Equal(new.Data[c.Index]) {
+				continue
+			}
+			if c.Type.Value == nil && c.Type.Key.RefTable != "" {
+				// A set: its sorted keys give the dropped references
+				// without a map of the kept ones. Skipping a reference
+				// to the row itself loses nothing: a root row is never
+				// collected and a changed non-root row is a candidate.
+				if c.Type.Key.RefType == model.RefStrong {
+					mergeRefDiff(c.Type.Key.RefTable, old.Data[c.Index].Keys, new.Data[c.Index].Keys, old.UUID,
+						func(table string, ref model.UUID, n int) {
+							if rt := tx.db.tables[table]; n < 0 && !rt.Schema.IsRoot && tx.get(rt, ref) != nil {
+								set[ref] = rt
+							}
+						})
+				}
 				continue
 			}
 			kept = map[model.UUID]bool{}
@@ -226,23 +230,21 @@ func (tx *txn) addTargets(t *dbTable, r *row, set map[model.UUID]*dbTable) {
 	}
 }
 
-func (tx *txn) strongCounts(of map[model.UUID]*dbTable) map[model.UUID]int {
-	counts := map[model.UUID]int{}
-	for _, t := range tx.db.tables {
+// strongDelta returns how the transaction changes each row's count of
+// strong references from other rows; added to Database.strongRefs it gives
+// the counts as the transaction sees them.
+func (tx *txn) strongDelta() map[model.UUID]int {
+	delta := map[model.UUID]int{}
+	for t, chs := range tx.changes {
 		if !hasRefs(t.Schema, model.RefStrong) {
 			continue
 		}
-		tx.forEachRow(t, func(r *row) {
-			for _, c := range t.Schema.Columns {
-				refsOf(c, r.Data[c.Index], model.RefStrong, func(_ string, ref model.UUID) {
-					if _, ok := of[ref]; ok && ref != r.UUID {
-						counts[ref]++
-					}
-				})
-			}
-		})
+		for _, ch := range chs {
+			tx.db.commitVisits++
+			forRefDiff(t.Schema, ch.old, ch.new, model.RefStrong, func(_ string, ref model.UUID, n int) { delta[ref] += n })
+		}
 	}
-	return counts
+	return delta
 }
 
 func (tx *txn) checkMaxRows() *model.Error {
@@ -269,28 +271,43 @@ func (tx *txn) checkMaxRows() *model.Error {
 }
 
 // removeWeakRefs drops weak references to rows that do not exist after the
-// transaction, from changed rows and from rows referring to deleted ones.
+// transaction, from changed rows and from rows referring to deleted ones
+// (found through Database.weakReferrers, not by scanning).
 func (tx *txn) removeWeakRefs() *model.Error {
+	referrers := map[*dbTable]map[model.UUID]bool{}
+	for _, chs := range tx.changes {
+		for id, ch := range chs {
+			if ch.new != nil {
+				continue
+			}
+			for k := range tx.db.weakReferrers[id] {
+				m := referrers[k.t]
+				if m == nil {
+					m = map[model.UUID]bool{}
+					referrers[k.t] = m
+				}
+				m[k.id] = true
+			}
+		}
+	}
 	for _, t := range tx.db.tablesSorted() {
 		if !hasRefs(t.Schema, model.RefWeak) {
 			continue
 		}
-		scanAll := false
-		for _, c := range t.Schema.Columns {
-			for _, bt := range []*model.BaseType{&c.Type.Key, c.Type.Value} {
-				if bt != nil && bt.RefTable != "" && bt.RefType == model.RefWeak && tx.deletedIn(tx.db.tables[bt.RefTable]) {
-					scanAll = true
-				}
+		ids := referrers[t]
+		if ids == nil {
+			ids = map[model.UUID]bool{}
+		}
+		for id, ch := range tx.changes[t] {
+			if ch.new != nil {
+				ids[id] = true
 			}
 		}
 		var rows []*row
-		if scanAll {
-			rows = tx.rows(t)
-		} else {
-			for _, id := range sortedUUIDs(tx.changes[t]) {
-				if r := tx.changes[t][id].new; r != nil {
-					rows = append(rows, r)
-				}
+		for _, id := range sortedUUIDs(ids) {
+			tx.db.commitVisits++
+			if r := tx.get(t, id); r != nil {
+				rows = append(rows, r)
 			}
 		}
 		for _, r := range rows {
@@ -510,6 +527,7 @@ func (tx *txn) apply() {
 	}
 	for t, chs := range tx.changes {
 		for id, ch := range chs {
+			tx.db.updateRefs(t, ch.old, ch.new)
 			if ch.new == nil {
 				delete(t.Rows, id)
 				continue

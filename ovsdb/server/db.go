@@ -79,6 +79,16 @@ type Database struct {
 	// readOnly marks _Server: clients may read but not write it.
 	readOnly bool
 
+	// strongRefs counts, per row UUID, the strong references other rows
+	// of the committed database hold to it, and weakReferrers lists the
+	// rows holding weak references to it. Both follow every applied row
+	// change so that commits look only at what they changed.
+	strongRefs    map[model.UUID]int
+	weakReferrers map[model.UUID]map[refKey]int
+	// commitVisits counts rows examined by precommit's reference checks;
+	// tests use it to show commit cost does not grow with database size.
+	commitVisits int
+
 	log            *storage.File
 	compactMinSize int64
 	now            func() time.Time
@@ -86,7 +96,8 @@ type Database struct {
 
 // NewDatabase creates an empty in-memory database.
 func NewDatabase(s *model.DatabaseSchema) *Database {
-	db := &Database{Schema: s, tables: map[string]*dbTable{}, now: time.Now, compactMinSize: DefaultCompactMinSize}
+	db := &Database{Schema: s, tables: map[string]*dbTable{}, now: time.Now, compactMinSize: DefaultCompactMinSize,
+		strongRefs: map[model.UUID]int{}, weakReferrers: map[model.UUID]map[refKey]int{}}
 	for name, ts := range s.Tables {
 		db.tables[name] = newTable(ts)
 	}
@@ -181,6 +192,7 @@ func (db *Database) replay(rec []byte) error {
 				if old != nil {
 					t.removeIndex(old)
 					delete(t.Rows, id)
+					db.updateRefs(t, old, nil)
 				}
 				continue
 			}
@@ -218,9 +230,116 @@ func (db *Database) replay(rec []byte) error {
 			}
 			t.Rows[id] = r
 			t.addIndex(r)
+			db.updateRefs(t, old, r)
 		}
 	}
 	return nil
+}
+
+// refKey names a row that holds references.
+type refKey struct {
+	t  *dbTable
+	id model.UUID
+}
+
+// updateRefs moves the reference bookkeeping from old to new, either of
+// which may be nil (insert, delete).
+func (db *Database) updateRefs(t *dbTable, old, new *row) {
+	forRefDiff(t.Schema, old, new, model.RefStrong, func(_ string, ref model.UUID, n int) {
+		if c := db.strongRefs[ref] + n; c != 0 {
+			db.strongRefs[ref] = c
+		} else {
+			delete(db.strongRefs, ref)
+		}
+	})
+	forRefDiff(t.Schema, old, new, model.RefWeak, func(_ string, ref model.UUID, n int) {
+		m := db.weakReferrers[ref]
+		if m == nil {
+			m = map[refKey]int{}
+			db.weakReferrers[ref] = m
+		}
+		k := refKey{t, rowID(old, new)}
+		if c := m[k] + n; c != 0 {
+			m[k] = c
+		} else {
+			delete(m, k)
+			if len(m) == 0 {
+				delete(db.weakReferrers, ref)
+			}
+		}
+	})
+}
+
+func rowID(old, new *row) model.UUID {
+	if old != nil {
+		return old.UUID
+	}
+	return new.UUID
+}
+
+// forRefDiff calls fn with -1 for each reference of the given kind that
+// old holds and +1 for each that new holds (either may be nil), skipping
+// columns the two rows share and references of a row to itself, which
+// never keep it alive.
+func forRefDiff(ts *model.TableSchema, old, new *row, kind model.RefType, fn func(table string, ref model.UUID, n int)) {
+	if !hasRefs(ts, kind) {
+		return
+	}
+	self := rowID(old, new)
+	for _, c := range ts.Columns {
+		if old != nil && new != nil {
+			o, n := old.Data[c.Index], new.Data[c.Index]
+			if o.Equal(n) {
+				continue
+			}
+			if c.Type.Value == nil && c.Type.Key.RefTable != "" {
+				// A set of references (Bridge.ports): merge the sorted
+				// keys so that adding one of many costs no map updates
+				// for the others.
+				if c.Type.Key.RefType == kind {
+					mergeRefDiff(c.Type.Key.RefTable, o.Keys, n.Keys, self, fn)
+				}
+				continue
+			}
+		}
+		for _, side := range [2]struct {
+			r *row
+			n int
+		}{{old, -1}, {new, 1}} {
+			if side.r == nil {
+				continue
+			}
+			refsOf(c, side.r.Data[c.Index], kind, func(table string, ref model.UUID) {
+				if ref != self {
+					fn(table, ref, side.n)
+				}
+			})
+		}
+	}
+}
+
+// mergeRefDiff reports the references only in old (-1) and only in new
+// (+1), given both sorted.
+func mergeRefDiff(table string, old, new []model.Atom, self model.UUID, fn func(table string, ref model.UUID, n int)) {
+	emit := func(a model.Atom, n int) {
+		if ref := a.(model.UUID); ref != self {
+			fn(table, ref, n)
+		}
+	}
+	i, j := 0, 0
+	for i < len(old) || j < len(new) {
+		switch {
+		case j == len(new) || i < len(old) && model.CompareAtoms(old[i], new[j]) < 0:
+			emit(old[i], -1)
+			i++
+		case i == len(old) || model.CompareAtoms(old[i], new[j]) > 0:
+			emit(new[j], 1)
+			j++
+		default:
+			i++
+			j++
+		}
+	}
 }
 
 func (t *dbTable) removeIndex(r *row) {

@@ -23,7 +23,10 @@
 // "constraint violation" if that empties a column that may not be empty)
 // and unique indexes ("constraint violation"). Any failure rejects the
 // whole transaction; results and error objects are shaped and worded as
-// ovsdb-server's, so clients see the same replies.
+// ovsdb-server's, so clients see the same replies. These checks read
+// per-row strong reference counts and a reverse index of weak referrers
+// that every applied change (and log replay) keeps current, so a commit's
+// cost follows what it changed, not the database's size.
 //
 // # Invariants
 //

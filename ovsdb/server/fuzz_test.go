@@ -84,7 +84,10 @@ func FuzzTransact(f *testing.F) {
 				check.modify(tbl, r)
 			}
 		}
-		if err := check.checkStrongRefs(); err != nil {
+		if err := checkRefBookkeeping(db); err != nil {
+			t.Fatalf("after %s: %v", data, err)
+		}
+		if err := check.checkStrongRefs(check.strongDelta()); err != nil {
 			t.Fatalf("after %s: %v", data, err)
 		}
 		if err := check.checkMaxRows(); err != nil {

@@ -78,22 +78,6 @@ func (tx *txn) rows(t *dbTable) []*row {
 	return out
 }
 
-// forEachRow calls fn for every row the transaction sees, in no
-// particular order (cheaper than rows for whole-table scans).
-func (tx *txn) forEachRow(t *dbTable, fn func(*row)) {
-	chs := tx.changes[t]
-	for id, r := range t.Rows {
-		if _, ok := chs[id]; !ok {
-			fn(r)
-		}
-	}
-	for _, ch := range chs {
-		if ch.new != nil {
-			fn(ch.new)
-		}
-	}
-}
-
 // matching returns the rows that satisfy conds, using a direct lookup for
 // the common "_uuid == X" clause.
 func (tx *txn) matching(t *dbTable, conds []model.Condition) []*row {
