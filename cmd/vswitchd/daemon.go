@@ -284,6 +284,10 @@ func (d *Daemon) startBridges() error {
 		DatapathTypes: []string{"dummy", "netdev", "system"},
 		IfaceTypes:    []string{"dummy", "internal", "patch", "system"},
 	}
+	if d.cfg.DisableSystem {
+		// As Open vSwitch with --disable-system: no system datapath type.
+		info.DatapathTypes = []string{"dummy", "netdev"}
+	}
 	run := bridge.NewRunner(c, d.sw, info, d.logs.Logger("bridge"))
 	d.wg.Add(1)
 	go func() {

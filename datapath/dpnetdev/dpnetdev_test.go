@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
@@ -533,5 +534,12 @@ func TestCtActionTracksAndRecirculatesWithState(t *testing.T) {
 	}
 	if n := s.dp.Conntrack().FlushZone(5); n != 1 {
 		t.Fatalf("FlushZone(5) removed %d, want 1", n)
+	}
+}
+
+func TestHotFlowFieldsShareOneCacheLine(t *testing.T) {
+	var f dpFlow
+	if end := unsafe.Offsetof(f.tcpFlags) + unsafe.Sizeof(f.tcpFlags); end > 64 {
+		t.Fatalf("the packet path's dpFlow fields span %d bytes, more than one cache line", end)
 	}
 }
