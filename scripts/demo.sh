@@ -46,4 +46,5 @@ appctl dpctl/add-flow "recirc_id(0),in_port($B)" "$A"
 ip netns exec gvs-demo-a ping -c 3 -i 0.2 10.250.0.2
 ip netns exec gvs-demo-b ping -c 3 -i 0.2 10.250.0.1
 appctl dpctl/dump-flows
+sleep 6 # interface statistics are written back every 5 s, as Open vSwitch does
 ovs-vsctl list interface gvsdemo-a | grep -E '^(name|ofport|statistics) '
