@@ -71,27 +71,36 @@ func (d *Daemon) ctSimple(f func(*conntrack.Tracker) string) appctl.Handler {
 	}
 }
 
+// zoneAndFlags parses "zone=N" and the given flag words (each setting its
+// bool) from dpctl arguments.
+func zoneAndFlags(args []string, flags map[string]*bool) (*uint16, error) {
+	var zone *uint16
+	for _, a := range args {
+		if f, ok := flags[a]; ok {
+			*f = true
+			continue
+		}
+		if !strings.HasPrefix(a, "zone=") {
+			return nil, fmt.Errorf("invalid argument %q", a)
+		}
+		z, err := parseZone(a)
+		if err != nil {
+			return nil, err
+		}
+		zone = &z
+	}
+	return zone, nil
+}
+
 func (d *Daemon) cmdDumpConntrack(_ context.Context, args []string) (string, error) {
 	t, rest, err := d.ctArgs(args)
 	if err != nil {
 		return "", err
 	}
-	var zone *uint16
-	stats := false
-	for _, a := range rest {
-		switch {
-		case a == "-s" || a == "--statistics":
-			stats = true
-		case a == "-m" || a == "--more":
-		case strings.HasPrefix(a, "zone="):
-			z, err := parseZone(a)
-			if err != nil {
-				return "", err
-			}
-			zone = &z
-		default:
-			return "", fmt.Errorf("invalid argument %q", a)
-		}
+	stats, more := false, false
+	zone, err := zoneAndFlags(rest, map[string]*bool{"-s": &stats, "--statistics": &stats, "-m": &more, "--more": &more})
+	if err != nil {
+		return "", err
 	}
 	return t.DumpConntrackStats(zone, stats), nil
 }
@@ -137,21 +146,10 @@ func (d *Daemon) cmdCtStatsShow(_ context.Context, args []string) (string, error
 	if err != nil {
 		return "", err
 	}
-	var zone *uint16
 	verbose := false
-	for _, a := range rest {
-		switch {
-		case a == "verbose" || a == "-m" || a == "--more":
-			verbose = true
-		case strings.HasPrefix(a, "zone="):
-			z, err := parseZone(a)
-			if err != nil {
-				return "", err
-			}
-			zone = &z
-		default:
-			return "", fmt.Errorf("invalid argument %q", a)
-		}
+	zone, err := zoneAndFlags(rest, map[string]*bool{"verbose": &verbose, "-m": &verbose, "--more": &verbose})
+	if err != nil {
+		return "", err
 	}
 	return t.StatsShow(zone, verbose), nil
 }
