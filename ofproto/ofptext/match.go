@@ -1,0 +1,226 @@
+package ofptext
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/ofproto/mf"
+)
+
+// DefaultPriority is OpenFlow's default flow priority (not printed).
+const DefaultPriority = 0x8000
+
+// shorthand is one protocol keyword: eth_type and (if proto >= 0) nw_proto.
+type shorthand struct {
+	name    string
+	ethType uint16
+	proto   int
+}
+
+// shorthands in the order ovs-ofctl prefers when printing.
+var shorthands = []shorthand{
+	{"ip", flow.EthTypeIPv4, -1}, {"ipv6", flow.EthTypeIPv6, -1},
+	{"icmp", flow.EthTypeIPv4, flow.IPProtoICMP}, {"icmp6", flow.EthTypeIPv6, flow.IPProtoICMPv6},
+	{"tcp", flow.EthTypeIPv4, flow.IPProtoTCP}, {"tcp6", flow.EthTypeIPv6, flow.IPProtoTCP},
+	{"udp", flow.EthTypeIPv4, flow.IPProtoUDP}, {"udp6", flow.EthTypeIPv6, flow.IPProtoUDP},
+	{"sctp", flow.EthTypeIPv4, flow.IPProtoSCTP}, {"sctp6", flow.EthTypeIPv6, flow.IPProtoSCTP},
+	{"arp", flow.EthTypeARP, -1}, {"rarp", flow.EthTypeRARP, -1},
+	{"mpls", flow.EthTypeMPLS, -1}, {"mplsm", flow.EthTypeMPLSMcst, -1},
+}
+
+func lookupShorthand(s string) (shorthand, bool) {
+	for _, sh := range shorthands {
+		if sh.name == s {
+			return sh, true
+		}
+	}
+	return shorthand{}, false
+}
+
+// matchWriter accumulates "name=value," items.
+type matchWriter struct {
+	sb  strings.Builder
+	m   *mf.Match
+	val [128]byte
+	msk [128]byte
+}
+
+func (w *matchWriter) item(s string) {
+	w.sb.WriteString(s)
+	w.sb.WriteByte(',')
+}
+
+// field prints f under name if the match tests any of its bits.
+func (w *matchWriter) field(id mf.ID, name string) {
+	f := mf.ByID(id)
+	if w.m.IsWild(f) {
+		return
+	}
+	n := w.m.Width(f)
+	v, m := w.val[:n], w.msk[:n]
+	w.m.Get(f, v, m)
+	if isZero(m) {
+		return
+	}
+	switch {
+	case id == mf.IDCtZone: // ovs-ofctl's match printer: decimal, unlike set_field
+		w.item(name + "=" + strconv.FormatUint(getUint(v), 10))
+	case id == mf.IDRecircID: // hexadecimal, likewise
+		w.item(name + "=0x" + strconv.FormatUint(getUint(v), 16))
+	default:
+		w.item(name + "=" + formatValue(f, v, m))
+	}
+}
+
+// FormatMatch prints m (and a non-default priority) exactly as ovs-ofctl's
+// match formatter: fields in its fixed order with its legacy names,
+// protocol shorthands for exact eth_type/nw_proto, no trailing comma.
+func FormatMatch(m *mf.Match, priority uint16) string {
+	w := &matchWriter{m: m}
+	if priority != DefaultPriority {
+		w.item("priority=" + strconv.Itoa(int(priority)))
+	}
+	fl, mk := &m.Flow, &m.Mask
+	for _, id := range []mf.ID{mf.IDPktMark, mf.IDRecircID, mf.IDDPHash, mf.IDConjID, mf.IDSkbPriority,
+		mf.IDActsetOutput, mf.IDCtState, mf.IDCtZone, mf.IDCtMark, mf.IDCtLabel} {
+		w.field(id, mf.ByID(id).Name)
+	}
+	for _, id := range []mf.ID{mf.IDCtNwSrc, mf.IDCtNwDst, mf.IDCtIPv6Src, mf.IDCtIPv6Dst, mf.IDCtNwProto} {
+		w.field(id, mf.ByID(id).Name)
+	}
+	if mk.CtNwProto != 0 { // ovs-ofctl prints the ct ports only with ct_nw_proto
+		w.field(mf.IDCtTpSrc, "ct_tp_src")
+		w.field(mf.IDCtTpDst, "ct_tp_dst")
+	}
+	dl := fl.EthType
+	skipType, skipProto := false, false
+	if mk.EthType == 0xffff {
+		for _, sh := range shorthands {
+			if sh.ethType != dl {
+				continue
+			}
+			if sh.proto < 0 {
+				if mk.NwProto == 0xff && (dl == flow.EthTypeIPv4 || dl == flow.EthTypeIPv6) && protoShorthand(dl, fl.NwProto) {
+					continue
+				}
+				w.item(sh.name)
+				skipType = true
+				break
+			}
+			if mk.NwProto == 0xff && int(fl.NwProto) == sh.proto {
+				w.item(sh.name)
+				skipType, skipProto = true, true
+				break
+			}
+		}
+	}
+	for i := 0; i < mf.NumRegs; i++ {
+		w.field(mf.IDReg0+mf.ID(i), "reg"+strconv.Itoa(i))
+	}
+	for _, id := range []mf.ID{mf.IDTunID, mf.IDTunSrc, mf.IDTunDst, mf.IDTunIPv6Src, mf.IDTunIPv6Dst,
+		mf.IDTunGbpID, mf.IDTunGbpFlags, mf.IDTunTos, mf.IDTunTTL, mf.IDTunFlags} {
+		w.field(id, mf.ByID(id).Name)
+	}
+	for i := 0; i < 64; i++ {
+		id := mf.IDTunMetadata0 + mf.ID(i)
+		w.field(id, mf.ByID(id).Name)
+	}
+	w.field(mf.IDMetadata, "metadata")
+	w.field(mf.IDInPort, "in_port")
+	formatVLAN(w, fl.VLANs[0].TCI, mk.VLANs[0].TCI)
+	w.field(mf.IDEthSrc, "dl_src")
+	w.field(mf.IDEthDst, "dl_dst")
+	if !skipType && mk.EthType != 0 {
+		w.item("dl_type=0x" + hex4(fl.EthType))
+	}
+	switch dl {
+	case flow.EthTypeIPv6:
+		w.field(mf.IDIPv6Src, "ipv6_src")
+		w.field(mf.IDIPv6Dst, "ipv6_dst")
+		w.field(mf.IDIPv6Label, "ipv6_label")
+	case flow.EthTypeARP, flow.EthTypeRARP:
+		w.field(mf.IDARPSPA, "arp_spa")
+		w.field(mf.IDARPTPA, "arp_tpa")
+	default:
+		w.field(mf.IDIPv4Src, "nw_src")
+		w.field(mf.IDIPv4Dst, "nw_dst")
+	}
+	if !skipProto && mk.NwProto != 0 {
+		if dl == flow.EthTypeARP || dl == flow.EthTypeRARP {
+			w.field(mf.IDARPOp, "arp_op")
+		} else {
+			w.field(mf.IDIPProto, "nw_proto")
+		}
+	}
+	if dl == flow.EthTypeARP || dl == flow.EthTypeRARP {
+		w.field(mf.IDARPSHA, "arp_sha")
+		w.field(mf.IDARPTHA, "arp_tha")
+	}
+	w.field(mf.IDIPDSCP, "nw_tos")
+	w.field(mf.IDIPECN, "nw_ecn")
+	w.field(mf.IDIPTTL, "nw_ttl")
+	w.field(mf.IDMPLSLabel, "mpls_label")
+	w.field(mf.IDMPLSTC, "mpls_tc")
+	w.field(mf.IDMPLSTTL, "mpls_ttl")
+	w.field(mf.IDMPLSBOS, "mpls_bos")
+	w.field(mf.IDIPFrag, "nw_frag")
+	switch {
+	case dl == flow.EthTypeIPv4 && fl.NwProto == flow.IPProtoICMP:
+		w.field(mf.IDICMPv4Type, "icmp_type")
+		w.field(mf.IDICMPv4Code, "icmp_code")
+	case dl == flow.EthTypeIPv6 && fl.NwProto == flow.IPProtoICMPv6:
+		w.field(mf.IDICMPv6Type, "icmp_type")
+		w.field(mf.IDICMPv6Code, "icmp_code")
+		w.field(mf.IDNDTarget, "nd_target")
+		w.field(mf.IDNDSLL, "nd_sll")
+		w.field(mf.IDNDTLL, "nd_tll")
+		w.field(mf.IDNDReserved, "nd_reserved")
+		w.field(mf.IDNDOptionsType, "nd_options_type")
+	default:
+		w.field(mf.IDTCPSrc, "tp_src")
+		w.field(mf.IDTCPDst, "tp_dst")
+	}
+	w.field(mf.IDTCPFlags, "tcp_flags")
+	s := w.sb.String()
+	return strings.TrimSuffix(s, ",")
+}
+
+func protoShorthand(dl uint16, proto uint8) bool {
+	for _, sh := range shorthands {
+		if sh.ethType == dl && sh.proto == int(proto) {
+			return true
+		}
+	}
+	return false
+}
+
+func hex4(v uint16) string {
+	s := strconv.FormatUint(uint64(v), 16)
+	return strings.Repeat("0", 4-len(s)) + s
+}
+
+// formatVLAN prints the 802.1Q TCI match as ovs-ofctl does: dl_vlan /
+// dl_vlan_pcp when the match is "a VLAN header with this VID and/or PCP",
+// vlan_tci otherwise.
+func formatVLAN(w *matchWriter, tci, mask uint16) {
+	if mask == 0 {
+		return
+	}
+	const vidMask, pcpMask, cfi = 0x0fff, 0xe000, flow.VLANCFI
+	vid, pcp := mask&vidMask, mask&pcpMask
+	if mask&cfi != 0 && tci&cfi != 0 && (vid == 0 || vid == vidMask) && (pcp == 0 || pcp == pcpMask) && (vid != 0 || pcp != 0) {
+		if vid != 0 {
+			w.item("dl_vlan=" + strconv.Itoa(int(tci&vidMask)))
+		}
+		if pcp != 0 {
+			w.item("dl_vlan_pcp=" + strconv.Itoa(int(tci>>13)))
+		}
+		return
+	}
+	if mask == 0xffff {
+		w.item("vlan_tci=0x" + hex4(tci))
+		return
+	}
+	w.item("vlan_tci=0x" + hex4(tci) + "/0x" + hex4(mask))
+}
