@@ -63,6 +63,8 @@ type Datapath struct {
 	// ct is the connection tracker the ct() action uses: one per
 	// datapath, with a table per zone.
 	ct *conntrack.Tracker
+	// frag reassembles IP fragments before conntrack sees them.
+	frag *conntrack.Reassembler
 
 	// exec serialises Execute (packet-out) callers on a private context.
 	exec     sync.Mutex
@@ -91,6 +93,7 @@ func New(name string, cfg dpif.Config) *Datapath {
 		stop:  make(chan struct{}),
 		clock: time.Now,
 		ct:    conntrack.New(conntrack.Config{}),
+		frag:  conntrack.NewReassembler(conntrack.FragConfig{}),
 	}
 	dp.ports.Store(&portTable{byName: map[string]*port{}})
 	for i := 0; i < cfg.Workers; i++ {
@@ -561,7 +564,11 @@ const ctSweepBudget = 20000
 
 // sweepConntrack expires idle connections incrementally.
 func (dp *Datapath) sweepConntrack() {
-	dp.ct.Sweep(dp.ct.Now(), ctSweepBudget)
+	now := dp.ct.Now()
+	dp.ct.Sweep(now, ctSweepBudget)
+	// Fragments of datagrams that never completed: their buffers came
+	// from some worker's pool; they go to the garbage collector.
+	dp.frag.Expire(now)
 }
 
 // Close stops the workers. Ports' devices are left to their owner.

@@ -543,3 +543,61 @@ func TestHotFlowFieldsShareOneCacheLine(t *testing.T) {
 		t.Fatalf("the packet path's dpFlow fields span %d bytes, more than one cache line", end)
 	}
 }
+
+// ipv4Fragment builds fragment [off, off+len(data)) of a UDP datagram
+// from 10.0.0.1 to 10.0.0.2 with IP id 0x1234.
+func ipv4Fragment(data []byte, off int, more bool) []byte {
+	f := make([]byte, 14+20+len(data))
+	copy(f[0:6], []byte{0x02, 0, 0, 0, 0, 2})
+	copy(f[6:12], []byte{0x02, 0, 0, 0, 0, 1})
+	f[12], f[13] = 0x08, 0x00
+	ip := f[14:]
+	ip[0] = 0x45
+	tot := 20 + len(data)
+	ip[2], ip[3] = byte(tot>>8), byte(tot)
+	ip[4], ip[5] = 0x12, 0x34
+	fo := off / 8
+	if more {
+		fo |= 0x2000
+	}
+	ip[6], ip[7] = byte(fo>>8), byte(fo)
+	ip[8], ip[9] = 64, 17
+	copy(ip[12:16], []byte{10, 0, 0, 1})
+	copy(ip[16:20], []byte{10, 0, 0, 2})
+	sum := packet.Checksum(ip[:20])
+	ip[10], ip[11] = byte(sum>>8), byte(sum)
+	copy(ip[20:], data)
+	return f
+}
+
+// TestCtReassemblesFragmentsAndForwardsThemWithTheDatagramsState: the
+// first fragment is held; when the second completes the datagram,
+// conntrack runs once on the whole datagram and both fragments leave with
+// its ct_state.
+func TestCtReassemblesFragmentsAndForwardsThemWithTheDatagramsState(t *testing.T) {
+	s := newTestSwitch(t, 2, dpif.DefaultConfig())
+	putFlow(t, s.dp, inPortMatch(1), "ct(commit,zone=7),recirc(0x1)")
+	m := inPortMatch(1)
+	m.Key.RecircID, m.Key.CtState = 1, flow.CsTracked|flow.CsNew
+	m.Mask.CtState = 0xff
+	putFlow(t, s.dp, m, "2")
+	udp := make([]byte, 32)
+	udp[0], udp[1], udp[2], udp[3] = 0x04, 0xd2, 0x00, 0x35 // 1234 -> 53
+	udp[4], udp[5] = 0, 32
+	for i := 8; i < 32; i++ {
+		udp[i] = byte(i)
+	}
+	first, second := ipv4Fragment(udp[:16], 0, true), ipv4Fragment(udp[16:], 16, false)
+	s.send(1, first)
+	if n := len(s.ports[2].Captured()); n != 0 {
+		t.Fatalf("port 2 sent %d frames before the datagram was complete", n)
+	}
+	s.send(1, second)
+	got := s.ports[2].Captured()
+	if len(got) != 2 || !bytes.Equal(got[0], first) || !bytes.Equal(got[1], second) {
+		t.Fatalf("port 2 sent %d frames, want both fragments unchanged", len(got))
+	}
+	if dump := s.dp.Conntrack().DumpConntrack(nil); !strings.Contains(dump, "udp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1234,dport=53)") || !strings.Contains(dump, "zone=7") {
+		t.Fatalf("dump-conntrack:\n%s", dump)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gvs-project/gvs/datapath/conntrack"
 	"github.com/gvs-project/gvs/datapath/dpcls"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
@@ -76,6 +77,7 @@ type workerStats struct {
 	recirc, upcallOK, upcallFail, lookups atomic.Uint64
 	flowLimitHit, putFail, recircTooDeep  atomic.Uint64
 	outputNoPort, unsupported, rxPackets  atomic.Uint64
+	fragDropped                           atomic.Uint64
 	_                                     [64]byte
 }
 
@@ -484,20 +486,92 @@ func (w *worker) unsupported(b *packet.Batch) {
 // Conntrack runs the ct() action: it tracks each packet in its zone's
 // table and writes ct_state, ct_zone, ct_mark, ct_label and the original
 // tuple back into the packet's metadata (recirculation, if any, is the
-// next action). IP fragments are not reassembled yet: they come out
-// +trk+inv.
+// next action). IP fragments are first held by the reassembler; when a
+// datagram is complete, conntrack runs on the whole datagram and its
+// verdict is copied to the fragments, which continue in place of it (as
+// Open vSwitch's ipf does).
 func (w *worker) Conntrack(_ *odp.Context, a *odp.Action, b *packet.Batch) {
 	if a.Ct == nil {
 		w.unsupported(b)
 		return
 	}
-	w.dp.ct.Execute(b, a.Ct)
+	ct := w.dp.ct
+	kept := 0
+	var done [packet.BatchSize]*packet.Packet // completed fragments to add back
+	ndone := 0
+	for i := 0; i < b.N; i++ {
+		p := b.Pkts[i]
+		b.Pkts[i] = nil
+		if !mayBeFragment(p) {
+			b.Pkts[kept] = p
+			kept++
+			continue
+		}
+		whole := w.pool.Get()
+		verdict, frags := w.dp.frag.Add(p, a.Ct.Zone, ct.Now(), whole)
+		switch verdict {
+		case conntrack.NotFragment:
+			w.pool.Put(whole)
+			b.Pkts[kept] = p
+			kept++
+		case conntrack.FragHeld:
+			w.pool.Put(whole)
+		case conntrack.FragDropped:
+			w.pool.Put(whole)
+			for _, f := range frags {
+				w.pool.Put(f)
+			}
+			w.stats.fragDropped.Add(uint64(len(frags)))
+		case conntrack.FragComplete:
+			var one packet.Batch
+			one.Add(whole)
+			ct.Execute(&one, a.Ct)
+			for _, f := range frags {
+				conntrack.CopyCtState(f, whole)
+				if ndone == len(done) {
+					w.pool.Put(f) // more fragments than a batch holds
+					w.stats.fragDropped.Add(1)
+					continue
+				}
+				done[ndone] = f
+				ndone++
+			}
+			w.pool.Put(whole)
+		}
+	}
+	b.N = kept
+	ct.Execute(b, a.Ct)
+	for i := 0; i < ndone; i++ {
+		if !b.Add(done[i]) {
+			w.pool.Put(done[i])
+			w.stats.fragDropped.Add(1)
+		}
+	}
 }
 
 // MACLearn runs the MAC learn-and-forward action: learn the sources,
 // look the destinations up in the bridge's table, output or flood.
 func (w *worker) MACLearn(ctx *odp.Context, a *odp.Action, b *packet.Batch) {
 	w.l2fwd.Forward(ctx, a, b)
+}
+
+// mayBeFragment is a cheap test that lets the common, unfragmented packet
+// skip the reassembler: an IPv4 header with MF or an offset, or any IPv6
+// packet with extension headers (the reassembler looks for the fragment
+// header).
+func mayBeFragment(p *packet.Packet) bool {
+	l3 := p.L3Data()
+	if len(l3) < 8 {
+		return false
+	}
+	switch l3[0] >> 4 {
+	case 4:
+		return (uint16(l3[6])<<8|uint16(l3[7]))&0x3fff != 0
+	case 6:
+		nh := l3[6]
+		return nh != 6 && nh != 17 && nh != 58 && nh != 132
+	}
+	return false
 }
 
 // Meter applies a datapath meter. No meter is configured in the datapath
