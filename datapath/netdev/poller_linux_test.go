@@ -2,7 +2,7 @@ package netdev_test
 
 import (
 	"errors"
-	"github.com/gvs-project/gvs/datapath/netdev/internal/race"
+	"github.com/gvs-project/gvs/internal/race"
 	"sort"
 	"testing"
 	"time"

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/gvs-project/gvs/datapath/netdev/internal/race"
+	"github.com/gvs-project/gvs/internal/race"
 	"golang.org/x/sys/unix"
 	"net"
 	"os"

@@ -2,7 +2,7 @@ package dummy
 
 import (
 	"bytes"
-	"github.com/gvs-project/gvs/datapath/netdev/internal/race"
+	"github.com/gvs-project/gvs/internal/race"
 	"os"
 	"path/filepath"
 	"testing"

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"github.com/gvs-project/gvs/datapath/netdev/internal/race"
+	"github.com/gvs-project/gvs/internal/race"
 	"io"
 	"testing"
 	"time"

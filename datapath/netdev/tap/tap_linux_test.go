@@ -3,7 +3,7 @@ package tap
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/gvs-project/gvs/datapath/netdev/internal/race"
+	"github.com/gvs-project/gvs/internal/race"
 	"net"
 	"testing"
 	"time"
