@@ -3,7 +3,9 @@ package dpnetdev
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
@@ -111,6 +113,9 @@ func newBenchSetup(b *testing.B, nflows int, perFlow bool) *benchSetup {
 // ports, 64-byte UDP frames, one worker (one core). Copying each frame
 // into a pooled buffer stands in for the NIC's receive.
 func BenchmarkForward(b *testing.B) {
+	if thp, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err == nil {
+		b.Logf("transparent huge pages: %s", strings.TrimSpace(string(thp)))
+	}
 	for _, mode := range []struct {
 		name    string
 		perFlow bool
