@@ -79,7 +79,9 @@ type tables[T any] struct {
 }
 
 func newTable[T any](n int) *table[T] {
-	return &table[T]{mask: uint64(n - 1), slots: make([]slot[T], n)}
+	t := &table[T]{mask: uint64(n - 1), slots: make([]slot[T], n)}
+	adviseHugePages(t.slots)
+	return t
 }
 
 // subtable holds the megaflows that share one mask.
