@@ -39,6 +39,8 @@ var badDeps = []badDep{
 	{"ovsdb/client", "datapath", "the OVSDB client knows nothing of packets"},
 	{"ovsdb/bridge", "datapath", "the bridge layer configures a Switch; it never opens ports itself"},
 	{"cmd/gvs-ofctl", "ofproto/xlate", "gvs-ofctl is an OpenFlow client; it never links the switch"},
+	{"cmd/ofctl", "datapath", "gvs-ofctl is an OpenFlow client; it never links the switch"},
+	{"cmd/ofctl", "ovsdb", "gvs-ofctl speaks OpenFlow only"},
 }
 
 // stdlibAllowed lists the only non-gvs imports allowed per layer prefix.

@@ -1,0 +1,353 @@
+package ofctl
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofptext"
+)
+
+// protocols is a set of ovs-ofctl flow protocols, one bit each in the
+// order ovs-ofctl lists them.
+type protocols uint16
+
+const (
+	protoOF10    protocols = 1 << iota // OpenFlow10-table_id
+	protoOF10TID                       // OpenFlow10+table_id
+	protoNXM                           // NXM-table_id
+	protoNXMTID                        // NXM+table_id
+	protoOF11                          // OpenFlow11
+	protoOXM12                         // OXM-OpenFlow12
+	protoOXM13                         // OXM-OpenFlow13
+	protoOXM14                         // OXM-OpenFlow14
+	protoOXM15                         // OXM-OpenFlow15
+
+	protoOXM      = protoOXM12 | protoOXM13 | protoOXM14 | protoOXM15
+	protoAny      = protoOF10 | protoOF10TID | protoNXM | protoNXMTID | protoOF11 | protoOXM
+	protoTableID  = protoOF10TID | protoNXMTID | protoOF11 | protoOXM
+	protoNeedsNXM = protoNXM | protoNXMTID | protoOXM
+)
+
+var protocolBitNames = []string{"OpenFlow10-table_id", "OpenFlow10+table_id", "NXM-table_id",
+	"NXM+table_id", "OpenFlow11", "OXM-OpenFlow12", "OXM-OpenFlow13", "OXM-OpenFlow14", "OXM-OpenFlow15"}
+
+// protocolAbbrevs are tried first, in order, when naming a set.
+var protocolAbbrevs = []struct {
+	p    protocols
+	name string
+}{{protoAny, "any"}, {protoOF10 | protoOF10TID, "OpenFlow10"}, {protoNXM | protoNXMTID, "NXM"}, {protoOXM, "OXM"}}
+
+// String names p as ovs-ofctl does: whole groups by abbreviation, then the
+// remaining protocols one by one.
+func (p protocols) String() string {
+	var parts []string
+	for _, a := range protocolAbbrevs {
+		if p&a.p == a.p {
+			parts = append(parts, a.name)
+			p &^= a.p
+		}
+	}
+	for i, name := range protocolBitNames {
+		if p&(1<<i) != 0 {
+			parts = append(parts, name)
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ",")
+}
+
+// fieldSet resolves field names and aliases once; read-only afterwards.
+func fieldSet(names ...string) map[*mf.Field]bool {
+	m := make(map[*mf.Field]bool, len(names))
+	for _, n := range names {
+		if f := mf.Lookup(n); f != nil {
+			m[f] = true
+		}
+	}
+	return m
+}
+
+var (
+	// of11Exact are the fields OpenFlow 1.1's standard match carries
+	// exactly; of11Masked those it carries with any mask.
+	of11Exact = fieldSet("in_port", "vlan_tci", "vlan_vid", "vlan_pcp", "eth_type", "ip_dscp",
+		"ip_ecn", "ip_proto", "tcp_src", "tcp_dst", "udp_src", "udp_dst", "sctp_src", "sctp_dst",
+		"icmp_type", "icmp_code", "arp_op", "mpls_label", "mpls_tc")
+	of11Masked = fieldSet("eth_src", "eth_dst", "ip_src", "ip_dst", "arp_spa", "arp_tpa", "metadata")
+	// of10SetFields are the fields OpenFlow 1.0's own set actions write.
+	of10SetFields = fieldSet("eth_src", "eth_dst", "vlan_vid", "vlan_pcp", "ip_src", "ip_dst",
+		"ip_dscp", "tcp_src", "tcp_dst", "udp_src", "udp_dst")
+	fieldIPProto = mf.Lookup("ip_proto")
+	fieldEthType = mf.Lookup("eth_type")
+	fieldTpSrc   = fieldSet("tcp_src", "udp_src", "sctp_src", "icmp_type")
+	fieldTpDst   = fieldSet("tcp_dst", "udp_dst", "sctp_dst", "icmp_code")
+)
+
+// setFieldRE finds the destination of each set_field action in a flow's
+// text. ovs-ofctl restricts the protocols by the fields set_field writes
+// but not by load, and ParseFlow turns both into the same action, so the
+// text is consulted.
+var setFieldRE = regexp.MustCompile(`set_field:[^>]*->([A-Za-z0-9_]+)`)
+
+// usableProtocols is the set of protocols that can carry fl (parsed from
+// text), as ovs-ofctl computes it from the match, the set_field actions,
+// the table id and the flags.
+func usableProtocols(fl *ofptext.Flow, text string) protocols {
+	p := protoAny
+	if !of10CanMatch(&fl.Match) {
+		p &= protoNeedsNXM
+		if of11CanMatch(&fl.Match) {
+			p |= protoOF11
+		}
+	}
+	for _, m := range setFieldRE.FindAllStringSubmatch(text, -1) {
+		f := mf.Lookup(m[1])
+		if f == nil || of10SetFields[f] {
+			continue
+		}
+		if of11Exact[f] || of11Masked[f] {
+			p &= protoNeedsNXM | protoOF11
+		} else {
+			p &= protoNeedsNXM
+		}
+	}
+	if fl.Table != ofptext.TableUnset {
+		p &= protoTableID
+	}
+	if fl.Flags&ofptext.FlagResetCounts != 0 {
+		p &= protoOXM
+	}
+	if fl.Flags&(ofptext.FlagNoPacketCounts|ofptext.FlagNoByteCounts) != 0 {
+		p &= protoOXM13 | protoOXM14 | protoOXM15
+	}
+	return p
+}
+
+func fieldUint(m *mf.Match, f *mf.Field) (val, mask uint64) {
+	var v, k [16]byte
+	m.Get(f, v[:f.Bytes], k[:f.Bytes])
+	for i := 0; i < f.Bytes && i < 8; i++ {
+		val, mask = val<<8|uint64(v[i]), mask<<8|uint64(k[i])
+	}
+	return val, mask
+}
+
+// of10CanMatch reports whether m survives OpenFlow 1.0's match encoding
+// (compared as ovs-ofctl prints matches) and uses L3/L4 fields only where
+// OpenFlow 1.0 defines them: IPv4 and ARP, and TCP, UDP and ICMP ports.
+func of10CanMatch(m *mf.Match) bool {
+	var back mf.Match
+	if err := ofp.DecodeOF10Match(ofp.AppendOF10Match(nil, m), &back); err != nil {
+		return false
+	}
+	if ofptext.FormatMatch(m, 0) != ofptext.FormatMatch(&back, 0) {
+		return false
+	}
+	if fieldIPProto == nil || fieldEthType == nil || m.IsWild(fieldIPProto) {
+		return true
+	}
+	et, _ := fieldUint(m, fieldEthType)
+	if et != 0x0800 && et != 0x0806 && et != 0x8035 {
+		return false
+	}
+	proto, _ := fieldUint(m, fieldIPProto)
+	if proto == 6 || proto == 17 || proto == 1 || et != 0x0800 {
+		return true
+	}
+	for f := range fieldTpSrc {
+		if !m.IsWild(f) {
+			return false
+		}
+	}
+	for f := range fieldTpDst {
+		if !m.IsWild(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// of11CanMatch reports whether OpenFlow 1.1's standard match carries m.
+func of11CanMatch(m *mf.Match) bool {
+	fs := mf.Std.Fields()
+	for i := range fs {
+		f := &fs[i]
+		// Fields sharing storage (tcp_dst, udp_dst, sctp_dst, ...) all
+		// look matched; only the one whose prerequisites hold counts.
+		if m.IsWild(f) || of11Masked[f] || !m.PrereqsOK(f) {
+			continue
+		}
+		if !of11Exact[f] {
+			return false
+		}
+		if f.Name == "vlan_tci" {
+			if _, mask := fieldUint(m, f); mask != 0xffff && mask != 0x1fff && mask != 0xf000 {
+				return false
+			}
+			continue
+		}
+		if _, mask := fieldUint(m, f); f.Bits < 64 && mask&(1<<uint(f.Bits)-1) != 1<<uint(f.Bits)-1 {
+			return false
+		}
+	}
+	// OpenFlow 1.1 defines nw_proto only for IPv4 (and ARP's opcode).
+	if fieldIPProto != nil && !m.IsWild(fieldIPProto) {
+		if et, _ := fieldUint(m, fieldEthType); et != 0x0800 && et != 0x0806 && et != 0x8035 {
+			return false
+		}
+	}
+	return true
+}
+
+// allowedProtocols is the set of protocols the -O versions allow.
+func allowedProtocols(versions []uint8) protocols {
+	var p protocols
+	for _, v := range versions {
+		if v == mf.OF10 {
+			p |= protoOF10 | protoOF10TID | protoNXM | protoNXMTID
+		} else {
+			p |= protoOXM12 << (v - mf.OF12)
+		}
+	}
+	return p
+}
+
+// chooseProtocol picks what ovs-ofctl picks offline: the first protocol,
+// in ovs-ofctl's fixed preference order, that is usable and allowed, with
+// the OpenFlow version it runs on.
+func chooseProtocol(usable, allowed protocols) (protocols, uint8, error) {
+	both := usable & allowed
+	if both == 0 {
+		return 0, 0, errors.New("no usable protocol")
+	}
+	p := both & -both // lowest bit: the preferred one
+	v := mf.OF10
+	if p >= protoOXM12 {
+		v = mf.OF12 + uint8(bits.TrailingZeros16(uint16(p/protoOXM12)))
+	}
+	return p, v, nil
+}
+
+func parseFlowCmd(e *env, args []string) error {
+	return printFlowMods(e, []string{args[0]}, nil)
+}
+
+func parseFlowsCmd(e *env, args []string) error {
+	var r io.Reader = e.stdin
+	if args[0] != "-" {
+		f, err := os.Open(args[0])
+		if err != nil {
+			return fmt.Errorf("%s: open failed (%w)", args[0], unwrapPathErr(err))
+		}
+		defer f.Close()
+		r = f
+	}
+	var flows []string
+	var lines []int
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		l := strings.TrimSpace(sc.Text())
+		if i := strings.IndexByte(l, '#'); i == 0 {
+			continue
+		}
+		if l == "" {
+			continue
+		}
+		flows = append(flows, l)
+		lines = append(lines, n)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: read failed: %w", args[0], err)
+	}
+	return printFlowMods(e, flows, func(i int) string { return fmt.Sprintf("%s:%d: ", args[0], lines[i]) })
+}
+
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		if pe.Err.Error() == "no such file or directory" {
+			return fmt.Errorf("No such file or directory")
+		}
+		return pe.Err
+	}
+	return err
+}
+
+// printFlowMods parses every flow before printing anything, as ovs-ofctl
+// does, then prints the protocol header and one flow mod per flow.
+func printFlowMods(e *env, texts []string, where func(int) string) error {
+	versions := e.versions
+	if len(versions) == 0 {
+		versions = []uint8{mf.OF10}
+	}
+	// Parse for the lowest allowed version to learn the usable protocols,
+	// then again for the chosen one if it differs.
+	parseAll := func(v uint8) ([]*ofptext.Flow, protocols, error) {
+		usable := protoAny
+		flows := make([]*ofptext.Flow, 0, len(texts))
+		for i, t := range texts {
+			fl, err := ofptext.ParseFlow(t, v)
+			if err != nil {
+				if where != nil {
+					return nil, 0, fmt.Errorf("%s%w", where(i), err)
+				}
+				return nil, 0, err
+			}
+			flows = append(flows, fl)
+			usable &= usableProtocols(fl, t)
+		}
+		return flows, usable, nil
+	}
+	lowest := slices.Min(versions)
+	flows, usable, err := parseAll(lowest)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(e.stdout)
+	fmt.Fprintf(w, "usable protocols: %s\n", usable)
+	chosen, v, err := chooseProtocol(usable, allowedProtocols(versions))
+	if err != nil {
+		w.Flush()
+		return err
+	}
+	if v != lowest {
+		if flows, _, err = parseAll(v); err != nil {
+			w.Flush()
+			return err
+		}
+	}
+	fmt.Fprintf(w, "chosen protocol: %s\n", chosen)
+	name := "OFPT_FLOW_MOD"
+	if chosen&(protoNXM|protoNXMTID) != 0 {
+		name = "NXT_FLOW_MOD"
+	}
+	tableID := chosen&(protoOF10TID|protoNXMTID) != 0
+	for i, fl := range flows {
+		prefix := ""
+		if tableID && fl.Table == ofptext.TableUnset {
+			prefix = "table:255 "
+		}
+		fmt.Fprintf(w, "%s%s (xid=%#x): ADD %s%s\n", name, versionTag(v), i+1, prefix, ofptext.FormatFlowMod(fl))
+	}
+	return w.Flush()
+}
+
+// versionTag is the " (OF1.x)" ovs-ofctl prints after a message name for
+// versions other than OpenFlow 1.0.
+func versionTag(v uint8) string {
+	if v == mf.OF10 {
+		return ""
+	}
+	return fmt.Sprintf(" (OF1.%d)", v-1)
+}

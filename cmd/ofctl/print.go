@@ -1,0 +1,358 @@
+package ofctl
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofptext"
+)
+
+// errNotPrinted marks message types ofp decodes but gvs-ofctl cannot
+// print yet in ovs-ofctl's format.
+var errNotPrinted = errors.New("not printed yet by gvs-ofctl")
+
+func ofpPrintCmd(e *env, args []string) error {
+	b, err := parseHex(args[0])
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(e.stdout)
+	if err := printMessage(w, b); err != nil {
+		w.Flush()
+		return fmt.Errorf("ofp-print: %w", err)
+	}
+	return w.Flush()
+}
+
+// parseHex accepts hex digit pairs separated by optional white space, as
+// ovs-ofctl's ofp-print does.
+func parseHex(s string) ([]byte, error) {
+	s = strings.Join(strings.Fields(s), "")
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, errors.New("trailing garbage following hex bytes")
+	}
+	return b, nil
+}
+
+func ofpParseCmd(e *env, args []string) error {
+	f, err := os.Open(args[0])
+	if err != nil {
+		return fmt.Errorf("%s: open (%w)", args[0], unwrapPathErr(err))
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	w := bufio.NewWriter(e.stdout)
+	defer w.Flush()
+	for {
+		var hdr [8]byte
+		n, err := io.ReadFull(r, hdr[:])
+		if n == 0 && err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: unexpected end of file mid-message", args[0])
+		}
+		length := int(binary.BigEndian.Uint16(hdr[2:]))
+		if length < len(hdr) {
+			return fmt.Errorf("%s: %d-byte message is too short for OpenFlow", args[0], length)
+		}
+		msg := make([]byte, length)
+		copy(msg, hdr[:])
+		if _, err := io.ReadFull(r, msg[len(hdr):]); err != nil {
+			return fmt.Errorf("%s: unexpected end of file mid-message", args[0])
+		}
+		if err := printMessage(w, msg); err != nil {
+			return fmt.Errorf("ofp-parse: %s: %w", args[0], err)
+		}
+	}
+}
+
+// printMessage prints one OpenFlow message as ovs-ofctl's ofp-print does.
+func printMessage(w *bufio.Writer, b []byte) error {
+	if len(b) < 8 {
+		fmt.Fprintf(w, "OpenFlow packet too short (only %d bytes):\n", len(b))
+		hexDump(w, b)
+		return nil
+	}
+	m, err := ofp.Decode(b)
+	if err != nil {
+		return fmt.Errorf("cannot decode %d-byte message: %w", len(b), err)
+	}
+	p, ok := printers[kindOf(m.Body)]
+	if !ok {
+		return fmt.Errorf("%s: %w", m.Raw, errNotPrinted)
+	}
+	return p(w, m)
+}
+
+// msgPrinter prints a decoded message including its header line.
+type msgPrinter func(w *bufio.Writer, m *ofp.Msg) error
+
+// bodyKind names a body type for the printer table.
+type bodyKind string
+
+func kindOf(b ofp.Message) bodyKind { return bodyKind(fmt.Sprintf("%T", b)) }
+
+var printers = map[bodyKind]msgPrinter{
+	kindOf(&ofp.Hello{}): printHello,
+	kindOf(&ofp.EchoRequest{}): func(w *bufio.Writer, m *ofp.Msg) error {
+		return printEcho(w, m, "OFPT_ECHO_REQUEST", m.Body.(*ofp.EchoRequest).Data)
+	},
+	kindOf(&ofp.EchoReply{}): func(w *bufio.Writer, m *ofp.Msg) error {
+		return printEcho(w, m, "OFPT_ECHO_REPLY", m.Body.(*ofp.EchoReply).Data)
+	},
+	kindOf(&ofp.FeaturesRequest{}):  headerOnly("OFPT_FEATURES_REQUEST"),
+	kindOf(&ofp.FeaturesReply{}):    printFeaturesReply,
+	kindOf(&ofp.GetConfigRequest{}): headerOnly("OFPT_GET_CONFIG_REQUEST"),
+	kindOf(&ofp.GetConfigReply{}):   printConfig("OFPT_GET_CONFIG_REPLY"),
+	kindOf(&ofp.SetConfig{}):        printConfig("OFPT_SET_CONFIG"),
+	kindOf(&ofp.BarrierRequest{}):   headerOnly("OFPT_BARRIER_REQUEST"),
+	kindOf(&ofp.BarrierReply{}):     headerOnly("OFPT_BARRIER_REPLY"),
+	kindOf(&ofp.FlowMod{}):          printFlowMod,
+}
+
+func header(w *bufio.Writer, name string, m *ofp.Msg) {
+	fmt.Fprintf(w, "%s%s (xid=%#x):", name, versionTag(m.Version), m.XID)
+}
+
+func headerOnly(name string) msgPrinter {
+	return func(w *bufio.Writer, m *ofp.Msg) error {
+		header(w, name, m)
+		w.WriteByte('\n')
+		return nil
+	}
+}
+
+func printHello(w *bufio.Writer, m *ofp.Msg) error {
+	header(w, "OFPT_HELLO", m)
+	vs := m.Body.(*ofp.Hello).Versions()
+	if vs == nil {
+		vs = []uint8{m.Version}
+	}
+	w.WriteString("\n version bitmap: ")
+	for i, v := range vs {
+		if i > 0 {
+			w.WriteString(", ")
+		}
+		fmt.Fprintf(w, "%#02x", v)
+	}
+	w.WriteByte('\n')
+	return nil
+}
+
+func printEcho(w *bufio.Writer, m *ofp.Msg, name string, data []byte) error {
+	header(w, name, m)
+	fmt.Fprintf(w, " %d bytes of payload\n", len(data))
+	hexDump(w, data)
+	return nil
+}
+
+// capability bit names per version range: OpenFlow 1.0 has STP and
+// ARP_MATCH_IP where later versions have GROUP_STATS and PORT_BLOCKED.
+var (
+	capsOF10 = []string{0: "FLOW_STATS", 1: "TABLE_STATS", 2: "PORT_STATS", 3: "STP", 5: "IP_REASM", 6: "QUEUE_STATS", 7: "ARP_MATCH_IP"}
+	capsOF11 = []string{0: "FLOW_STATS", 1: "TABLE_STATS", 2: "PORT_STATS", 3: "GROUP_STATS", 5: "IP_REASM", 6: "QUEUE_STATS", 8: "PORT_BLOCKED"}
+)
+
+// of10ActionNames are OpenFlow 1.0's supported-actions bits in the order
+// ovs-ofctl prints them (output and enqueue first).
+var of10ActionNames = []struct {
+	bit  uint
+	name string
+}{{0, "output"}, {11, "enqueue"}, {1, "set_vlan_vid"}, {2, "set_vlan_pcp"}, {3, "strip_vlan"},
+	{4, "mod_dl_src"}, {5, "mod_dl_dst"}, {6, "mod_nw_src"}, {7, "mod_nw_dst"}, {8, "mod_nw_tos"},
+	{9, "mod_tp_src"}, {10, "mod_tp_dst"}}
+
+func printFeaturesReply(w *bufio.Writer, m *ofp.Msg) error {
+	f := m.Body.(*ofp.FeaturesReply)
+	if len(f.Ports) > 0 {
+		return fmt.Errorf("OFPT_FEATURES_REPLY with ports: %w", errNotPrinted)
+	}
+	header(w, "OFPT_FEATURES_REPLY", m)
+	fmt.Fprintf(w, " dpid:%016x\nn_tables:%d, n_buffers:%d", f.DatapathID, f.NTables, f.NBuffers)
+	if m.Version >= mf.OF13 && f.AuxiliaryID != 0 {
+		fmt.Fprintf(w, ", auxiliary_id:%d", f.AuxiliaryID)
+	}
+	names := capsOF11
+	if m.Version == mf.OF10 {
+		names = capsOF10
+	}
+	w.WriteString("\ncapabilities:")
+	if f.Capabilities == 0 {
+		w.WriteString(" 0")
+	}
+	for bit := uint(0); bit < 32; bit++ {
+		if f.Capabilities&(1<<bit) == 0 {
+			continue
+		}
+		// Reserved and unknown bits are not printed, as in ovs-ofctl.
+		if int(bit) < len(names) && names[bit] != "" {
+			w.WriteString(" " + names[bit])
+		}
+	}
+	w.WriteByte('\n')
+	if m.Version == mf.OF10 && f.Actions != 0 {
+		w.WriteString("actions:")
+		for _, a := range of10ActionNames {
+			if f.Actions&(1<<a.bit) != 0 {
+				w.WriteString(" " + a.name)
+			}
+		}
+		w.WriteByte('\n')
+	}
+	return nil
+}
+
+var fragModes = [4]string{"normal", "drop", "reassemble", "nx-match"}
+
+func printConfig(name string) msgPrinter {
+	return func(w *bufio.Writer, m *ofp.Msg) error {
+		var c ofp.SwitchConfig
+		switch b := m.Body.(type) {
+		case *ofp.GetConfigReply:
+			c = b.SwitchConfig
+		case *ofp.SetConfig:
+			c = b.SwitchConfig
+		}
+		header(w, name, m)
+		fmt.Fprintf(w, " frags=%s", fragModes[c.Flags&3])
+		if c.Flags&4 != 0 {
+			w.WriteString(" invalid_ttl_to_controller")
+		}
+		fmt.Fprintf(w, " miss_send_len=%d\n", c.MissSendLen)
+		return nil
+	}
+}
+
+var flowModCommands = [...]string{"ADD", "MOD", "MOD_STRICT", "DEL", "DEL_STRICT"}
+
+func printFlowMod(w *bufio.Writer, m *ofp.Msg) error {
+	fm := m.Body.(*ofp.FlowMod)
+	if int(fm.Command) >= len(flowModCommands) {
+		return fmt.Errorf("flow mod command %d: %w", fm.Command, errNotPrinted)
+	}
+	if fm.BufferID != 0xffffffff {
+		return fmt.Errorf("flow mod with buffer id: %w", errNotPrinted)
+	}
+	fl := &ofptext.Flow{Version: m.Version, Table: fm.TableID, Priority: fm.Priority, Cookie: fm.Cookie,
+		IdleTimeout: fm.IdleTimeout, HardTimeout: fm.HardTimeout, Importance: fm.Importance,
+		Flags: fm.Flags, Match: fm.Match}
+	cookie, mask := fm.Cookie, fm.CookieMask
+	if fm.Format == ofp.FormatNXM {
+		cookie = fm.CookieMatch
+	}
+	switch fm.Format {
+	case ofp.FormatOXM:
+		ins, err := ofp.DecodeInstructions(fm.Instructions, m.Version)
+		if err != nil {
+			return fmt.Errorf("flow mod instructions: %w", err)
+		}
+		for _, in := range ins {
+			if in.Type != ofp.InstApplyActions {
+				return fmt.Errorf("flow mod instruction type %d: %w", in.Type, errNotPrinted)
+			}
+			fl.Actions = append(fl.Actions, in.Actions...)
+		}
+	default:
+		acts, err := ofp.DecodeActions(fm.Instructions, m.Version)
+		if err != nil {
+			return fmt.Errorf("flow mod actions: %w", err)
+		}
+		fl.Actions = acts
+	}
+	name := "OFPT_FLOW_MOD"
+	if fm.Format == ofp.FormatNXM {
+		name = "NXT_FLOW_MOD"
+	}
+	if fm.Command >= 3 {
+		fl.Cookie = 0 // a delete's cookie is a match, printed below
+	}
+	if mask != 0 {
+		fl.Cookie = 0
+	}
+	body := ofptext.FormatFlowMod(fl)
+	// ovs-ofctl prints a cookie match right after the match (the new
+	// cookie of an add is not printed then), and a delete's out_port
+	// after the timeouts.
+	if mask != 0 {
+		body = insertAfterMatch(body, fmt.Sprintf("cookie:%#x/%#x ", cookie, mask), false)
+	}
+	anyPort := uint32(ofp.PortAny16)
+	if fm.Format == ofp.FormatOXM {
+		anyPort = 0xffffffff
+	}
+	if fm.OutPort != anyPort {
+		if fm.OutPort >= 0xff00 && fm.OutPort < 0x10000 || fm.OutPort >= 0xffffff00 {
+			return fmt.Errorf("flow mod out_port %#x: %w", fm.OutPort, errNotPrinted)
+		}
+		body = insertAfterMatch(body, fmt.Sprintf("out_port:%d ", fm.OutPort), true)
+	}
+	if fm.Format == ofp.FormatOXM && fm.OutGroup != 0xffffffff {
+		return fmt.Errorf("flow mod out_group %d: %w", fm.OutGroup, errNotPrinted)
+	}
+	if fm.TableID == ofptext.TableUnset {
+		// All tables (a delete's 0xff); FormatFlowMod omits it.
+		body = "table:255 " + body
+	}
+	header(w, name, m)
+	fmt.Fprintf(w, " %s %s\n", flowModCommands[fm.Command], body)
+	return nil
+}
+
+// insertAfterMatch inserts s before the first field FormatFlowMod prints
+// after the match (timeouts, importance, flags, actions), or with
+// afterTimeouts before the first after the timeouts and importance.
+func insertAfterMatch(body, s string, afterTimeouts bool) string {
+	best := len(body)
+	keys := []string{"idle:", "hard:", "importance:", "send_flow_rem ", "check_overlap ", "reset_counts ", "no_packet_counts ", "no_byte_counts ", "actions="}
+	if afterTimeouts {
+		keys = keys[3:]
+	}
+	for _, k := range keys {
+		if i := strings.Index(body, k); i >= 0 && (i == 0 || body[i-1] == ' ') && i < best {
+			best = i
+		}
+	}
+	return body[:best] + s + body[best:]
+}
+
+// hexDump prints b as ovs-ofctl does: offset, 16 bytes with a '-' after
+// the eighth, then the printable characters between bars.
+func hexDump(w *bufio.Writer, b []byte) {
+	for off := 0; off < len(b); off += 16 {
+		line := b[off:min(off+16, len(b))]
+		fmt.Fprintf(w, "%08x  ", off)
+		for i := 0; i < 16; i++ {
+			if i < len(line) {
+				sep := byte(' ')
+				if i == 7 {
+					sep = '-'
+				}
+				fmt.Fprintf(w, "%02x%c", line[i], sep)
+			} else {
+				w.WriteString("   ")
+			}
+		}
+		w.WriteByte('|')
+		for i := 0; i < 16; i++ {
+			c := byte(' ')
+			if i < len(line) {
+				c = line[i]
+				if c < 0x20 || c >= 0x7f {
+					c = '.'
+				}
+			}
+			w.WriteByte(c)
+		}
+		w.WriteString("|\n")
+	}
+}
