@@ -41,6 +41,7 @@ type Config struct {
 
 // Device is a system port.
 type Device struct {
+	linkutil.Link
 	name     string
 	ifindex  int
 	rx       []*rxQueue
@@ -75,7 +76,7 @@ func Open(cfg Config) (*Device, error) {
 	if cfg.BlockSize%unix.Getpagesize() != 0 || cfg.BlockSize < 4096 {
 		return nil, fmt.Errorf("afpacket %s: block size %d is not a multiple of the page size", cfg.Name, cfg.BlockSize)
 	}
-	d := &Device{name: cfg.Name, ifindex: ifindex, counters: make([]netdev.Counters, nq)}
+	d := &Device{Link: linkutil.Link{IfName: cfg.Name, Kind: "afpacket"}, name: cfg.Name, ifindex: ifindex, counters: make([]netdev.Counters, nq)}
 	fanoutID := -1
 	for i := 0; i < nq; i++ {
 		q, err := openRx(ifindex, cfg, nq > 1, &fanoutID, !cfg.NoPromisc && i == 0)
@@ -104,40 +105,6 @@ func (d *Device) RxFd(q int) int {
 		return -1
 	}
 	return d.rx[q].fd
-}
-
-// MAC returns the interface's address (zero if it cannot be read).
-func (d *Device) MAC() [6]byte {
-	mac, _ := linkutil.MAC(d.name)
-	return mac
-}
-
-func (d *Device) SetMAC(mac [6]byte) error {
-	if err := linkutil.SetMAC(d.name, mac); err != nil {
-		return fmt.Errorf("afpacket: %w", err)
-	}
-	return nil
-}
-
-// MTU returns the interface's MTU (0 if it cannot be read).
-func (d *Device) MTU() int {
-	mtu, _ := linkutil.MTU(d.name)
-	return mtu
-}
-
-func (d *Device) SetMTU(mtu int) error {
-	if err := linkutil.SetMTU(d.name, mtu); err != nil {
-		return fmt.Errorf("afpacket: %w", err)
-	}
-	return nil
-}
-
-// LinkState is up when the interface is up and has carrier.
-func (d *Device) LinkState() netdev.LinkState {
-	if ok, _ := linkutil.Running(d.name); ok {
-		return netdev.LinkUp
-	}
-	return netdev.LinkDown
 }
 
 // Stats sums the queue counters, first folding in the frames the kernel

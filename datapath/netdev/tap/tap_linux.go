@@ -26,6 +26,7 @@ type Config struct {
 
 // Device is an internal port.
 type Device struct {
+	linkutil.Link
 	name     string
 	ifindex  int
 	fd       int
@@ -56,7 +57,7 @@ func Open(cfg Config) (*Device, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("tap %s: TUNSETIFF: %w", cfg.Name, err)
 	}
-	d := &Device{name: cfg.Name, fd: fd}
+	d := &Device{Link: linkutil.Link{IfName: cfg.Name, Kind: "tap"}, name: cfg.Name, fd: fd}
 	fail := func(err error) (*Device, error) {
 		d.Close()
 		return nil, fmt.Errorf("tap: %w", err)
@@ -92,41 +93,6 @@ func (d *Device) RxFd(q int) int {
 		return -1
 	}
 	return d.fd
-}
-
-// MAC returns the interface's address (zero if it cannot be read, for
-// example after the interface moved to another namespace).
-func (d *Device) MAC() [6]byte {
-	mac, _ := linkutil.MAC(d.name)
-	return mac
-}
-
-func (d *Device) SetMAC(mac [6]byte) error {
-	if err := linkutil.SetMAC(d.name, mac); err != nil {
-		return fmt.Errorf("tap: %w", err)
-	}
-	return nil
-}
-
-func (d *Device) MTU() int {
-	mtu, _ := linkutil.MTU(d.name)
-	return mtu
-}
-
-func (d *Device) SetMTU(mtu int) error {
-	if err := linkutil.SetMTU(d.name, mtu); err != nil {
-		return fmt.Errorf("tap: %w", err)
-	}
-	return nil
-}
-
-// LinkState is up while the interface is administratively up (a tap has
-// carrier as long as this device holds it open).
-func (d *Device) LinkState() netdev.LinkState {
-	if ok, _ := linkutil.Running(d.name); ok {
-		return netdev.LinkUp
-	}
-	return netdev.LinkDown
 }
 
 func (d *Device) Stats() netdev.Stats { return netdev.Sum(d.counters[:]) }
