@@ -222,3 +222,51 @@ func TestConntrackThroughDpctlCommands(t *testing.T) {
 		t.Errorf("ct-get-limits zone=6 = %q", got)
 	}
 }
+
+// TestFDBCommandsShowWhatMacLearnLearned: a datapath flow ending in the
+// bridge's mac_learn action learns source MACs into the bridge's table;
+// fdb/show prints them with OpenFlow port numbers, fdb/add adds a static
+// entry, fdb/stats-show counts, fdb/flush empties the table.
+func TestFDBCommandsShowWhatMacLearnLearned(t *testing.T) {
+	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
+	_, env := startDaemon(t)
+	appctl := func(args ...string) string {
+		return run(t, env, append([]string{"ovs-appctl", "-t", "gvs-vswitchd"}, args...)...)
+	}
+	run(t, env, "ovs-vsctl", "--timeout=20", "init")
+	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
+		"--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy", "ofport_request=5",
+		"--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "type=dummy", "ofport_request=6")
+	show := appctl("dpctl/show")
+	port := func(name string) string {
+		for _, l := range strings.Split(show, "\n") {
+			if f := strings.Fields(l); len(f) >= 3 && f[0] == "port" && f[2] == name {
+				return strings.TrimSuffix(f[1], ":")
+			}
+		}
+		t.Fatalf("no port %s:\n%s", name, show)
+		return ""
+	}
+	p1, p2 := port("p1"), port("p2")
+	// br0 is the first bridge: its MAC table is mac_learn(table=1).
+	appctl("dpctl/add-flow", "recirc_id(0),in_port("+p1+")", "mac_learn(table=1,ports("+p1+","+p2+"))")
+	appctl("netdev-dummy/receive", "p1", "eth(src=50:54:00:00:00:01,dst=50:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.2,proto=17,tos=0,ttl=64,frag=no),udp(src=1,dst=2)")
+	waitFor(t, "the learned MAC", func() bool { return strings.Contains(appctl("fdb/show", "br0"), "50:54:00:00:00:01") })
+	got := appctl("fdb/show", "br0")
+	if !strings.HasPrefix(got, " port  VLAN  MAC                Age\n    5     0  50:54:00:00:00:01    ") {
+		t.Errorf("fdb/show:\n%s", got)
+	}
+	appctl("fdb/add", "br0", "p2", "10", "50:54:00:00:00:09")
+	if got := appctl("fdb/show", "br0"); !strings.Contains(got, "    6    10  50:54:00:00:00:09  static\n") {
+		t.Errorf("fdb/show after fdb/add:\n%s", got)
+	}
+	if got := appctl("fdb/stats-show", "br0"); !strings.Contains(got, "Current/maximum MAC entries in the table: 2/") {
+		t.Errorf("fdb/stats-show:\n%s", got)
+	}
+	if got := appctl("fdb/flush", "br0"); got != "table successfully flushed\n" {
+		t.Errorf("fdb/flush printed %q", got)
+	}
+	if got := appctl("fdb/show", "br0"); strings.Contains(got, "50:54:00:00:00:01") {
+		t.Errorf("fdb/show after flush still shows the learned MAC:\n%s", got)
+	}
+}

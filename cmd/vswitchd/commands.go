@@ -52,6 +52,7 @@ func (d *Daemon) registerCommands() error {
 		{Name: "netdev-dummy/receive", Usage: "name packet|flow...", MinArgs: 2, MaxArgs: appctl.Unlimited, Run: d.cmdDummyReceive},
 	}
 	cmds = append(cmds, d.conntrackCommands()...)
+	cmds = append(cmds, d.fdbCommands()...)
 	for _, c := range cmds {
 		if err := d.reg.RegisterCommand(c); err != nil {
 			return err

@@ -177,6 +177,7 @@ func Start(cfg *Config) (*Daemon, error) {
 	d.cov = coverage.New()
 	d.wg.Add(1)
 	go func() { defer d.wg.Done(); d.cov.Run(d.ctx) }()
+	d.sw = newDPSwitch(d)
 	if err := d.registerCommands(); err != nil {
 		return nil, err
 	}
@@ -278,7 +279,6 @@ func (d *Daemon) startBridges() error {
 		return fmt.Errorf("connecting to %s: %w", target, err)
 	}
 	d.dbc = c
-	d.sw = newDPSwitch(d)
 	info := bridge.Info{
 		OVSVersion:    Version,
 		DatapathTypes: []string{"dummy", "netdev", "system"},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/netdev/afpacket"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
@@ -28,6 +29,7 @@ type dpSwitch struct {
 
 	mu      sync.Mutex
 	bridges map[string]*swBridge
+	nextFDB uint32 // table ids for mac_learn; never reused
 }
 
 type swBridge struct {
@@ -49,6 +51,11 @@ type swBridge struct {
 	// is not reused while flows for the old port may linger.
 	nextOfport int64
 	freedAt    map[int64]time.Time
+
+	// fdb is the bridge's MAC learning table, installed in its datapath
+	// for mac_learn(table=fdbID) actions.
+	fdb   *l2fib.Table
+	fdbID uint32
 }
 
 type swPort struct {
@@ -102,8 +109,31 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		cfgDPID: parseDPID(cfg.OtherConfig["datapath-id"]),
 		ports:   map[string]*swPort{}, freedAt: map[int64]time.Time{},
 	}
-	s.bridges[cfg.Name].hwaddr, s.bridges[cfg.Name].hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"])
+	br := s.bridges[cfg.Name]
+	br.hwaddr, br.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"])
+	fdb, err := l2fib.New(fdbConfig(cfg.OtherConfig), time.Now())
+	if err != nil {
+		delete(s.bridges, cfg.Name)
+		return fmt.Errorf("bridge %s: MAC table: %w", cfg.Name, err)
+	}
+	s.nextFDB++
+	br.fdb, br.fdbID = fdb, s.nextFDB
+	s.d.Datapath(br.dpTyp).MACTables().Set(br.fdbID, fdb)
 	return nil
+}
+
+// fdbConfig reads the MAC table's size and aging time from a bridge's
+// other_config (mac-table-size, mac-aging-time), as Open vSwitch does;
+// absent or invalid values take gvs's defaults.
+func fdbConfig(oc map[string]string) l2fib.Config {
+	var c l2fib.Config
+	if n, err := strconv.Atoi(oc["mac-table-size"]); err == nil && n > 0 {
+		c.Capacity = n
+	}
+	if n, err := strconv.Atoi(oc["mac-aging-time"]); err == nil && n > 0 {
+		c.AgingTime = time.Duration(n) * time.Second
+	}
+	return c
 }
 
 func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
@@ -113,6 +143,13 @@ func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
 		b.cfgDPID = parseDPID(cfg.OtherConfig["datapath-id"])
 		b.hwaddr, b.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"])
 		b.applyHWAddr()
+		if b.fdb != nil {
+			age := fdbConfig(cfg.OtherConfig).AgingTime
+			if age == 0 {
+				age = l2fib.DefaultAgingTime
+			}
+			b.fdb.SetAgingTime(age)
+		}
 	}
 	return nil
 }
@@ -167,8 +204,63 @@ func parseDPID(s string) uint64 {
 func (s *dpSwitch) DelBridge(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if b := s.bridges[name]; b != nil && b.fdb != nil {
+		s.d.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nil)
+	}
 	delete(s.bridges, name)
 	return nil
+}
+
+// bridgeFDB returns a bridge's MAC table and a function naming its
+// datapath ports by OpenFlow number (LOCAL for the local port), for fdb/*.
+func (s *dpSwitch) bridgeFDB(name string) (*l2fib.Table, func(uint32) string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.bridges[name]
+	if b == nil || b.fdb == nil {
+		return nil, nil, false
+	}
+	names := map[uint32]string{}
+	for _, p := range b.ports {
+		if p.dev == nil {
+			continue
+		}
+		if p.ofport == bridge.OFPPLocal {
+			names[p.odp] = "LOCAL"
+		} else {
+			names[p.odp] = strconv.FormatInt(p.ofport, 10)
+		}
+	}
+	return b.fdb, func(odp uint32) string {
+		if n, ok := names[odp]; ok {
+			return n
+		}
+		return "?"
+	}, true
+}
+
+// odpPort returns the datapath port of a bridge's port given by OpenFlow
+// number or name.
+func (s *dpSwitch) odpPort(bname, port string) (uint32, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.bridges[bname]
+	if b == nil {
+		return 0, false
+	}
+	for name, p := range b.ports {
+		if p.dev != nil && (name == port || strconv.FormatInt(p.ofport, 10) == port) {
+			return p.odp, true
+		}
+	}
+	return 0, false
+}
+
+// bridgeNames lists the bridges in name order.
+func (s *dpSwitch) bridgeNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sortedKeys(s.bridges)
 }
 
 // isKernelDevice reports whether openDevice gives the interface a Linux
@@ -339,6 +431,10 @@ func (s *dpSwitch) DelPort(bname, iface string) error {
 	if p.dev != nil {
 		s.d.Datapath(b.dpTyp).DelPort(p.odp)
 		p.dev.Close()
+		if b.fdb != nil {
+			// The port's MAC entries go with it (cost: that port's entries).
+			b.fdb.FlushPort(p.odp, true)
+		}
 	}
 	b.updateLocalMTU()
 	return nil
