@@ -132,16 +132,7 @@ func TestDummyReceiveComposesFlowAndDatapathFlowForwardsIt(t *testing.T) {
 	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
 		"--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy",
 		"--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "type=dummy", "options:tx_pcap="+txPcap)
-	show := run(t, env, "ovs-appctl", "-t", "gvs-vswitchd", "dpctl/show")
-	odp := func(name string) string {
-		for _, l := range strings.Split(show, "\n") {
-			if f := strings.Fields(l); len(f) >= 3 && f[0] == "port" && f[2] == name {
-				return strings.TrimSuffix(f[1], ":")
-			}
-		}
-		t.Fatalf("no port %s in:\n%s", name, show)
-		return ""
-	}
+	odp := odpPorts(t, env)
 	p1, p2 := odp("p1"), odp("p2")
 	run(t, env, "ovs-appctl", "-t", "gvs-vswitchd", "dpctl/add-flow", "recirc_id(0),in_port("+p1+")", p2)
 	const pkt = "in_port(1),eth(src=50:54:00:00:00:01,dst=50:54:00:00:00:02),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.2,proto=17,tos=0,ttl=64,frag=no),udp(src=1234,dst=5678)"
@@ -176,23 +167,12 @@ func TestDummyReceiveComposesFlowAndDatapathFlowForwardsIt(t *testing.T) {
 func TestConntrackThroughDpctlCommands(t *testing.T) {
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	_, env := startDaemon(t)
-	appctl := func(args ...string) string {
-		return run(t, env, append([]string{"ovs-appctl", "-t", "gvs-vswitchd"}, args...)...)
-	}
+	appctl := appctlFunc(t, env)
 	run(t, env, "ovs-vsctl", "--timeout=20", "init")
 	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
 		"--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy",
 		"--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "type=dummy")
-	show := appctl("dpctl/show")
-	port := func(name string) string {
-		for _, l := range strings.Split(show, "\n") {
-			if f := strings.Fields(l); len(f) >= 3 && f[0] == "port" && f[2] == name {
-				return strings.TrimSuffix(f[1], ":")
-			}
-		}
-		t.Fatalf("no port %s:\n%s", name, show)
-		return ""
-	}
+	port := odpPorts(t, env)
 	p1, p2 := port("p1"), port("p2")
 	appctl("dpctl/add-flow", "recirc_id(0),in_port("+p1+")", "ct(commit,zone=5)")
 	appctl("dpctl/add-flow", "recirc_id(0),in_port("+p2+")", "ct(commit,zone=6)")
@@ -230,23 +210,12 @@ func TestConntrackThroughDpctlCommands(t *testing.T) {
 func TestFDBCommandsShowWhatMacLearnLearned(t *testing.T) {
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	_, env := startDaemon(t)
-	appctl := func(args ...string) string {
-		return run(t, env, append([]string{"ovs-appctl", "-t", "gvs-vswitchd"}, args...)...)
-	}
+	appctl := appctlFunc(t, env)
 	run(t, env, "ovs-vsctl", "--timeout=20", "init")
 	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
 		"--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy", "ofport_request=5",
 		"--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "type=dummy", "ofport_request=6")
-	show := appctl("dpctl/show")
-	port := func(name string) string {
-		for _, l := range strings.Split(show, "\n") {
-			if f := strings.Fields(l); len(f) >= 3 && f[0] == "port" && f[2] == name {
-				return strings.TrimSuffix(f[1], ":")
-			}
-		}
-		t.Fatalf("no port %s:\n%s", name, show)
-		return ""
-	}
+	port := odpPorts(t, env)
 	p1, p2 := port("p1"), port("p2")
 	// br0 is the first bridge: its MAC table is mac_learn(table=1).
 	appctl("dpctl/add-flow", "recirc_id(0),in_port("+p1+")", "mac_learn(table=1,ports("+p1+","+p2+"))")
@@ -268,5 +237,27 @@ func TestFDBCommandsShowWhatMacLearnLearned(t *testing.T) {
 	}
 	if got := appctl("fdb/show", "br0"); strings.Contains(got, "50:54:00:00:00:01") {
 		t.Errorf("fdb/show after flush still shows the learned MAC:\n%s", got)
+	}
+}
+
+// appctlFunc returns a function running ovs-appctl against the daemon.
+func appctlFunc(t *testing.T, env []string) func(args ...string) string {
+	return func(args ...string) string {
+		return run(t, env, append([]string{"ovs-appctl", "-t", "gvs-vswitchd"}, args...)...)
+	}
+}
+
+// odpPorts returns a function giving the datapath port number of an
+// interface, as `dpctl/show` lists it.
+func odpPorts(t *testing.T, env []string) func(name string) string {
+	show := appctlFunc(t, env)("dpctl/show")
+	return func(name string) string {
+		for _, l := range strings.Split(show, "\n") {
+			if f := strings.Fields(l); len(f) >= 3 && f[0] == "port" && f[2] == name {
+				return strings.TrimSuffix(f[1], ":")
+			}
+		}
+		t.Fatalf("no port %s in:\n%s", name, show)
+		return ""
 	}
 }
