@@ -16,19 +16,14 @@ import (
 	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/cmd/appctl/coverage"
 	"github.com/gvs-project/gvs/cmd/appctl/vlog"
+	"github.com/gvs-project/gvs/internal/nstest"
 )
 
 // needBinary returns the path of an Open vSwitch binary. Under CI=true a
 // missing binary fails the test; elsewhere the test is skipped.
 func needBinary(t testing.TB, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("cmd/appctl: %s not found (install openvswitch-switch/-common): %v", name, err)
-		}
-		t.Skipf("cmd/appctl: %s not found, skipping interop test: %v", name, err)
-	}
+	p := nstest.RequireBinary(t, name, "openvswitch-switch")
 	return p
 }
 

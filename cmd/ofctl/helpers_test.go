@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gvs-project/gvs/internal/nstest"
 )
 
 const (
@@ -33,13 +35,7 @@ func runGvs(stdin string, args ...string) result {
 // missing binary fails the test; otherwise the test is skipped.
 func ovsOfctl(t testing.TB) string {
 	t.Helper()
-	p, err := exec.LookPath("ovs-ofctl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("cmd/ofctl: ovs-ofctl is required under CI=true: %v", err)
-		}
-		t.Skipf("cmd/ofctl: ovs-ofctl not installed (apt-get install openvswitch-common): %v", err)
-	}
+	p := nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
 	return p
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gvs-project/gvs/cmd/vsctl"
+	"github.com/gvs-project/gvs/internal/nstest"
 	"github.com/gvs-project/gvs/ovsdb/server"
 	"github.com/gvs-project/gvs/ovsdb/vswitch"
 )
@@ -21,13 +22,7 @@ import (
 // is missing.
 func requireBin(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		msg := "cmd/vsctl: " + name + " not found; install Debian's openvswitch-common"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	nstest.RequireBinary(t, name, "openvswitch-common")
 }
 
 // shortDir returns a temporary directory whose path fits in sun_path.

@@ -38,15 +38,18 @@ func Require(t testing.TB, pkg string, binaries ...string) {
 
 // RequireBinary skips (or, under CI, fails) t unless bin is on PATH; pkg
 // names the Debian package that provides it.
-func RequireBinary(t testing.TB, bin, pkg string) {
+// It returns the binary's path.
+func RequireBinary(t testing.TB, bin, pkg string) string {
 	t.Helper()
-	if _, err := exec.LookPath(bin); err == nil {
-		return
+	p, err := exec.LookPath(bin)
+	if err == nil {
+		return p
 	}
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("test needs %s (Debian package %s)", bin, pkg)
 	}
 	t.Skipf("skipping, test needs %s (Debian package %s)", bin, pkg)
+	return ""
 }
 
 // Suffix returns 8 random hex digits for unique names.

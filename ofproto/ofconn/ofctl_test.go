@@ -2,7 +2,6 @@ package ofconn_test
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/nstest"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofconn/ofconntest"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -18,13 +18,7 @@ import (
 // needOfctl returns the ovs-ofctl path; missing is a failure under CI=true.
 func needOfctl(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("ovs-ofctl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("ofproto/ofconn: ovs-ofctl is required under CI: %v", err)
-		}
-		t.Skipf("ofproto/ofconn: ovs-ofctl not installed: %v", err)
-	}
+	p := nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
 	return p
 }
 

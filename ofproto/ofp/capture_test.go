@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/nstest"
 	"github.com/gvs-project/gvs/ofproto/ofp/internal/ofrecord"
 )
 
@@ -143,13 +144,7 @@ func readCaptures(t testing.TB) []captured {
 // needOVSOfctl returns the path of ovs-ofctl or skips (fails under CI).
 func needOVSOfctl(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("ovs-ofctl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("ovs-ofctl not found (install Debian package openvswitch-common): %v", err)
-		}
-		t.Skip("ofproto/ofp: ovs-ofctl not installed (Debian package openvswitch-common)")
-	}
+	p := nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
 	return p
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/nstest"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
@@ -19,12 +20,7 @@ import (
 func startOVS(t *testing.T) string {
 	t.Helper()
 	for _, bin := range []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-appctl"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s not found (install Debian packages openvswitch-switch and openvswitch-common)", bin)
-			}
-			t.Skipf("ofproto/ofp: %s not installed (Debian package openvswitch-switch)", bin)
-		}
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
 	dir, err := os.MkdirTemp("", "ofp-ovs")
 	if err != nil {

@@ -3,11 +3,12 @@ package ofp
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gvs-project/gvs/internal/nstest"
 )
 
 // For every raw type and version in the table, ovs-ofctl's message-header
@@ -15,13 +16,7 @@ import (
 // unit more) as that type, and rejects one 8 bytes shorter as of incorrect
 // length: the table's numbers and length rules are Open vSwitch's.
 func TestRawTableAgreesWithOVSOfctl(t *testing.T) {
-	ofctl, err := exec.LookPath("ovs-ofctl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("ovs-ofctl not found (install Debian package openvswitch-common)")
-		}
-		t.Skip("ofproto/ofp: ovs-ofctl not installed (Debian package openvswitch-common)")
-	}
+	ofctl := nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
 	var batch []string
 	type probe struct {
 		raw     Raw
@@ -97,13 +92,7 @@ func mustDecodeHex(s string) []byte {
 // the first of several errors that share one), and errors with no
 // encoding in a version become NXBRC_UNENCODABLE_ERROR.
 func TestErrorTableAgreesWithOVSOfctl(t *testing.T) {
-	ofctl, err := exec.LookPath("ovs-ofctl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("ovs-ofctl not found (install Debian package openvswitch-common)")
-		}
-		t.Skip("ofproto/ofp: ovs-ofctl not installed (Debian package openvswitch-common)")
-	}
+	ofctl := nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
 	for c := ErrCode(1); c < numErrCodes; c++ {
 		for v := uint8(1); v <= 6; v++ {
 			msg, err := Encode(nil, v, 1, NewErrorMsg(v, c, nil))
@@ -163,13 +152,7 @@ func flowModWithActions(v uint8, acts []byte) []byte {
 // (and 8 bytes more for variable actions) and rejects 8 bytes less; gvs's
 // decoder agrees on the length verdicts.
 func TestActionTableAgreesWithOVSOfctl(t *testing.T) {
-	ofctl, err := exec.LookPath("ovs-ofctl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("ovs-ofctl not found (install Debian package openvswitch-common)")
-		}
-		t.Skip("ofproto/ofp: ovs-ofctl not installed (Debian package openvswitch-common)")
-	}
+	ofctl := nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
 	// Open vSwitch's log names an action without the version digits.
 	ovsName := regexp.MustCompile(`^(OFPAT|NXAST|ONFACT)\d*_`)
 	rangeMsg := regexp.MustCompile(`OpenFlow action (\S+) length \d+ not in valid range`)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/nstest"
 	"github.com/gvs-project/gvs/ovsdb/model"
 	"github.com/gvs-project/gvs/ovsdb/server"
 	"github.com/gvs-project/gvs/ovsdb/vswitch"
@@ -25,13 +26,7 @@ const ovsSchemaPath = "/usr/share/openvswitch/vswitch.ovsschema"
 func requireBins(t *testing.T, names ...string) {
 	t.Helper()
 	for _, n := range names {
-		if _, err := exec.LookPath(n); err != nil {
-			msg := "ovsdb/client: " + n + " not found; install Debian's openvswitch-common and openvswitch-switch"
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
+		nstest.RequireBinary(t, n, "openvswitch-switch")
 	}
 }
 

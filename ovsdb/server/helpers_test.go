@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/nstest"
 	"github.com/gvs-project/gvs/ovsdb/vswitch"
 )
 
@@ -19,13 +20,7 @@ import (
 func requireBins(t *testing.T, names ...string) {
 	t.Helper()
 	for _, n := range names {
-		if _, err := exec.LookPath(n); err != nil {
-			msg := "ovsdb/server: " + n + " not found; install Debian's openvswitch-common and openvswitch-switch"
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
+		nstest.RequireBinary(t, n, "openvswitch-switch")
 	}
 }
 

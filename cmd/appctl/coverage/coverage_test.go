@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/internal/nstest"
 )
 
 func TestShowRatesAndTotals(t *testing.T) {
@@ -152,13 +153,7 @@ func realCoverageShow(t *testing.T) string {
 	t.Helper()
 	var bins []string
 	for _, name := range []string{"ovs-vswitchd", "ovs-appctl"} {
-		p, err := exec.LookPath(name)
-		if err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("cmd/appctl/coverage: %s not found: %v", name, err)
-			}
-			t.Skipf("cmd/appctl/coverage: %s not found, skipping: %v", name, err)
-		}
+		p := nstest.RequireBinary(t, name, "openvswitch-switch")
 		bins = append(bins, p)
 	}
 	dir, err := os.MkdirTemp("", "cov")

@@ -2,8 +2,9 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"testing"
+
+	"github.com/gvs-project/gvs/internal/nstest"
 )
 
 // TestMain lets the test binary stand in for the gvs server child, which
@@ -20,12 +21,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestRunMeasuresAllServersAndRemovesTheirDirectories(t *testing.T) {
-	if _, err := exec.LookPath("ovsdb-server"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("ovsdb-server is required in CI: %v", err)
-		}
-		t.Skip("tests/perf/ovsdbbench: ovsdb-server not installed")
-	}
+	nstest.RequireBinary(t, "ovsdb-server", "openvswitch-switch")
 	disk, shm := t.TempDir(), t.TempDir()
 	t.Setenv("TMPDIR", disk)
 	if err := run(5, 20, 5, shm); err != nil {
