@@ -344,14 +344,20 @@ func (dp *Datapath) removeSetLocked(set *flowSet) dpif.FlowStats {
 		if f == nil {
 			continue
 		}
-		f.dead.Store(true)
-		if dp.workers[i].cls.Remove(f.match) {
-			dp.workers[i].nflows.Add(-1)
-		}
+		dp.removeCopy(i, f)
 		st.Add(f.stats())
 		set.perWork[i] = nil
 	}
 	return st
+}
+
+// removeCopy removes worker i's copy of a megaflow. The dead mark makes
+// any exact-match cache entry still pointing at it miss at once.
+func (dp *Datapath) removeCopy(i int, f *dpFlow) {
+	f.dead.Store(true)
+	if dp.workers[i].cls.Remove(f.match) {
+		dp.workers[i].nflows.Add(-1)
+	}
 }
 
 // FlowGet returns a megaflow with its counters summed over workers.
@@ -441,10 +447,7 @@ func (dp *Datapath) ExpireIdle(now time.Time, maxIdle time.Duration) int {
 			if f == nil || f.lastActive() > limit {
 				continue
 			}
-			f.dead.Store(true)
-			if dp.workers[i].cls.Remove(f.match) {
-				dp.workers[i].nflows.Add(-1)
-			}
+			dp.removeCopy(i, f)
 			set.perWork[i] = nil
 			n++
 		}
