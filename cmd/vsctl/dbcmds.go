@@ -108,6 +108,24 @@ func (inv *invocation) tableRecord() (*model.TableSchema, *row, error) {
 	return ts, r, err
 }
 
+// columnToChange resolves the TABLE RECORD COLUMN arguments of add and
+// remove: the record (nil with --if-exists and no such record), the
+// column, which must be mutable, and a copy of its value to edit.
+func (inv *invocation) columnToChange() (*model.TableSchema, *row, *model.ColumnSchema, model.Datum, error) {
+	ts, r, err := inv.tableRecord()
+	if err != nil || r == nil {
+		return ts, r, nil, model.Datum{}, err
+	}
+	col, err := findColumn(ts, inv.args[2])
+	if err != nil {
+		return nil, nil, nil, model.Datum{}, err
+	}
+	if err := checkMutable(r, col); err != nil {
+		return nil, nil, nil, model.Datum{}, err
+	}
+	return ts, r, col, r.get(col.Name).Clone(), nil
+}
+
 func checkMutable(r *row, c *model.ColumnSchema) error {
 	if !c.Mutable && !r.isNew {
 		return fail("cannot modify read-only column %s in table %s", c.Name, r.ts.Name)
@@ -468,19 +486,11 @@ func cmdSet(inv *invocation) error {
 }
 
 func cmdAdd(inv *invocation) error {
-	ts, r, err := inv.tableRecord()
+	ts, r, col, d, err := inv.columnToChange()
 	if err != nil || r == nil {
 		return err
 	}
-	col, err := findColumn(ts, inv.args[2])
-	if err != nil {
-		return err
-	}
-	if err := checkMutable(r, col); err != nil {
-		return err
-	}
 	p := valueParser{dc: inv.ctx}
-	d := r.get(col.Name).Clone()
 	for _, a := range inv.args[3:] {
 		add, err := p.parseDatum(unbounded(&col.Type), a)
 		if err != nil {
@@ -506,19 +516,11 @@ func cmdAdd(inv *invocation) error {
 }
 
 func cmdRemove(inv *invocation) error {
-	ts, r, err := inv.tableRecord()
+	ts, r, col, d, err := inv.columnToChange()
 	if err != nil || r == nil {
 		return err
 	}
-	col, err := findColumn(ts, inv.args[2])
-	if err != nil {
-		return err
-	}
-	if err := checkMutable(r, col); err != nil {
-		return err
-	}
 	p := valueParser{dc: inv.ctx}
-	d := r.get(col.Name).Clone()
 	for _, a := range inv.args[3:] {
 		rm, err := p.parseDatum(unbounded(&col.Type), a)
 		keysOnly := false
