@@ -53,6 +53,7 @@ func (d *Daemon) registerCommands() error {
 	}
 	cmds = append(cmds, d.conntrackCommands()...)
 	cmds = append(cmds, d.fdbCommands()...)
+	cmds = append(cmds, d.ofCommands()...)
 	for _, c := range cmds {
 		if err := d.reg.RegisterCommand(c); err != nil {
 			return err
@@ -82,7 +83,7 @@ func (d *Daemon) cmdMemoryShow(context.Context, []string) (string, error) {
 
 // dpName is how datapaths are named in dpctl output: "TYPE@NAME".
 func dpName(dp *dpnetdev.Datapath) string {
-	return "netdev@" + dp.Name()
+	return strings.TrimPrefix(dp.Name(), "ovs-") + "@" + dp.Name()
 }
 
 // findDatapath resolves a dpctl datapath argument ("netdev@ovs-netdev",
@@ -111,6 +112,7 @@ func (d *Daemon) cmdDpifShow(context.Context, []string) (string, error) {
 	for _, dp := range d.datapaths() {
 		s := dp.Stats()
 		fmt.Fprintf(&b, "%s: hit:%d missed:%d\n", dpName(dp), s.Hit, s.Missed)
+		b.WriteString(d.sw.dpifShowBridges(strings.TrimPrefix(dp.Name(), "ovs-")))
 	}
 	return b.String(), nil
 }

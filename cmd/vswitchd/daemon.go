@@ -22,6 +22,7 @@ import (
 	"github.com/gvs-project/gvs/cmd/appctl/vlog"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
+	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 	"github.com/gvs-project/gvs/ovsdb/client"
 	"github.com/gvs-project/gvs/ovsdb/server"
@@ -312,6 +313,12 @@ func (d *Daemon) Datapath(typ string) *dpnetdev.Datapath {
 		cfg.Workers = d.cfg.Workers
 	}
 	dp := dpnetdev.New("ovs-"+typ, cfg)
+	if typ == "dummy" {
+		// Open vSwitch's dummy datapath has its own internal port 0.
+		if dev, err := dummy.New(dummy.Config{Name: "ovs-dummy", Internal: true}); err == nil {
+			dp.AddPort(dev, 0)
+		}
+	}
 	if err := dp.Start(); err != nil {
 		d.log.Error("starting datapath", "type", typ, "err", err)
 	}

@@ -2,12 +2,14 @@ package vswitchd
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
@@ -16,6 +18,9 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev/afpacket"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/netdev/tap"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofswitch"
+	"github.com/gvs-project/gvs/ofproto/xlate"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 	"golang.org/x/sys/unix"
 )
@@ -30,6 +35,10 @@ type dpSwitch struct {
 	mu      sync.Mutex
 	bridges map[string]*swBridge
 	nextFDB uint32 // table ids for mac_learn; never reused
+	// muxes route each datapath's upcalls to the bridge owning the
+	// packet's in_port; recircs are the datapaths' recirculation ids.
+	muxes   map[string]*upcallMux
+	recircs map[string]*xlate.RecircTable
 }
 
 type swBridge struct {
@@ -56,6 +65,9 @@ type swBridge struct {
 	// for mac_learn(table=fdbID) actions.
 	fdb   *l2fib.Table
 	fdbID uint32
+
+	// of is the bridge's OpenFlow switch: tables, connections, upcalls.
+	of *ofswitch.Bridge
 }
 
 type swPort struct {
@@ -76,7 +88,9 @@ type swPort struct {
 
 var _ bridge.Switch = (*dpSwitch)(nil)
 
-func newDPSwitch(d *Daemon) *dpSwitch { return &dpSwitch{d: d, bridges: map[string]*swBridge{}} }
+func newDPSwitch(d *Daemon) *dpSwitch {
+	return &dpSwitch{d: d, bridges: map[string]*swBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{}}
+}
 
 // dpType maps a Bridge.datapath_type to gvs's datapath: every type is the
 // userspace datapath; "dummy" (Open vSwitch's test datapath) is a separate
@@ -118,8 +132,174 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 	}
 	s.nextFDB++
 	br.fdb, br.fdbID = fdb, s.nextFDB
-	s.d.Datapath(br.dpTyp).MACTables().Set(br.fdbID, fdb)
+	dp := s.d.Datapath(br.dpTyp)
+	dp.MACTables().Set(br.fdbID, fdb)
+	if s.muxes[br.dpTyp] == nil {
+		s.muxes[br.dpTyp] = &upcallMux{}
+		s.recircs[br.dpTyp] = xlate.NewRecircTable()
+		dp.SetUpcallHandler(s.muxes[br.dpTyp])
+	}
+	name := cfg.Name
+	of, err := ofswitch.New(ofswitch.Config{
+		Name: name, DP: dp, Recirc: s.recircs[br.dpTyp], FDBTable: br.fdbID, RunDir: s.d.cfg.RunDir,
+		DatapathID: func() uint64 { return s.datapathID(name) },
+		Version:    Version,
+		PortStats:  func(no uint32) (ofp.PortStats, bool) { return portStats(dp, no) },
+		CTFlushZone: func(zone uint16) error {
+			dp.Conntrack().FlushZone(zone)
+			return nil
+		},
+		Logf: func(format string, args ...any) { s.d.log.Warn(fmt.Sprintf(format, args...)) },
+	})
+	if err != nil {
+		dp.MACTables().Set(br.fdbID, nil)
+		delete(s.bridges, cfg.Name)
+		return fmt.Errorf("bridge %s: %w", cfg.Name, err)
+	}
+	br.of = of
+	s.recircs[br.dpTyp].Register(name, of.Xlator())
+	of.SetConfig(ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers})
 	return nil
+}
+
+// portStats reads a datapath port's counters for OpenFlow port stats.
+func portStats(dp dpif.Datapath, no uint32) (ofp.PortStats, bool) {
+	pi, ok := dp.Port(no)
+	if !ok || pi.Device == nil {
+		return ofp.PortStats{}, false
+	}
+	ns := pi.Device.Stats()
+	return ofp.PortStats{RxPackets: ns.RxPackets, TxPackets: ns.TxPackets, RxBytes: ns.RxBytes, TxBytes: ns.TxBytes,
+		RxDropped: ns.RxDropped, TxDropped: ns.TxDropped, RxErrors: ns.RxErrors, TxErrors: ns.TxErrors}, true
+}
+
+// ofBridge returns a bridge's OpenFlow switch, or nil.
+func (s *dpSwitch) ofBridge(name string) *ofswitch.Bridge {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.bridges[name]; b != nil {
+		return b.of
+	}
+	return nil
+}
+
+// ofBridges returns every bridge's OpenFlow switch in name order.
+func (s *dpSwitch) ofBridges() []*ofswitch.Bridge {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*ofswitch.Bridge
+	for _, n := range sortedKeys(s.bridges) {
+		if of := s.bridges[n].of; of != nil {
+			out = append(out, of)
+		}
+	}
+	return out
+}
+
+// bridgeDatapath returns a bridge's datapath and its datapath ports.
+func (s *dpSwitch) bridgeDatapath(name string) (dpif.Datapath, map[uint32]bool, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.bridges[name]
+	if b == nil {
+		return nil, nil, false
+	}
+	ports := map[uint32]bool{}
+	for _, p := range b.ports {
+		if p.dev != nil {
+			ports[p.odp] = true
+		}
+	}
+	return s.d.Datapath(b.dpTyp), ports, true
+}
+
+// datapathID returns a bridge's datapath ID as BridgeStatus reports it.
+func (s *dpSwitch) datapathID(name string) uint64 {
+	n, _ := strconv.ParseUint(s.BridgeStatus(name).DatapathID, 16, 64)
+	return n
+}
+
+// syncPorts gives the OpenFlow switches of b's datapath their current
+// ports (patch ports resolved to their peers, which may be on any bridge
+// of the datapath) and re-routes the datapath's upcalls. Called with s.mu
+// held.
+func (s *dpSwitch) syncPorts(b *swBridge) {
+	for _, ob := range s.bridges {
+		if ob.dpTyp == b.dpTyp && ob.of != nil {
+			ob.of.SetPorts(s.ofPorts(ob))
+		}
+	}
+	s.reroute(b.dpTyp)
+}
+
+// ofPorts describes a bridge's ports for its OpenFlow switch.
+func (s *dpSwitch) ofPorts(b *swBridge) []ofswitch.Port {
+	var ports []ofswitch.Port
+	for _, p := range b.ports {
+		op := ofswitch.Port{Port: xlate.Port{OFPort: uint16(p.ofport), ODP: xlate.NoODP, Name: p.name, Tag: -1}, HWAddr: p.mac}
+		if p.dev != nil {
+			op.ODP = p.odp
+			op.HWAddr = p.dev.MAC()
+			op.LinkDown = p.dev.LinkState() == netdev.LinkDown
+		} else if p.typ == "patch" {
+			for _, ob := range s.bridges {
+				if q := ob.ports[p.peer]; ob.dpTyp == b.dpTyp && q != nil && q.typ == "patch" && q.peer == p.name {
+					op.PeerBridge, op.PeerPort = ob.name, uint16(q.ofport)
+				}
+			}
+		}
+		ports = append(ports, op)
+	}
+	return ports
+}
+
+// reroute rebuilds a datapath's in_port -> bridge routing. Called with
+// s.mu held.
+func (s *dpSwitch) reroute(dpTyp string) {
+	mux := s.muxes[dpTyp]
+	if mux == nil {
+		return
+	}
+	routes := map[uint32]*ofswitch.Bridge{}
+	for _, b := range s.bridges {
+		if b.dpTyp != dpTyp || b.of == nil {
+			continue
+		}
+		for _, p := range b.ports {
+			if p.dev != nil {
+				routes[p.odp] = b.of
+			}
+		}
+	}
+	mux.routes.Store(&routes)
+}
+
+// upcallMux hands each upcall to the bridge that owns its in_port.
+type upcallMux struct {
+	routes atomic.Pointer[map[uint32]*ofswitch.Bridge]
+}
+
+var errNoBridge = errors.New("no bridge owns the packet's input port")
+
+func (m *upcallMux) bridge(u *dpif.Upcall) *ofswitch.Bridge {
+	r := m.routes.Load()
+	if r == nil {
+		return nil
+	}
+	return (*r)[u.Key.InPort]
+}
+
+func (m *upcallMux) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
+	if b := m.bridge(u); b != nil {
+		return b.Miss(u, r)
+	}
+	return errNoBridge
+}
+
+func (m *upcallMux) Userspace(u *dpif.Upcall) {
+	if b := m.bridge(u); b != nil {
+		b.Userspace(u)
+	}
 }
 
 // fdbConfig reads the MAC table's size and aging time from a bridge's
@@ -143,6 +323,9 @@ func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
 		b.cfgDPID = parseDPID(cfg.OtherConfig["datapath-id"])
 		b.hwaddr, b.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"])
 		b.applyHWAddr()
+		if b.of != nil {
+			b.of.SetConfig(ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers})
+		}
 		if b.fdb != nil {
 			age := fdbConfig(cfg.OtherConfig).AgingTime
 			if age == 0 {
@@ -204,10 +387,16 @@ func parseDPID(s string) uint64 {
 func (s *dpSwitch) DelBridge(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if b := s.bridges[name]; b != nil && b.fdb != nil {
+	b := s.bridges[name]
+	if b != nil && b.fdb != nil {
 		s.d.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nil)
 	}
 	delete(s.bridges, name)
+	if b != nil && b.of != nil {
+		s.recircs[b.dpTyp].Register(name, nil)
+		s.syncPorts(b)
+		b.of.Close()
+	}
 	return nil
 }
 
@@ -284,7 +473,7 @@ func (s *dpSwitch) openDevice(b *swBridge, ic *bridge.IfaceConfig) (netdev.Devic
 	}
 	switch typ {
 	case "dummy":
-		return dummy.New(dummy.Config{Name: ic.Name, MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
+		return dummy.New(dummy.Config{Name: ic.Name, Internal: ic.Type == "internal", MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
 	case "", "system":
 		if s.d.cfg.DisableSystem {
 			return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
@@ -335,7 +524,11 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (int64, error) 
 		if err != nil {
 			return -1, err
 		}
-		no, err := s.d.Datapath(b.dpTyp).AddPort(dev, dpif.PortNone)
+		want := dpif.PortNone
+		if b.dpTyp == "dummy" {
+			want = dummyPortNo(s.d.Datapath(b.dpTyp), ic.Name)
+		}
+		no, err := s.d.Datapath(b.dpTyp).AddPort(dev, want)
 		if err != nil {
 			dev.Close()
 			return -1, fmt.Errorf("could not add network device %s to ofproto (%v)", ic.Name, err)
@@ -364,7 +557,53 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (int64, error) 
 		b.applyHWAddr()
 	}
 	b.updateLocalMTU()
+	s.syncPorts(b)
 	return p.ofport, nil
+}
+
+// dpifShowBridges lists the bridges of datapath type dpTyp and their
+// ports as dpif/show does: "    NAME OFPORT/ODP: (TYPE)" in name order.
+func (s *dpSwitch) dpifShowBridges(dpTyp string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var sb strings.Builder
+	for _, bn := range sortedKeys(s.bridges) {
+		b := s.bridges[bn]
+		if b.dpTyp != dpTyp {
+			continue
+		}
+		fmt.Fprintf(&sb, "  %s:\n", bn)
+		for _, pn := range sortedKeys(b.ports) {
+			p := b.ports[pn]
+			odp, typ := "none", "patch: peer="+p.peer
+			if p.dev != nil {
+				odp, typ = strconv.FormatUint(uint64(p.odp), 10), p.dev.Type()
+			}
+			if typ == "system" {
+				fmt.Fprintf(&sb, "    %s %d/%s:\n", pn, p.ofport, odp)
+				continue
+			}
+			fmt.Fprintf(&sb, "    %s %d/%s: (%s)\n", pn, p.ofport, odp, typ)
+		}
+	}
+	return sb.String()
+}
+
+// dummyPortNo numbers a port of the dummy datapath as Open vSwitch's does,
+// so that datapath flows read the same: the number the name ends with,
+// else 0, plus 100 until free ("p1" is 1, "br0" is 100).
+func dummyPortNo(dp dpif.Datapath, name string) dpif.PortNo {
+	i := len(name)
+	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	start, _ := strconv.Atoi(name[i:])
+	for no := start; no < 1<<16; no += 100 {
+		if _, used := dp.Port(dpif.PortNo(no)); !used {
+			return dpif.PortNo(no)
+		}
+	}
+	return dpif.PortNone
 }
 
 // maxAutoOfport bounds automatically assigned port numbers; the upper
@@ -437,6 +676,7 @@ func (s *dpSwitch) DelPort(bname, iface string) error {
 		}
 	}
 	b.updateLocalMTU()
+	s.syncPorts(b)
 	return nil
 }
 

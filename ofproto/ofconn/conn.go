@@ -281,10 +281,15 @@ func (c *Conn) SendRaw(b []byte) error {
 // Reply implements Sender.
 func (c *Conn) Reply(req *ofp.Msg, m ofp.Message) error { return c.Send(req.XID, m) }
 
-// ReplyError implements Sender.
+// ReplyError implements Sender. The error carries the whole request, as
+// Open vSwitch's replies to messages it decoded but could not apply do.
 func (c *Conn) ReplyError(req *ofp.Msg, code ofp.ErrCode) error {
 	data, _ := ofp.EncodeMsg(nil, req)
-	return c.sendError(req.Version, req.XID, code, data)
+	b, err := ofp.Encode(nil, req.Version, req.XID, ofp.NewErrorMsg(req.Version, code, data))
+	if err != nil {
+		return c.sendError(req.Version, req.XID, code, data)
+	}
+	return c.SendRaw(b)
 }
 
 func (c *Conn) sendError(v uint8, xid uint32, code ofp.ErrCode, data []byte) error {

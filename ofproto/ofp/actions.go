@@ -4,31 +4,117 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 )
 
 // ActionType is the version-independent kind of an action, as Open
-// vSwitch's enum ofpact_type. This is the start of the action codec: the
-// kinds below are decoded into fields; every other action that the raw
-// action table knows is checked (version, length) and kept as ActRaw with
-// its bytes, so action lists round-trip.
+// vSwitch's enum ofpact_type. Every action Open vSwitch knows decodes to a
+// typed kind except encap/decap and sample with a field-sourced domain
+// (NXAST_SAMPLE4), which stay ActRaw with their bytes.
 type ActionType uint8
 
-// Action kinds.
+// Action kinds. The comment names the Action fields each kind uses.
 const (
-	ActRaw      ActionType = iota // not decoded yet: Data holds the wire action
-	ActOutput                     // output:Port (MaxLen for the controller)
-	ActResubmit                   // resubmit(Port,Table[,ct])
-	ActSetField                   // set_field:Value[/Mask]->Field
-	ActLoad                       // load:Value->Dst[...] (NXAST_REG_LOAD)
-	ActMove                       // move:Src[...]->Dst[...]
-	ActCT                         // ct(...)
-	ActCTClear                    // ct_clear
+	ActRaw           ActionType = iota // Data: the whole wire action
+	ActOutput                          // Port (16-bit ofp_port), MaxLen
+	ActResubmit                        // Port, Table (255: current); Raw RESUBMIT_TABLE_CT for ct
+	ActSetField                        // Field, Value, Mask (nil: exact)
+	ActLoad                            // Dst, Value (8 bytes) — NXAST_REG_LOAD
+	ActMove                            // Src, Dst
+	ActCT                              // CT
+	ActCTClear                         //
+	ActController                      // Controller
+	ActEnqueue                         // Port, Arg (queue id)
+	ActSetQueue                        // Arg (queue id)
+	ActPopQueue                        //
+	ActOutputReg                       // Src, MaxLen
+	ActOutputTrunc                     // Port, Arg (max_len)
+	ActGroup                           // Arg (group id)
+	ActMeter                           // Arg (meter id): OF1.3/1.4 instruction, OF1.5 action
+	ActNote                            // Data (the note bytes)
+	ActLearn                           // Learn
+	ActConjunction                     // Conj
+	ActDecTTL                          // IDs (controller ids; [0] for plain dec_ttl)
+	ActSetNWTTL                        // Arg — mod_nw_ttl
+	ActDecMPLSTTL                      //
+	ActSetMPLSLabel                    // Arg
+	ActSetMPLSTC                       // Arg
+	ActSetMPLSTTL                      // Arg
+	ActPushMPLS                        // Arg (ethertype)
+	ActPopMPLS                         // Arg (ethertype)
+	ActPushVLAN                        // Arg (ethertype)
+	ActStripVLAN                       // strip_vlan, pop_vlan (Raw OFPAT11_POP_VLAN)
+	ActSetVLANVID                      // Arg; PushVLANIfNeeded, FlowHasVLAN
+	ActSetVLANPCP                      // Arg; PushVLANIfNeeded, FlowHasVLAN
+	ActSetDLSrc                        // Arg (48-bit MAC)
+	ActSetDLDst                        // Arg (48-bit MAC)
+	ActSetNWSrc                        // Arg (IPv4 address)
+	ActSetNWDst                        // Arg (IPv4 address)
+	ActSetNWTos                        // Arg (DSCP in place: low 2 bits zero)
+	ActSetNWECN                        // Arg
+	ActSetTPSrc                        // Arg; FlowIPProto
+	ActSetTPDst                        // Arg; FlowIPProto
+	ActSetTunnel                       // Arg (tunnel id); Raw SET_TUNNEL64 for set_tunnel64
+	ActMultipath                       // Multipath
+	ActBundle                          // Bundle (Raw BUNDLE_LOAD: bundle_load)
+	ActFinTimeout                      // FinTimeout
+	ActExit                            //
+	ActClone                           // Nested
+	ActCheckPktLen                     // Arg (packet length), Dst (1 bit) — check_pkt_larger
+	ActSample                          // Sample
+	ActStackPush                       // Src
+	ActStackPop                        // Dst
+	ActNAT                             // NAT (inside ct)
+	ActDecNSHTTL                       //
+	ActDeleteField                     // Field
+	ActDebugSlow                       //
+	ActDebugRecirc                     //
+	ActGotoTable                       // Table — instruction
+	ActWriteMetadata                   // Arg (value), Arg2 (mask) — instruction (NXAST in OF1.0)
+	ActClearActions                    // instruction
+	ActWriteActions                    // Nested — instruction
+	numActionTypes
 )
 
+// ActPopVLAN is the kind of pop_vlan: the same ofpact as strip_vlan.
+const ActPopVLAN = ActStripVLAN
+
+var actionTypeNames = [numActionTypes]string{
+	"raw", "output", "resubmit", "set_field", "load", "move", "ct", "ct_clear", "controller",
+	"enqueue", "set_queue", "pop_queue", "output_reg", "output_trunc", "group", "meter", "note",
+	"learn", "conjunction", "dec_ttl", "mod_nw_ttl", "dec_mpls_ttl", "set_mpls_label",
+	"set_mpls_tc", "set_mpls_ttl", "push_mpls", "pop_mpls", "push_vlan", "strip_vlan",
+	"mod_vlan_vid", "mod_vlan_pcp", "mod_dl_src", "mod_dl_dst", "mod_nw_src", "mod_nw_dst",
+	"mod_nw_tos", "mod_nw_ecn", "mod_tp_src", "mod_tp_dst", "set_tunnel", "multipath", "bundle",
+	"fin_timeout", "exit", "clone", "check_pkt_larger", "sample", "push", "pop", "nat",
+	"dec_nsh_ttl", "delete_field", "debug_slow", "debug_recirc", "goto_table", "write_metadata",
+	"clear_actions", "write_actions",
+}
+
+func (t ActionType) String() string {
+	if t < numActionTypes {
+		return actionTypeNames[t]
+	}
+	return fmt.Sprintf("ActionType(%d)", uint8(t))
+}
+
+// IsInstruction reports whether the kind is an OpenFlow 1.1+ instruction
+// rather than an action (meter is an action from OpenFlow 1.5).
+func (t ActionType) IsInstruction(v uint8) bool {
+	switch t {
+	case ActGotoTable, ActWriteMetadata, ActClearActions, ActWriteActions:
+		return true
+	case ActMeter:
+		return v < mf.OF15
+	}
+	return false
+}
+
 // RawAction identifies an action's wire encoding, as Open vSwitch's enum
-// ofp_raw_action_type (action_table.go).
+// ofp_raw_action_type (action_table.go). 0 means "no preference": the
+// canonical encoding for the version is used.
 type RawAction uint16
 
 func (r RawAction) String() string {
@@ -91,22 +177,170 @@ type CT struct {
 	Actions []Action // exec(...) and nat(...)
 }
 
-// Action is one decoded action. Raw is the wire encoding it came from (or
-// is to be encoded as); encoding uses it, so decoded lists re-encode byte
-// for byte.
+// Packet-in reasons (OFPR_*), as controller() names them.
+const (
+	ReasonNoMatch    = 0
+	ReasonAction     = 1
+	ReasonInvalidTTL = 2
+	ReasonActionSet  = 3
+	ReasonGroup      = 4
+	ReasonPacketOut  = 5
+)
+
+// NoMeter is Controller.MeterID when the controller action names no meter.
+const NoMeter = 0xffffffff
+
+// Controller is the body of controller(...) (NXAST_CONTROLLER and
+// NXAST_CONTROLLER2). An output to the CONTROLLER port is ActOutput.
+type Controller struct {
+	MaxLen   uint16 // 0xffff: the whole packet
+	ID       uint16 // controller connection id
+	Reason   uint8  // Reason*
+	Userdata []byte
+	Pause    bool
+	MeterID  uint32 // NoMeter for none
+}
+
+// Learn flags (NX_LEARN_F_*).
+const (
+	LearnSendFlowRem   = 1
+	LearnDeleteLearned = 2
+	LearnWriteResult   = 4
+)
+
+// Learn spec destinations (NX_LEARN_DST_*).
+const (
+	LearnMatch  = 0
+	LearnLoad   = 1
+	LearnOutput = 2
+)
+
+// Learn is the body of learn(...) (NXAST_LEARN and NXAST_LEARN2).
+type Learn struct {
+	IdleTimeout    uint16
+	HardTimeout    uint16
+	Priority       uint16
+	Cookie         uint64
+	Flags          uint16 // Learn*
+	Table          uint8
+	FinIdleTimeout uint16
+	FinHardTimeout uint16
+	Limit          uint32   // LEARN2 only
+	ResultDst      Subfield // LEARN2 with LearnWriteResult
+	Specs          []LearnSpec
+}
+
+// LearnSpec is one flow_mod_spec of a learn action: NBits bits from Src
+// (a field) or Imm (an immediate, network order, 2*ceil(NBits/16) bytes
+// as on the wire) to a match field, a load or an output.
+type LearnSpec struct {
+	NBits  int
+	SrcImm bool
+	Src    Subfield
+	Imm    []byte
+	Dst    uint8 // LearnMatch, LearnLoad, LearnOutput
+	DstSub Subfield
+}
+
+// Conjunction is conjunction(ID, Clause+1/NClauses).
+type Conjunction struct {
+	ID       uint32
+	Clause   uint8 // 0-based, as on the wire
+	NClauses uint8
+}
+
+// NAT flags (NX_NAT_F_*).
+const (
+	NATSrc        = 1
+	NATDst        = 2
+	NATPersistent = 4
+	NATHash       = 8
+	NATRandom     = 16
+)
+
+// NAT is the body of nat(...) inside ct(). AddrMin/AddrMax are the
+// zero netip.Addr when absent.
+type NAT struct {
+	Flags    uint16
+	AddrMin  netip.Addr
+	AddrMax  netip.Addr
+	ProtoMin uint16
+	ProtoMax uint16
+}
+
+// Multipath is multipath(fields, basis, algorithm, n_links, arg, dst).
+type Multipath struct {
+	Fields    uint16 // NX_HASH_FIELDS_*
+	Basis     uint16
+	Algorithm uint16 // NX_MP_ALG_*
+	MaxLink   uint16 // n_links - 1
+	Arg       uint32
+	Dst       Subfield
+}
+
+// Bundle is bundle(...) or bundle_load(...) (Dst set).
+type Bundle struct {
+	Algorithm uint16 // NX_BD_ALG_*: 0 active_backup, 1 hrw
+	Fields    uint16
+	Basis     uint16
+	Members   []uint16
+	Dst       Subfield
+}
+
+// Sample is sample(...) (NXAST_SAMPLE, SAMPLE2, SAMPLE3).
+type Sample struct {
+	Probability    uint16
+	CollectorSetID uint32
+	ObsDomainID    uint32
+	ObsPointID     uint32
+	SamplingPort   uint16 // 0xffff (OFPP_NONE) for none
+	Direction      uint8  // 0 default, 1 ingress, 2 egress
+}
+
+// FinTimeout is fin_timeout(idle_timeout=, hard_timeout=).
+type FinTimeout struct {
+	Idle, Hard uint16
+}
+
+// Action is one decoded action (an ofpact). Raw is the wire encoding it
+// came from, or 0; encoding uses it when version v has it, so decoded
+// lists re-encode byte for byte, and otherwise picks Open vSwitch's
+// canonical encoding for v. Ports are 16-bit (OpenFlow 1.0 numbering,
+// OFPP_CONTROLLER = 0xfffd) in every version.
 type Action struct {
 	Type   ActionType
 	Raw    RawAction
-	Port   uint32 // output (16-bit form in OF1.0); resubmit in_port
-	MaxLen uint16 // output
-	Table  uint8  // resubmit table (255: the current one)
+	Port   uint32
+	MaxLen uint16
+	Table  uint8
 	Field  *mf.Field
 	Value  []byte // set_field value (field width) or load value (8 bytes), network order
-	Mask   []byte // set_field mask (OF1.5), nil if exact
+	Mask   []byte // set_field mask, nil if exact
 	Src    Subfield
 	Dst    Subfield
 	CT     *CT
-	Data   []byte // ActRaw: the whole wire action
+	Data   []byte // ActRaw: the whole wire action; ActNote: the note
+	Arg    uint64 // the scalar argument of simple kinds (see the kind list)
+	Arg2   uint64 // write_metadata mask
+	IDs    []uint16
+	Nested []Action // clone, write_actions
+
+	Controller *Controller
+	Learn      *Learn
+	Conj       *Conjunction
+	NAT        *NAT
+	Multipath  *Multipath
+	Bundle     *Bundle
+	Sample     *Sample
+	FinTimeout *FinTimeout
+
+	// Flow context that some cross-version encodings need, as Open
+	// vSwitch keeps it in the ofpact: set by the decoder or parser
+	// (PushVLANIfNeeded for OpenFlow 1.0 mod_vlan_vid/pcp) and by
+	// ValidateOfpacts from the flow's match (FlowHasVLAN, FlowIPProto).
+	PushVLANIfNeeded bool
+	FlowHasVLAN      bool
+	FlowIPProto      uint8
 }
 
 // Standard and vendor action header fields.
@@ -115,16 +349,26 @@ const (
 	actHeaderLen  = 8  // ofp_action_header
 	extHeaderLen  = 16 // ext_action_header (Nicira/ONF)
 	maxActionsLen = 65528
+	// maxNesting bounds clone/ct/write_actions recursion, as Open vSwitch
+	// does, so hostile input cannot exhaust the stack.
+	maxNesting = 32
 )
 
 // DecodeActions decodes an action list for wire version v, with Open
 // vSwitch's checks and errors: a list not a multiple of 8 bytes is
 // OFPBRC_BAD_LEN; an unknown action OFPBAC_BAD_TYPE, OFPBAC_BAD_VENDOR or
 // OFPBAC_BAD_VENDOR_TYPE; a length outside the action's range
-// OFPBAC_BAD_LEN.
+// OFPBAC_BAD_LEN; bad arguments the action's own error.
 func DecodeActions(b []byte, v uint8) ([]Action, error) {
+	return decodeActions(b, v, 0)
+}
+
+func decodeActions(b []byte, v uint8, depth int) ([]Action, error) {
 	if len(b)%8 != 0 {
 		return nil, errorf(OFPBRC_BAD_LEN, "actions length %d is not a multiple of 8", len(b))
+	}
+	if depth > maxNesting {
+		return nil, errorf(OFPBAC_BAD_ARGUMENT, "actions nested more than %d deep", maxNesting)
 	}
 	var out []Action
 	for off := 0; off < len(b); {
@@ -146,8 +390,8 @@ func DecodeActions(b []byte, v uint8) ([]Action, error) {
 			return nil, fmt.Errorf("action at offset %d: %w", off, err)
 		}
 		a := Action{Type: ActRaw, Raw: in.raw}
-		if dec := actionDecoders[in.raw]; dec != nil {
-			if a, err = dec(p[:n], v, in); err != nil {
+		if c := actionCodecs[in.raw]; c.dec != nil {
+			if a, err = c.dec(p[:n], v, in, depth); err != nil {
 				return nil, fmt.Errorf("%s at offset %d: %w", in.raw, off, err)
 			}
 			a.Raw = in.raw
@@ -185,205 +429,85 @@ func lookupAction(p []byte, v uint8) (*actionInstance, error) {
 	return in, nil
 }
 
-type actionDecoder func(p []byte, v uint8, in *actionInstance) (Action, error)
-type actionEncoder func(b []byte, a *Action, v uint8) ([]byte, error)
-
-// Typed action codecs, by raw action. They are filled in init (the ct
-// codecs recurse through the list codecs) and read-only afterwards.
-var (
-	actionDecoders map[RawAction]actionDecoder
-	actionEncoders map[RawAction]actionEncoder
-)
-
-func init() {
-	ctClear := func([]byte, uint8, *actionInstance) (Action, error) { return Action{Type: ActCTClear}, nil }
-	actionDecoders = map[RawAction]actionDecoder{
-		RawActOFPAT10_OUTPUT:          decodeOutput,
-		RawActOFPAT11_OUTPUT:          decodeOutput,
-		RawActOFPAT12_SET_FIELD:       decodeSetField,
-		RawActOFPAT15_SET_FIELD:       decodeSetField,
-		RawActNXAST_RESUBMIT:          decodeResubmit,
-		RawActNXAST_RESUBMIT_TABLE:    decodeResubmit,
-		RawActNXAST_RESUBMIT_TABLE_CT: decodeResubmit,
-		RawActNXAST_REG_LOAD:          decodeRegLoad,
-		RawActNXAST_REG_MOVE:          decodeRegMove,
-		RawActNXAST_CT:                decodeCT,
-		RawActNXAST_CT_CLEAR:          ctClear,
-	}
-	actionEncoders = map[RawAction]actionEncoder{
-		RawActOFPAT10_OUTPUT:          encodeOutput,
-		RawActOFPAT11_OUTPUT:          encodeOutput,
-		RawActOFPAT12_SET_FIELD:       encodeSetField,
-		RawActOFPAT15_SET_FIELD:       encodeSetField,
-		RawActNXAST_RESUBMIT:          encodeResubmit,
-		RawActNXAST_RESUBMIT_TABLE:    encodeResubmit,
-		RawActNXAST_RESUBMIT_TABLE_CT: encodeResubmit,
-		RawActNXAST_REG_LOAD:          encodeRegLoad,
-		RawActNXAST_REG_MOVE:          encodeRegMove,
-		RawActNXAST_CT:                encodeCT,
-		RawActNXAST_CT_CLEAR:          func(b []byte, _ *Action, _ uint8) ([]byte, error) { return b, nil },
-	}
-}
-
-func decodeOutput(p []byte, v uint8, _ *actionInstance) (Action, error) {
-	if v == 1 {
-		return Action{Type: ActOutput, Port: uint32(binary.BigEndian.Uint16(p[4:])), MaxLen: binary.BigEndian.Uint16(p[6:])}, nil
-	}
-	return Action{Type: ActOutput, Port: binary.BigEndian.Uint32(p[4:]), MaxLen: binary.BigEndian.Uint16(p[8:])}, nil
-}
-
-func encodeOutput(b []byte, a *Action, v uint8) ([]byte, error) {
-	if v == 1 {
-		b = binary.BigEndian.AppendUint16(b, uint16(a.Port))
-		return binary.BigEndian.AppendUint16(b, a.MaxLen), nil
-	}
-	b = binary.BigEndian.AppendUint32(b, a.Port)
-	return binary.BigEndian.AppendUint16(b, a.MaxLen), nil
-}
-
-func decodeSetField(p []byte, v uint8, _ *actionInstance) (Action, error) {
-	oxm := p[4:]
-	n := 4 + int(oxm[3]) // for experimenter OXMs the length counts the ID
-	if n > len(oxm) || pad8(4+n) != len(p) {
-		return Action{}, errorf(OFPBAC_BAD_SET_LEN, "set_field OXM of %d bytes in a %d-byte action", n, len(p))
-	}
-	h := binary.BigEndian.Uint32(oxm)
-	var exp uint32
-	if uint16(h>>16) == mf.ClassExperimenter && n >= 8 {
-		exp = binary.BigEndian.Uint32(oxm[4:])
-	}
-	f := mf.Std.ByHeader(uint16(h>>16), uint8(h>>9&0x7f), exp)
-	if f == nil {
-		return Action{}, errorf(OFPBAC_BAD_SET_TYPE, "set_field of unknown OXM %#x", h)
-	}
-	var m mf.Match
-	if err := DecodeNXM(oxm[:n], false, &m, nil); err != nil || m.IsWild(f) {
-		return Action{}, errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field %s: %v", f.Name, err)
-	}
-	w := m.Width(f)
-	a := Action{Type: ActSetField, Field: f, Value: make([]byte, w)}
-	mask := make([]byte, w)
-	m.Get(f, a.Value, mask)
-	if h>>8&1 == 1 {
-		a.Mask = mask
-	}
-	return a, nil
-}
-
-func encodeSetField(b []byte, a *Action, v uint8) ([]byte, error) {
-	var m mf.Match
-	if a.Field == nil {
-		return b, errorf(OFPBAC_BAD_SET_TYPE, "set_field without a field")
-	}
-	if err := m.SetMasked(a.Field, a.Value, a.Mask); err != nil {
-		return b, errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field %s: %v", a.Field.Name, err)
-	}
-	w := nxmWriter{b: b, version: v}
-	w.header(a.Field, len(a.Value), a.Mask != nil)
-	w.b = append(w.b, a.Value...)
-	if a.Mask != nil {
-		w.b = append(w.b, a.Mask...)
-	}
-	return w.b, nil
-}
-
-func decodeResubmit(p []byte, _ uint8, in *actionInstance) (Action, error) {
-	a := Action{Type: ActResubmit, Port: uint32(binary.BigEndian.Uint16(p[10:])), Table: p[12]}
-	if in.raw == RawActNXAST_RESUBMIT {
-		a.Table = 255
-	}
-	return a, nil
-}
-
-func encodeResubmit(b []byte, a *Action, _ uint8) ([]byte, error) {
-	b = binary.BigEndian.AppendUint16(b, uint16(a.Port))
-	if a.Raw == RawActNXAST_RESUBMIT {
-		return b, nil
-	}
-	return append(b, a.Table), nil
-}
-
-func decodeRegLoad(p []byte, _ uint8, _ *actionInstance) (Action, error) {
-	ofsNBits, hdr := binary.BigEndian.Uint16(p[10:]), binary.BigEndian.Uint32(p[12:])
-	f := fieldOfHeader(hdr)
-	if f == nil {
-		return Action{}, errorf(OFPBAC_BAD_SET_TYPE, "reg_load to unknown field %#x", hdr)
-	}
-	return Action{Type: ActLoad, Dst: Subfield{f, int(ofsNBits >> 6), int(ofsNBits&0x3f) + 1},
-		Value: bytes.Clone(p[16:24])}, nil
-}
-
-func encodeRegLoad(b []byte, a *Action, _ uint8) ([]byte, error) {
-	if a.Dst.Field == nil || len(a.Value) != 8 || a.Dst.NBits < 1 || a.Dst.NBits > 64 {
-		return b, errorf(OFPBAC_BAD_ARGUMENT, "reg_load needs a destination and an 8-byte value")
-	}
-	b = binary.BigEndian.AppendUint16(b, uint16(a.Dst.Ofs<<6|(a.Dst.NBits-1)))
-	b = binary.BigEndian.AppendUint32(b, header32(a.Dst.Field))
-	return append(b, a.Value...), nil
-}
-
-func decodeRegMove(p []byte, _ uint8, in *actionInstance) (Action, error) {
-	nbits, sofs, dofs := binary.BigEndian.Uint16(p[10:]), binary.BigEndian.Uint16(p[12:]), binary.BigEndian.Uint16(p[14:])
-	if len(p) != 24 {
-		// Experimenter (8-byte) headers: kept raw until decoded.
-		return Action{Type: ActRaw, Data: bytes.Clone(p)}, nil
-	}
-	src, dst := binary.BigEndian.Uint32(p[16:]), binary.BigEndian.Uint32(p[20:])
-	sf, df := fieldOfHeader(src), fieldOfHeader(dst)
-	if sf == nil || df == nil {
-		return Action{}, errorf(OFPBAC_BAD_SET_TYPE, "move between unknown fields %#x, %#x", src, dst)
-	}
-	return Action{Type: ActMove, Src: Subfield{sf, int(sofs), int(nbits)}, Dst: Subfield{df, int(dofs), int(nbits)}}, nil
-}
-
-func encodeRegMove(b []byte, a *Action, _ uint8) ([]byte, error) {
-	if a.Src.Field == nil || a.Dst.Field == nil {
-		return b, errorf(OFPBAC_BAD_ARGUMENT, "move needs a source and a destination")
-	}
-	b = binary.BigEndian.AppendUint16(b, uint16(a.Src.NBits))
-	b = binary.BigEndian.AppendUint16(b, uint16(a.Src.Ofs))
-	b = binary.BigEndian.AppendUint16(b, uint16(a.Dst.Ofs))
-	b = binary.BigEndian.AppendUint32(b, header32(a.Src.Field))
-	return binary.BigEndian.AppendUint32(b, header32(a.Dst.Field)), nil
-}
-
-func decodeCT(p []byte, v uint8, _ *actionInstance) (Action, error) {
-	c := &CT{Flags: binary.BigEndian.Uint16(p[10:])}
-	zsrc, zone := binary.BigEndian.Uint32(p[12:]), binary.BigEndian.Uint16(p[16:])
-	if zsrc != 0 {
-		f := fieldOfHeader(zsrc)
-		if f == nil {
-			return Action{}, errorf(OFPBAC_BAD_SET_TYPE, "ct zone from unknown field %#x", zsrc)
+// AppendActions encodes actions for wire version v as an action list:
+// each in its Raw form when v has it, else in Open vSwitch's canonical
+// form for v (which may be several wire actions, or none where Open
+// vSwitch drops an action the version cannot express). Instructions
+// (goto_table, write_metadata) are only encodable in OpenFlow 1.0, as the
+// Nicira actions Open vSwitch uses there.
+func AppendActions(b []byte, acts []Action, v uint8) ([]byte, error) {
+	for i := range acts {
+		var err error
+		if b, err = appendAction(b, &acts[i], v, 0); err != nil {
+			return b, err
 		}
-		c.ZoneSrc = Subfield{f, int(zone >> 6), int(zone&0x3f) + 1}
-	} else {
-		c.ZoneImm = zone
 	}
-	c.Table, c.Alg = p[18], binary.BigEndian.Uint16(p[22:])
-	nested, err := DecodeActions(p[24:], v)
-	if err != nil {
-		return Action{}, err
-	}
-	c.Actions = nested
-	return Action{Type: ActCT, CT: c}, nil
+	return b, nil
 }
 
-func encodeCT(b []byte, a *Action, v uint8) ([]byte, error) {
-	c := a.CT
-	if c == nil {
-		return b, errorf(OFPBAC_BAD_ARGUMENT, "ct without its body")
+func appendActionList(b []byte, acts []Action, v uint8, depth int) ([]byte, error) {
+	if depth > maxNesting {
+		return b, errorf(OFPBAC_BAD_ARGUMENT, "actions nested more than %d deep", maxNesting)
 	}
-	b = binary.BigEndian.AppendUint16(b, c.Flags)
-	if c.ZoneSrc.Field != nil {
-		b = binary.BigEndian.AppendUint32(b, header32(c.ZoneSrc.Field))
-		b = binary.BigEndian.AppendUint16(b, uint16(c.ZoneSrc.Ofs<<6|(c.ZoneSrc.NBits-1)))
+	for i := range acts {
+		var err error
+		if b, err = appendAction(b, &acts[i], v, depth); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// appendAction encodes one action as the wire actions chosen by
+// wireForms.
+func appendAction(b []byte, a *Action, v uint8, depth int) ([]byte, error) {
+	if a.Type == ActRaw {
+		if _, err := lookupAction(a.Data, v); err != nil {
+			return b, err
+		}
+		return append(b, a.Data...), nil
+	}
+	forms, err := wireForms(a, v)
+	if err != nil {
+		return b, err
+	}
+	start := len(b)
+	for i := range forms {
+		if b, err = appendWire(b, &forms[i], v, depth); err != nil {
+			return b[:start], err
+		}
+	}
+	return b, nil
+}
+
+// appendWire encodes a in its Raw form, which must exist in v.
+func appendWire(b []byte, a *Action, v uint8, depth int) ([]byte, error) {
+	start := len(b)
+	in := actionByRaw[rawVersion{a.Raw, v}]
+	c := actionCodecs[a.Raw]
+	if in == nil || c.enc == nil {
+		return b, errorf(OFPBAC_BAD_TYPE, "%s cannot be encoded in version %#x", a.Raw, v)
+	}
+	if in.vendor == 0 {
+		b = binary.BigEndian.AppendUint16(b, in.code)
+		b = append(b, 0, 0)
 	} else {
-		b = binary.BigEndian.AppendUint32(b, 0)
-		b = binary.BigEndian.AppendUint16(b, c.ZoneImm)
+		b = append(b, 0xff, 0xff, 0, 0)
+		b = binary.BigEndian.AppendUint32(b, in.vendor)
+		b = binary.BigEndian.AppendUint16(b, in.code)
 	}
-	b = append(b, c.Table, 0, 0, 0)
-	b = binary.BigEndian.AppendUint16(b, c.Alg)
-	return AppendActions(b, c.Actions, v)
+	var err error
+	if b, err = c.enc(b, a, v, in, depth); err != nil {
+		return b[:start], err
+	}
+	n := len(b) - start
+	b = appendZeros(b, max(pad8(n), in.minLen)-n)
+	n = len(b) - start
+	if n > in.maxLen {
+		return b[:start], errorf(OFPBAC_BAD_LEN, "%s of %d bytes", a.Raw, n)
+	}
+	binary.BigEndian.PutUint16(b[start+2:], uint16(n))
+	return b, nil
 }
 
 // fieldOfHeader finds the field of a 32-bit NXM/OXM header (as in
@@ -403,42 +527,61 @@ func header32(f *mf.Field) uint32 {
 	return uint32(h.Class)<<16 | uint32(h.Field)<<9 | uint32(f.Bytes)
 }
 
-// AppendActions encodes actions for wire version v. Each action is
-// encoded in its Raw form, which must exist in v.
-func AppendActions(b []byte, acts []Action, v uint8) ([]byte, error) {
-	for i := range acts {
-		a := &acts[i]
-		start := len(b)
-		if a.Type == ActRaw {
-			b = append(b, a.Data...)
-			continue
-		}
-		in := actionByRaw[rawVersion{a.Raw, v}]
-		enc := actionEncoders[a.Raw]
-		if in == nil || enc == nil {
-			return b[:start], errorf(OFPBAC_BAD_TYPE, "%s cannot be encoded in version %#x", a.Raw, v)
-		}
-		if in.vendor == 0 {
-			b = binary.BigEndian.AppendUint16(b, in.code)
-			b = append(b, 0, 0)
-		} else {
-			b = append(b, 0xff, 0xff, 0, 0)
-			b = binary.BigEndian.AppendUint32(b, in.vendor)
-			b = binary.BigEndian.AppendUint16(b, in.code)
-		}
-		var err error
-		if b, err = enc(b, a, v); err != nil {
-			return b[:start], err
-		}
-		n := len(b) - start
-		b = appendZeros(b, max(pad8(n), in.minLen)-n)
-		n = len(b) - start
-		if n > in.maxLen {
-			return b[:start], errorf(OFPBAC_BAD_LEN, "%s of %d bytes", a.Raw, n)
-		}
-		binary.BigEndian.PutUint16(b[start+2:], uint16(n))
+// pullHeader reads a 4-byte NXM/OXM header, or an 8-byte experimenter
+// one, from p (as subfield-carrying actions hold them) and returns its
+// field and size. Masked headers are refused.
+func pullHeader(p []byte) (*mf.Field, int, error) {
+	if len(p) < 4 {
+		return nil, 0, errorf(OFPBAC_BAD_LEN, "%d bytes left for a field header", len(p))
 	}
-	return b, nil
+	h := binary.BigEndian.Uint32(p)
+	class, code, length := uint16(h>>16), uint8(h>>9&0x7f), int(h&0xff)
+	n, exp := 4, uint32(0)
+	if class == mf.ClassExperimenter {
+		if len(p) < 8 || length < 4 {
+			return nil, 0, errorf(OFPBAC_BAD_LEN, "partial experimenter field header %#x", h)
+		}
+		n, exp, length = 8, binary.BigEndian.Uint32(p[4:]), length-4
+	}
+	if h>>8&1 == 1 {
+		return nil, 0, errorf(OFPBAC_BAD_ARGUMENT, "masked field header %#x", h)
+	}
+	f := mf.Std.ByHeader(class, code, exp)
+	if f == nil || (!f.Variable && length != f.Bytes) {
+		return nil, 0, errorf(OFPBAC_BAD_SET_TYPE, "unknown field header %#x", h)
+	}
+	return f, n, nil
+}
+
+// putHeader appends f's NXM-preferred header (8 bytes for an
+// experimenter field).
+func putHeader(b []byte, f *mf.Field) []byte {
+	h, _ := f.HeaderFor(0)
+	n := uint32(f.Bytes)
+	if h.IsExperimenter() {
+		b = binary.BigEndian.AppendUint32(b, uint32(h.Class)<<16|uint32(h.Field)<<9|(n+4))
+		return binary.BigEndian.AppendUint32(b, h.Experimenter)
+	}
+	return binary.BigEndian.AppendUint32(b, uint32(h.Class)<<16|uint32(h.Field)<<9|n)
+}
+
+// checkSubfield checks that sf lies within its field (OFPBAC_BAD_SET_LEN
+// otherwise, as Open vSwitch's mf_check_src/dst).
+func checkSubfield(sf Subfield) error {
+	if sf.Field == nil {
+		return errorf(OFPBAC_BAD_ARGUMENT, "subfield without a field")
+	}
+	if sf.NBits < 1 || sf.Ofs < 0 || sf.Ofs >= sf.Field.Bits || sf.NBits > sf.Field.Bits-sf.Ofs {
+		return errorf(OFPBAC_BAD_SET_LEN, "%s[%d..%d] is outside the %d-bit field", sf.Field.Name, sf.Ofs, sf.Ofs+sf.NBits-1, sf.Field.Bits)
+	}
+	return nil
+}
+
+// ofsNBits packs a subfield's offset and width as NXM actions carry them.
+func ofsNBits(sf Subfield) uint16 { return uint16(sf.Ofs<<6 | (sf.NBits-1)&0x3f) }
+
+func subfieldOf(f *mf.Field, ofsNbits uint16) Subfield {
+	return Subfield{f, int(ofsNbits >> 6), int(ofsNbits&0x3f) + 1}
 }
 
 // Instruction types (OF1.1+).
@@ -453,14 +596,15 @@ const (
 
 // Instruction is one OF1.1+ instruction. Actions holds the list of write
 // and apply instructions; other instructions keep their body (after the
-// 4-byte header) in Data.
+// 4-byte header) in Data. DecodeOfpacts gives the version-independent
+// list most callers want.
 type Instruction struct {
 	Type    uint16
 	Actions []Action
 	Data    []byte
 }
 
-// DecodeInstructions decodes an OF1.1+ instruction list.
+// DecodeInstructions decodes an OF1.1+ instruction list in wire order.
 func DecodeInstructions(b []byte, v uint8) ([]Instruction, error) {
 	var out []Instruction
 	for off := 0; off < len(b); {

@@ -13,10 +13,17 @@
 // Hello, ...). Messages gvs does not decode yet come back as *Unknown with
 // their bytes, so every recognised message round-trips.
 //
-// Actions and instructions (actions.go) decode into the version-independent
-// Action (Open vSwitch's ofpact): output, resubmit, set_field, load, move,
-// ct and ct_clear so far; other actions stay ActRaw with their bytes, and
-// each Action remembers its wire form so lists re-encode byte for byte.
+// Actions and instructions (actions*.go) decode into the version-independent
+// Action (Open vSwitch's ofpact): every action Open vSwitch knows has a
+// typed kind (encap/decap and sample with a field-sourced domain stay
+// ActRaw with their bytes). DecodeOfpacts turns a flow's action or
+// instruction list into one list (instructions become actions of their
+// own kinds, in Open vSwitch's order); AppendOfpacts encodes such a list
+// for any version, each action in the wire form it came in when the
+// version has it, else in the form Open vSwitch chooses for that version
+// (set_field vs reg_load, OF1.0 set actions vs set_field, ...), so decoded
+// lists re-encode byte for byte and flows move between versions as in
+// Open vSwitch. ValidateOfpacts applies the checks that need the match.
 //
 // Matches decode into mf.Match through the mf field registry; encoding
 // emits fields in Open vSwitch's canonical order (nx_put_raw), so a match

@@ -269,7 +269,10 @@ func TestTruncatedCapturesFailWithLengthErrors(t *testing.T) {
 				// hello); it must then round-trip.
 				continue
 			}
-			if code := ofp.CodeOf(err); code != ofp.OFPBRC_BAD_LEN && code != ofp.OFPBMC_BAD_LEN {
+			// Open vSwitch reports some cuts as a property (table
+			// features) or instruction length error.
+			if code := ofp.CodeOf(err); code != ofp.OFPBRC_BAD_LEN && code != ofp.OFPBMC_BAD_LEN &&
+				code != ofp.OFPBPC_BAD_LEN && code != ofp.OFPBIC_BAD_LEN {
 				t.Fatalf("%s[:%d]: %v, want a length error", c.name, n, err)
 			}
 		}
@@ -357,7 +360,7 @@ func TestCapturedActionsRoundTrip(t *testing.T) {
 			t.Errorf("%s: actions re-encoded differently\n got %x\nwant %x", c.name, out, fm.Instructions)
 		}
 	}
-	for _, k := range []ofp.ActionType{ofp.ActRaw, ofp.ActOutput, ofp.ActResubmit, ofp.ActSetField, ofp.ActLoad,
+	for _, k := range []ofp.ActionType{ofp.ActOutput, ofp.ActResubmit, ofp.ActSetField, ofp.ActLoad,
 		ofp.ActMove, ofp.ActCT, ofp.ActCTClear} {
 		if !kinds[k] {
 			t.Errorf("no captured action of kind %d", k)

@@ -62,6 +62,8 @@ func Decode(b []byte) (*Msg, error) {
 		return m, nil
 	}
 	r := newReader(b[hl:], rawTable[raw].name)
+	r.xid = h.XID
+	r.statsFlags = statsHeaderFlags(b, raw)
 	body, err := dec(r, h.Version, raw)
 	if err == nil {
 		err = r.Err()
@@ -98,7 +100,7 @@ func Encode(dst []byte, v uint8, xid uint32, m Message) ([]byte, error) {
 			}
 		}
 	} else {
-		dst = appendHeaders(dst, raw, v, xid, 0)
+		dst = appendHeaders(dst, raw, v, xid, multipartFlags(m))
 	}
 	if dst, err = m.appendBody(dst, v); err != nil {
 		return dst[:start], err

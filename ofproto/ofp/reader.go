@@ -12,6 +12,12 @@ type reader struct {
 	err error
 	// what names the structure being read, for the error's context.
 	what string
+	// statsFlags is the multipart header's flags (OFPSF_*), 0 for other
+	// messages.
+	statsFlags uint16
+	// xid is the message's transaction ID, for decoders that check an
+	// embedded message against it (bundle add).
+	xid uint32
 }
 
 func newReader(b []byte, what string) *reader { return &reader{b: b, what: what} }

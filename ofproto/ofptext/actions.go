@@ -1,7 +1,8 @@
 package ofptext
 
 import (
-	"fmt"
+	"encoding/hex"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -9,20 +10,9 @@ import (
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
-// unsupportedActions are ovs-ofctl actions ofp has no typed form for yet;
-// they are refused with a clear error rather than "unknown action".
-var unsupportedActions = map[string]bool{
-	"enqueue": true, "mod_vlan_vid": true, "mod_vlan_pcp": true,
-	"strip_vlan": true, "pop_vlan": true, "push_vlan": true, "mod_nw_tos": true, "mod_nw_ecn": true, "dec_ttl": true, "mod_nw_ttl": true, "set_mpls_label": true, "set_mpls_tc": true,
-	"set_mpls_ttl": true, "dec_mpls_ttl": true, "push_mpls": true, "pop_mpls": true, "set_queue": true,
-	"pop_queue": true, "set_tunnel": true, "set_tunnel64": true, "push": true, "pop": true,
-	"note": true, "learn": true, "conjunction": true, "multipath": true, "bundle": true,
-	"bundle_load": true, "fin_timeout": true, "exit": true, "clone": true, "check_pkt_len": true,
-	"sample": true, "write_metadata": true, "goto_table": true, "write_actions": true,
-	"apply_actions": true, "clear_actions": true, "meter": true, "group": true, "nat": true,
-	"output_trunc": true, "dec_nsh_ttl": true, "encap": true, "decap": true, "delete_field": true,
-	"debug_recirc": true, "debug_slow": true,
-}
+// unsupportedActions are ovs-ofctl actions gvs has no typed form for; they
+// are refused with a clear error rather than "unknown action".
+var unsupportedActions = map[string]bool{"encap": true, "decap": true}
 
 // Bare keywords that are output actions to a reserved port.
 var portActions = map[string]uint16{
@@ -71,7 +61,20 @@ func splitAction(s string) (name, arg string) {
 	return s[:i], s[i+1:]
 }
 
+// parseActions parses an action list into ofpacts, as ovs-ofctl's parser
+// builds them (before encoding for a version).
 func parseActions(s string, v uint8, m *mf.Match) ([]ofp.Action, error) {
+	acts, err := parseActionList(s, v, m, 0)
+	if err != nil || len(acts) == 0 {
+		return nil, err
+	}
+	return finishActions(acts, v, m)
+}
+
+func parseActionList(s string, v uint8, m *mf.Match, depth int) ([]ofp.Action, error) {
+	if depth > 16 {
+		return nil, errf("%s: actions nested too deeply", s)
+	}
 	items, err := splitTop(s)
 	if err != nil {
 		return nil, err
@@ -79,13 +82,13 @@ func parseActions(s string, v uint8, m *mf.Match) ([]ofp.Action, error) {
 	var out []ofp.Action
 	for i, it := range items {
 		name, arg := splitAction(it)
-		if name == "drop" {
+		if strings.EqualFold(name, "drop") {
 			if len(items) != 1 || i != 0 {
 				return nil, errf("\"drop\" must not be accompanied by any other action or instruction")
 			}
 			return nil, nil
 		}
-		as, err := parseAction(name, arg, it, v, m)
+		as, err := parseAction(strings.ToLower(name), name, arg, it, v, m, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -94,20 +97,18 @@ func parseActions(s string, v uint8, m *mf.Match) ([]ofp.Action, error) {
 	return out, nil
 }
 
-func parseAction(name, arg, whole string, v uint8, m *mf.Match) ([]ofp.Action, error) {
+func parseAction(name, origName, arg, whole string, v uint8, m *mf.Match, depth int) ([]ofp.Action, error) {
+	a := ofp.Action{}
+	var err error
 	switch name {
 	case "output":
-		p, ok := parsePort(arg)
-		if !ok || p == portNone {
-			return nil, errf("%s: output to unknown port", arg)
-		}
-		return []ofp.Action{outputAction(p, v)}, nil
+		return one(parseOutput(arg))
 	case "resubmit":
 		return one(parseResubmit(arg, whole))
 	case "set_field":
-		return parseSetField(arg, v)
+		return parseSetField(arg)
 	case "load":
-		return parseLoad(arg, v)
+		return parseLoad(arg)
 	case "move":
 		src, dst, ok := strings.Cut(arg, "->")
 		if !ok {
@@ -124,44 +125,284 @@ func parseAction(name, arg, whole string, v uint8, m *mf.Match) ([]ofp.Action, e
 		if s.NBits != d.NBits {
 			return nil, errf("%s: source field is %d bits wide but destination is %d bits wide", arg, s.NBits, d.NBits)
 		}
+		if !d.Field.Writable {
+			return nil, errf("%s: destination field %s is not writable", arg, d.Field.Name)
+		}
 		return []ofp.Action{{Type: ofp.ActMove, Raw: ofp.RawActNXAST_REG_MOVE, Src: s, Dst: d}}, nil
 	case "ct":
-		return one(parseCT(arg, v, m))
-	case "controller", "CONTROLLER":
-		// Without reason, id, userdata or pause, ovs-ofctl makes
-		// controller[:max_len] an output to the controller port.
-		a := outputAction(portController, v)
-		if arg == "" {
-			return []ofp.Action{a}, nil
-		}
-		ml := strings.TrimPrefix(arg, "max_len=")
-		n, err := strconv.ParseUint(ml, 0, 16)
-		if err != nil {
-			return nil, errf("%s: controller options other than max_len are not supported by gvs's text syntax yet", whole)
-		}
-		a.MaxLen = uint16(n)
-		return []ofp.Action{a}, nil
+		return one(parseCT(arg, v, m, depth))
 	case "ct_clear":
-		return []ofp.Action{{Type: ofp.ActCTClear, Raw: ofp.RawActNXAST_CT_CLEAR}}, nil
-	}
-	if id, ok := legacyActions[name]; ok {
-		f := mf.ByID(tpField(id, m))
-		val, _, err := parseFieldValue(f, arg)
+		a.Type = ofp.ActCTClear
+	case "controller":
+		return one(parseController(arg))
+	case "enqueue":
+		port, queue, ok := strings.Cut(arg, ":")
+		if !ok {
+			port, queue, ok = strings.Cut(arg, ",")
+		}
+		p, pok := parsePort(port)
+		q, qerr := strconv.ParseUint(queue, 0, 32)
+		if !ok || !pok || qerr != nil {
+			return nil, errf("\"enqueue\" syntax is \"enqueue:PORT:QUEUE\" or \"enqueue(PORT,QUEUE)\"")
+		}
+		a = ofp.Action{Type: ofp.ActEnqueue, Port: uint32(p), Arg: q}
+	case "set_queue":
+		a.Type = ofp.ActSetQueue
+		if a.Arg, err = parseUintArg(arg, 32); err != nil {
+			return nil, err
+		}
+	case "pop_queue":
+		a.Type = ofp.ActPopQueue
+	case "group":
+		a.Type = ofp.ActGroup
+		if a.Arg, err = parseUintArg(arg, 32); err != nil {
+			return nil, err
+		}
+	case "meter":
+		a.Type = ofp.ActMeter
+		if a.Arg, err = parseUintArg(arg, 32); err != nil {
+			return nil, err
+		}
+	case "note":
+		b, err := parseHexBytes(arg)
+		if err != nil {
+			return nil, errf("bad hex digit in `note' argument")
+		}
+		a = ofp.Action{Type: ofp.ActNote, Data: b}
+	case "learn":
+		return one(parseLearn(arg, m))
+	case "conjunction":
+		return one(parseConjunction(arg))
+	case "dec_ttl":
+		a = ofp.Action{Type: ofp.ActDecTTL, IDs: []uint16{0}}
+		if strings.HasPrefix(whole, "dec_ttl(") && arg != "" {
+			a.Raw, a.IDs = ofp.RawActNXAST_DEC_TTL_CNT_IDS, nil
+			for _, s := range strings.Split(arg, ",") {
+				id, err := strconv.ParseUint(strings.TrimSpace(s), 10, 16)
+				if err != nil {
+					return nil, errf("dec_ttl_cnt_ids: expected at least one controller id.")
+				}
+				a.IDs = append(a.IDs, uint16(id))
+			}
+		}
+	case "mod_nw_ttl", "set_nw_ttl":
+		a.Type = ofp.ActSetNWTTL
+		if a.Arg, err = parseUintArg(arg, 8); err != nil {
+			return nil, err
+		}
+	case "dec_mpls_ttl":
+		a.Type = ofp.ActDecMPLSTTL
+	case "set_mpls_label", "set_mpls_tc", "set_mpls_ttl":
+		a.Type = map[string]ofp.ActionType{"set_mpls_label": ofp.ActSetMPLSLabel, "set_mpls_tc": ofp.ActSetMPLSTC,
+			"set_mpls_ttl": ofp.ActSetMPLSTTL}[name]
+		bits := map[string]int{"set_mpls_label": 20, "set_mpls_tc": 3, "set_mpls_ttl": 8}[name]
+		if a.Arg, err = parseUintArg(arg, bits); err != nil {
+			return nil, err
+		}
+	case "push_mpls", "pop_mpls", "push_vlan":
+		a.Type = map[string]ofp.ActionType{"push_mpls": ofp.ActPushMPLS, "pop_mpls": ofp.ActPopMPLS, "push_vlan": ofp.ActPushVLAN}[name]
+		if a.Arg, err = parseUintArg(arg, 16); err != nil {
+			return nil, err
+		}
+		if a.Type == ofp.ActPushVLAN && a.Arg != 0x8100 && a.Arg != 0x88a8 {
+			return nil, errf("%s: not a valid VLAN ethertype", arg)
+		}
+		if a.Type == ofp.ActPushMPLS && a.Arg != 0x8847 && a.Arg != 0x8848 {
+			return nil, errf("%s: not a valid MPLS ethertype", arg)
+		}
+	case "strip_vlan":
+		a.Type = ofp.ActStripVLAN
+	case "pop_vlan":
+		a = ofp.Action{Type: ofp.ActStripVLAN, Raw: ofp.RawActOFPAT11_POP_VLAN}
+	case "mod_vlan_vid", "set_vlan_vid":
+		n, err := strconv.ParseUint(arg, 0, 16)
+		if err != nil || n > 0xfff {
+			return nil, errf("%s: not a valid VLAN VID", arg)
+		}
+		a = ofp.Action{Type: ofp.ActSetVLANVID, Arg: n, PushVLANIfNeeded: name == "mod_vlan_vid"}
+	case "mod_vlan_pcp", "set_vlan_pcp":
+		n, err := strconv.ParseUint(arg, 0, 8)
+		if err != nil || n > 7 {
+			return nil, errf("%s: not a valid VLAN PCP", arg)
+		}
+		a = ofp.Action{Type: ofp.ActSetVLANPCP, Arg: n, PushVLANIfNeeded: name == "mod_vlan_pcp"}
+	case "mod_dl_src", "mod_dl_dst":
+		mac, err := parseMAC(arg)
 		if err != nil {
 			return nil, &syntaxError{err.Error()}
 		}
-		return normalizeSetField(f, val, nil, v), nil
+		a = ofp.Action{Type: ofp.ActSetDLSrc, Arg: getUint(mac)}
+		if name == "mod_dl_dst" {
+			a.Type = ofp.ActSetDLDst
+		}
+	case "mod_nw_src", "mod_nw_dst":
+		ip, err := netip.ParseAddr(arg)
+		if err != nil || !ip.Is4() {
+			return nil, errf("%s: invalid IP address", arg)
+		}
+		a = ofp.Action{Type: ofp.ActSetNWSrc, Arg: getUint(ip.AsSlice())}
+		if name == "mod_nw_dst" {
+			a.Type = ofp.ActSetNWDst
+		}
+	case "mod_nw_tos":
+		n, err := strconv.ParseUint(arg, 0, 8)
+		if err != nil || n&3 != 0 {
+			return nil, errf("%s: not a valid TOS", arg)
+		}
+		a = ofp.Action{Type: ofp.ActSetNWTos, Arg: n}
+	case "mod_nw_ecn":
+		n, err := strconv.ParseUint(arg, 0, 8)
+		if err != nil || n > 3 {
+			return nil, errf("%s: not a valid ECN", arg)
+		}
+		a = ofp.Action{Type: ofp.ActSetNWECN, Arg: n}
+	case "mod_tp_src", "mod_tp_dst":
+		a.Type = ofp.ActSetTPSrc
+		if name == "mod_tp_dst" {
+			a.Type = ofp.ActSetTPDst
+		}
+		if a.Arg, err = parseUintArg(arg, 16); err != nil {
+			return nil, err
+		}
+	case "set_tunnel", "set_tunnel64":
+		a.Type = ofp.ActSetTunnel
+		if name == "set_tunnel64" {
+			a.Raw = ofp.RawActNXAST_SET_TUNNEL64
+		}
+		if a.Arg, err = parseUintArg(arg, 64); err != nil {
+			return nil, err
+		}
+	case "multipath":
+		return one(parseMultipath(arg))
+	case "bundle", "bundle_load":
+		return one(parseBundle(arg, name == "bundle_load"))
+	case "fin_timeout":
+		ft := &ofp.FinTimeout{}
+		for _, kv := range strings.Split(arg, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			n, err := strconv.ParseUint(val, 0, 16)
+			switch {
+			case err != nil:
+				return nil, errf("%s: invalid fin_timeout argument", kv)
+			case k == "idle_timeout":
+				ft.Idle = uint16(n)
+			case k == "hard_timeout":
+				ft.Hard = uint16(n)
+			default:
+				return nil, errf("invalid key '%s' in 'fin_timeout' argument", k)
+			}
+		}
+		a = ofp.Action{Type: ofp.ActFinTimeout, FinTimeout: ft}
+	case "exit":
+		a.Type = ofp.ActExit
+	case "clone":
+		nested, err := parseActionList(arg, v, m, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		a = ofp.Action{Type: ofp.ActClone, Nested: nested}
+	case "check_pkt_larger":
+		n, dst, ok := strings.Cut(arg, ")->")
+		if !ok {
+			return nil, errf("%s: missing `->' following check_pkt_larger", whole)
+		}
+		pl, err := strconv.ParseUint(n, 10, 16)
+		if err != nil {
+			return nil, errf("%s: invalid packet length", n)
+		}
+		d, err := parseSubfield(dst)
+		if err != nil {
+			return nil, err
+		}
+		if d.NBits != 1 {
+			return nil, errf("Only 1-bit destination field is allowed")
+		}
+		a = ofp.Action{Type: ofp.ActCheckPktLen, Arg: pl, Dst: d}
+	case "sample":
+		return one(parseSample(arg))
+	case "push", "pop":
+		sf, err := parseSubfield(arg)
+		if err != nil {
+			return nil, err
+		}
+		if name == "push" {
+			a = ofp.Action{Type: ofp.ActStackPush, Src: sf}
+		} else {
+			a = ofp.Action{Type: ofp.ActStackPop, Dst: sf}
+		}
+	case "goto_table":
+		t, err := strconv.ParseUint(arg, 0, 8)
+		if err != nil {
+			return nil, errf("unknown table \"%s\"", arg)
+		}
+		a = ofp.Action{Type: ofp.ActGotoTable, Table: uint8(t)}
+	case "write_metadata":
+		vs, ms, masked := strings.Cut(arg, "/")
+		val, err := strconv.ParseUint(vs, 0, 64)
+		if err != nil {
+			return nil, errf("invalid numeric format %s", vs)
+		}
+		mask := ^uint64(0)
+		if masked {
+			if mask, err = strconv.ParseUint(ms, 0, 64); err != nil {
+				return nil, errf("invalid numeric format %s", ms)
+			}
+		}
+		a = ofp.Action{Type: ofp.ActWriteMetadata, Arg: val, Arg2: mask}
+	case "clear_actions":
+		a.Type = ofp.ActClearActions
+	case "write_actions":
+		nested, err := parseActionList(arg, v, m, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		a = ofp.Action{Type: ofp.ActWriteActions, Nested: nested}
+	case "apply_actions":
+		return nil, errf("apply_actions is the default instruction")
+	case "dec_nsh_ttl":
+		a.Type = ofp.ActDecNSHTTL
+	case "delete_field":
+		f := mf.Lookup(arg)
+		if f == nil {
+			return nil, errf("%s: unknown field", arg)
+		}
+		a = ofp.Action{Type: ofp.ActDeleteField, Field: f}
+	case "debug_recirc":
+		a.Type = ofp.ActDebugRecirc
+	case "debug_slow":
+		a.Type = ofp.ActDebugSlow
+	default:
+		if p, ok := portActions[name]; ok && arg == "" {
+			return []ofp.Action{outputAction(p)}, nil
+		}
+		if p, ok := parsePort(origName); ok && arg == "" && p != portNone {
+			return []ofp.Action{outputAction(p)}, nil
+		}
+		if unsupportedActions[name] {
+			return nil, errf("%s: action %s is not supported by gvs's text syntax", whole, name)
+		}
+		return nil, errf("unknown action %s", origName)
 	}
-	if p, ok := portActions[name]; ok && arg == "" {
-		return []ofp.Action{outputAction(p, v)}, nil
+	return []ofp.Action{a}, nil
+}
+
+func parseUintArg(s string, bits int) (uint64, error) {
+	n, err := strconv.ParseUint(s, 0, 64)
+	if err != nil || bits < 64 && n>>bits != 0 {
+		return 0, errf("invalid numeric format %s", s)
 	}
-	if p, ok := parsePort(name); ok && arg == "" && p != portNone {
-		return []ofp.Action{outputAction(p, v)}, nil
+	return n, nil
+}
+
+// parseHexBytes parses "01.02.0a" (dots optional) as ovs-ofctl's note
+// and userdata.
+func parseHexBytes(s string) ([]byte, error) {
+	h := strings.ReplaceAll(s, ".", "")
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		return nil, errf("%s: invalid hex bytes", s)
 	}
-	if unsupportedActions[name] {
-		return nil, errf("%s: action %s is not supported by gvs's text syntax yet", whole, name)
-	}
-	return nil, errf("unknown action %s", name)
+	return b, nil
 }
 
 // one adapts a single-action parser to parseAction's result.
@@ -172,22 +413,112 @@ func one(a ofp.Action, err error) ([]ofp.Action, error) {
 	return []ofp.Action{a}, nil
 }
 
-func outputAction(p uint16, v uint8) ofp.Action {
-	a := ofp.Action{Type: ofp.ActOutput, Raw: ofp.RawActOFPAT10_OUTPUT, Port: uint32(p)}
+func outputAction(p uint16) ofp.Action {
+	a := ofp.Action{Type: ofp.ActOutput, Port: uint32(p)}
 	if p == portController {
 		a.MaxLen = 0xffff
-	}
-	if v >= mf.OF11 {
-		a.Raw = ofp.RawActOFPAT11_OUTPUT
-		if p >= portMax {
-			a.Port |= 0xffff0000
-		}
 	}
 	return a
 }
 
+func parseOutput(arg string) (ofp.Action, error) {
+	if strings.Contains(arg, "port") && strings.Contains(arg, "max_len") {
+		a := ofp.Action{Type: ofp.ActOutputTrunc}
+		for _, kv := range strings.Split(arg, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			switch k {
+			case "port":
+				p, ok := parsePort(val)
+				if !ok {
+					return a, errf("%s: output to unknown port", val)
+				}
+				a.Port = uint32(p)
+			case "max_len":
+				n, err := strconv.ParseUint(val, 0, 32)
+				if err != nil {
+					return a, errf("%s: invalid max_len", val)
+				}
+				a.Arg = n
+			default:
+				return a, errf("invalid key '%s' in output_trunc argument", k)
+			}
+		}
+		return a, nil
+	}
+	p, ok := parsePort(arg)
+	if ok && p != portNone {
+		return outputAction(p), nil
+	}
+	if sf, err := parseSubfield(arg); err == nil {
+		return ofp.Action{Type: ofp.ActOutputReg, Src: sf, MaxLen: 0xffff}, nil
+	}
+	return ofp.Action{}, errf("%s: output to unknown port", arg)
+}
+
+var reasonNames = []string{"no_match", "action", "invalid_ttl", "action_set", "group", "packet_out"}
+
+func parseController(arg string) (ofp.Action, error) {
+	c := &ofp.Controller{MaxLen: 0xffff, Reason: ofp.ReasonAction, MeterID: ofp.NoMeter}
+	if arg != "" && !strings.ContainsAny(arg, "=,") && arg != "pause" {
+		n, err := strconv.ParseUint(arg, 0, 16)
+		if err != nil {
+			return ofp.Action{}, errf("%s: invalid controller max_len", arg)
+		}
+		c.MaxLen = uint16(n)
+	} else if arg != "" {
+		items, err := splitTop(arg)
+		if err != nil {
+			return ofp.Action{}, err
+		}
+		for _, kv := range items {
+			k, val, _ := strings.Cut(kv, "=")
+			var n uint64
+			switch k {
+			case "reason":
+				i := 0
+				for i < len(reasonNames) && reasonNames[i] != val {
+					i++
+				}
+				if i == len(reasonNames) {
+					return ofp.Action{}, errf("unknown reason \"%s\"", val)
+				}
+				c.Reason = uint8(i)
+			case "max_len", "id", "meter_id":
+				bits := map[string]int{"max_len": 16, "id": 16, "meter_id": 32}[k]
+				if n, err = parseUintArg(val, bits); err != nil {
+					return ofp.Action{}, err
+				}
+				switch k {
+				case "max_len":
+					c.MaxLen = uint16(n)
+				case "id":
+					c.ID = uint16(n)
+				default:
+					c.MeterID = uint32(n)
+				}
+			case "userdata":
+				if c.Userdata, err = parseHexBytes(val); err != nil {
+					return ofp.Action{}, err
+				}
+			case "pause":
+				c.Pause = true
+			default:
+				return ofp.Action{}, errf("unknown key \"%s\" parsing controller action", k)
+			}
+		}
+	}
+	if c.Reason == ofp.ReasonAction && c.ID == 0 && len(c.Userdata) == 0 && !c.Pause && c.MeterID == ofp.NoMeter {
+		a := outputAction(portController)
+		a.MaxLen = c.MaxLen
+		return a, nil
+	}
+	return ofp.Action{Type: ofp.ActController, Controller: c}, nil
+}
+
 func parseResubmit(arg, whole string) (ofp.Action, error) {
-	a := ofp.Action{Type: ofp.ActResubmit, Raw: ofp.RawActNXAST_RESUBMIT, Port: portInPort, Table: 0xff}
+	// Like ovs-ofctl, the parser sets no wire form (ct aside): resubmit
+	// goes out as NXAST_RESUBMIT_TABLE.
+	a := ofp.Action{Type: ofp.ActResubmit, Port: portInPort, Table: 0xff}
 	if !strings.HasPrefix(whole, "resubmit(") {
 		p, ok := parsePort(arg)
 		if !ok {
@@ -219,8 +550,6 @@ func parseResubmit(arg, whole string) (ofp.Action, error) {
 			return a, errf("%s: unknown resubmit argument (expected \"ct\")", parts[2])
 		}
 		a.Raw = ofp.RawActNXAST_RESUBMIT_TABLE_CT
-	} else if a.Table != 0xff || a.Port == portInPort {
-		a.Raw = ofp.RawActNXAST_RESUBMIT_TABLE
 	}
 	if a.Port == portInPort && a.Table == 0xff {
 		return a, errf("at least one \"in_port\" or \"table\" must be specified on resubmit")
@@ -228,19 +557,19 @@ func parseResubmit(arg, whole string) (ofp.Action, error) {
 	return a, nil
 }
 
-// parseSubfield parses "field[]", "field[n]" or "field[a..b]".
+// parseSubfield parses "field", "field[]", "field[n]" or "field[a..b]"
+// (a bare name is the whole field, as in ovs-ofctl).
 func parseSubfield(s string) (ofp.Subfield, error) {
 	name, rng, ok := strings.Cut(s, "[")
-	if !ok || !strings.HasSuffix(rng, "]") {
-		f := mf.Lookup(name)
-		if f == nil {
-			return ofp.Subfield{}, errf("%s: unknown field `%s'", s, name)
-		}
-		return ofp.Subfield{}, errf("%s: missing [ looking for field name", s)
-	}
 	f := mf.Lookup(name)
 	if f == nil {
 		return ofp.Subfield{}, errf("%s: unknown field `%s'", s, name)
+	}
+	if !ok {
+		return ofp.Subfield{Field: f, Ofs: 0, NBits: f.Bits}, nil
+	}
+	if !strings.HasSuffix(rng, "]") {
+		return ofp.Subfield{}, errf("%s: missing ] looking for field name", s)
 	}
 	width := f.Bits
 	rng = strings.TrimSuffix(rng, "]")
@@ -269,7 +598,7 @@ func parseSubfield(s string) (ofp.Subfield, error) {
 	return ofp.Subfield{Field: f, Ofs: start, NBits: end - start + 1}, nil
 }
 
-func parseSetField(arg string, v uint8) ([]ofp.Action, error) {
+func parseSetField(arg string) ([]ofp.Action, error) {
 	vs, name, ok := strings.Cut(arg, "->")
 	if !ok {
 		return nil, errf("%s: missing `->'", arg)
@@ -285,10 +614,18 @@ func parseSetField(arg string, v uint8) ([]ofp.Action, error) {
 	if err != nil {
 		return nil, &syntaxError{err.Error()}
 	}
-	return normalizeSetField(f, val, mask, v), nil
+	if isAllOnes(mask) {
+		mask = nil
+	}
+	for i := range mask {
+		val[i] &= mask[i] // bits outside the mask are not written
+	}
+	return []ofp.Action{{Type: ofp.ActSetField, Field: f, Value: val, Mask: mask}}, nil
 }
 
-func parseLoad(arg string, v uint8) ([]ofp.Action, error) {
+// parseLoad parses "value->dst[...]": a reg_load of at most 64 bits, or
+// (wider) a masked set_field that is sent as reg_load, as ovs-ofctl.
+func parseLoad(arg string) ([]ofp.Action, error) {
 	vs, dst, ok := strings.Cut(arg, "->")
 	if !ok {
 		return nil, errf("%s: missing `->' following value", arg)
@@ -307,93 +644,26 @@ func parseLoad(arg string, v uint8) ([]ofp.Action, error) {
 	if !d.Field.Writable {
 		return nil, errf("%s: destination field %s is not writable", arg, d.Field.Name)
 	}
-	if v <= mf.OF10 && d.NBits <= 64 {
+	if d.NBits <= 64 {
 		return []ofp.Action{{Type: ofp.ActLoad, Raw: ofp.RawActNXAST_REG_LOAD, Dst: d, Value: val[8:]}}, nil
 	}
-	// OpenFlow 1.2+ (or wider than 64 bits): a masked set_field.
 	w := d.Field.Bytes
 	fv, fm := make([]byte, w), make([]byte, w)
 	shiftInto(fv, val, d.Ofs)
 	for i := d.Ofs; i < d.Ofs+d.NBits; i++ {
 		fm[w-1-i/8] |= 1 << (i % 8)
 	}
-	return normalizeSetField(d.Field, fv, fm, v), nil
+	if isAllOnes(fm) {
+		fm = nil
+	}
+	return []ofp.Action{{Type: ofp.ActSetField, Raw: ofp.RawActNXAST_REG_LOAD, Field: d.Field, Value: fv, Mask: fm}}, nil
 }
 
-// normalizeSetField turns set_field into the form version v carries:
-// OpenFlow 1.0 has no set_field, so it becomes NXAST_REG_LOAD when the
-// mask is one contiguous run (ovs-ofctl prints it as load:).
-func normalizeSetField(f *mf.Field, val, mask []byte, v uint8) []ofp.Action {
-	if isAllOnes(mask) {
-		mask = nil
-	}
-	for i := range mask {
-		val[i] &= mask[i] // bits outside the mask are not written
-	}
-	if _, legacy := legacyNames[f.ID]; v <= mf.OF10 && !(legacy && mask == nil) {
-		if ofs, n, ok := contiguous(mask, f.Bits); ok {
-			// NXAST_REG_LOAD carries at most 64 bits: wider runs become
-			// one load per 64 bits, lowest first, as ovs-ofctl does.
-			var out []ofp.Action
-			for lo := ofs; lo < ofs+n; lo += 64 {
-				nb := min(64, ofs+n-lo)
-				buf := make([]byte, 16)
-				shiftOut(buf, val, lo)
-				for i := 0; i < 128-nb; i++ {
-					buf[15-(nb+i)/8] &^= 1 << ((nb + i) % 8)
-				}
-				out = append(out, ofp.Action{Type: ofp.ActLoad, Raw: ofp.RawActNXAST_REG_LOAD,
-					Dst: ofp.Subfield{Field: f, Ofs: lo, NBits: nb}, Value: buf[8:]})
-			}
-			return out
-		}
-	}
-	raw := ofp.RawActOFPAT12_SET_FIELD
-	if v >= mf.OF15 {
-		raw = ofp.RawActOFPAT15_SET_FIELD
-	}
-	return []ofp.Action{{Type: ofp.ActSetField, Raw: raw, Field: f, Value: val, Mask: mask}}
-}
-
-// contiguous returns the single run of 1-bits in mask (nil: the whole
-// field of width bits).
-func contiguous(mask []byte, width int) (ofs, n int, ok bool) {
-	if mask == nil {
-		return 0, width, true
-	}
-	total := 8 * len(mask)
-	ofs = -1
-	for i := 0; i < total; i++ {
-		if mask[len(mask)-1-i/8]&(1<<(i%8)) != 0 {
-			if ofs < 0 {
-				ofs = i
-			} else if i != ofs+n {
-				return 0, 0, false
-			}
-			n++
-		}
-	}
-	return ofs, n, ofs >= 0
-}
-
-// shiftInto ORs src (16 bytes, network order) shifted left by ofs bits
-// into dst.
+// shiftInto ORs src (network order) shifted left by ofs bits into dst.
 func shiftInto(dst, src []byte, ofs int) {
 	for i := 0; i < 8*len(src); i++ {
 		if src[len(src)-1-i/8]&(1<<(i%8)) != 0 {
 			j := i + ofs
-			if j < 8*len(dst) {
-				dst[len(dst)-1-j/8] |= 1 << (j % 8)
-			}
-		}
-	}
-}
-
-// shiftOut writes src shifted right by ofs bits into dst.
-func shiftOut(dst, src []byte, ofs int) {
-	for i := ofs; i < 8*len(src); i++ {
-		if src[len(src)-1-i/8]&(1<<(i%8)) != 0 {
-			j := i - ofs
 			if j < 8*len(dst) {
 				dst[len(dst)-1-j/8] |= 1 << (j % 8)
 			}
@@ -414,7 +684,164 @@ func bitLen(b []byte) int {
 	return 0
 }
 
-func parseCT(arg string, v uint8, m *mf.Match) (ofp.Action, error) {
+func parseConjunction(arg string) (ofp.Action, error) {
+	id, frac, ok := strings.Cut(arg, ",")
+	k, n, ok2 := strings.Cut(frac, "/")
+	idv, err1 := strconv.ParseUint(id, 10, 32)
+	kv, err2 := strconv.ParseUint(k, 10, 8)
+	nv, err3 := strconv.ParseUint(n, 10, 8)
+	switch {
+	case !ok || !ok2 || err1 != nil || err2 != nil || err3 != nil:
+		return ofp.Action{}, errf("\"conjunction\" syntax is \"conjunction(id,i/n)\"")
+	case nv < 2:
+		return ofp.Action{}, errf("conjunction must have at least 2 clauses")
+	case nv > 64:
+		return ofp.Action{}, errf("conjunction must have at most 64 clauses")
+	case kv < 1:
+		return ofp.Action{}, errf("clause index must be positive")
+	case kv > nv:
+		return ofp.Action{}, errf("clause index must be less than or equal to number of clauses")
+	}
+	return ofp.Action{Type: ofp.ActConjunction, Conj: &ofp.Conjunction{ID: uint32(idv), Clause: uint8(kv - 1), NClauses: uint8(nv)}}, nil
+}
+
+func lookupName(names []string, s string) (int, bool) {
+	for i, n := range names {
+		if n == s {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func parseMultipath(arg string) (ofp.Action, error) {
+	parts := strings.Split(arg, ",")
+	if len(parts) != 6 {
+		return ofp.Action{}, errf("%s: not enough arguments to multipath action", arg)
+	}
+	mp := &ofp.Multipath{}
+	fi, ok := lookupName(ofp.HashFieldNames, parts[0])
+	if !ok {
+		return ofp.Action{}, errf("%s: unknown fields `%s'", arg, parts[0])
+	}
+	ai, ok := lookupName(ofp.MultipathAlgNames, parts[2])
+	if !ok {
+		return ofp.Action{}, errf("%s: unknown algorithm `%s'", arg, parts[2])
+	}
+	basis, err1 := strconv.ParseUint(parts[1], 10, 16)
+	nLinks, err2 := strconv.ParseUint(parts[3], 10, 32)
+	marg, err3 := strconv.ParseUint(parts[4], 10, 32)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return ofp.Action{}, errf("%s: invalid multipath argument", arg)
+	}
+	if nLinks == 0 || nLinks > 65536 {
+		return ofp.Action{}, errf("%s: n_links %d is not in valid range 1 to 65536", arg, nLinks)
+	}
+	dst, err := parseSubfield(parts[5])
+	if err != nil {
+		return ofp.Action{}, err
+	}
+	need := 0
+	for (uint64(1) << need) < nLinks {
+		need++
+	}
+	if dst.NBits < need {
+		return ofp.Action{}, errf("%s: %d-bit destination field has %d possible values, less than specified n_links %d", arg, dst.NBits, uint64(1)<<dst.NBits, nLinks)
+	}
+	mp.Fields, mp.Basis, mp.Algorithm, mp.MaxLink, mp.Arg, mp.Dst = uint16(fi), uint16(basis), uint16(ai), uint16(nLinks-1), uint32(marg), dst
+	return ofp.Action{Type: ofp.ActMultipath, Multipath: mp}, nil
+}
+
+var bundleAlgs = []string{"active_backup", "hrw"}
+
+func parseBundle(arg string, load bool) (ofp.Action, error) {
+	head, members, ok := strings.Cut(arg, ",members:")
+	if !ok {
+		head, members, ok = strings.Cut(arg, ",slaves:")
+	}
+	parts := strings.Split(head, ",")
+	want := 4
+	if load {
+		want = 5
+	}
+	if !ok || len(parts) != want {
+		return ofp.Action{}, errf("%s: not enough arguments to bundle action", arg)
+	}
+	bd := &ofp.Bundle{}
+	fi, ok := lookupName(ofp.HashFieldNames, parts[0])
+	if !ok {
+		return ofp.Action{}, errf("%s: unknown fields `%s'", arg, parts[0])
+	}
+	ai, ok := lookupName(bundleAlgs, parts[2])
+	if !ok {
+		return ofp.Action{}, errf("%s: unknown algorithm `%s'", arg, parts[2])
+	}
+	basis, err := strconv.ParseUint(parts[1], 10, 16)
+	if err != nil {
+		return ofp.Action{}, errf("%s: invalid basis", parts[1])
+	}
+	if parts[3] != "ofport" {
+		return ofp.Action{}, errf("%s: unknown member_type `%s'", arg, parts[3])
+	}
+	if load {
+		if bd.Dst, err = parseSubfield(parts[4]); err != nil {
+			return ofp.Action{}, err
+		}
+	}
+	for _, m := range strings.Split(members, ",") {
+		p, ok := parsePort(m)
+		if !ok {
+			return ofp.Action{}, errf("%s: bad port number", m)
+		}
+		bd.Members = append(bd.Members, p)
+	}
+	bd.Fields, bd.Basis, bd.Algorithm = uint16(fi), uint16(basis), uint16(ai)
+	return ofp.Action{Type: ofp.ActBundle, Bundle: bd}, nil
+}
+
+func parseSample(arg string) (ofp.Action, error) {
+	s := &ofp.Sample{SamplingPort: portNone}
+	for _, kv := range strings.Split(arg, ",") {
+		k, val, _ := strings.Cut(kv, "=")
+		var err error
+		var n uint64
+		switch k {
+		case "probability":
+			n, err = parseUintArg(val, 16)
+			s.Probability = uint16(n)
+		case "collector_set_id":
+			n, err = parseUintArg(val, 32)
+			s.CollectorSetID = uint32(n)
+		case "obs_domain_id":
+			n, err = parseUintArg(val, 32)
+			s.ObsDomainID = uint32(n)
+		case "obs_point_id":
+			n, err = parseUintArg(val, 32)
+			s.ObsPointID = uint32(n)
+		case "sampling_port":
+			p, ok := parsePort(val)
+			if !ok {
+				return ofp.Action{}, errf("%s: unknown port", val)
+			}
+			s.SamplingPort = p
+		case "ingress":
+			s.Direction = 1
+		case "egress":
+			s.Direction = 2
+		default:
+			return ofp.Action{}, errf("invalid key \"%s\" in \"sample\" argument", k)
+		}
+		if err != nil {
+			return ofp.Action{}, err
+		}
+	}
+	if s.Probability == 0 {
+		return ofp.Action{}, errf("non-zero \"probability\" must be specified on sample")
+	}
+	return ofp.Action{Type: ofp.ActSample, Sample: s}, nil
+}
+
+func parseCT(arg string, v uint8, m *mf.Match, depth int) (ofp.Action, error) {
 	ct := &ofp.CT{Table: 0xff}
 	items, err := splitTop(arg)
 	if err != nil {
@@ -461,13 +888,17 @@ func parseCT(arg string, v uint8, m *mf.Match) (ofp.Action, error) {
 				ct.Alg = uint16(a)
 			}
 		case "exec":
-			acts, err := parseActions(val, v, m)
+			acts, err := parseActionList(val, v, m, depth+1)
 			if err != nil {
 				return ofp.Action{}, err
 			}
 			ct.Actions = append(ct.Actions, acts...)
 		case "nat":
-			return ofp.Action{}, errf("ct(%s): nat is not supported by gvs's text syntax yet", arg)
+			n, err := parseNAT(val, it)
+			if err != nil {
+				return ofp.Action{}, err
+			}
+			ct.Actions = append(ct.Actions, n)
 		default:
 			return ofp.Action{}, errf("invalid argument to \"ct\" action: `%s'", it)
 		}
@@ -475,168 +906,87 @@ func parseCT(arg string, v uint8, m *mf.Match) (ofp.Action, error) {
 	return ofp.Action{Type: ofp.ActCT, Raw: ofp.RawActNXAST_CT, CT: ct}, nil
 }
 
-// legacyNames are the OpenFlow 1.0 actions ovs-ofctl uses for an exact
-// set_field of these fields in OpenFlow 1.0. ofp has no typed form for
-// them yet, so they stay ActSetField (not encodable in OpenFlow 1.0).
-var legacyNames = map[mf.ID]string{
-	mf.IDEthSrc: "mod_dl_src", mf.IDEthDst: "mod_dl_dst",
-	mf.IDIPv4Src: "mod_nw_src", mf.IDIPv4Dst: "mod_nw_dst",
-	mf.IDTCPSrc: "mod_tp_src", mf.IDTCPDst: "mod_tp_dst",
-	mf.IDUDPSrc: "mod_tp_src", mf.IDUDPDst: "mod_tp_dst",
+// parseNAT parses the argument of nat(...) inside ct.
+func parseNAT(arg, whole string) (ofp.Action, error) {
+	n := &ofp.NAT{}
+	if whole != "nat" {
+		for _, it := range strings.Split(arg, ",") {
+			k, val, hasVal := strings.Cut(it, "=")
+			switch k {
+			case "src", "dst":
+				if n.Flags&(ofp.NATSrc|ofp.NATDst) != 0 {
+					return ofp.Action{}, errf("May only specify one of \"src\" or \"dst\".")
+				}
+				n.Flags |= ofp.NATSrc
+				if k == "dst" {
+					n.Flags = n.Flags&^ofp.NATSrc | ofp.NATDst
+				}
+				if hasVal {
+					if err := parseNATRange(n, val); err != nil {
+						return ofp.Action{}, err
+					}
+				}
+			case "persistent":
+				n.Flags |= ofp.NATPersistent
+			case "hash":
+				n.Flags |= ofp.NATHash
+			case "random":
+				n.Flags |= ofp.NATRandom
+			default:
+				return ofp.Action{}, errf("invalid key \"%s\" in \"nat\" argument", k)
+			}
+		}
+	}
+	return ofp.Action{Type: ofp.ActNAT, Raw: ofp.RawActNXAST_NAT, NAT: n}, nil
 }
 
-// legacyActions maps an OpenFlow 1.0 action name to the field it sets;
-// mod_tp_* is resolved to the match's transport protocol by tpField.
-var legacyActions = map[string]mf.ID{
-	"mod_dl_src": mf.IDEthSrc, "mod_dl_dst": mf.IDEthDst,
-	"mod_nw_src": mf.IDIPv4Src, "mod_nw_dst": mf.IDIPv4Dst,
-	"mod_tp_src": mf.IDTCPSrc, "mod_tp_dst": mf.IDTCPDst,
-}
-
-// tpField resolves mod_tp_src/mod_tp_dst (which name no protocol) to the
-// port field of the match's transport protocol, TCP by default.
-func tpField(id mf.ID, m *mf.Match) mf.ID {
-	if m.Mask.NwProto != 0xff || (id != mf.IDTCPSrc && id != mf.IDTCPDst) {
-		return id
-	}
-	src := id == mf.IDTCPSrc
-	switch m.Flow.NwProto {
-	case 17:
-		if src {
-			return mf.IDUDPSrc
+// parseNATRange parses ADDR[-ADDR][:PORT[-PORT]], IPv6 addresses in
+// brackets.
+func parseNATRange(n *ofp.NAT, s string) error {
+	addrs, ports := s, ""
+	if strings.HasPrefix(s, "[") {
+		if i := strings.LastIndex(s, "]"); i >= 0 {
+			if j := strings.Index(s[i:], ":"); j >= 0 {
+				addrs, ports = s[:i+j], s[i+j+1:]
+			}
 		}
-		return mf.IDUDPDst
-	case 132:
-		if src {
-			return mf.IDSCTPSrc
+	} else if a, p, ok := strings.Cut(s, ":"); ok {
+		addrs, ports = a, p
+	}
+	lo, hi, isRange := strings.Cut(addrs, "-")
+	parse := func(x string) (netip.Addr, error) {
+		a, err := netip.ParseAddr(strings.Trim(x, "[]"))
+		if err != nil {
+			return a, errf("%s: invalid IP address in nat range", x)
 		}
-		return mf.IDSCTPDst
+		return a, nil
 	}
-	return id
-}
-
-// FormatActions prints an action list as ovs-ofctl does for version v
-// ("drop" for an empty list).
-func FormatActions(acts []ofp.Action, v uint8) string {
-	if len(acts) == 0 {
-		return "drop"
+	var err error
+	if n.AddrMin, err = parse(lo); err != nil {
+		return err
 	}
-	var sb strings.Builder
-	formatActionList(&sb, acts, v)
-	return sb.String()
-}
-
-func formatActionList(sb *strings.Builder, acts []ofp.Action, v uint8) {
-	for i := range acts {
-		if i > 0 {
-			sb.WriteByte(',')
+	if isRange {
+		if n.AddrMax, err = parse(hi); err != nil {
+			return err
 		}
-		formatAction(sb, &acts[i], v)
-	}
-}
-
-func formatAction(sb *strings.Builder, a *ofp.Action, v uint8) {
-	switch a.Type {
-	case ofp.ActOutput:
-		p := uint16(a.Port)
-		switch {
-		case p == portController:
-			fmt.Fprintf(sb, "CONTROLLER:%d", a.MaxLen)
-		case p >= portMax:
-			sb.WriteString(formatPort(p))
-		default:
-			fmt.Fprintf(sb, "output:%d", p)
+		if n.AddrMax.Is4() != n.AddrMin.Is4() {
+			return errf("%s: mixed address families in nat range", s)
 		}
-	case ofp.ActResubmit:
-		if a.Raw == ofp.RawActNXAST_RESUBMIT {
-			sb.WriteString("resubmit:" + formatPort(uint16(a.Port)))
-			return
+	}
+	if ports != "" {
+		plo, phi, prange := strings.Cut(ports, "-")
+		a, err := strconv.ParseUint(plo, 10, 16)
+		if err != nil {
+			return errf("%s: invalid port in nat range", ports)
 		}
-		sb.WriteString("resubmit(")
-		if uint16(a.Port) != portInPort {
-			sb.WriteString(formatPort(uint16(a.Port)))
+		n.ProtoMin = uint16(a)
+		if prange {
+			b, err := strconv.ParseUint(phi, 10, 16)
+			if err != nil {
+				return errf("%s: invalid port in nat range", ports)
+			}
+			n.ProtoMax = uint16(b)
 		}
-		sb.WriteByte(',')
-		if a.Table != 0xff {
-			sb.WriteString(strconv.Itoa(int(a.Table)))
-		}
-		if a.Raw == ofp.RawActNXAST_RESUBMIT_TABLE_CT {
-			sb.WriteString(",ct")
-		}
-		sb.WriteByte(')')
-	case ofp.ActLoad:
-		fmt.Fprintf(sb, "load:%s->%s", formatHex(a.Value), formatSubfield(a.Dst))
-	case ofp.ActMove:
-		fmt.Fprintf(sb, "move:%s->%s", formatSubfield(a.Src), formatSubfield(a.Dst))
-	case ofp.ActSetField:
-		if name, ok := legacyNames[a.Field.ID]; ok && v <= mf.OF10 && a.Mask == nil {
-			fmt.Fprintf(sb, "%s:%s", name, formatValue(a.Field, a.Value, ones(len(a.Value))))
-			return
-		}
-		mask := a.Mask
-		if mask == nil {
-			mask = ones(len(a.Value))
-		}
-		fmt.Fprintf(sb, "set_field:%s->%s", formatValue(a.Field, a.Value, mask), a.Field.Name)
-	case ofp.ActCT:
-		formatCT(sb, a.CT, v)
-	case ofp.ActCTClear:
-		sb.WriteString("ct_clear")
-	default:
-		fmt.Fprintf(sb, "<%s>", a.Raw)
 	}
-}
-
-func formatCT(sb *strings.Builder, ct *ofp.CT, v uint8) {
-	var parts []string
-	if ct.Flags&1 != 0 {
-		parts = append(parts, "commit")
-	}
-	if ct.Flags&2 != 0 {
-		parts = append(parts, "force")
-	}
-	if ct.Table != 0xff {
-		parts = append(parts, "table="+strconv.Itoa(int(ct.Table)))
-	}
-	switch {
-	case ct.ZoneSrc.Field != nil:
-		parts = append(parts, "zone="+formatSubfield(ct.ZoneSrc))
-	case ct.ZoneImm != 0:
-		parts = append(parts, "zone="+strconv.Itoa(int(ct.ZoneImm)))
-	}
-	if len(ct.Actions) > 0 {
-		var in strings.Builder
-		formatActionList(&in, ct.Actions, v)
-		parts = append(parts, "exec("+in.String()+")")
-	}
-	switch ct.Alg {
-	case 0:
-	case 21:
-		parts = append(parts, "alg=ftp")
-	case 69:
-		parts = append(parts, "alg=tftp")
-	default:
-		parts = append(parts, "alg="+strconv.Itoa(int(ct.Alg)))
-	}
-	if len(parts) == 0 {
-		sb.WriteString("ct")
-		return
-	}
-	sb.WriteString("ct(" + strings.Join(parts, ",") + ")")
-}
-
-// formatSubfield prints NXM_NX_REG0[0..15] style, using the field's NXM
-// name (OXM name if it has none).
-func formatSubfield(sf ofp.Subfield) string {
-	name := sf.Field.Name
-	if h, ok := sf.Field.HeaderFor(0); ok {
-		name = h.Name
-	}
-	switch {
-	case sf.Ofs == 0 && sf.NBits == sf.Field.Bits:
-		return name + "[]"
-	case sf.NBits == 1:
-		return fmt.Sprintf("%s[%d]", name, sf.Ofs)
-	}
-	return fmt.Sprintf("%s[%d..%d]", name, sf.Ofs, sf.Ofs+sf.NBits-1)
+	return nil
 }

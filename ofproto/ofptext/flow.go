@@ -85,9 +85,6 @@ func ParseFlow(s string, v uint8) (*Flow, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkActions(acts, &fl.Match); err != nil {
-		return nil, err
-	}
 	fl.Actions = acts
 	return fl, nil
 }

@@ -21,6 +21,17 @@ func FuzzParseFlow(f *testing.F) {
 		}
 		fh.Close()
 	}
+	// The action corpus: every action kind in ovs-ofctl syntax.
+	if fh, err := os.Open("../ofp/testdata/actions_flows.txt"); err == nil {
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			if l := sc.Text(); l != "" && !strings.HasPrefix(l, "#") {
+				f.Add(l, false)
+				f.Add(l, true)
+			}
+		}
+		fh.Close()
+	}
 	f.Add(ovnFlow, false)
 	f.Fuzz(func(t *testing.T, s string, of15 bool) {
 		v := mf.OF10

@@ -1,6 +1,7 @@
 package ofptext
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -66,8 +67,12 @@ func (w *matchWriter) field(id mf.ID, name string) {
 	switch {
 	case id == mf.IDCtZone: // ovs-ofctl's match printer: decimal, unlike set_field
 		w.item(name + "=" + strconv.FormatUint(getUint(v), 10))
-	case id == mf.IDRecircID: // hexadecimal, likewise
-		w.item(name + "=0x" + strconv.FormatUint(getUint(v), 16))
+	case id == mf.IDRecircID: // hexadecimal, likewise ("%#x": 0 prints as 0)
+		if getUint(v) == 0 {
+			w.item(name + "=0")
+		} else {
+			w.item(name + "=0x" + strconv.FormatUint(getUint(v), 16))
+		}
 	default:
 		w.item(name + "=" + formatValue(f, v, m))
 	}
@@ -77,6 +82,15 @@ func (w *matchWriter) field(id mf.ID, name string) {
 // match formatter: fields in its fixed order with its legacy names,
 // protocol shorthands for exact eth_type/nw_proto, no trailing comma.
 func FormatMatch(m *mf.Match, priority uint16) string {
+	return formatMatch(m, priority, false)
+}
+
+// FormatMegaflow prints a datapath megaflow as ofproto/trace's
+// "Megaflow:" line: like FormatMatch, but the packet type is printed
+// ("eth") as Open vSwitch prints it for megaflows.
+func FormatMegaflow(m *mf.Match) string { return formatMatch(m, DefaultPriority, true) }
+
+func formatMatch(m *mf.Match, priority uint16, megaflow bool) string {
 	w := &matchWriter{m: m}
 	if priority != DefaultPriority {
 		w.item("priority=" + strconv.Itoa(int(priority)))
@@ -92,6 +106,14 @@ func FormatMatch(m *mf.Match, priority uint16) string {
 	if mk.CtNwProto != 0 { // ovs-ofctl prints the ct ports only with ct_nw_proto
 		w.field(mf.IDCtTpSrc, "ct_tp_src")
 		w.field(mf.IDCtTpDst, "ct_tp_dst")
+	}
+	// The default packet type (Ethernet) is printed for megaflows only.
+	if mk.PacketType != 0 && (megaflow || fl.PacketType != 0) {
+		if fl.PacketType == 0 && mk.PacketType == ^uint32(0) {
+			w.item("eth")
+		} else {
+			w.item(fmt.Sprintf("packet_type=(%d,%#x)", fl.PacketType>>16, fl.PacketType&0xffff))
+		}
 	}
 	dl := fl.EthType
 	skipType, skipProto := false, false

@@ -495,11 +495,28 @@ func formatValue(f *mf.Field, val, mask []byte) string {
 		}
 		return formatFlags(flagsOf(f), getUint(val), m, full)
 	case mf.FormatFrag:
+		// As match_format: by which of the two fragment bits are matched.
 		v, m := getUint(val), getUint(mask)
-		for _, fv := range fragValues {
-			if fv.value == v && fv.mask == m&3 {
-				return fv.name
+		switch m & 3 {
+		case 3:
+			switch v & 3 {
+			case 0:
+				return "no"
+			case 1:
+				return "first"
+			case 3:
+				return "later"
 			}
+		case 1:
+			if v&1 != 0 {
+				return "yes"
+			}
+			return "no"
+		case 2:
+			if v&2 != 0 {
+				return "later"
+			}
+			return "not_later"
 		}
 		return fmt.Sprintf("%#x/%#x", v, m)
 	case mf.FormatDecimal:
@@ -527,7 +544,10 @@ func formatFlags(names []flagName, v, m uint64, full bool) string {
 		for _, n := range names {
 			known |= n.bit
 		}
-		if v&^known != 0 || v == 0 {
+		if v == 0 {
+			return "0" // C's "%#x" of zero
+		}
+		if v&^known != 0 {
 			return fmt.Sprintf("%#x", v)
 		}
 		for _, n := range names {

@@ -28,6 +28,9 @@ const maxL2Overhead = 14 + 4
 // Config describes a dummy port. Only Name is required.
 type Config struct {
 	Name string
+	// Internal makes the device report type "dummy-internal", as Open
+	// vSwitch's dummy datapath names its internal ports.
+	Internal bool
 	// MAC defaults to aa:55:aa:55:xx:xx with xx:xx derived from Name.
 	MAC [6]byte
 	// MTU defaults to DefaultMTU.
@@ -53,6 +56,7 @@ type Config struct {
 // Device is an in-memory port.
 type Device struct {
 	name     string
+	internal bool
 	queueLen int
 	rxq      []rxQueue
 	counters []netdev.Counters
@@ -89,6 +93,7 @@ func New(cfg Config) (*Device, error) {
 	}
 	d := &Device{
 		name:     cfg.Name,
+		internal: cfg.Internal,
 		queueLen: cfg.QueueLen,
 		mac:      cfg.MAC,
 		mtu:      cfg.MTU,
@@ -144,8 +149,17 @@ func New(cfg Config) (*Device, error) {
 	return d, nil
 }
 
-func (d *Device) Name() string     { return d.name }
-func (d *Device) Type() string     { return netdev.TypeDummy }
+func (d *Device) Name() string { return d.name }
+func (d *Device) Type() string {
+	if d.internal {
+		return TypeInternal
+	}
+	return netdev.TypeDummy
+}
+
+// TypeInternal is the type of an internal port on a dummy datapath.
+const TypeInternal = "dummy-internal"
+
 func (d *Device) NumRxQueues() int { return len(d.rxq) }
 func (d *Device) Ifindex() int     { return 0 }
 

@@ -1,0 +1,92 @@
+package vswitchd
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/ofproto/ofswitch"
+)
+
+// ofCommands are the unixctl commands of the OpenFlow switch layer, as
+// Open vSwitch's ofproto/* and dpif/* commands.
+func (d *Daemon) ofCommands() []appctl.Command {
+	return []appctl.Command{
+		{Name: "ofproto/trace", Usage: "{[dp_name] odp_flow | bridge br_flow} [packet]", MinArgs: 1, MaxArgs: 3, Run: d.cmdTrace},
+		{Name: "dpif/dump-flows", Usage: "[-m] bridge", MinArgs: 1, MaxArgs: 2, Run: d.cmdDpifDumpFlows},
+		{Name: "revalidator/wait", Run: d.cmdRevalidatorWait},
+		{Name: "ofproto/list", Run: d.cmdOfprotoList},
+	}
+}
+
+func (d *Daemon) cmdTrace(_ context.Context, args []string) (string, error) {
+	if len(args) < 2 {
+		return "", fmt.Errorf("syntax: ofproto/trace bridge flow [packet]")
+	}
+	br := d.sw.ofBridge(args[0])
+	if br == nil {
+		return "", fmt.Errorf("%s: unknown bridge", args[0])
+	}
+	fl, err := ofswitch.ParseTraceFlow(args[1])
+	if err != nil {
+		return "", err
+	}
+	in := ofswitch.TraceInput{Flow: fl}
+	if len(args) == 3 {
+		b, err := hex.DecodeString(strings.ReplaceAll(args[2], " ", ""))
+		if err != nil {
+			return "", fmt.Errorf("trace: packet: %w", err)
+		}
+		in.Packet = b
+	}
+	return br.Trace(in), nil
+}
+
+// cmdDpifDumpFlows lists the megaflows whose input port belongs to the
+// bridge.
+func (d *Daemon) cmdDpifDumpFlows(_ context.Context, args []string) (string, error) {
+	verbose := false
+	name := ""
+	for _, a := range args {
+		if a == "-m" || a == "--more" {
+			verbose = true
+		} else {
+			name = a
+		}
+	}
+	dp, ports, ok := d.sw.bridgeDatapath(name)
+	if !ok {
+		return "", fmt.Errorf("%s: unknown bridge", name)
+	}
+	var b strings.Builder
+	now := time.Now()
+	dp.FlowDump(func(f *dpif.Flow) bool {
+		if ports[f.Match.Key.InPort] {
+			b.WriteString(dpif.FormatFlow(f, now, verbose))
+			b.WriteByte('\n')
+		}
+		return true
+	})
+	return b.String(), nil
+}
+
+// cmdRevalidatorWait runs a revalidation round on every bridge, so that
+// the counters and megaflows are current when it returns.
+func (d *Daemon) cmdRevalidatorWait(context.Context, []string) (string, error) {
+	for _, br := range d.sw.ofBridges() {
+		br.Revalidate()
+	}
+	return "", nil
+}
+
+func (d *Daemon) cmdOfprotoList(context.Context, []string) (string, error) {
+	var b strings.Builder
+	for _, br := range d.sw.ofBridges() {
+		b.WriteString(br.Name() + "\n")
+	}
+	return b.String(), nil
+}

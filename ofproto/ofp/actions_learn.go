@@ -1,0 +1,156 @@
+package ofp
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// Learn spec header bits (nx_action_learn flow_mod_spec header).
+const (
+	learnNBitsMask = 0x3ff
+	learnSrcImm    = 1 << 13
+	learnDstShift  = 11
+	learnDstMask   = 3 << learnDstShift
+)
+
+// learnFixed is the size of nx_action_learn; NXAST_LEARN2 adds limit,
+// result_dst_ofs and padding.
+const (
+	learnFixed  = 32
+	learn2Fixed = 40
+)
+
+func decodeLearn(p []byte, _ uint8, in *actionInstance, _ int) (Action, error) {
+	l := &Learn{IdleTimeout: binary.BigEndian.Uint16(p[10:]), HardTimeout: binary.BigEndian.Uint16(p[12:]),
+		Priority: binary.BigEndian.Uint16(p[14:]), Cookie: binary.BigEndian.Uint64(p[16:]),
+		Flags: binary.BigEndian.Uint16(p[24:]), Table: p[26],
+		FinIdleTimeout: binary.BigEndian.Uint16(p[28:]), FinHardTimeout: binary.BigEndian.Uint16(p[30:])}
+	switch {
+	case p[27] != 0:
+		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "learn padding is not zero")
+	case l.Flags&^(LearnSendFlowRem|LearnDeleteLearned|LearnWriteResult) != 0:
+		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "learn flags %#x", l.Flags)
+	case l.Table == 0xff:
+		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "learn to table 255")
+	}
+	rest := p[learnFixed:]
+	if in.raw == RawActNXAST_LEARN2 {
+		l.Limit = binary.BigEndian.Uint32(p[32:])
+		ofs := int(binary.BigEndian.Uint16(p[36:]))
+		if p[38] != 0 || p[39] != 0 {
+			return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "learn2 padding is not zero")
+		}
+		rest = p[learn2Fixed:]
+		if l.Flags&LearnWriteResult != 0 {
+			f, n, err := pullHeader(rest)
+			if err != nil {
+				return Action{}, err
+			}
+			l.ResultDst = Subfield{f, ofs, 1}
+			if err := checkSubfield(l.ResultDst); err != nil {
+				return Action{}, err
+			}
+			rest = rest[n:]
+		}
+	} else if l.Flags&LearnWriteResult != 0 {
+		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "learn with write_result needs NXAST_LEARN2")
+	}
+	for len(rest) >= 2 {
+		h := binary.BigEndian.Uint16(rest)
+		if h == 0 {
+			break
+		}
+		rest = rest[2:]
+		s := LearnSpec{NBits: int(h & learnNBitsMask), SrcImm: h&learnSrcImm != 0, Dst: uint8(h & learnDstMask >> learnDstShift)}
+		if h&^(learnNBitsMask|learnSrcImm|learnDstMask) != 0 || s.Dst > LearnOutput || s.NBits == 0 {
+			return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "learn spec header %#x", h)
+		}
+		var err error
+		if s.SrcImm {
+			if s.Dst == LearnOutput {
+				return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "learn output from an immediate")
+			}
+			n := 2 * ((s.NBits + 15) / 16)
+			if len(rest) < n {
+				return Action{}, errorf(OFPBAC_BAD_LEN, "learn spec immediate of %d bytes, %d left", n, len(rest))
+			}
+			s.Imm, rest = bytes.Clone(rest[:n]), rest[n:]
+		} else if s.Src, rest, err = pullLearnSubfield(rest, s.NBits); err != nil {
+			return Action{}, err
+		}
+		if s.Dst != LearnOutput {
+			if s.DstSub, rest, err = pullLearnSubfield(rest, s.NBits); err != nil {
+				return Action{}, err
+			}
+		}
+		l.Specs = append(l.Specs, s)
+	}
+	if !isZero(rest) {
+		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "learn has %d trailing bytes that are not zero", len(rest))
+	}
+	return Action{Type: ActLearn, Learn: l}, nil
+}
+
+func pullLearnSubfield(p []byte, nbits int) (Subfield, []byte, error) {
+	f, n, err := pullHeader(p)
+	if err != nil {
+		return Subfield{}, p, err
+	}
+	if len(p) < n+2 {
+		return Subfield{}, p, errorf(OFPBAC_BAD_LEN, "learn spec subfield truncated")
+	}
+	sf := Subfield{f, int(binary.BigEndian.Uint16(p[n:])), nbits}
+	return sf, p[n+2:], checkSubfield(sf)
+}
+
+func encodeLearn(b []byte, a *Action, _ uint8, in *actionInstance, _ int) ([]byte, error) {
+	l := a.Learn
+	if l == nil {
+		return b, errorf(OFPBAC_BAD_ARGUMENT, "learn without its body")
+	}
+	b = binary.BigEndian.AppendUint16(b, l.IdleTimeout)
+	b = binary.BigEndian.AppendUint16(b, l.HardTimeout)
+	b = binary.BigEndian.AppendUint16(b, l.Priority)
+	b = binary.BigEndian.AppendUint64(b, l.Cookie)
+	b = binary.BigEndian.AppendUint16(b, l.Flags)
+	b = append(b, l.Table, 0)
+	b = binary.BigEndian.AppendUint16(b, l.FinIdleTimeout)
+	b = binary.BigEndian.AppendUint16(b, l.FinHardTimeout)
+	if in.raw == RawActNXAST_LEARN2 {
+		b = binary.BigEndian.AppendUint32(b, l.Limit)
+		b = binary.BigEndian.AppendUint16(b, uint16(l.ResultDst.Ofs))
+		b = append(b, 0, 0)
+		if l.Flags&LearnWriteResult != 0 {
+			if l.ResultDst.Field == nil {
+				return b, errorf(OFPBAC_BAD_ARGUMENT, "learn write_result without a destination")
+			}
+			b = putHeader(b, l.ResultDst.Field)
+		}
+	}
+	for _, s := range l.Specs {
+		h := uint16(s.NBits&learnNBitsMask) | uint16(s.Dst)<<learnDstShift
+		if s.SrcImm {
+			h |= learnSrcImm
+		}
+		b = binary.BigEndian.AppendUint16(b, h)
+		switch {
+		case s.SrcImm:
+			n := 2 * ((s.NBits + 15) / 16)
+			b = appendZeros(b, n-min(n, len(s.Imm)))
+			b = append(b, s.Imm[max(0, len(s.Imm)-n):]...)
+		case s.Src.Field == nil:
+			return b, errorf(OFPBAC_BAD_ARGUMENT, "learn spec without a source")
+		default:
+			b = putHeader(b, s.Src.Field)
+			b = binary.BigEndian.AppendUint16(b, uint16(s.Src.Ofs))
+		}
+		if s.Dst != LearnOutput {
+			if s.DstSub.Field == nil {
+				return b, errorf(OFPBAC_BAD_ARGUMENT, "learn spec without a destination")
+			}
+			b = putHeader(b, s.DstSub.Field)
+			b = binary.BigEndian.AppendUint16(b, uint16(s.DstSub.Ofs))
+		}
+	}
+	return b, nil
+}

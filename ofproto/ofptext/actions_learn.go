@@ -1,0 +1,227 @@
+package ofptext
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+)
+
+// parseLearn parses the argument of learn(...) as ovs-ofctl's learn_parse.
+func parseLearn(arg string, m *mf.Match) (ofp.Action, error) {
+	l := &ofp.Learn{Priority: DefaultPriority, Table: 1}
+	items, err := splitTop(arg)
+	if err != nil {
+		return ofp.Action{}, err
+	}
+	for _, it := range items {
+		if it == "" {
+			continue
+		}
+		k, val, hasVal := strings.Cut(it, "=")
+		num := func(bits int) (uint64, error) {
+			n, err := strconv.ParseUint(val, 0, bits)
+			if err != nil {
+				return 0, errf("%s: invalid %s", val, k)
+			}
+			return n, nil
+		}
+		var n uint64
+		switch {
+		case k == "table" && hasVal:
+			if n, err = num(8); err == nil && n == 0xff {
+				err = errf("%s: table id 255 not valid for `learn' action", it)
+			}
+			l.Table = uint8(n)
+		case k == "priority" && hasVal:
+			n, err = num(16)
+			l.Priority = uint16(n)
+		case k == "idle_timeout" && hasVal:
+			n, err = num(16)
+			l.IdleTimeout = uint16(n)
+		case k == "hard_timeout" && hasVal:
+			n, err = num(16)
+			l.HardTimeout = uint16(n)
+		case k == "fin_idle_timeout" && hasVal:
+			n, err = num(16)
+			l.FinIdleTimeout = uint16(n)
+		case k == "fin_hard_timeout" && hasVal:
+			n, err = num(16)
+			l.FinHardTimeout = uint16(n)
+		case k == "cookie" && hasVal:
+			l.Cookie, err = num(64)
+		case k == "limit" && hasVal:
+			n, err = num(32)
+			l.Limit = uint32(n)
+		case k == "result_dst" && hasVal:
+			l.Flags |= ofp.LearnWriteResult
+			if l.ResultDst, err = parseSubfield(val); err == nil && l.ResultDst.NBits != 1 {
+				err = errf("result_dst in 'learn' action must be a single bit")
+			}
+		case it == "send_flow_rem":
+			l.Flags |= ofp.LearnSendFlowRem
+		case it == "delete_learned":
+			l.Flags |= ofp.LearnDeleteLearned
+		default:
+			var s ofp.LearnSpec
+			if s, err = parseLearnSpec(it); err == nil {
+				l.Specs = append(l.Specs, s)
+			}
+		}
+		if err != nil {
+			return ofp.Action{}, err
+		}
+	}
+	return ofp.Action{Type: ofp.ActLearn, Learn: l}, nil
+}
+
+// immBytes is an immediate of nbits bits as NXAST_LEARN carries it:
+// 2*ceil(nbits/16) bytes, network order.
+func immBytes(val []byte, nbits int) []byte {
+	n := 2 * ((nbits + 15) / 16)
+	out := make([]byte, n)
+	for i := 0; i < n && i < len(val); i++ {
+		out[n-1-i] = val[len(val)-1-i]
+	}
+	return out
+}
+
+func parseLearnSpec(s string) (ofp.LearnSpec, error) {
+	switch {
+	case strings.HasPrefix(s, "load:"):
+		src, dst, ok := strings.Cut(s[len("load:"):], "->")
+		if !ok {
+			return ofp.LearnSpec{}, errf("%s: missing `->' following value", s)
+		}
+		d, err := parseSubfield(dst)
+		if err != nil {
+			return ofp.LearnSpec{}, err
+		}
+		sp := ofp.LearnSpec{NBits: d.NBits, Dst: ofp.LearnLoad, DstSub: d}
+		if strings.Contains(src, "[") || mf.Lookup(src) != nil {
+			if sp.Src, err = parseSubfield(src); err != nil {
+				return sp, err
+			}
+			if sp.Src.NBits != d.NBits {
+				return sp, errf("%s: source field is %d bits wide but destination is %d bits wide", s, sp.Src.NBits, d.NBits)
+			}
+			return sp, nil
+		}
+		v, err := parseInt(src, 16)
+		if err != nil || bitLen(v) > d.NBits {
+			return sp, errf("%s: value %s does not fit into %d bits", s, src, d.NBits)
+		}
+		sp.SrcImm, sp.Imm = true, immBytes(v, d.NBits)
+		return sp, nil
+	case strings.HasPrefix(s, "output:"):
+		src, err := parseSubfield(s[len("output:"):])
+		if err != nil {
+			return ofp.LearnSpec{}, err
+		}
+		return ofp.LearnSpec{NBits: src.NBits, Src: src, Dst: ofp.LearnOutput}, nil
+	}
+	name, val, hasVal := strings.Cut(s, "=")
+	var d ofp.Subfield
+	var err error
+	if strings.Contains(name, "[") {
+		if d, err = parseSubfield(name); err != nil {
+			return ofp.LearnSpec{}, err
+		}
+	} else {
+		f := mf.Lookup(name)
+		if f == nil {
+			return ofp.LearnSpec{}, errf("%s: unknown keyword %s", s, name)
+		}
+		d = ofp.Subfield{Field: f, NBits: f.Bits}
+	}
+	sp := ofp.LearnSpec{NBits: d.NBits, Dst: ofp.LearnMatch, DstSub: d}
+	switch {
+	case !hasVal:
+		sp.Src = d
+	case strings.Contains(val, "["):
+		if sp.Src, err = parseSubfield(val); err != nil {
+			return sp, err
+		}
+		if sp.Src.NBits != d.NBits {
+			return sp, errf("%s: source field is %d bits wide but destination is %d bits wide", s, sp.Src.NBits, d.NBits)
+		}
+	case d.Ofs == 0 && d.NBits == d.Field.Bits && !strings.Contains(name, "["):
+		if src := mf.Lookup(val); src != nil {
+			sp.Src = ofp.Subfield{Field: src, NBits: src.Bits}
+			if src.Bits != d.NBits {
+				return sp, errf("%s: source field is %d bits wide but destination is %d bits wide", s, src.Bits, d.NBits)
+			}
+			break
+		}
+		v, mask, err := parseFieldValue(d.Field, val)
+		if err != nil {
+			return sp, &syntaxError{err.Error()}
+		}
+		if !isAllOnes(mask) {
+			return sp, errf("%s: masks are not allowed in learn match specs", s)
+		}
+		sp.SrcImm, sp.Imm = true, immBytes(v, d.NBits)
+	default:
+		v, err := parseInt(val, 16)
+		if err != nil || bitLen(v) > d.NBits {
+			return sp, errf("%s: value %s does not fit into %d bits", s, val, d.NBits)
+		}
+		sp.SrcImm, sp.Imm = true, immBytes(v, d.NBits)
+	}
+	return sp, nil
+}
+
+func formatLearn(sb *strings.Builder, l *ofp.Learn) {
+	sb.WriteString("learn(table=" + strconv.Itoa(int(l.Table)))
+	num := func(name string, v uint64) {
+		if v != 0 {
+			sb.WriteString("," + name + "=" + strconv.FormatUint(v, 10))
+		}
+	}
+	num("idle_timeout", uint64(l.IdleTimeout))
+	num("hard_timeout", uint64(l.HardTimeout))
+	num("fin_idle_timeout", uint64(l.FinIdleTimeout))
+	num("fin_hard_timeout", uint64(l.FinHardTimeout))
+	if l.Priority != DefaultPriority {
+		sb.WriteString(",priority=" + strconv.Itoa(int(l.Priority)))
+	}
+	if l.Flags&ofp.LearnSendFlowRem != 0 {
+		sb.WriteString(",send_flow_rem")
+	}
+	if l.Flags&ofp.LearnDeleteLearned != 0 {
+		sb.WriteString(",delete_learned")
+	}
+	if l.Cookie != 0 {
+		sb.WriteString(",cookie=0x" + strconv.FormatUint(l.Cookie, 16))
+	}
+	num("limit", uint64(l.Limit))
+	if l.Flags&ofp.LearnWriteResult != 0 && l.ResultDst.Field != nil {
+		sb.WriteString(",result_dst=" + formatSubfield(l.ResultDst))
+	}
+	for _, s := range l.Specs {
+		sb.WriteByte(',')
+		switch {
+		case s.Dst == ofp.LearnOutput:
+			sb.WriteString("output:" + formatSubfield(s.Src))
+		case s.Dst == ofp.LearnLoad && s.SrcImm:
+			sb.WriteString("load:" + formatHex(s.Imm) + "->" + formatSubfield(s.DstSub))
+		case s.Dst == ofp.LearnLoad:
+			sb.WriteString("load:" + formatSubfield(s.Src) + "->" + formatSubfield(s.DstSub))
+		case s.SrcImm && s.DstSub.Field != nil && s.DstSub.Ofs == 0 && s.DstSub.NBits == s.DstSub.Field.Bits:
+			f := s.DstSub.Field
+			v := make([]byte, f.Bytes)
+			for i := 0; i < len(v) && i < len(s.Imm); i++ {
+				v[len(v)-1-i] = s.Imm[len(s.Imm)-1-i]
+			}
+			sb.WriteString(f.Name + "=" + formatValue(f, v, ones(len(v))))
+		case s.SrcImm:
+			sb.WriteString(formatSubfield(s.DstSub) + "=" + formatHex(s.Imm))
+		case s.Src == s.DstSub:
+			sb.WriteString(formatSubfield(s.DstSub))
+		default:
+			sb.WriteString(formatSubfield(s.DstSub) + "=" + formatSubfield(s.Src))
+		}
+	}
+	sb.WriteByte(')')
+}

@@ -1,0 +1,218 @@
+package ofswitch
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"time"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// Port status reasons (OFPPR_*).
+const (
+	reasonAdd    = 0
+	reasonDelete = 1
+	reasonModify = 2
+)
+
+type portEvent struct {
+	reason uint8
+	port   Port
+}
+
+// defaultAsync is Open vSwitch's asynchronous message configuration for a
+// connection that never set one: everything to masters and equals,
+// port-status only to slaves.
+var defaultAsync = ofp.AsyncConfig{
+	Master: [ofp.NumAsyncKinds]uint32{ofp.AsyncPacketIn: 0x3f, ofp.AsyncPortStatus: 0x7, ofp.AsyncFlowRemoved: 0x3f, ofp.AsyncRoleStatus: 0x7, ofp.AsyncTableStatus: 0x18, ofp.AsyncRequestForward: 0x3},
+	Slave:  [ofp.NumAsyncKinds]uint32{ofp.AsyncPortStatus: 0x7},
+}
+
+// wants reports whether a connection wants an asynchronous message of
+// kind with the given reason.
+func wants(s ofconn.Sender, st *connState, kind int, reason uint8) bool {
+	ac := st.asyncConfig()
+	mask := ac.Master[kind]
+	if s.State().Role() == ofconn.RoleSlave {
+		mask = ac.Slave[kind]
+	}
+	return mask&(1<<reason) != 0
+}
+
+// asyncConfig returns the connection's configuration or the default.
+func (st *connState) asyncConfig() ofp.AsyncConfig {
+	if ac := st.async.Load(); ac != nil {
+		return *ac
+	}
+	return defaultAsync
+}
+
+// pipelineMatch is the metadata of a packet-in: in_port and every
+// non-zero pipeline field, as Open vSwitch's flow_get_metadata.
+func pipelineMatch(fl *mf.Flow) mf.Match {
+	m := matchInPort(uint16(fl.InPort))
+	set := func(name string, nonzero bool) {
+		if !nonzero {
+			return
+		}
+		f := mf.ByName(name)
+		if f == nil {
+			return
+		}
+		v := make([]byte, f.Bytes)
+		f.Get(fl, v)
+		_ = m.SetMasked(f, v, nil)
+	}
+	k := &fl.Key
+	set("tun_id", k.TunID != 0)
+	set("tun_src", k.TunSrc != 0)
+	set("tun_dst", k.TunDst != 0)
+	set("metadata", fl.Metadata != 0)
+	for i, r := range fl.Regs {
+		set(fmt.Sprintf("reg%d", i), r != 0)
+	}
+	set("pkt_mark", k.PktMark != 0)
+	set("ct_state", k.CtState != 0)
+	set("ct_zone", k.CtZone != 0)
+	set("ct_mark", k.CtMark != 0)
+	set("ct_label", k.CtLabel != [16]byte{})
+	if k.CtState != 0 && k.CtNwProto != 0 {
+		set("ct_nw_proto", true)
+		set("ct_nw_src", k.CtNwSrc != 0)
+		set("ct_nw_dst", k.CtNwDst != 0)
+		set("ct_ipv6_src", k.CtIPv6Src != [16]byte{})
+		set("ct_ipv6_dst", k.CtIPv6Dst != [16]byte{})
+		set("ct_tp_src", true)
+		set("ct_tp_dst", true)
+	}
+	return m
+}
+
+// sendPacketIns delivers packet-ins to the connections that want them.
+func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
+	for i := range pis {
+		pi := &pis[i]
+		b.stats.packetIns.Add(1)
+		b.conns.each(func(s ofconn.Sender, st *connState) {
+			if uint16(st.controllerID.Load()) != pi.ControllerID || !wants(s, st, ofp.AsyncPacketIn, pi.Reason) {
+				return
+			}
+			msg := &ofp.PacketIn{
+				Format: uint8(s.State().PacketInFormat()), BufferID: ofp.BufferNone,
+				TotalLen: uint16(len(pi.Data)), Reason: pi.Reason, TableID: pi.TableID, Cookie: pi.Cookie,
+				Match: pipelineMatch(&pi.Flow), Data: pi.Data, Userdata: pi.Userdata,
+			}
+			if pi.Continuation != nil {
+				cont, err := b.encodeContinuation(pi.Continuation, s.Version())
+				if err != nil {
+					b.cfg.Logf("%s: continuation: %v", b.cfg.Name, err)
+					return
+				}
+				msg.Continuation = cont
+			}
+			maxLen := int(pi.MaxLen)
+			if pi.Reason == ofp.ReasonNoMatch {
+				maxLen = int(st.missSendLen.Load())
+			}
+			if maxLen != 0xffff && len(msg.Data) > maxLen {
+				msg.Data = msg.Data[:maxLen]
+			}
+			if err := s.Send(0, msg); err != nil {
+				b.cfg.Logf("%s: packet-in: %v", b.cfg.Name, err)
+			}
+		})
+	}
+}
+
+// sendPortStatus announces port changes.
+func (b *Bridge) sendPortStatus(events []portEvent) {
+	for _, ev := range events {
+		b.conns.each(func(s ofconn.Sender, st *connState) {
+			if !wants(s, st, ofp.AsyncPortStatus, ev.reason) {
+				return
+			}
+			p := ofpPort(&ev.port, s.Version())
+			p.PortNo = ofp.PortToOF11(ev.port.OFPort)
+			s.Send(0, &ofp.PortStatus{Reason: ev.reason, Desc: p})
+		})
+	}
+}
+
+// sendFlowRemoved sends flow_removed for removed rules that asked for it.
+func (b *Bridge) sendFlowRemoved(rs []oftable.Removal) {
+	now := time.Now()
+	for _, rm := range rs {
+		r := rm.Rule
+		if r.Flags&oftable.FlagSendFlowRem == 0 {
+			continue
+		}
+		d := now.Sub(r.Created).Truncate(time.Millisecond)
+		b.conns.each(func(s ofconn.Sender, st *connState) {
+			if !wants(s, st, ofp.AsyncFlowRemoved, uint8(rm.Reason)) {
+				return
+			}
+			format := ofp.FormatOXM
+			if s.Version() == 1 {
+				format = ofp.FormatOF10
+				if st.flowFormat.Load() == ofp.NXFFNXM {
+					format = ofp.FormatNXM
+				}
+			}
+			s.Send(0, &ofp.FlowRemoved{
+				Format: format, Cookie: r.Cookie, Priority: r.Priority, Reason: uint8(rm.Reason), TableID: r.Table,
+				DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second),
+				IdleTimeout: r.IdleTimeout, HardTimeout: r.HardTimeout,
+				PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load(), Match: r.Match,
+			})
+		})
+	}
+}
+
+// bridgeUUID is the bridge id a continuation carries: derived from the
+// bridge name, so that a resume reaches the bridge that paused.
+func bridgeUUID(name string) [16]byte {
+	sum := sha256.Sum256([]byte("gvs-bridge:" + name))
+	var u [16]byte
+	copy(u[:], sum[:16])
+	return u
+}
+
+// encodeContinuation encodes a paused translation for a connection of
+// version v.
+func (b *Bridge) encodeContinuation(ct *xlate.Continuation, v uint8) ([]byte, error) {
+	p := &ofp.PacketInPrivate{Bridge: bridgeUUID(ct.Bridge), Stack: ct.Stack, ODPPort: ct.ODPPort}
+	for _, f := range ct.Frames {
+		p.Groups = append(p.Groups, ofp.ContinuationGroup{TableID: f.Table, Cookie: f.Cookie, Actions: f.Actions})
+	}
+	return ofp.AppendContinuation(nil, p, v)
+}
+
+// decodeContinuation finds the paused translation an NXT_RESUME names.
+func (b *Bridge) decodeContinuation(raw []byte, v uint8) (*xlate.Continuation, error) {
+	p, err := ofp.DecodeContinuation(raw, v)
+	if err != nil {
+		return nil, err
+	}
+	name := ""
+	if p.Bridge == bridgeUUID(b.cfg.Name) {
+		name = b.cfg.Name
+	} else {
+		for _, pb := range b.cfg.Recirc.Bridges() {
+			if p.Bridge == bridgeUUID(pb) {
+				name = pb
+			}
+		}
+	}
+	if name == "" {
+		return nil, xlate.ErrBadContinuation
+	}
+	ct := &xlate.Continuation{Bridge: name, Stack: p.Stack, ODPPort: p.ODPPort}
+	for _, g := range p.Groups {
+		ct.Frames = append(ct.Frames, xlate.ContinuationFrame{Table: g.TableID, Cookie: g.Cookie, Actions: g.Actions})
+	}
+	return ct, nil
+}

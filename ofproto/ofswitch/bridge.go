@@ -1,0 +1,318 @@
+package ofswitch
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// Port is one bridge port as OpenFlow describes it.
+type Port struct {
+	xlate.Port
+	HWAddr [6]byte
+	// LinkDown and AdminDown give OFPPS_LINK_DOWN and OFPPC_PORT_DOWN.
+	LinkDown, AdminDown bool
+	// CurrSpeed and MaxSpeed are in kbps (OpenFlow 1.1+), 0 if unknown.
+	CurrSpeed, MaxSpeed uint32
+	Created             time.Time
+}
+
+// Config creates a Bridge.
+type Config struct {
+	Name string
+	DP   dpif.Datapath
+	// Recirc is shared by the bridges of one datapath.
+	Recirc *xlate.RecircTable
+	// FDBTable is the bridge's MAC table id in the datapath (mac_learn).
+	FDBTable uint32
+	// DatapathID returns the bridge's datapath ID for features replies.
+	DatapathID func() uint64
+	// RunDir holds the <name>.mgmt socket; empty: no listener.
+	RunDir string
+	// Logf receives warnings; nil discards them.
+	Logf func(format string, args ...any)
+	// RevalidateInterval bounds how stale megaflow statistics and
+	// megaflows of unchanged tables get (default 500ms).
+	RevalidateInterval time.Duration
+	// Version is the software description in desc stats.
+	Version string
+	// PortStats returns a datapath port's counters (port stats).
+	PortStats PortCounters
+	// CTFlushZone flushes a conntrack zone (NXT_CT_FLUSH_ZONE).
+	CTFlushZone func(zone uint16) error
+}
+
+// Bridge is one OpenFlow switch.
+type Bridge struct {
+	cfg    Config
+	tables *oftable.Tables
+	xl     *xlate.Xlator
+
+	mu    sync.Mutex // ports, settings
+	ports map[uint16]*Port
+	// standalone is fail_mode standalone (the default); hasCtrl says
+	// controllers are configured. Without controllers a standalone
+	// bridge has the "priority=0 actions=NORMAL" flow.
+	standalone, hasCtrl bool
+	normalFlow          bool
+	fragHandling        uint16
+	tlv                 []ofp.TLVMap
+	genID               uint64
+	genIDSet            bool
+
+	server   *ofconn.Server // service connections (<bridge>.mgmt)
+	ctl      *ofconn.Server // passive controller connections
+	listener net.Listener
+	conns    connSet
+	clients  map[string]context.CancelFunc
+
+	ukeys ukeyMap
+	// seq counts table and port changes; revalidation compares it.
+	seq    atomic.Uint64
+	wake   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	stats struct {
+		upcalls, revalidated, deleted, packetIns atomic.Uint64
+	}
+}
+
+// New creates a bridge and starts its listener, revalidator and rule
+// expiry.
+func New(cfg Config) (*Bridge, error) {
+	if cfg.RevalidateInterval <= 0 {
+		cfg.RevalidateInterval = 500 * time.Millisecond
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.DatapathID == nil {
+		cfg.DatapathID = func() uint64 { return 0 }
+	}
+	if cfg.Recirc == nil {
+		cfg.Recirc = xlate.NewRecircTable()
+	}
+	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true,
+		wake: make(chan struct{}, 1), clients: map[string]context.CancelFunc{}}
+	b.conns.init()
+	b.ukeys.init()
+	t, err := oftable.New(oftable.Config{OutputsTo: outputsTo, Readers: &cfg.Recirc.Readers})
+	if err != nil {
+		return nil, err
+	}
+	b.tables = t
+	t.OnChange(b.changed)
+	b.xl = xlate.New(t, cfg.Recirc)
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.server = &ofconn.Server{Handler: b, ErrorLog: func(err error) { cfg.Logf("%s: %v", cfg.Name, err) }}
+	b.server.OnClose = func(s ofconn.Sender, _ error) { b.conns.remove(s) }
+	b.ctl = &ofconn.Server{Handler: primaryHandler{b}, ErrorLog: b.server.ErrorLog}
+	b.ctl.OnClose = b.server.OnClose
+	if cfg.RunDir != "" {
+		l, err := b.server.Listen("punix:" + filepath.Join(cfg.RunDir, cfg.Name+".mgmt"))
+		if err != nil {
+			return nil, fmt.Errorf("bridge %s: %w", cfg.Name, err)
+		}
+		b.listener = l
+	}
+	b.applyDefaultFlow()
+	b.wg.Add(2)
+	go b.revalidator()
+	go b.expirer()
+	return b, nil
+}
+
+// Name returns the bridge's name.
+func (b *Bridge) Name() string { return b.cfg.Name }
+
+// Tables returns the bridge's flow tables.
+func (b *Bridge) Tables() *oftable.Tables { return b.tables }
+
+// Xlator returns the bridge's translator (ofproto/trace).
+func (b *Bridge) Xlator() *xlate.Xlator { return b.xl }
+
+// Close stops the bridge: its listener, connections and goroutines.
+func (b *Bridge) Close() {
+	b.cancel()
+	b.mu.Lock()
+	for _, c := range b.clients {
+		c()
+	}
+	b.mu.Unlock()
+	b.server.Close()
+	b.ctl.Close()
+	b.wg.Wait()
+}
+
+// changed bumps the change sequence and wakes the revalidator.
+func (b *Bridge) changed() {
+	b.seq.Add(1)
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// SetPorts replaces the bridge's port set. Ports that appear, disappear
+// or change are announced to controllers with port-status.
+func (b *Bridge) SetPorts(ports []Port) {
+	b.mu.Lock()
+	old := b.ports
+	b.ports = make(map[uint16]*Port, len(ports))
+	xs := make([]*xlate.Port, 0, len(ports))
+	for i := range ports {
+		p := ports[i]
+		if o := old[p.OFPort]; o != nil && !o.Created.IsZero() {
+			p.Created = o.Created
+		} else if p.Created.IsZero() {
+			p.Created = time.Now()
+		}
+		b.ports[p.OFPort] = &p
+		xp := p.Port
+		xs = append(xs, &xp)
+	}
+	b.xl.SetSnapshot(xlate.NewSnapshot(b.cfg.Name, b.cfg.FDBTable, xs))
+	var events []portEvent
+	for no, p := range b.ports {
+		if o := old[no]; o == nil {
+			events = append(events, portEvent{reasonAdd, *p})
+		} else if portChanged(o, p) {
+			events = append(events, portEvent{reasonModify, *p})
+		}
+	}
+	for no, o := range old {
+		if b.ports[no] == nil {
+			events = append(events, portEvent{reasonDelete, *o})
+		}
+	}
+	b.mu.Unlock()
+	b.sendPortStatus(events)
+	b.changed()
+}
+
+func portChanged(a, b *Port) bool {
+	return a.Name != b.Name || a.HWAddr != b.HWAddr || a.LinkDown != b.LinkDown || a.AdminDown != b.AdminDown ||
+		a.ODP != b.ODP || a.CurrSpeed != b.CurrSpeed
+}
+
+// Ports returns the ports sorted by number.
+func (b *Bridge) Ports() []Port {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Port, 0, len(b.ports))
+	for _, p := range b.ports {
+		out = append(out, *p)
+	}
+	sortPorts(out)
+	return out
+}
+
+// Settings are a bridge's OpenFlow-relevant configuration.
+type Settings struct {
+	// FailMode is "secure" or "standalone" ("" is standalone).
+	FailMode string
+	// Controllers are Controller.target values ("tcp:IP:PORT",
+	// "unix:PATH", "ptcp:PORT", "punix:PATH").
+	Controllers []string
+}
+
+// SetConfig applies settings: controllers are connected or listened for,
+// and the default NORMAL flow follows Open vSwitch's rule (present only
+// in standalone mode without controllers).
+func (b *Bridge) SetConfig(s Settings) {
+	b.mu.Lock()
+	b.standalone = s.FailMode != "secure"
+	b.hasCtrl = len(s.Controllers) > 0
+	want := map[string]bool{}
+	for _, t := range s.Controllers {
+		want[t] = true
+	}
+	for t, cancel := range b.clients {
+		if !want[t] {
+			cancel()
+			delete(b.clients, t)
+		}
+	}
+	for t := range want {
+		if _, ok := b.clients[t]; ok {
+			continue
+		}
+		b.clients[t] = b.startController(t)
+	}
+	b.mu.Unlock()
+	b.applyDefaultFlow()
+}
+
+// startController opens an active or passive controller connection.
+func (b *Bridge) startController(target string) context.CancelFunc {
+	ctx, cancel := context.WithCancel(b.ctx)
+	if _, _, err := ofconn.ParseListen(target); err == nil {
+		l, err := b.ctl.Listen(target)
+		if err != nil {
+			b.cfg.Logf("%s: %v", b.cfg.Name, err)
+			return cancel
+		}
+		return func() { cancel(); l.Close() }
+	}
+	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{ProbeInterval: 5 * time.Second},
+		OnError: func(err error) { b.cfg.Logf("%s: %v", b.cfg.Name, err) }}
+	cl.Config.OnClose = func(s ofconn.Sender, _ error) { b.conns.remove(s) }
+	go cl.Run(ctx)
+	return cancel
+}
+
+// applyDefaultFlow adds or removes the "priority=0 actions=NORMAL" flow
+// of a standalone bridge without controllers.
+func (b *Bridge) applyDefaultFlow() {
+	b.mu.Lock()
+	want := b.standalone && !b.hasCtrl
+	had := b.normalFlow
+	b.normalFlow = want
+	b.mu.Unlock()
+	if want == had {
+		return
+	}
+	fm := &oftable.FlowMod{Command: ofp.FlowAdd, Table: 0, NewCookie: 0, OutPort: oftable.PortAny, OutGroup: oftable.GroupAny,
+		Actions: []ofp.Action{{Type: ofp.ActOutput, Raw: ofp.RawActOFPAT10_OUTPUT, Port: xlate.PortNormal}}}
+	if !want {
+		fm.Command = ofp.FlowDeleteStrict
+	}
+	x := b.tables.Begin()
+	if err := x.Apply(fm); err != nil {
+		x.Abort()
+		b.cfg.Logf("%s: default flow: %v", b.cfg.Name, err)
+		return
+	}
+	x.Commit()
+}
+
+// outputsTo implements the out_port/out_group filters over actions
+// (16-bit port form, oftable.PortAny for none).
+func outputsTo(acts []ofp.Action, port, group uint32) bool {
+	for i := range acts {
+		a := &acts[i]
+		if port != oftable.PortAny && a.Type == ofp.ActOutput && uint32(xlate.Port16(a.Port)) == port {
+			return true
+		}
+		if extOutputsTo(a, port, group) {
+			return true
+		}
+	}
+	return false
+}
+
+// inPortField is the in_port field, for matches built in code.
+var inPortField = mf.ByName("in_port")

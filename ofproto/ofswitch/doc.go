@@ -1,0 +1,46 @@
+// Package ofswitch owns the OpenFlow switch of one bridge: its ports as
+// OpenFlow sees them, its flow tables (ofproto/oftable), its OpenFlow
+// connections (the <bridge>.mgmt listener and controllers, over
+// ofproto/ofconn), the upcall handler that translates datapath misses
+// (ofproto/xlate) into megaflows, and the revalidator that keeps installed
+// megaflows consistent with the tables and pushes their statistics back to
+// the rules, as Open vSwitch's ofproto.c, connmgr.c and
+// ofproto-dpif-upcall.c.
+//
+// # Overview
+//
+// A Bridge is created by the daemon for each Bridge row. The daemon tells
+// it its ports (SetPorts) and settings (SetConfig) and routes datapath
+// upcalls whose in_port belongs to it to Miss and Userspace. OpenFlow
+// messages are served by ServeOpenFlow: flow_mods are applied through
+// oftable transactions (bundles stage several), and every committed change
+// bumps a sequence number that wakes the revalidator.
+//
+// # Megaflows and revalidation
+//
+// Miss translates the packet's key, installs the megaflow (key under the
+// translation's mask) with a UFID derived from it, and records a ukey:
+// the full key it was translated from, its mask and actions and the rules
+// it went through. The revalidator dumps the datapath's megaflows every
+// round (at most every RevalidateInterval, at once after a change),
+// credits each megaflow's new packets and bytes to its rules (so
+// dump-flows counters are right), and, if the tables changed since the
+// ukey was made, translates the key again: a megaflow whose actions or
+// mask changed is deleted (the next packet makes a new one). Megaflows
+// without a ukey (added with dpctl) are left alone.
+//
+// # Concurrency
+//
+// Miss and Userspace run on datapath worker goroutines; ServeOpenFlow on
+// each connection's goroutine; the revalidator and the rule expiry on
+// their own. Translation reads an immutable snapshot and the published
+// table version. The ukey map and connection set are guarded by their own
+// mutexes; flow table writers are serialized by oftable.
+//
+// # Imports
+//
+// ofswitch imports ofproto/{ofconn,ofp,oftable,xlate,mf,classifier} and
+// datapath/{dpif,flow,odp,packet}. It must not import OVSDB packages (the
+// bridge layer in ovsdb/bridge configures it through the daemon) or the
+// datapath implementation.
+package ofswitch

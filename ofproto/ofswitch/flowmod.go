@@ -1,0 +1,63 @@
+package ofswitch
+
+import (
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// decodeFlowMod turns a wire flow_mod into the tables' version-independent
+// form, with Open vSwitch's cookie rules per version
+// (ofputil_decode_flow_mod).
+func (b *Bridge) decodeFlowMod(fm *ofp.FlowMod, v uint8, st *connState) (*oftable.FlowMod, error) {
+	out := &oftable.FlowMod{
+		Command: fm.Command, Table: fm.TableID, Match: fm.Match, Priority: fm.Priority,
+		IdleTimeout: fm.IdleTimeout, HardTimeout: fm.HardTimeout, Importance: fm.Importance,
+		Flags: fm.Flags, OutGroup: fm.OutGroup, NewCookie: oftable.CookieUnchanged,
+	}
+	switch fm.Format {
+	case ofp.FormatOF10, ofp.FormatNXM:
+		if !st.tableIDExt {
+			out.Table = 0xff
+		}
+		out.OutPort = oftable.PortAny
+		if fm.OutPort != ofp.PortAny16 {
+			out.OutPort = uint32(xlate.Port16(fm.OutPort))
+		}
+		out.OutGroup = oftable.GroupAny
+		if fm.Format == ofp.FormatNXM {
+			out.Cookie, out.CookieMask = fm.CookieMatch, fm.CookieMask
+		}
+		if fm.Command == ofp.FlowAdd || fm.Cookie != ^uint64(0) {
+			out.NewCookie = fm.Cookie
+		}
+		out.ModifyMayAdd = out.CookieMask == 0 && out.NewCookie != oftable.CookieUnchanged
+	default:
+		out.OutPort = oftable.PortAny
+		if fm.OutPort != ofp.PortAny {
+			out.OutPort = uint32(xlate.Port16(fm.OutPort))
+		}
+		isModify := fm.Command == ofp.FlowModify || fm.Command == ofp.FlowModifyStrict
+		if fm.Command == ofp.FlowAdd || (v == 2 && isModify && fm.CookieMask == 0) {
+			out.NewCookie = fm.Cookie
+			out.ModifyMayAdd = isModify
+		} else {
+			out.Cookie, out.CookieMask = fm.Cookie, fm.CookieMask
+		}
+	}
+	// Before OpenFlow 1.3 an add implied reset_counts; Open vSwitch
+	// records the flag.
+	if v < 4 && fm.Command == ofp.FlowAdd {
+		out.Flags |= oftable.FlagResetCounts
+	}
+	if fm.Command == ofp.FlowAdd && fm.TableID == 0xff && fm.Format == ofp.FormatOXM {
+		return nil, &ofp.Error{Code: ofp.OFPBRC_BAD_TABLE_ID}
+	}
+	acts, err := decodeOfpacts(fm.Instructions, v, fm.Format == ofp.FormatOXM)
+	if err != nil {
+		return nil, err
+	}
+	out.Actions = acts
+	out.Conjunctions = conjunctions(acts)
+	return out, nil
+}

@@ -1,0 +1,101 @@
+package ofswitch
+
+import (
+	"errors"
+
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// packetOut runs a packet-out's actions on its packet, as Open vSwitch
+// does: through translation (so resubmit, output:TABLE and every action
+// work), then the datapath executes the result. There is no buffering:
+// a buffer id other than OFP_NO_BUFFER is OFPBRC_BUFFER_UNKNOWN.
+func (b *Bridge) packetOut(s ofconn.Sender, m *ofp.Msg, po *ofp.PacketOut) error {
+	if err := b.checkWrite(s); err != nil {
+		return err
+	}
+	if po.BufferID != ofp.BufferNone {
+		return &ofp.Error{Code: ofp.OFPBRC_BUFFER_UNKNOWN, Err: errors.New("gvs does not buffer packets")}
+	}
+	inPort := xlate.Port16(po.InPort)
+	snap := b.xl.Snapshot()
+	odpIn := uint32(xlate.NoODP)
+	switch {
+	case inPort == xlate.PortController || inPort == xlate.PortNone || inPort == xlate.PortLocal && snap.Ports[inPort] == nil:
+	case snap.Ports[inPort] != nil:
+		odpIn = snap.Ports[inPort].ODP
+	case inPort >= xlate.PortMax:
+		return &ofp.Error{Code: ofp.OFPBRC_BAD_PORT}
+	}
+	acts, err := ofp.DecodeActions(po.Actions, m.Version)
+	if err != nil {
+		return err
+	}
+	if err := ofp.ValidateOfpactsVersion(m.Version, acts, &po.Match, 0xff00, 0, 255); err != nil {
+		return err
+	}
+	pkt := packet.FromBytes(po.Data)
+	pkt.Md.InPort = odpIn
+	var in xlate.In
+	flow.Extract(pkt, &in.Key)
+	in.Key.InPort = odpIn
+	in.Packet, in.SideEffects = pkt, true
+	in.OFActions, in.InPort = acts, inPort
+	in.Regs, in.Metadata = po.Match.Flow.Regs, po.Match.Flow.Metadata
+	var out xlate.Out
+	b.xl.Translate(&in, &out)
+	b.sendPacketIns(out.PacketIns)
+	if out.Err != nil {
+		return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: out.Err}
+	}
+	if b.cfg.DP == nil || len(out.Actions) == 0 {
+		return nil
+	}
+	return b.cfg.DP.Execute(pkt, out.Actions)
+}
+
+// resume continues a paused translation (NXT_RESUME) with the packet and
+// pipeline fields the controller sent back.
+func (b *Bridge) resume(s ofconn.Sender, r *resumeMsg) error {
+	if err := b.checkWrite(s); err != nil {
+		return err
+	}
+	ct, err := b.decodeContinuation(r.Continuation, r.Version)
+	if err != nil {
+		return &ofp.Error{Code: ofp.NXR_STALE, Err: err}
+	}
+	inPort := uint16(r.Match.Flow.InPort)
+	snap := b.xl.Snapshot()
+	odpIn := uint32(xlate.NoODP)
+	if p := snap.Ports[inPort]; p != nil {
+		odpIn = p.ODP
+	}
+	pkt := packet.FromBytes(r.Data)
+	pkt.Md.InPort = odpIn
+	in := xlate.In{Packet: pkt, SideEffects: true, Resume: ct, InPort: inPort,
+		Regs: r.Match.Flow.Regs, Metadata: r.Match.Flow.Metadata}
+	flow.Extract(pkt, &in.Key)
+	in.Key.InPort = odpIn
+	var out xlate.Out
+	b.xl.Translate(&in, &out)
+	b.sendPacketIns(out.PacketIns)
+	b.applyLearned(out.Learned)
+	if out.Err != nil {
+		return &ofp.Error{Code: ofp.NXR_STALE, Err: out.Err}
+	}
+	if b.cfg.DP == nil || len(out.Actions) == 0 {
+		return nil
+	}
+	return b.cfg.DP.Execute(pkt, out.Actions)
+}
+
+// resumeMsg is an NXT_RESUME with the version it came in (its
+// continuation's actions are encoded in that version).
+type resumeMsg struct {
+	*ofp.Resume
+	Version uint8
+}

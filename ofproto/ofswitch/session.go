@@ -1,0 +1,189 @@
+package ofswitch
+
+import (
+	"errors"
+
+	"github.com/gvs-project/gvs/ofproto/ofconn"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+)
+
+// serveExt handles the messages not in serve's core set.
+func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
+	switch body := m.Body.(type) {
+	case *ofp.FlowStatsRequest:
+		return b.flowStats(s, m, body)
+	case *ofp.TableStatsRequest:
+		return b.tableStats(s, m)
+	case *ofp.PortDescRequest:
+		return b.portDesc(s, m, body)
+	case *ofp.PortStatsRequest:
+		return b.portStats(s, m, body)
+	case *ofp.DescStatsRequest:
+		return b.descStats(s, m)
+	case *ofp.SetFlowFormat:
+		if body.Format != ofp.NXFFOpenFlow10 && body.Format != ofp.NXFFNXM {
+			return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: errors.New("unsupported flow format")}
+		}
+		st.flowFormat.Store(body.Format)
+		return nil
+	case *ofp.FlowModTableID:
+		st.tableIDExt = body.Enable
+		return nil
+	case *ofp.SetPacketInFormat:
+		if body.Format > ofp.PacketIn2 {
+			return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: errors.New("unsupported packet-in format")}
+		}
+		s.State().SetPacketInFormat(body.Format)
+		return nil
+	case *ofp.SetControllerID:
+		st.controllerID.Store(uint32(body.ID))
+		return nil
+	case *ofp.FlowAgeExt:
+		return nil
+	case *ofp.RoleRequest:
+		return b.role(s, m, body)
+	case *ofp.AsyncConfig:
+		if body.Reply {
+			return nil
+		}
+		b.setAsync(st, body)
+		return nil
+	case *ofp.GetAsyncRequest:
+		ac := st.asyncConfig()
+		ac.Reply, ac.Nicira, ac.Present = true, false, 0
+		return s.Reply(m, &ac)
+	case *ofp.CTFlushZone:
+		if b.cfg.CTFlushZone == nil {
+			return errBadType
+		}
+		return b.cfg.CTFlushZone(body.Zone)
+	case *ofp.TLVTableMod:
+		if err := b.checkWrite(s); err != nil {
+			return err
+		}
+		return b.tlvMod(body)
+	case *ofp.TLVTableRequest:
+		b.mu.Lock()
+		rep := &ofp.TLVTableReply{MaxOptionSpace: 256, MaxFields: 64, Mappings: append([]ofp.TLVMap(nil), b.tlv...)}
+		b.mu.Unlock()
+		return s.Reply(m, rep)
+	case *ofp.BundleCtrl:
+		return b.bundleCtrl(s, st, m, body)
+	case *ofp.BundleAdd:
+		return b.bundleAdd(s, st, m, body)
+	case *ofp.PacketOut:
+		return b.packetOut(s, m, body)
+	case *ofp.Resume:
+		return b.resume(s, &resumeMsg{Resume: body, Version: m.Version})
+	case *ofp.TableFeaturesRequest:
+		return b.tableFeaturesReply(s, m, body)
+	}
+	return errBadType
+}
+
+// role implements role requests: a new master demotes the others to
+// slave; generation ids older than the last seen are refused.
+func (b *Bridge) role(s ofconn.Sender, m *ofp.Msg, rr *ofp.RoleRequest) error {
+	role := rr.OFRole()
+	if role != ofp.RoleNoChange {
+		if role == ofp.RoleMaster || role == ofp.RoleSlave {
+			b.mu.Lock()
+			if b.genIDSet && int64(rr.GenerationID-b.genID) < 0 {
+				b.mu.Unlock()
+				return &ofp.Error{Code: ofp.OFPRRFC_STALE, Err: errors.New("stale generation id")}
+			}
+			b.genID, b.genIDSet = rr.GenerationID, true
+			b.mu.Unlock()
+		}
+		if role == ofp.RoleMaster {
+			b.conns.each(func(o ofconn.Sender, _ *connState) {
+				if o != s && o.State().Role() == ofconn.RoleMaster {
+					o.State().SetRole(ofconn.RoleSlave)
+				}
+			})
+		}
+		s.State().SetRole(ofconn.Role(role))
+	}
+	rep := &ofp.RoleRequest{Nicira: rr.Nicira, Reply: true}
+	b.mu.Lock()
+	rep.GenerationID = b.genID
+	if !b.genIDSet {
+		rep.GenerationID = ^uint64(0)
+	}
+	b.mu.Unlock()
+	if err := rep.SetOFRole(uint32(s.State().Role())); err != nil {
+		return err
+	}
+	return s.Reply(m, rep)
+}
+
+// setAsync applies a set-async message: the legacy form replaces the
+// packet-in, port-status and flow-removed masks; the property form
+// changes only the properties it carries.
+func (b *Bridge) setAsync(st *connState, ac *ofp.AsyncConfig) {
+	cur := st.asyncConfig()
+	if ac.Present == 0 {
+		for _, k := range []int{ofp.AsyncPacketIn, ofp.AsyncPortStatus, ofp.AsyncFlowRemoved} {
+			cur.Master[k], cur.Slave[k] = ac.Master[k], ac.Slave[k]
+		}
+	} else {
+		for k := 0; k < ofp.NumAsyncKinds; k++ {
+			if ac.Present&(1<<(2*k)) != 0 {
+				cur.Slave[k] = ac.Slave[k]
+			}
+			if ac.Present&(1<<(2*k+1)) != 0 {
+				cur.Master[k] = ac.Master[k]
+			}
+		}
+	}
+	st.async.Store(&cur)
+}
+
+// tlvMod applies a TLV table change with Open vSwitch's checks.
+func (b *Bridge) tlvMod(tm *ofp.TLVTableMod) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch tm.Command {
+	case ofp.TLVClear:
+		b.tlv = nil
+		return nil
+	case ofp.TLVAdd:
+		next := append([]ofp.TLVMap(nil), b.tlv...)
+		for _, nm := range tm.Mappings {
+			if nm.Index >= 64 {
+				return &ofp.Error{Code: ofp.NXTTMFC_BAD_FIELD_IDX}
+			}
+			if nm.OptLen%4 != 0 || nm.OptLen > 124 {
+				return &ofp.Error{Code: ofp.NXTTMFC_BAD_OPT_LEN}
+			}
+			for _, o := range next {
+				if o.Index == nm.Index {
+					if o == nm {
+						continue
+					}
+					return &ofp.Error{Code: ofp.NXTTMFC_ALREADY_MAPPED}
+				}
+				if o.OptClass == nm.OptClass && o.OptType == nm.OptType {
+					return &ofp.Error{Code: ofp.NXTTMFC_DUP_ENTRY}
+				}
+			}
+			next = append(next, nm)
+		}
+		b.tlv = next
+		return nil
+	case ofp.TLVDelete:
+		next := b.tlv[:0:0]
+		for _, o := range b.tlv {
+			del := false
+			for _, dm := range tm.Mappings {
+				del = del || dm.Index == o.Index
+			}
+			if !del {
+				next = append(next, o)
+			}
+		}
+		b.tlv = next
+		return nil
+	}
+	return &ofp.Error{Code: ofp.OFPBRC_BAD_SUBTYPE}
+}

@@ -1,0 +1,206 @@
+package ofswitch
+
+import (
+	"time"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// Description strings, as Open vSwitch's ofproto defaults with gvs's name.
+const (
+	mfrDesc    = "Open vSwitch compatible (gvs)"
+	hwDesc     = "gvs userspace datapath"
+	serialDesc = "None"
+)
+
+// rawSender is implemented by ofconn.Conn: split multipart replies are
+// sent as several pre-encoded messages.
+type rawSender interface{ SendRaw(b []byte) error }
+
+// replyMultipart sends a possibly large multipart reply, split as Open
+// vSwitch splits it.
+func replyMultipart(s ofconn.Sender, req *ofp.Msg, m ofp.Message) error {
+	rs, ok := s.(rawSender)
+	if !ok {
+		return s.Reply(req, m)
+	}
+	msgs, err := ofp.EncodeReplies(req.Version, req.XID, m)
+	if err != nil {
+		return err
+	}
+	for _, b := range msgs {
+		if err := rs.SendRaw(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statsPort converts a stats request's out_port to the 16-bit form
+// (oftable.PortAny for none).
+func statsPort(p uint32, format ofp.FlowFormat) uint32 {
+	if format != ofp.FormatOXM {
+		if p == ofp.PortAny16 {
+			return oftable.PortAny
+		}
+		return uint32(xlate.Port16(p))
+	}
+	if p == ofp.PortAny {
+		return oftable.PortAny
+	}
+	return uint32(xlate.Port16(p))
+}
+
+// selectedRules returns the rules a flow or aggregate stats request
+// selects, in the tables' order.
+func (b *Bridge) selectedRules(req *ofp.FlowStatsRequest) []*oftable.Rule {
+	port := statsPort(req.OutPort, req.Format)
+	group := req.OutGroup
+	if req.Format != ofp.FormatOXM {
+		group = oftable.GroupAny
+	}
+	var out []*oftable.Rule
+	for r := range b.tables.Rules(req.TableID, &req.Match) {
+		if req.CookieMask != 0 && (r.Cookie^req.Cookie)&req.CookieMask != 0 {
+			continue
+		}
+		if (port != oftable.PortAny || group != oftable.GroupAny) && !outputsTo(r.Actions, port, group) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (b *Bridge) flowStats(s ofconn.Sender, m *ofp.Msg, req *ofp.FlowStatsRequest) error {
+	if req.TableID != 0xff && int(req.TableID) >= oftable.NumTables {
+		return &ofp.Error{Code: ofp.OFPBRC_BAD_TABLE_ID}
+	}
+	rules := b.selectedRules(req)
+	if req.Aggregate {
+		rep := &ofp.AggregateStatsReply{Format: req.Format}
+		for _, r := range rules {
+			rep.PacketCount += r.Stats.Packets.Load()
+			rep.ByteCount += r.Stats.Bytes.Load()
+			rep.FlowCount++
+		}
+		return s.Reply(m, rep)
+	}
+	now := time.Now()
+	rep := &ofp.FlowStatsReply{Format: req.Format}
+	v := m.Version
+	for _, r := range rules {
+		acts, err := ofp.AppendOfpacts(nil, r.Actions, v, req.Format == ofp.FormatOXM)
+		if err != nil {
+			return err
+		}
+		// Open vSwitch keeps times in milliseconds.
+		d := now.Sub(r.Created).Truncate(time.Millisecond)
+		fs := ofp.FlowStats{
+			TableID: r.Table, DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second),
+			Priority: r.Priority, IdleTimeout: r.IdleTimeout, HardTimeout: r.HardTimeout,
+			Flags: r.Flags & 0x1f, Importance: r.Importance, Cookie: r.Cookie,
+			PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load(),
+			Match: r.Match, Actions: acts, IdleAge: -1, HardAge: -1,
+		}
+		if req.Format == ofp.FormatNXM {
+			last := r.Modified
+			if u := r.Stats.Used.Load(); u > last.UnixNano() {
+				last = time.Unix(0, u)
+			}
+			fs.IdleAge = int(now.Sub(last) / time.Second)
+			if r.Modified != r.Created {
+				fs.HardAge = int(now.Sub(r.Modified) / time.Second)
+			}
+		}
+		rep.Stats = append(rep.Stats, fs)
+	}
+	return replyMultipart(s, m, rep)
+}
+
+func (b *Bridge) tableStats(s ofconn.Sender, m *ofp.Msg) error {
+	rep := &ofp.TableStatsReply{}
+	for t := 0; t < 254; t++ {
+		st := b.tables.Stats(uint8(t))
+		ts := ofp.TableStats{TableID: uint8(t), ActiveCount: uint32(st.Active), LookupCount: st.Lookups, MatchedCount: st.Matched}
+		ts.Name = tableName(t)
+		ts.SetOVSLegacy(m.Version, t == 253)
+		rep.Stats = append(rep.Stats, ts)
+	}
+	return replyMultipart(s, m, rep)
+}
+
+// tableName is a table's default name, as Open vSwitch's
+// ("classifier" for table 0, "table%d" for the rest).
+func tableName(t int) string {
+	if t == 0 {
+		return "classifier"
+	}
+	return "table" + itoa(t)
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [8]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+func (b *Bridge) portDesc(s ofconn.Sender, m *ofp.Msg, req *ofp.PortDescRequest) error {
+	rep := &ofp.PortDescReply{}
+	for _, p := range b.Ports() {
+		op := ofpPort(&p, m.Version)
+		op.PortNo = ofp.PortToOF11(p.OFPort)
+		if req.PortNo != ofp.PortAny && req.PortNo != op.PortNo {
+			continue
+		}
+		rep.Ports = append(rep.Ports, op)
+	}
+	return replyMultipart(s, m, rep)
+}
+
+// PortCounters returns a port's counters; the daemon provides it.
+type PortCounters func(odp uint32) (ofp.PortStats, bool)
+
+func (b *Bridge) portStats(s ofconn.Sender, m *ofp.Msg, req *ofp.PortStatsRequest) error {
+	rep := &ofp.PortStatsReply{}
+	now := time.Now()
+	for _, p := range b.Ports() {
+		no := ofp.PortToOF11(p.OFPort)
+		if req.PortNo != ofp.PortAny && req.PortNo != no {
+			continue
+		}
+		var ps ofp.PortStats
+		if b.cfg.PortStats != nil && p.ODP != xlate.NoODP {
+			ps, _ = b.cfg.PortStats(p.ODP)
+		}
+		ps.PortNo = no
+		d := now.Sub(p.Created).Truncate(time.Millisecond)
+		ps.DurationSec, ps.DurationNsec = uint32(d/time.Second), uint32(d%time.Second)
+		rep.Stats = append(rep.Stats, ps)
+	}
+	return replyMultipart(s, m, rep)
+}
+
+func (b *Bridge) descStats(s ofconn.Sender, m *ofp.Msg) error {
+	return s.Reply(m, &ofp.DescStatsReply{MfrDesc: mfrDesc, HWDesc: hwDesc, SWDesc: b.cfg.Version,
+		SerialNum: serialDesc, DPDesc: "None"})
+}
+
+// matchInPort returns a match on in_port only.
+func matchInPort(p uint16) mf.Match {
+	var m mf.Match
+	m.Flow.InPort, m.Mask.InPort = uint32(p), 0xffff
+	return m
+}

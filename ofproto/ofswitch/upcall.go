@@ -1,0 +1,250 @@
+package ofswitch
+
+import (
+	"sync"
+	"time"
+
+	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// ukey is what the switch remembers of an installed megaflow.
+type ukey struct {
+	key     flow.Key // the key it was translated from
+	mask    flow.Mask
+	actions odp.Actions
+	rules   []*oftable.Rule
+	seq     uint64 // change sequence at translation
+	// pushed are the megaflow counters already credited to rules.
+	pushedPackets, pushedBytes uint64
+	// missed counts revalidation rounds that did not find the megaflow.
+	missed int
+}
+
+type ukeyMap struct {
+	mu sync.Mutex
+	m  map[dpif.UFID]*ukey
+}
+
+func (u *ukeyMap) init() { u.m = map[dpif.UFID]*ukey{} }
+
+// Miss handles a datapath miss (dpif.UpcallHandler): translate, reply with
+// the megaflow, send the packet-ins the translation produced.
+func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
+	b.stats.upcalls.Add(1)
+	seq := b.seq.Load()
+	in := xlate.In{Key: *u.Key, Packet: u.Packet, SideEffects: true}
+	var out xlate.Out
+	b.xl.Translate(&in, &out)
+	if out.Err != nil {
+		b.cfg.Logf("%s: translation: %v", b.cfg.Name, out.Err)
+	}
+	r.Actions = out.Actions
+	r.Mask = out.Mask
+	r.Install = true
+	m := flow.Match{Key: *u.Key, Mask: out.Mask}
+	m.Normalize()
+	r.UFID = dpif.UFIDFromMatch(&m)
+	b.ukeys.mu.Lock()
+	if _, ok := b.ukeys.m[r.UFID]; !ok {
+		b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, seq: seq}
+	}
+	b.ukeys.mu.Unlock()
+	// A megaflow with controller actions sends its packets to userspace
+	// (Userspace makes their packet-ins), this one included: the
+	// datapath runs the installed actions on it.
+	if !out.Slow {
+		b.sendPacketIns(out.PacketIns)
+	}
+	b.applyLearned(out.Learned)
+	return nil
+}
+
+// applyLearned installs the flows learn actions produced.
+func (b *Bridge) applyLearned(lfs []xlate.LearnedFlow) {
+	if len(lfs) == 0 {
+		return
+	}
+	fms := make([]*oftable.FlowMod, 0, len(lfs))
+	for i := range lfs {
+		lf := &lfs[i]
+		fms = append(fms, &oftable.FlowMod{Command: ofp.FlowAdd, Table: lf.Table, Match: lf.Match, Priority: lf.Priority,
+			NewCookie: lf.Cookie, IdleTimeout: lf.IdleTimeout, HardTimeout: lf.HardTimeout, Flags: lf.Flags,
+			OutPort: oftable.PortAny, OutGroup: oftable.GroupAny, Actions: lf.Actions})
+	}
+	if err := b.applyFlowMods(fms); err != nil {
+		b.cfg.Logf("%s: learn: %v", b.cfg.Name, err)
+	}
+}
+
+// Userspace handles a userspace() action's upcall: a controller action in
+// an installed megaflow. The packet is translated again, with side
+// effects, to produce its packet-ins (the datapath already ran the
+// megaflow's other actions).
+func (b *Bridge) Userspace(u *dpif.Upcall) {
+	if u.Action == nil || u.Action.Userspace == nil || !xlate.IsControllerCookie(u.Action.Userspace.Userdata) {
+		return
+	}
+	in := xlate.In{Key: *u.Key, Packet: u.Packet, SideEffects: true}
+	var out xlate.Out
+	b.xl.Translate(&in, &out)
+	b.sendPacketIns(out.PacketIns)
+	b.applyLearned(out.Learned)
+}
+
+// revalidator runs revalidation rounds: at once after a change, else every
+// RevalidateInterval.
+func (b *Bridge) revalidator() {
+	defer b.wg.Done()
+	t := time.NewTicker(b.cfg.RevalidateInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-t.C:
+		case <-b.wake:
+		}
+		b.Revalidate()
+	}
+}
+
+// Revalidate runs one revalidation round now: push megaflow statistics to
+// rules, re-translate megaflows made before the last change and delete
+// those whose actions or mask differ, and forget ukeys whose megaflow is
+// gone.
+func (b *Bridge) Revalidate() {
+	if b.cfg.DP == nil {
+		return
+	}
+	seq := b.seq.Load()
+	now := time.Now()
+	seen := map[dpif.UFID]dpif.FlowStats{}
+	b.cfg.DP.FlowDump(func(f *dpif.Flow) bool {
+		seen[f.UFID] = f.Stats
+		return true
+	})
+	var del []dpif.UFID
+	b.ukeys.mu.Lock()
+	keys := make([]dpif.UFID, 0, len(b.ukeys.m))
+	for id := range b.ukeys.m {
+		keys = append(keys, id)
+	}
+	b.ukeys.mu.Unlock()
+	for _, id := range keys {
+		b.ukeys.mu.Lock()
+		uk := b.ukeys.m[id]
+		b.ukeys.mu.Unlock()
+		if uk == nil {
+			continue
+		}
+		st, ok := seen[id]
+		if !ok {
+			uk.missed++
+			if uk.missed > 1 {
+				b.ukeys.mu.Lock()
+				delete(b.ukeys.m, id)
+				b.ukeys.mu.Unlock()
+			}
+			continue
+		}
+		uk.missed = 0
+		b.pushStats(uk, st, now)
+		if uk.seq == seq {
+			continue
+		}
+		in := xlate.In{Key: uk.key}
+		var out xlate.Out
+		b.xl.Translate(&in, &out)
+		b.stats.revalidated.Add(1)
+		if out.Err == nil && maskWithin(&out.Mask, &uk.mask) {
+			// The installed megaflow is at least as specific as the new
+			// translation needs: keep it, changing its actions in place
+			// if they differ (as Open vSwitch's UKEY_MODIFY).
+			if !slicesEqualActions(out.Actions, uk.actions) {
+				m := flow.Match{Key: uk.key, Mask: uk.mask}
+				m.Normalize()
+				err := b.cfg.DP.FlowPut(&dpif.FlowPut{UFID: id, Match: m, Actions: out.Actions, Flags: dpif.PutModify})
+				if err != nil {
+					del = append(del, id)
+					continue
+				}
+				uk.actions = out.Actions
+			}
+			uk.seq = seq
+			uk.rules = out.Rules
+			continue
+		}
+		del = append(del, id)
+	}
+	for _, id := range del {
+		st, err := b.cfg.DP.FlowDel(id)
+		b.ukeys.mu.Lock()
+		uk := b.ukeys.m[id]
+		delete(b.ukeys.m, id)
+		b.ukeys.mu.Unlock()
+		if err == nil && uk != nil {
+			b.pushStats(uk, st, now)
+		}
+		b.stats.deleted.Add(1)
+	}
+	b.tables.Sweep()
+}
+
+// maskWithin reports whether every bit of a is also in b.
+func maskWithin(a, b *flow.Mask) bool {
+	aw, bw := a.W(), b.W()
+	for i := range aw {
+		if aw[i]&^bw[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// pushStats credits a megaflow's new packets and bytes to its rules.
+func (b *Bridge) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
+	if st.Packets < uk.pushedPackets {
+		uk.pushedPackets, uk.pushedBytes = 0, 0
+	}
+	dp, db := st.Packets-uk.pushedPackets, st.Bytes-uk.pushedBytes
+	if dp == 0 {
+		return
+	}
+	uk.pushedPackets, uk.pushedBytes = st.Packets, st.Bytes
+	used := now
+	if !st.Used.IsZero() {
+		used = st.Used
+	}
+	for _, r := range uk.rules {
+		r.Stats.Add(dp, db, used)
+	}
+}
+
+// slicesEqualActions compares datapath action lists by their text, which
+// is canonical.
+func slicesEqualActions(a, b odp.Actions) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return a.String() == b.String()
+}
+
+// expirer removes rules whose idle or hard timeout passed, once a second.
+func (b *Bridge) expirer() {
+	defer b.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case now := <-t.C:
+			b.sendFlowRemoved(b.tables.Expire(now))
+		}
+	}
+}

@@ -1,0 +1,621 @@
+package oftable
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gvs-project/gvs/ofproto/classifier"
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+)
+
+// NumTables is the number of OpenFlow tables of a bridge (0-254), as Open
+// vSwitch.
+const NumTables = 255
+
+// Flow mod flags (OFPFF_*, as Open vSwitch's OFPUTIL_FF_*).
+const (
+	FlagSendFlowRem  = 1 << 0
+	FlagCheckOverlap = 1 << 1
+	FlagResetCounts  = 1 << 2
+	FlagNoPktCounts  = 1 << 3
+	FlagNoBytCounts  = 1 << 4
+)
+
+// Flow removed reasons (OFPRR_*).
+const (
+	RemovedIdleTimeout = 0
+	RemovedHardTimeout = 1
+	RemovedDelete      = 2
+	RemovedGroupDelete = 3
+	RemovedMeterDelete = 4
+	RemovedEviction    = 5
+)
+
+// CookieUnchanged as FlowMod.NewCookie keeps a modified rule's cookie.
+const CookieUnchanged = ^uint64(0)
+
+// PortAny and GroupAny disable the out_port and out_group filters.
+const (
+	PortAny  = 0xffffffff
+	GroupAny = 0xffffffff
+)
+
+// Counters are a rule's statistics. A modified rule shares its
+// predecessor's Counters unless reset_counts was given.
+type Counters struct {
+	Packets atomic.Uint64
+	Bytes   atomic.Uint64
+	// Used is the last time a packet hit the rule (UnixNano; 0 never).
+	Used atomic.Int64
+}
+
+// Add accounts n packets of b bytes seen at now.
+func (c *Counters) Add(n, b uint64, now time.Time) {
+	if n == 0 {
+		return
+	}
+	c.Packets.Add(n)
+	c.Bytes.Add(b)
+	t := now.UnixNano()
+	for {
+		old := c.Used.Load()
+		if old >= t || c.Used.CompareAndSwap(old, t) {
+			return
+		}
+	}
+}
+
+// Rule is one OpenFlow flow. Everything but the counters is immutable once
+// the rule is in a table: a modification makes a new Rule.
+type Rule struct {
+	Table       uint8
+	Priority    uint16
+	Match       mf.Match
+	Cookie      uint64
+	Flags       uint16
+	IdleTimeout uint16
+	HardTimeout uint16
+	Importance  uint16
+	// Actions is the rule's version-independent action list (apply
+	// actions, with instructions as their own action types).
+	Actions []ofp.Action
+	// Created is when the flow was added; Modified when its actions
+	// last changed (hard timeouts and hard_age count from it).
+	Created, Modified time.Time
+	Stats             *Counters
+
+	cr *classifier.Rule[*Rule]
+	// removeReason is set when the rule is removed by this package.
+	removeReason int
+}
+
+// Conjunctions returns the rule's conjunction clauses (nil for an ordinary
+// rule).
+func (r *Rule) Conjunctions() []classifier.Conjunction {
+	if r.cr == nil {
+		return nil
+	}
+	return r.cr.Conjunctions()
+}
+
+// FlowMod is a version-independent flow table modification, decoded by the
+// switch from any OpenFlow version's flow_mod.
+type FlowMod struct {
+	Command  uint8 // ofp.FlowAdd ... ofp.FlowDeleteStrict
+	Table    uint8 // 255: all tables (modify and delete); add uses table 0
+	Match    mf.Match
+	Priority uint16
+	// Cookie/CookieMask select rules for modify and delete.
+	Cookie, CookieMask uint64
+	// NewCookie is the added rule's cookie, or a modified rule's new
+	// cookie (CookieUnchanged keeps it).
+	NewCookie   uint64
+	IdleTimeout uint16
+	HardTimeout uint16
+	Importance  uint16
+	Flags       uint16
+	// OutPort and OutGroup filter modify/delete to rules that output to
+	// them (PortAny/GroupAny: no filter). OutPort is an OpenFlow 1.1+
+	// port number (OFPP_* in the 0xffffff00 range).
+	OutPort  uint32
+	OutGroup uint32
+	// ModifyMayAdd makes a modify that selects no rule add one (OpenFlow
+	// 1.0 and 1.1 semantics, and NXM flow_mods without a cookie mask).
+	ModifyMayAdd bool
+	Actions      []ofp.Action
+	// Conjunctions are the rule's conjunction(id,k/n) actions, which make
+	// it a clause (the switch extracts them from Actions).
+	Conjunctions []classifier.Conjunction
+}
+
+// Errors are *ofp.Error values with Open vSwitch's codes.
+func errCode(c ofp.ErrCode, format string, args ...any) error {
+	return &ofp.Error{Code: c, Err: fmt.Errorf(format, args...)}
+}
+
+// OutputsTo reports whether actions output to OpenFlow port port (1.1+
+// numbering) or to group group, as ofpacts_output_to_port/_group: the
+// out_port/out_group filters of flow_mod and flow stats.
+type OutputsTo func(acts []ofp.Action, port, group uint32) bool
+
+// Config tunes the tables.
+type Config struct {
+	// OutputsTo implements the out_port/out_group filters.
+	OutputsTo OutputsTo
+	// Now returns the current time (time.Now when nil); tests fix it.
+	Now func() time.Time
+	// PrefixFields are the prefix-trie fields of every table (the
+	// classifier's default when nil).
+	PrefixFields []string
+	// Readers, if set, is the translation lock shared by the bridges of
+	// one datapath (a translation may cross patch ports); else the
+	// tables have their own.
+	Readers *sync.RWMutex
+}
+
+// Tables are a bridge's 255 OpenFlow tables.
+type Tables struct {
+	cfg    Config
+	tables [NumTables]*classifier.Classifier[*Rule]
+	// version is the published version; readers load it once per
+	// translation.
+	version atomic.Uint64
+
+	mu       sync.Mutex // serializes writers
+	inTxn    bool
+	nRules   [NumTables]int
+	lookups  [NumTables]atomic.Uint64
+	matched  [NumTables]atomic.Uint64
+	onChange func()
+	// readers is held shared by every translation (ReadLock) and
+	// exclusively by a commit while it frees the rules it removed, so
+	// a rule leaves the classifier (and its prefix tries, which would
+	// otherwise keep un-wildcarding bits for it) once no translation
+	// that could still see it is running: a grace period, as RCU.
+	readers *sync.RWMutex
+}
+
+// New returns empty tables.
+func New(cfg Config) (*Tables, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.OutputsTo == nil {
+		cfg.OutputsTo = func([]ofp.Action, uint32, uint32) bool { return false }
+	}
+	t := &Tables{cfg: cfg, readers: cfg.Readers}
+	if t.readers == nil {
+		t.readers = &sync.RWMutex{}
+	}
+	for i := range t.tables {
+		c, err := classifier.New[*Rule](classifier.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("oftable: table %d: %w", i, err)
+		}
+		if cfg.PrefixFields != nil {
+			if err := c.SetPrefixFields(cfg.PrefixFields...); err != nil {
+				return nil, fmt.Errorf("oftable: table %d: %w", i, err)
+			}
+		}
+		t.tables[i] = c
+	}
+	return t, nil
+}
+
+// OnChange registers f to run after every commit that changed a table (the
+// switch bumps its revalidation sequence). It runs with the writer lock
+// held and must not call back into Tables.
+func (t *Tables) OnChange(f func()) { t.mu.Lock(); t.onChange = f; t.mu.Unlock() }
+
+// ReadLock marks a translation in progress: removed rules are not freed
+// until it calls ReadUnlock. Lookups require it.
+func (t *Tables) ReadLock() { t.readers.RLock() }
+
+// ReadUnlock ends a translation.
+func (t *Tables) ReadUnlock() { t.readers.RUnlock() }
+
+// Version returns the published version, for lookups.
+func (t *Tables) Version() classifier.Version { return t.version.Load() }
+
+// Lookup finds the highest-priority rule of table that matches fl in
+// version v, ORing the bits it consulted into wc, and counts the lookup.
+func (t *Tables) Lookup(v classifier.Version, table uint8, fl, wc *mf.Flow) *Rule {
+	if int(table) >= NumTables {
+		return nil
+	}
+	t.lookups[table].Add(1)
+	cr := t.tables[table].Lookup(v, fl, wc)
+	if cr == nil {
+		return nil
+	}
+	t.matched[table].Add(1)
+	return cr.Payload
+}
+
+// Rules iterates over table's rules visible now (table 255: every table)
+// that are at least as specific as target (nil: all), as flow stats and
+// non-strict delete select them.
+func (t *Tables) Rules(table uint8, target *mf.Match) iter.Seq[*Rule] {
+	v := t.Version()
+	return func(yield func(*Rule) bool) {
+		for i := range t.tables {
+			if table != 0xff && int(table) != i {
+				continue
+			}
+			for cr := range t.tables[i].Rules(v, target) {
+				if !yield(cr.Payload) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// FindStrict returns the rule of table with exactly m and priority, or nil.
+func (t *Tables) FindStrict(table uint8, m *mf.Match, priority uint16) *Rule {
+	if int(table) >= NumTables {
+		return nil
+	}
+	cr := t.tables[table].FindExact(m, priority, t.Version())
+	if cr == nil {
+		return nil
+	}
+	return cr.Payload
+}
+
+// TableStats are one table's counters.
+type TableStats struct {
+	Active           int
+	Lookups, Matched uint64
+}
+
+// Stats returns table's counters (zero for table 255, which is no table).
+func (t *Tables) Stats(table uint8) TableStats {
+	if int(table) >= NumTables {
+		return TableStats{}
+	}
+	t.mu.Lock()
+	n := t.nRules[table]
+	t.mu.Unlock()
+	return TableStats{Active: n, Lookups: t.lookups[table].Load(), Matched: t.matched[table].Load()}
+}
+
+// Count returns the number of rules in every table.
+func (t *Tables) Count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, c := range t.nRules {
+		n += c
+	}
+	return n
+}
+
+// Txn is a set of flow table changes staged at one version. Only one Txn
+// is open at a time; Begin blocks until the previous one ends.
+type Txn struct {
+	t       *Tables
+	v       classifier.Version
+	added   []*Rule
+	removed []*Rule
+	done    bool
+}
+
+// ErrTxnDone is returned when a finished Txn is used.
+var ErrTxnDone = errors.New("oftable: transaction already committed or aborted")
+
+// Begin opens a transaction staged at the version after the published one.
+func (t *Tables) Begin() *Txn {
+	t.mu.Lock()
+	t.inTxn = true
+	return &Txn{t: t, v: t.Version() + 1}
+}
+
+// Apply stages one flow_mod. On error nothing of this flow_mod is staged
+// (earlier ones in the transaction stay staged until Commit or Abort).
+func (x *Txn) Apply(fm *FlowMod) error {
+	if x.done {
+		return ErrTxnDone
+	}
+	switch fm.Command {
+	case ofp.FlowAdd:
+		return x.add(fm)
+	case ofp.FlowModify, ofp.FlowModifyStrict:
+		return x.modify(fm, fm.Command == ofp.FlowModifyStrict)
+	case ofp.FlowDelete, ofp.FlowDeleteStrict:
+		if fm.Table != 0xff {
+			if err := x.checkTable(fm.Table); err != nil {
+				return err
+			}
+		}
+		x.delete(fm, fm.Command == ofp.FlowDeleteStrict, RemovedDelete)
+		return nil
+	}
+	return errCode(ofp.OFPFMFC_BAD_COMMAND, "flow_mod command %d", fm.Command)
+}
+
+// TableInternal is Open vSwitch's hidden, read-only last table: flow_mods
+// naming it are refused with OFPBRC_EPERM.
+const TableInternal = 254
+
+func (x *Txn) checkTable(table uint8) error {
+	switch {
+	case table == TableInternal:
+		return errCode(ofp.OFPBRC_EPERM, "table %d is read-only", table)
+	case int(table) >= NumTables:
+		return errCode(ofp.OFPBRC_BAD_TABLE_ID, "table %d", table)
+	}
+	return nil
+}
+
+func (x *Txn) newRule(fm *FlowMod, table uint8, now time.Time) (*Rule, error) {
+	r := &Rule{
+		Table: table, Priority: fm.Priority, Match: fm.Match, Cookie: fm.NewCookie,
+		Flags: fm.Flags, IdleTimeout: fm.IdleTimeout, HardTimeout: fm.HardTimeout,
+		Importance: fm.Importance, Actions: fm.Actions, Created: now, Modified: now,
+		Stats: &Counters{},
+	}
+	if r.Cookie == CookieUnchanged {
+		r.Cookie = 0
+	}
+	cr, err := classifier.NewRule(&r.Match, r.Priority, fm.Conjunctions, r)
+	if err != nil {
+		return nil, errCode(ofp.OFPBAC_BAD_ARGUMENT, "%v", err)
+	}
+	r.cr = cr
+	return r, nil
+}
+
+func (x *Txn) add(fm *FlowMod) error {
+	table := fm.Table
+	if table == 0xff {
+		table = 0
+	}
+	if err := x.checkTable(table); err != nil {
+		return err
+	}
+	c := x.t.tables[table]
+	// An identical flow is replaced, not an overlap (as Open vSwitch).
+	if fm.Flags&FlagCheckOverlap != 0 && c.FindExact(&fm.Match, fm.Priority, x.v) == nil &&
+		c.CheckOverlap(&fm.Match, fm.Priority, x.v) {
+		return errCode(ofp.OFPFMFC_OVERLAP, "flow overlaps an existing flow in table %d", table)
+	}
+	now := x.t.cfg.Now()
+	r, err := x.newRule(fm, table, now)
+	if err != nil {
+		return err
+	}
+	if old := c.FindExact(&fm.Match, fm.Priority, x.v); old != nil {
+		// Replacing an identical flow keeps its counters unless
+		// reset_counts, as Open vSwitch.
+		if fm.Flags&FlagResetCounts == 0 {
+			r.Stats = old.Payload.Stats
+		}
+		if err := x.remove(old.Payload); err != nil {
+			return err
+		}
+	}
+	return x.insert(r)
+}
+
+func (x *Txn) insert(r *Rule) error {
+	if err := x.t.tables[r.Table].Insert(r.cr, x.v); err != nil {
+		return errCode(ofp.OFPFMFC_UNKNOWN, "table %d: %v", r.Table, err)
+	}
+	x.t.nRules[r.Table]++
+	x.added = append(x.added, r)
+	return nil
+}
+
+func (x *Txn) remove(r *Rule) error {
+	if err := x.t.tables[r.Table].Remove(r.cr, x.v); err != nil {
+		return errCode(ofp.OFPFMFC_UNKNOWN, "table %d: %v", r.Table, err)
+	}
+	x.t.nRules[r.Table]--
+	r.removeReason = -1 // replaced, until a delete or expiry says why
+	x.removed = append(x.removed, r)
+	return nil
+}
+
+// selected returns the rules a modify or delete selects, in the staged
+// version.
+func (x *Txn) selected(fm *FlowMod, strict bool) []*Rule {
+	var out []*Rule
+	keep := func(r *Rule) bool {
+		if fm.CookieMask != 0 && (r.Cookie^fm.Cookie)&fm.CookieMask != 0 {
+			return false
+		}
+		if (fm.OutPort != PortAny || fm.OutGroup != GroupAny) && !x.t.cfg.OutputsTo(r.Actions, fm.OutPort, fm.OutGroup) {
+			return false
+		}
+		return true
+	}
+	for i := range x.t.tables {
+		if fm.Table != 0xff && int(fm.Table) != i {
+			continue
+		}
+		c := x.t.tables[i]
+		if strict {
+			if cr := c.FindExact(&fm.Match, fm.Priority, x.v); cr != nil && keep(cr.Payload) {
+				out = append(out, cr.Payload)
+			}
+			continue
+		}
+		for cr := range c.Rules(x.v, &fm.Match) {
+			if keep(cr.Payload) {
+				out = append(out, cr.Payload)
+			}
+		}
+	}
+	return out
+}
+
+func (x *Txn) modify(fm *FlowMod, strict bool) error {
+	if fm.Table != 0xff {
+		if err := x.checkTable(fm.Table); err != nil {
+			return err
+		}
+	}
+	old := x.selected(fm, strict)
+	if len(old) == 0 {
+		if fm.ModifyMayAdd {
+			return x.add(fm)
+		}
+		return nil
+	}
+	now := x.t.cfg.Now()
+	for _, o := range old {
+		n := *o
+		n.Actions = fm.Actions
+		n.Modified = now
+		if fm.NewCookie != CookieUnchanged {
+			n.Cookie = fm.NewCookie
+		}
+		if fm.Flags&FlagResetCounts != 0 {
+			n.Stats = &Counters{}
+		}
+		cr, err := classifier.NewRule(&n.Match, n.Priority, fm.Conjunctions, &n)
+		if err != nil {
+			return errCode(ofp.OFPBAC_BAD_ARGUMENT, "%v", err)
+		}
+		n.cr = cr
+		if err := x.remove(o); err != nil {
+			return err
+		}
+		if err := x.insert(&n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *Txn) delete(fm *FlowMod, strict bool, reason int) {
+	for _, r := range x.selected(fm, strict) {
+		if x.remove(r) == nil {
+			r.removeReason = reason
+		}
+	}
+}
+
+// Removal is a rule a commit removed for good (not replaced by a modified
+// copy), with Open vSwitch's flow_removed reason.
+type Removal struct {
+	Rule   *Rule
+	Reason int
+}
+
+// Commit publishes the staged version and returns the rules it removed
+// (deleted or expired, not those replaced by modify or add), for
+// flow_removed messages.
+func (x *Txn) Commit() []Removal {
+	if x.done {
+		return nil
+	}
+	x.done = true
+	t := x.t
+	defer t.mu.Unlock()
+	t.inTxn = false
+	if len(x.added) == 0 && len(x.removed) == 0 {
+		return nil
+	}
+	for _, c := range t.tables {
+		c.Publish(x.v)
+	}
+	t.version.Store(x.v)
+	t.sweepLocked(x.v)
+	replaced := map[*Rule]bool{}
+	for _, r := range x.added {
+		replaced[r] = true
+	}
+	var out []Removal
+	for _, r := range x.removed {
+		// Rules replaced by add or modify have no reason; a rule both
+		// added and removed in the transaction was never visible.
+		if !replaced[r] && r.removeReason >= 0 {
+			out = append(out, Removal{Rule: r, Reason: r.removeReason})
+		}
+	}
+	if t.onChange != nil {
+		t.onChange()
+	}
+	return out
+}
+
+// Abort undoes every staged change; nothing was ever visible.
+func (x *Txn) Abort() {
+	if x.done {
+		return
+	}
+	x.done = true
+	t := x.t
+	defer t.mu.Unlock()
+	t.inTxn = false
+	for i := len(x.added) - 1; i >= 0; i-- {
+		r := x.added[i]
+		if t.tables[r.Table].Delete(r.cr) == nil {
+			t.nRules[r.Table]--
+		}
+	}
+	for _, r := range x.removed {
+		t.tables[r.Table].RestoreVisibility(r.cr)
+		t.nRules[r.Table]++
+	}
+}
+
+// sweepLocked frees the rules removed at versions up to v once no
+// translation is running (those starting now see version v).
+func (t *Tables) sweepLocked(v classifier.Version) {
+	t.readers.Lock()
+	defer t.readers.Unlock()
+	for _, c := range t.tables {
+		c.Sweep(v)
+	}
+}
+
+// Sweep frees removed rules that no translation can still see. Commits
+// sweep; the switch also calls it periodically.
+func (t *Tables) Sweep() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweepLocked(t.Version())
+}
+
+// Expire removes the rules whose idle or hard timeout has passed at now
+// and returns them with their reasons (OFPRR_IDLE_TIMEOUT or
+// OFPRR_HARD_TIMEOUT).
+func (t *Tables) Expire(now time.Time) []Removal {
+	x := t.Begin()
+	v := x.v - 1
+	for i := range t.tables {
+		if t.nRules[i] == 0 {
+			continue
+		}
+		for cr := range t.tables[i].Rules(v, nil) {
+			r := cr.Payload
+			if r.HardTimeout == 0 && r.IdleTimeout == 0 {
+				continue
+			}
+			reason := -1
+			if r.HardTimeout != 0 && now.Sub(r.Modified) >= time.Duration(r.HardTimeout)*time.Second {
+				reason = RemovedHardTimeout
+			} else if r.IdleTimeout != 0 {
+				last := r.Modified
+				if u := r.Stats.Used.Load(); u > last.UnixNano() {
+					last = time.Unix(0, u)
+				}
+				if now.Sub(last) >= time.Duration(r.IdleTimeout)*time.Second {
+					reason = RemovedIdleTimeout
+				}
+			}
+			if reason >= 0 && x.remove(r) == nil {
+				r.removeReason = reason
+			}
+		}
+	}
+	return x.Commit()
+}

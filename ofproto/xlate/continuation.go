@@ -1,0 +1,73 @@
+package xlate
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/gvs-project/gvs/ofproto/ofp"
+)
+
+// A continuation is what a paused translation (controller(...,pause))
+// leaves for NXT_RESUME: the bridge, the action stack and the actions
+// still to run, innermost action list first, each with the table and
+// cookie of its rule. The switch encodes it in Open vSwitch's continuation
+// properties inside NXT_PACKET_IN2; the controller sends it back with the
+// packet and pipeline fields, which it may have changed.
+
+// ErrBadContinuation is returned for a continuation that does not apply
+// to this datapath (NXR_STALE).
+var ErrBadContinuation = errors.New("xlate: bad or stale continuation")
+
+// frame is an action list being translated and the index of the action
+// running in it.
+type frame struct {
+	acts   []ofp.Action
+	i      int
+	table  uint8
+	cookie uint64
+}
+
+// Continuation is a paused translation.
+type Continuation struct {
+	Bridge string
+	// ODPPort is the packet's datapath input port.
+	ODPPort uint32
+	Frames []ContinuationFrame // innermost first
+	Stack  [][]byte
+}
+
+// ContinuationFrame is the rest of one action list.
+type ContinuationFrame struct {
+	Table   uint8
+	Cookie  uint64
+	Actions []ofp.Action
+}
+
+// continuation captures the rest of every action list after the current
+// action.
+func (c *ctx) continuation() *Continuation {
+	ct := &Continuation{Bridge: c.snap.Bridge}
+	if c.inODP != NoODP {
+		ct.ODPPort = c.inODP
+	}
+	for j := len(c.frames) - 1; j >= 0; j-- {
+		f := &c.frames[j]
+		ct.Frames = append(ct.Frames, ContinuationFrame{Table: f.table, Cookie: f.cookie, Actions: slices.Clone(f.acts[f.i+1:])})
+	}
+	for _, e := range c.stack {
+		ct.Stack = append(ct.Stack, slices.Clone(e))
+	}
+	return ct
+}
+
+// resume runs a continuation's frames, innermost first.
+func (c *ctx) resume(ct *Continuation) {
+	c.stack = ct.Stack
+	for _, f := range ct.Frames {
+		if c.exit {
+			return
+		}
+		c.table = f.Table
+		c.doActions(f.Actions)
+	}
+}

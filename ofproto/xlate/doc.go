@@ -1,0 +1,41 @@
+// Package xlate owns translation: it runs a flow through a bridge's
+// OpenFlow tables and turns the OpenFlow actions it meets into datapath
+// actions, together with the megaflow mask of every bit it consulted, as
+// Open vSwitch's ofproto-dpif-xlate.
+//
+// # Overview
+//
+// Translate is a function of its inputs: the tables (read at one
+// published version), an immutable Snapshot of the bridge's ports and
+// settings, the recirculation state table, and the flow. It returns the
+// datapath actions, the wildcard mask (flow.Mask, datapath numbering), the
+// rules it matched (for statistics) and, when the caller lets it have side
+// effects (a real packet, not revalidation), the packet-ins to send.
+//
+// Header changes made by set_field, load and move are kept in the
+// translated flow and committed as datapath set actions (masked where the
+// mask is partial) just before an action that needs the packet as the
+// pipeline sees it (output, ct, recirculation, controller), as
+// commit_odp_actions does. Registers, metadata and the field stack exist
+// only here.
+//
+// ct(table=N) and other recirculations freeze the pipeline state
+// (registers, metadata, table to resume at) in the recirculation table
+// under an id; the datapath re-injects the packet with recirc_id=id and
+// the next miss resumes from the frozen state.
+//
+// NORMAL translates into the datapath's mac_learn action over the bridge's
+// MAC table (see datapath/l2fib): one megaflow serves any number of MAC
+// addresses.
+//
+// # Limits
+//
+// Translation depth 64 and 4,096 resubmits per translation, as Open
+// vSwitch; past them the packet is dropped and the error is reported.
+//
+// # Imports
+//
+// xlate imports ofproto/{oftable,mf,ofp,classifier}, datapath/{flow,odp,
+// packet,dpif}. It must not import ofconn, the switch, the datapath
+// implementation or OVSDB.
+package xlate

@@ -1,0 +1,339 @@
+package xlate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+)
+
+// extAction translates the actions that are not in doActions' core set.
+// It reports false for an action it does not know.
+func (c *ctx) extAction(a *ofp.Action) bool {
+	k, w := &c.flow.Key, &c.wc.Key
+	switch a.Type {
+	case ofp.ActGotoTable:
+		c.lookupTable(a.Table, c.last)
+	case ofp.ActWriteMetadata:
+		c.flow.Metadata = c.flow.Metadata&^a.Arg2 | a.Arg&a.Arg2
+	case ofp.ActController:
+		ct := a.Controller
+		if ct == nil {
+			return true
+		}
+		c.controllerPause(ct.Reason, ct.MaxLen, ct.ID, ct.Userdata, ct.Pause)
+	case ofp.ActDecTTL:
+		c.decTTL(a.IDs)
+	case ofp.ActSetNWTTL:
+		if isIP(k) {
+			w.NwTTL = 0xff
+			k.NwTTL = uint8(a.Arg)
+		}
+	case ofp.ActNote, ofp.ActFinTimeout, ofp.ActConjunction, ofp.ActSample, ofp.ActMeter,
+		ofp.ActDeleteField, ofp.ActDebugSlow, ofp.ActDebugRecirc, ofp.ActClearActions:
+		// No datapath effect here (meters and samplers are not
+		// configured on gvs bridges yet; conjunction is a match).
+	case ofp.ActExit:
+		c.exit = true
+	case ofp.ActClone:
+		c.clone(a.Nested)
+	case ofp.ActPushVLAN:
+		w.VLANs[0].TCI |= 0xffff
+		k.VLANs[1] = k.VLANs[0]
+		k.VLANs[0] = flow.VLAN{TPID: uint16(a.Arg), TCI: k.VLANs[1].TCI | flow.VLANCFI}
+	case ofp.ActStripVLAN:
+		w.VLANs[0].TCI |= flow.VLANCFI
+		k.VLANs[0], k.VLANs[1] = k.VLANs[1], flow.VLAN{}
+	case ofp.ActSetVLANVID, ofp.ActSetVLANPCP:
+		c.setVLAN(a)
+	case ofp.ActSetDLSrc:
+		w.EthSrc = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+		k.EthSrc = mac48(a.Arg)
+	case ofp.ActSetDLDst:
+		w.EthDst = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+		k.EthDst = mac48(a.Arg)
+	case ofp.ActSetNWSrc, ofp.ActSetNWDst:
+		if k.EthType == flow.EthTypeIPv4 {
+			if a.Type == ofp.ActSetNWSrc {
+				w.NwSrc, k.NwSrc = ^uint32(0), uint32(a.Arg)
+			} else {
+				w.NwDst, k.NwDst = ^uint32(0), uint32(a.Arg)
+			}
+		}
+	case ofp.ActSetNWTos:
+		if isIP(k) {
+			w.NwTos |= 0xfc
+			k.NwTos = k.NwTos&^0xfc | uint8(a.Arg)&0xfc
+		}
+	case ofp.ActSetNWECN:
+		if isIP(k) {
+			w.NwTos |= 0x03
+			k.NwTos = k.NwTos&^0x03 | uint8(a.Arg)&0x03
+		}
+	case ofp.ActSetTPSrc, ofp.ActSetTPDst:
+		if isIP(k) && k.NwFrag&flow.FragLater == 0 && (k.NwProto == flow.IPProtoTCP || k.NwProto == flow.IPProtoUDP || k.NwProto == flow.IPProtoSCTP) {
+			w.NwProto = 0xff
+			if a.Type == ofp.ActSetTPSrc {
+				w.TpSrc, k.TpSrc = 0xffff, uint16(a.Arg)
+			} else {
+				w.TpDst, k.TpDst = 0xffff, uint16(a.Arg)
+			}
+		}
+	case ofp.ActSetTunnel:
+		k.TunID = a.Arg
+	case ofp.ActSetQueue:
+		k.SkbPriority = uint32(a.Arg)
+	case ofp.ActPopQueue:
+		k.SkbPriority = c.in.Key.SkbPriority
+	case ofp.ActEnqueue:
+		old := k.SkbPriority
+		k.SkbPriority = uint32(a.Arg)
+		c.output(Port16(a.Port), 0)
+		k.SkbPriority = old
+	case ofp.ActOutputReg:
+		f := a.Src.Field
+		if f == nil {
+			return true
+		}
+		orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
+		v := fieldBytes(f, &c.flow)
+		p := make([]byte, 8)
+		copyBits(p, 0, v, a.Src.Ofs, a.Src.NBits)
+		var port uint64
+		for _, x := range p {
+			port = port<<8 | uint64(x)
+		}
+		if port <= 0xffff {
+			c.output(uint16(port), a.MaxLen)
+		}
+	case ofp.ActOutputTrunc:
+		c.commit()
+		c.emit(odp.Trunc(uint32(a.Arg)))
+		c.output(Port16(a.Port), 0)
+	case ofp.ActStackPush:
+		f := a.Src.Field
+		if f == nil {
+			return true
+		}
+		orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
+		v := fieldBytes(f, &c.flow)
+		e := make([]byte, 16)
+		copyBits(e, 0, v, a.Src.Ofs, a.Src.NBits)
+		c.stack = append(c.stack, e)
+	case ofp.ActStackPop:
+		f := a.Dst.Field
+		if f == nil {
+			return true
+		}
+		if len(c.stack) == 0 {
+			c.trace("stack underflow")
+			return true
+		}
+		e := c.stack[len(c.stack)-1]
+		c.stack = c.stack[:len(c.stack)-1]
+		v := make([]byte, f.Bytes)
+		copyBits(v, a.Dst.Ofs, e, 0, a.Dst.NBits)
+		m := subfieldMask(f.Bytes, a.Dst.Ofs, a.Dst.NBits)
+		orField(f, &c.wc, m)
+		setMasked(f, &c.flow, v, m)
+	case ofp.ActLearn:
+		c.learn(a.Learn)
+	default:
+		return false
+	}
+	return true
+}
+
+func mac48(v uint64) [6]byte {
+	var m [6]byte
+	for i := 5; i >= 0; i-- {
+		m[i] = byte(v)
+		v >>= 8
+	}
+	return m
+}
+
+// setVLAN implements mod_vlan_vid and mod_vlan_pcp (OpenFlow 1.0 pushes a
+// tag when the packet has none).
+func (c *ctx) setVLAN(a *ofp.Action) {
+	k, w := &c.flow.Key, &c.wc.Key
+	w.VLANs[0].TCI |= flow.VLANCFI
+	if k.VLANs[0].TCI&flow.VLANCFI == 0 {
+		if !a.PushVLANIfNeeded {
+			return
+		}
+		k.VLANs[1] = k.VLANs[0]
+		k.VLANs[0] = flow.VLAN{TPID: flow.EthTypeVLAN, TCI: flow.VLANCFI}
+	}
+	if a.Type == ofp.ActSetVLANVID {
+		w.VLANs[0].TCI |= 0x0fff
+		k.VLANs[0].TCI = k.VLANs[0].TCI&^0x0fff | uint16(a.Arg)&0x0fff
+	} else {
+		w.VLANs[0].TCI |= 0xe000
+		k.VLANs[0].TCI = k.VLANs[0].TCI&^0xe000 | uint16(a.Arg)<<13
+	}
+}
+
+// decTTL decrements the IP TTL; at 1 or 0 the packet goes to the
+// controllers named by ids with reason invalid_ttl and translation stops.
+func (c *ctx) decTTL(ids []uint16) {
+	k := &c.flow.Key
+	if !isIP(k) {
+		return
+	}
+	c.wc.NwTTL = 0xff
+	if k.NwTTL > 1 {
+		k.NwTTL--
+		return
+	}
+	if len(ids) == 0 {
+		ids = []uint16{0}
+	}
+	for _, id := range ids {
+		c.controller(ReasonInvalidTTL, 0xffff, id, nil)
+	}
+	c.exit = true
+}
+
+// clone translates nested actions on a copy of the pipeline state: what
+// they change is not seen after the clone.
+func (c *ctx) clone(acts []ofp.Action) {
+	saveFlow, saveBase, saveOut := c.flow, c.base, c.out.Actions
+	saveStack := len(c.stack)
+	c.out.Actions = nil
+	c.doActions(acts)
+	sub := c.out.Actions
+	c.out.Actions = saveOut
+	c.flow, c.base = saveFlow, saveBase
+	c.stack = c.stack[:min(saveStack, len(c.stack))]
+	if c.err == nil {
+		c.exit = false
+	}
+	if len(sub) > 0 {
+		c.emit(odp.Clone(sub))
+	}
+}
+
+// LearnedFlow is a flow a learn action asks to install.
+type LearnedFlow struct {
+	Table       uint8
+	Priority    uint16
+	Cookie      uint64
+	IdleTimeout uint16
+	HardTimeout uint16
+	Flags       uint16
+	Match       mf.Match
+	Actions     []ofp.Action
+	// DeleteLearned removes the flow when the learning rule goes.
+	DeleteLearned bool
+}
+
+// learn builds the flow a learn action describes from the packet's
+// fields; it is installed by the switch after translation.
+func (c *ctx) learn(l *ofp.Learn) {
+	if l == nil {
+		return
+	}
+	lf := LearnedFlow{Table: l.Table, Priority: l.Priority, Cookie: l.Cookie, IdleTimeout: l.IdleTimeout,
+		HardTimeout: l.HardTimeout, DeleteLearned: l.Flags&ofp.LearnDeleteLearned != 0}
+	if l.Flags&ofp.LearnSendFlowRem != 0 {
+		lf.Flags |= 1
+	}
+	for _, sp := range l.Specs {
+		val := make([]byte, 16)
+		if sp.SrcImm {
+			copyBits(val, 0, sp.Imm, 0, sp.NBits)
+		} else if f := sp.Src.Field; f != nil {
+			orField(f, &c.wc, subfieldMask(f.Bytes, sp.Src.Ofs, sp.Src.NBits))
+			copyBits(val, 0, fieldBytes(f, &c.flow), sp.Src.Ofs, sp.NBits)
+		}
+		switch sp.Dst {
+		case ofp.LearnMatch:
+			f := sp.DstSub.Field
+			if f == nil {
+				continue
+			}
+			v, m := make([]byte, f.Bytes), subfieldMask(f.Bytes, sp.DstSub.Ofs, sp.NBits)
+			copyBits(v, sp.DstSub.Ofs, val, 0, sp.NBits)
+			cur, cm := make([]byte, f.Bytes), make([]byte, f.Bytes)
+			lf.Match.Get(f, cur, cm)
+			for i := range v {
+				v[i] = cur[i]&^m[i] | v[i]&m[i]
+				m[i] |= cm[i]
+			}
+			_ = lf.Match.SetMasked(f, v, m)
+		case ofp.LearnLoad:
+			f := sp.DstSub.Field
+			if f == nil {
+				continue
+			}
+			v8 := make([]byte, 8)
+			copyBits(v8, 0, val, 0, min(sp.NBits, 64))
+			lf.Actions = append(lf.Actions, ofp.Action{Type: ofp.ActLoad, Raw: ofp.RawActNXAST_REG_LOAD,
+				Dst: ofp.Subfield{Field: f, Ofs: sp.DstSub.Ofs, NBits: sp.NBits}, Value: v8})
+		case ofp.LearnOutput:
+			var port uint16
+			for _, x := range val[12:] {
+				port = port<<8 | uint16(x)
+			}
+			lf.Actions = append(lf.Actions, ofp.Action{Type: ofp.ActOutput, Raw: ofp.RawActOFPAT10_OUTPUT, Port: uint32(port)})
+		}
+	}
+	if c.in.SideEffects {
+		c.out.Learned = append(c.out.Learned, lf)
+	}
+}
+
+// natText formats a nat action inside ct() in the datapath's syntax.
+func natText(a *ofp.Action, _ *ctx) (string, bool) {
+	if a.Type != ofp.ActNAT || a.NAT == nil {
+		return "", false
+	}
+	n := a.NAT
+	var sb strings.Builder
+	sb.WriteString("nat")
+	var args []string
+	if n.Flags&(ofp.NATSrc|ofp.NATDst) != 0 {
+		kind := "src"
+		if n.Flags&ofp.NATDst != 0 {
+			kind = "dst"
+		}
+		s := kind
+		if n.AddrMin.IsValid() {
+			s += "=" + natAddr(n.AddrMin.String(), n.AddrMin.Is6())
+			if n.AddrMax.IsValid() && n.AddrMax != n.AddrMin {
+				s += "-" + natAddr(n.AddrMax.String(), n.AddrMax.Is6())
+			}
+			if n.ProtoMin != 0 {
+				s += fmt.Sprintf(":%d", n.ProtoMin)
+				if n.ProtoMax != 0 && n.ProtoMax != n.ProtoMin {
+					s += fmt.Sprintf("-%d", n.ProtoMax)
+				}
+			}
+		}
+		args = append(args, s)
+	}
+	if n.Flags&ofp.NATPersistent != 0 {
+		args = append(args, "persistent")
+	}
+	if n.Flags&ofp.NATHash != 0 {
+		args = append(args, "hash")
+	}
+	if n.Flags&ofp.NATRandom != 0 {
+		args = append(args, "random")
+	}
+	if len(args) > 0 {
+		sb.WriteString("(" + strings.Join(args, ",") + ")")
+	}
+	return sb.String(), true
+}
+
+func natAddr(s string, v6 bool) string {
+	if v6 {
+		return "[" + s + "]"
+	}
+	return s
+}

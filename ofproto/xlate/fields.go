@@ -1,0 +1,297 @@
+package xlate
+
+import (
+	"encoding/binary"
+
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+)
+
+// fieldBytes returns f's value in fl (network order, f.Bytes long).
+func fieldBytes(f *mf.Field, fl *mf.Flow) []byte {
+	b := make([]byte, f.Bytes)
+	f.Get(fl, b)
+	return b
+}
+
+// orField ORs mask into f's bits of wc (un-wildcards them).
+func orField(f *mf.Field, wc *mf.Flow, mask []byte) {
+	cur := fieldBytes(f, wc)
+	for i := range cur {
+		cur[i] |= mask[i]
+	}
+	_ = f.Set(wc, clampValid(f, cur))
+}
+
+// clampValid drops bits f cannot hold, so Set never refuses a mask.
+func clampValid(f *mf.Field, v []byte) []byte {
+	if f.ValueValid(v) {
+		return v
+	}
+	bits := f.Bits
+	for i := range v {
+		bitPos := (len(v) - 1 - i) * 8 // weight of the byte's lowest bit
+		switch {
+		case bitPos >= bits:
+			v[i] = 0
+		case bitPos+8 > bits:
+			v[i] &= byte(1<<(bits-bitPos) - 1)
+		}
+	}
+	return v
+}
+
+// setMasked writes value under mask into f's bits of fl.
+func setMasked(f *mf.Field, fl *mf.Flow, value, mask []byte) {
+	cur := fieldBytes(f, fl)
+	for i := range cur {
+		m := byte(0xff)
+		if mask != nil {
+			m = mask[i]
+		}
+		cur[i] = cur[i]&^m | value[i]&m
+	}
+	_ = f.Set(fl, clampValid(f, cur))
+}
+
+func allOnes(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 0xff
+	}
+	return b
+}
+
+// prereqsOK evaluates f's prerequisites on the flow, un-wildcarding the
+// bits it examines (mf_are_prereqs_ok with a mask).
+func (c *ctx) prereqsOK(f *mf.Field) bool {
+	e := f.Prereq.Expr()
+	fl, wc := &c.flow, &c.wc
+	if e.Ethernet && fl.PacketType != 0 {
+		return false
+	}
+	if e.VLAN {
+		wc.VLANs[0].TCI |= flow.VLANCFI
+		if fl.VLANs[0].TCI&flow.VLANCFI == 0 {
+			return false
+		}
+	}
+	if len(e.EthTypes) > 0 {
+		wc.EthType = 0xffff
+		ok := false
+		for _, t := range e.EthTypes {
+			ok = ok || fl.DLType() == t
+		}
+		if !ok {
+			return false
+		}
+	}
+	if e.NwProto >= 0 {
+		wc.NwProto = 0xff
+		if fl.NwProto != uint8(e.NwProto) {
+			return false
+		}
+	}
+	if e.NotLater {
+		wc.NwFrag |= flow.FragLater
+		if fl.NwFrag&flow.FragLater != 0 {
+			return false
+		}
+	}
+	if e.TpDst >= 0 {
+		wc.TpDst = 0xffff
+		if fl.TpDst != uint16(e.TpDst) {
+			return false
+		}
+	}
+	if len(e.TpSrc) > 0 {
+		wc.TpSrc = 0xffff
+		ok := false
+		for _, t := range e.TpSrc {
+			ok = ok || fl.TpSrc == t
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// setField implements set_field (and load, which becomes a masked
+// set_field): the field must have its prerequisites, and the bits written
+// are un-wildcarded.
+func (c *ctx) setField(f *mf.Field, value, mask []byte) {
+	if f == nil || len(value) != f.Bytes {
+		return
+	}
+	if !c.prereqsOK(f) {
+		c.trace("skipping set_field %s: prerequisites not met", f.Name)
+		return
+	}
+	m := mask
+	if m == nil {
+		m = allOnes(f.Bytes)
+	}
+	orField(f, &c.wc, m)
+	setMasked(f, &c.flow, value, m)
+}
+
+// subfieldMask returns the mask of bits [ofs, ofs+n) of an nbytes-wide
+// field, network order.
+func subfieldMask(nbytes, ofs, n int) []byte {
+	m := make([]byte, nbytes)
+	for i := ofs; i < ofs+n && i < 8*nbytes; i++ {
+		m[nbytes-1-i/8] |= 1 << (i % 8)
+	}
+	return m
+}
+
+// getBits reads n bits at ofs of b (network order) into a value right
+// aligned in a byte slice of the same width.
+func copyBits(dst []byte, dofs int, src []byte, sofs, n int) {
+	for i := 0; i < n; i++ {
+		sb := sofs + i
+		db := dofs + i
+		if sb/8 >= len(src) || db/8 >= len(dst) {
+			return
+		}
+		bit := src[len(src)-1-sb/8] >> (sb % 8) & 1
+		di := len(dst) - 1 - db/8
+		dst[di] = dst[di]&^(1<<(db%8)) | bit<<(db%8)
+	}
+}
+
+func (c *ctx) load(a *ofp.Action) {
+	f := a.Dst.Field
+	if f == nil {
+		return
+	}
+	v := make([]byte, f.Bytes)
+	copyBits(v, a.Dst.Ofs, a.Value, 0, a.Dst.NBits)
+	c.setField(f, v, subfieldMask(f.Bytes, a.Dst.Ofs, a.Dst.NBits))
+}
+
+func (c *ctx) move(a *ofp.Action) {
+	sf, df := a.Src.Field, a.Dst.Field
+	if sf == nil || df == nil {
+		return
+	}
+	if !c.prereqsOK(sf) || !c.prereqsOK(df) {
+		c.trace("skipping move: prerequisites not met")
+		return
+	}
+	orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
+	src := fieldBytes(sf, &c.flow)
+	v := make([]byte, df.Bytes)
+	copyBits(v, a.Dst.Ofs, src, a.Src.Ofs, a.Src.NBits)
+	m := subfieldMask(df.Bytes, a.Dst.Ofs, a.Dst.NBits)
+	orField(df, &c.wc, m)
+	setMasked(df, &c.flow, v, m)
+}
+
+// commit emits datapath actions that make the packet look like the
+// pipeline's flow (commit_odp_actions): masked sets of the changed
+// headers, with masks from the bits consulted, and VLAN pushes and pops.
+func (c *ctx) commit() {
+	f, b, w := &c.flow.Key, &c.base, &c.wc.Key
+	if f.PktMark != b.PktMark {
+		c.emit(odp.SetSkbMark(f.PktMark, w.PktMark))
+		b.PktMark = f.PktMark
+	}
+	if f.SkbPriority != b.SkbPriority {
+		c.emit(odp.SetSkbPriority(f.SkbPriority, w.SkbPriority))
+		b.SkbPriority = f.SkbPriority
+	}
+	if f.EthSrc != b.EthSrc || f.EthDst != b.EthDst {
+		c.emit(odp.SetEth(f.EthSrc, w.EthSrc, f.EthDst, w.EthDst))
+		b.EthSrc, b.EthDst = f.EthSrc, f.EthDst
+	}
+	c.commitVLAN()
+	switch f.EthType {
+	case flow.EthTypeIPv4:
+		if f.NwSrc != b.NwSrc || f.NwDst != b.NwDst || f.NwTos != b.NwTos || f.NwTTL != b.NwTTL {
+			// Open vSwitch's commit of an IP header change matches the
+			// protocol too.
+			w.NwProto = 0xff
+			c.emit(odp.SetIPv4(f.NwSrc, w.NwSrc, f.NwDst, w.NwDst, f.NwTos, w.NwTos, f.NwTTL, w.NwTTL))
+			b.NwSrc, b.NwDst, b.NwTos, b.NwTTL = f.NwSrc, f.NwDst, f.NwTos, f.NwTTL
+		}
+	case flow.EthTypeIPv6:
+		if f.IPv6Src != b.IPv6Src || f.IPv6Dst != b.IPv6Dst || f.IPv6Label != b.IPv6Label || f.NwTos != b.NwTos || f.NwTTL != b.NwTTL {
+			var v, m [odp.ImageSize]byte
+			binary.BigEndian.PutUint32(v[0:], 6<<28|uint32(f.NwTos)<<20|f.IPv6Label&0xfffff)
+			binary.BigEndian.PutUint32(m[0:], uint32(w.NwTos)<<20|w.IPv6Label&0xfffff)
+			copy(v[8:24], f.IPv6Src[:])
+			copy(m[8:24], w.IPv6Src[:])
+			copy(v[24:40], f.IPv6Dst[:])
+			copy(m[24:40], w.IPv6Dst[:])
+			v[7], m[7] = f.NwTTL, w.NwTTL
+			w.NwProto = 0xff
+			c.emit(odp.NewSet(odp.FieldIPv6, &v, &m))
+			b.IPv6Src, b.IPv6Dst, b.IPv6Label, b.NwTos, b.NwTTL = f.IPv6Src, f.IPv6Dst, f.IPv6Label, f.NwTos, f.NwTTL
+		}
+	case flow.EthTypeARP, flow.EthTypeRARP:
+		if f.NwSrc != b.NwSrc || f.NwDst != b.NwDst || f.NwProto != b.NwProto || f.ArpSha != b.ArpSha || f.ArpTha != b.ArpTha {
+			var v, m [odp.ImageSize]byte
+			binary.BigEndian.PutUint16(v[6:], uint16(f.NwProto))
+			binary.BigEndian.PutUint16(m[6:], uint16(w.NwProto))
+			copy(v[8:14], f.ArpSha[:])
+			copy(m[8:14], w.ArpSha[:])
+			binary.BigEndian.PutUint32(v[14:], f.NwSrc)
+			binary.BigEndian.PutUint32(m[14:], w.NwSrc)
+			copy(v[18:24], f.ArpTha[:])
+			copy(m[18:24], w.ArpTha[:])
+			binary.BigEndian.PutUint32(v[24:], f.NwDst)
+			binary.BigEndian.PutUint32(m[24:], w.NwDst)
+			c.emit(odp.NewSet(odp.FieldARP, &v, &m))
+			b.NwSrc, b.NwDst, b.NwProto, b.ArpSha, b.ArpTha = f.NwSrc, f.NwDst, f.NwProto, f.ArpSha, f.ArpTha
+		}
+	}
+	if isIP(f) && f.NwFrag&flow.FragLater == 0 && (f.TpSrc != b.TpSrc || f.TpDst != b.TpDst) {
+		var fld odp.Field
+		switch f.NwProto {
+		case flow.IPProtoTCP:
+			fld = odp.FieldTCP
+		case flow.IPProtoUDP:
+			fld = odp.FieldUDP
+		case flow.IPProtoSCTP:
+			fld = odp.FieldSCTP
+		case flow.IPProtoICMP, flow.IPProtoICMPv6:
+			fld = odp.FieldICMP
+			if f.NwProto == flow.IPProtoICMPv6 {
+				fld = odp.FieldICMPv6
+			}
+			var v, m [odp.ImageSize]byte
+			v[0], v[1], m[0], m[1] = byte(f.TpSrc), byte(f.TpDst), byte(w.TpSrc), byte(w.TpDst)
+			c.emit(odp.NewSet(fld, &v, &m))
+			b.TpSrc, b.TpDst = f.TpSrc, f.TpDst
+			return
+		}
+		if fld != 0 {
+			c.emit(odp.SetPorts(fld, f.TpSrc, w.TpSrc, f.TpDst, w.TpDst))
+			b.TpSrc, b.TpDst = f.TpSrc, f.TpDst
+		}
+	}
+}
+
+// commitVLAN makes the outer VLAN tag match the flow's: pop the packet's
+// tag if it differs or is gone, push the flow's if present.
+func (c *ctx) commitVLAN() {
+	f, b := &c.flow.Key, &c.base
+	if f.VLANs[0] == b.VLANs[0] {
+		return
+	}
+	if b.VLANs[0].TCI&flow.VLANCFI != 0 {
+		c.emit(odp.PopVLAN())
+	}
+	if f.VLANs[0].TCI&flow.VLANCFI != 0 {
+		tpid := f.VLANs[0].TPID
+		if tpid == 0 {
+			tpid = flow.EthTypeVLAN
+		}
+		c.emit(odp.PushVLAN(tpid, f.VLANs[0].TCI))
+	}
+	b.VLANs[0] = f.VLANs[0]
+}

@@ -1,0 +1,119 @@
+package xlate
+
+import (
+	"sync"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
+)
+
+// Frozen is the pipeline state a recirculation resumes from: the table to
+// continue at and the state that exists only in translation.
+type Frozen struct {
+	// Bridge names the bridge whose tables the pass resumes in (a
+	// patch port may have moved translation to another bridge).
+	Bridge       string
+	Table        uint8
+	Regs         [mf.NumRegs]uint32
+	Metadata     uint64
+	ActsetOutput uint32
+}
+
+func (fz *Frozen) restore(fl *mf.Flow) {
+	fl.Regs = fz.Regs
+	fl.Metadata = fz.Metadata
+	fl.ActsetOutput = fz.ActsetOutput
+}
+
+func freeze(bridge string, table uint8, fl *mf.Flow) Frozen {
+	return Frozen{Bridge: bridge, Table: table, Regs: fl.Regs, Metadata: fl.Metadata, ActsetOutput: fl.ActsetOutput}
+}
+
+// RecircTable maps recirculation ids to frozen states. Identical states
+// share an id, so the number of ids is bounded by the distinct states the
+// flow tables can produce. It is shared by the bridges of one datapath
+// (ids are datapath-wide) and safe for concurrent use.
+type RecircTable struct {
+	mu      sync.RWMutex
+	byState map[Frozen]uint32
+	byID    map[uint32]Frozen
+	next    uint32
+	// bridges are the translators of the datapath's bridges by name,
+	// for patch ports and for resuming a frozen pass.
+	bridges map[string]*Xlator
+
+	// Readers is the translation lock of the datapath's bridges: every
+	// translation holds it shared, and a flow table commit takes it
+	// exclusively to free removed rules (oftable.Config.Readers).
+	Readers sync.RWMutex
+}
+
+// Register makes a bridge's translator reachable by name (nil removes
+// it).
+func (t *RecircTable) Register(name string, x *Xlator) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if x == nil {
+		delete(t.bridges, name)
+		return
+	}
+	t.bridges[name] = x
+}
+
+// Bridges returns the names of the registered bridges.
+func (t *RecircTable) Bridges() []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make([]string, 0, len(t.bridges))
+	for n := range t.bridges {
+		out = append(out, n)
+	}
+	return out
+}
+
+// bridge returns a registered translator.
+func (t *RecircTable) bridge(name string) *Xlator {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.bridges[name]
+}
+
+// NewRecircTable returns an empty table; ids start at 1 (0 means "not
+// recirculated").
+func NewRecircTable() *RecircTable {
+	return &RecircTable{byState: map[Frozen]uint32{}, byID: map[uint32]Frozen{}, next: 1, bridges: map[string]*Xlator{}}
+}
+
+// ID returns the id of state fz, allocating one if needed.
+func (t *RecircTable) ID(fz Frozen) uint32 {
+	t.mu.RLock()
+	id, ok := t.byState[fz]
+	t.mu.RUnlock()
+	if ok {
+		return id
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if id, ok := t.byState[fz]; ok {
+		return id
+	}
+	id = t.next
+	t.next++
+	t.byState[fz] = id
+	t.byID[id] = fz
+	return id
+}
+
+// Get returns the state of id.
+func (t *RecircTable) Get(id uint32) (Frozen, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	fz, ok := t.byID[id]
+	return fz, ok
+}
+
+// Len returns the number of ids in use.
+func (t *RecircTable) Len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.byID)
+}

@@ -1,0 +1,730 @@
+package xlate
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/oftable"
+)
+
+// OpenFlow special ports in Open vSwitch's internal 16-bit form
+// (ofp_port_t).
+const (
+	PortMax        = 0xff00
+	PortInPort     = 0xfff8
+	PortTable      = 0xfff9
+	PortNormal     = 0xfffa
+	PortFlood      = 0xfffb
+	PortAll        = 0xfffc
+	PortController = 0xfffd
+	PortLocal      = 0xfffe
+	PortNone       = 0xffff
+)
+
+// Port16 converts an OpenFlow 1.1+ 32-bit port number to the 16-bit
+// internal form (0xffffff00 and up map to 0xff00 and up), as
+// ofputil_port_from_ofp11. Other numbers above 0xffff map to PortNone.
+func Port16(p uint32) uint16 {
+	switch {
+	case p < PortMax:
+		return uint16(p)
+	case p >= 0xffffff00:
+		return uint16(p - 0xffff0000)
+	case p <= 0xffff:
+		return uint16(p)
+	}
+	return PortNone
+}
+
+// Limits, as Open vSwitch's xlate.
+const (
+	MaxDepth     = 64
+	MaxResubmits = 4096
+)
+
+// Errors a translation can end with; the packet is dropped.
+var (
+	ErrTooDeep        = errors.New("xlate: translation depth exceeds 64")
+	ErrTooManyResubs  = errors.New("xlate: over 4096 resubmit actions")
+	ErrNoRecirc       = errors.New("xlate: unknown recirculation id")
+	ErrUnsupported    = errors.New("xlate: unsupported action")
+	ErrStackUnderflow = errors.New("xlate: stack underflow")
+)
+
+// NoODP marks a port without a datapath port (a patch port).
+const NoODP = 0xffffffff
+
+// Port is one bridge port as translation sees it.
+type Port struct {
+	OFPort  uint16
+	ODP     uint32
+	Name    string
+	NoFlood bool
+	// Tag is the access VLAN (Port.tag), -1 for none: the port then
+	// trunks the VLANs in Trunks (all when empty).
+	Tag    int
+	Trunks []uint16
+	// PeerBridge and PeerPort name the other end of a patch port:
+	// output to it continues translation in the peer bridge.
+	PeerBridge string
+	PeerPort   uint16
+}
+
+// Snapshot is the immutable bridge configuration a translation uses.
+type Snapshot struct {
+	Bridge string
+	Ports  map[uint16]*Port // by OpenFlow port
+	ByODP  map[uint32]*Port // by datapath port
+	// Sorted lists the ports by OpenFlow number (flood order).
+	Sorted []*Port
+	// FDBTable identifies the bridge's MAC table for mac_learn.
+	FDBTable uint32
+}
+
+// NewSnapshot indexes ports.
+func NewSnapshot(bridge string, fdb uint32, ports []*Port) *Snapshot {
+	s := &Snapshot{Bridge: bridge, FDBTable: fdb, Ports: map[uint16]*Port{}, ByODP: map[uint32]*Port{}}
+	for _, p := range ports {
+		s.Ports[p.OFPort] = p
+		if p.ODP != NoODP {
+			s.ByODP[p.ODP] = p
+		}
+		s.Sorted = append(s.Sorted, p)
+	}
+	slices.SortFunc(s.Sorted, func(a, b *Port) int { return cmp.Compare(a.OFPort, b.OFPort) })
+	return s
+}
+
+// Xlator translates flows for one bridge.
+type Xlator struct {
+	Tables *oftable.Tables
+	Recirc *RecircTable
+	snap   atomic.Pointer[Snapshot]
+}
+
+// New returns a translator over tables with an empty snapshot.
+func New(t *oftable.Tables, rt *RecircTable) *Xlator {
+	x := &Xlator{Tables: t, Recirc: rt}
+	x.snap.Store(NewSnapshot("", 0, nil))
+	return x
+}
+
+// SetSnapshot publishes a new configuration; translations started before
+// keep the old one.
+func (x *Xlator) SetSnapshot(s *Snapshot) { x.snap.Store(s) }
+
+// Snapshot returns the current configuration.
+func (x *Xlator) Snapshot() *Snapshot { return x.snap.Load() }
+
+// In is a translation's input.
+type In struct {
+	// Key is the datapath flow key: InPort is a datapath port, RecircID
+	// names frozen state when not zero.
+	Key flow.Key
+	// Packet, if not nil, is the packet being translated (for
+	// packet-ins); translation does not modify it.
+	Packet *packet.Packet
+	// SideEffects allows packet-ins and learned flows (a real packet,
+	// not revalidation).
+	SideEffects bool
+	// OFActions, if not nil, are translated instead of the tables (a
+	// packet-out); InPort is then the OpenFlow in_port to use.
+	OFActions []ofp.Action
+	InPort    uint16
+	// Regs and Metadata are the initial pipeline state of a packet-out
+	// or a resume.
+	Regs     [mf.NumRegs]uint32
+	Metadata uint64
+	// Resume, if not nil, continues a paused translation (NXT_RESUME);
+	// InPort is then the OpenFlow in_port.
+	Resume *Continuation
+	// Trace, if not nil, receives every step (ofproto/trace).
+	Trace func(ev *TraceEvent)
+}
+
+// TraceKind says what a TraceEvent reports.
+type TraceKind uint8
+
+// Trace event kinds.
+const (
+	TraceRule   TraceKind = iota // a rule matched in Table
+	TraceMiss                    // no rule matched in Table
+	TraceAction                  // Action is about to run
+	TraceNote                    // Text explains what happened
+	TraceSkip                    // Text says why an action did nothing
+	TraceBridge                  // translation continues in bridge Text
+)
+
+// TraceEvent is one step of a translation, for ofproto/trace. Indent is
+// the column Open vSwitch prints the step at: a table's actions are
+// indented ActIndent; a resubmit that is not its list's last action nests
+// the next table 8 columns deeper, a last one (a tail call) does not.
+type TraceEvent struct {
+	Kind      TraceKind
+	Indent    int
+	ActIndent int
+	Table     uint8
+	Rule      *oftable.Rule
+	Action    *ofp.Action
+	Text      string
+}
+
+// PacketIn is a packet-in a translation produced.
+type PacketIn struct {
+	Reason       uint8
+	TableID      uint8
+	Cookie       uint64
+	MaxLen       uint16
+	ControllerID uint16
+	Userdata     []byte
+	// Continuation, when not nil, makes this a paused packet-in
+	// (NXT_PACKET_IN2 with NXPINT_CONTINUATION) for NXT_RESUME.
+	Continuation *Continuation
+	// Flow is the pipeline state at the controller action (in_port is an
+	// OpenFlow port).
+	Flow mf.Flow
+	Data []byte
+}
+
+// Packet-in reasons (OFPR_*).
+const (
+	ReasonNoMatch    = 0
+	ReasonAction     = 1
+	ReasonInvalidTTL = 2
+)
+
+// Out is a translation's result.
+type Out struct {
+	Actions odp.Actions
+	// Mask is the megaflow mask in datapath terms.
+	Mask flow.Mask
+	// Rules are the rules matched, in order (statistics are credited to
+	// each).
+	Rules []*oftable.Rule
+	// PacketIns are produced only with In.SideEffects.
+	PacketIns []PacketIn
+	// Slow is set when the actions send packets to userspace (controller
+	// actions), so every packet reaches the switch.
+	Slow bool
+	// Final is the pipeline's flow at the end (set only when tracing).
+	Final mf.Flow
+	// Learned are the flows learn actions ask for (with side effects).
+	Learned []LearnedFlow
+	// Err is why the translation stopped early; Actions are then a drop.
+	Err error
+}
+
+// ctx is one translation's state.
+type ctx struct {
+	x    *Xlator
+	snap *Snapshot
+	in   *In
+	out  *Out
+	v    uint64
+
+	flow mf.Flow  // the pipeline's view of the packet
+	base flow.Key // the packet as the datapath actions so far leave it
+	wc   mf.Flow  // bits consulted
+	// inODP is the datapath in_port, never changed by the pipeline.
+	inODP uint32
+
+	table     uint8
+	rule      *oftable.Rule
+	depth     int
+	resubmits int
+	// ind is the trace column of the current action list; last says
+	// the action being translated is the last of its list.
+	ind  int
+	last bool
+	// frames are the action lists being translated, outermost first
+	// (a pause continues with what is left of each).
+	frames []frame
+	stack  [][]byte
+	exit   bool
+	err    error
+}
+
+// Translate runs in through the bridge's pipeline.
+func (x *Xlator) Translate(in *In, out *Out) {
+	*out = Out{}
+	// Removed rules stay in the classifiers until no translation of
+	// the datapath (any bridge: patch ports) is running.
+	x.Recirc.Readers.RLock()
+	defer x.Recirc.Readers.RUnlock()
+	c := &ctx{x: x, snap: x.snap.Load(), in: in, out: out, v: x.Tables.Version(), inODP: in.Key.InPort}
+	c.flow.Key = in.Key
+	c.base = in.Key
+	// Always exact: in_port, recirc_id, packet_type, dl_type, and the
+	// fragment bits of IP packets (xlate_wc_init).
+	c.wc.InPort = ^uint32(0)
+	c.wc.RecircID = ^uint32(0)
+	c.wc.PacketType = ^uint32(0)
+	c.wc.EthType = 0xffff
+	if isIP(&c.flow.Key) {
+		c.wc.NwFrag = flow.FragMask
+	}
+	start := uint8(0)
+	if in.OFActions != nil || in.Resume != nil {
+		c.flow.InPort = uint32(in.InPort)
+		c.flow.Regs, c.flow.Metadata = in.Regs, in.Metadata
+	} else {
+		p := c.snap.ByODP[in.Key.InPort]
+		if p == nil {
+			c.flow.InPort = PortNone
+		} else {
+			c.flow.InPort = uint32(p.OFPort)
+		}
+		if in.Key.RecircID != 0 {
+			fz, ok := x.Recirc.Get(in.Key.RecircID)
+			if !ok {
+				c.fail(ErrNoRecirc)
+				c.finish()
+				return
+			}
+			if fz.Bridge != c.snap.Bridge {
+				// The pass froze in a patch peer: resume there.
+				px := x.Recirc.bridge(fz.Bridge)
+				if px == nil {
+					c.fail(ErrNoRecirc)
+					c.finish()
+					return
+				}
+				c.switchBridge(px)
+			}
+			fz.restore(&c.flow)
+			start = fz.Table
+		}
+	}
+	switch {
+	case in.Resume != nil:
+		if in.Resume.Bridge != c.snap.Bridge {
+			px := x.Recirc.bridge(in.Resume.Bridge)
+			if px == nil {
+				c.fail(ErrBadContinuation)
+				break
+			}
+			c.switchBridge(px)
+		}
+		c.ind = 4
+		c.resume(in.Resume)
+	case in.OFActions != nil:
+		c.doActions(in.OFActions)
+	default:
+		c.ind = 4
+		c.lookupTable(start, true)
+	}
+	c.finish()
+}
+
+func isIP(k *flow.Key) bool { return k.EthType == flow.EthTypeIPv4 || k.EthType == flow.EthTypeIPv6 }
+
+// traceSkip reports an action that did nothing.
+func (c *ctx) traceSkip(format string, args ...any) {
+	if c.in.Trace != nil {
+		c.in.Trace(&TraceEvent{Kind: TraceSkip, Indent: c.ind + 1, Text: fmt.Sprintf(format, args...)})
+	}
+}
+
+// trace reports a note.
+func (c *ctx) trace(format string, args ...any) {
+	if c.in.Trace != nil {
+		c.in.Trace(&TraceEvent{Kind: TraceNote, Indent: c.ind + 1, Text: fmt.Sprintf(format, args...)})
+	}
+}
+
+func (c *ctx) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+	c.exit = true
+}
+
+// finish builds the mask and applies Open vSwitch's last adjustments
+// (xlate_wc_finish).
+func (c *ctx) finish() {
+	if c.err != nil {
+		c.out.Err = c.err
+		c.out.Actions = nil
+	}
+	k := &c.wc.Key
+	// ICMP type and code are 8-bit in the datapath.
+	if (c.flow.EthType == flow.EthTypeIPv4 && c.flow.NwProto == flow.IPProtoICMP) ||
+		(c.flow.EthType == flow.EthTypeIPv6 && c.flow.NwProto == flow.IPProtoICMPv6) {
+		k.TpSrc &= 0xff
+		k.TpDst &= 0xff
+	}
+	for i := range k.VLANs {
+		if k.VLANs[i].TCI != 0 {
+			k.VLANs[i].TCI |= flow.VLANCFI
+		}
+	}
+	if c.in.Key.NwFrag&flow.FragLater != 0 {
+		k.TpSrc, k.TpDst, k.TCPFlags = 0, 0, 0
+	}
+	c.out.Mask = flow.Mask(*k)
+	c.out.Mask.InPort = ^uint32(0)
+	if c.in.Trace != nil {
+		c.out.Final = c.flow
+	}
+}
+
+// lookupTable looks the flow up in table and runs the matching rule's
+// actions; a miss applies the table-miss behaviour (drop, as Open vSwitch
+// for OpenFlow 1.3+ and for tables other than 0; the switch reports
+// no-match packet-ins through a controller action in its miss rule).
+func (c *ctx) lookupTable(table uint8, tail bool) {
+	if c.depth >= MaxDepth {
+		c.fail(ErrTooDeep)
+		return
+	}
+	if int(table) >= oftable.NumTables {
+		return
+	}
+	r := c.x.Tables.Lookup(c.v, table, &c.flow, &c.wc)
+	oldInd := c.ind
+	line := c.ind - 3
+	if !tail {
+		line, c.ind = c.ind+1, c.ind+8
+	}
+	if c.in.Trace != nil {
+		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.ind, Table: table, Rule: r}
+		if r != nil {
+			ev.Kind = TraceRule
+		}
+		c.in.Trace(ev)
+	}
+	if r != nil {
+		c.out.Rules = append(c.out.Rules, r)
+		oldTable, oldRule := c.table, c.rule
+		// As Open vSwitch, only going back to the same or an earlier
+		// table deepens the recursion that the depth limit bounds.
+		deepens := table <= c.table && c.rule != nil
+		if deepens {
+			c.depth++
+		}
+		c.table, c.rule = table, r
+		c.doActions(r.Actions)
+		if deepens {
+			c.depth--
+		}
+		c.table, c.rule = oldTable, oldRule
+	}
+	c.ind = oldInd
+}
+
+// doActions runs an OpenFlow action list.
+func (c *ctx) doActions(acts []ofp.Action) {
+	var cookie uint64
+	if c.rule != nil {
+		cookie = c.rule.Cookie
+	}
+	c.frames = append(c.frames, frame{acts: acts, table: c.table, cookie: cookie})
+	defer func() { c.frames = c.frames[:len(c.frames)-1] }()
+	for i := range acts {
+		if c.exit {
+			return
+		}
+		a := &acts[i]
+		c.last = i == len(acts)-1
+		c.frames[len(c.frames)-1].i = i
+		if c.in.Trace != nil {
+			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.ind, Action: a})
+		}
+		switch a.Type {
+		case ofp.ActOutput:
+			c.output(Port16(a.Port), a.MaxLen)
+		case ofp.ActResubmit:
+			c.resubmit(a)
+		case ofp.ActSetField:
+			c.setField(a.Field, a.Value, a.Mask)
+		case ofp.ActLoad:
+			c.load(a)
+		case ofp.ActMove:
+			c.move(a)
+		case ofp.ActCT:
+			c.conntrack(a.CT)
+		case ofp.ActCTClear:
+			c.ctClear()
+		default:
+			if !c.extAction(a) {
+				c.trace("unsupported action %s", a.Raw)
+				c.fail(fmt.Errorf("%w: %s", ErrUnsupported, a.Raw))
+			}
+		}
+	}
+}
+
+// resubmit implements resubmit(port,table) and its ct variant.
+func (c *ctx) resubmit(a *ofp.Action) {
+	c.resubmits++
+	if c.resubmits > MaxResubmits {
+		c.fail(ErrTooManyResubs)
+		return
+	}
+	table := a.Table
+	if table == 255 {
+		table = c.table
+	}
+	port := Port16(a.Port)
+	old := c.flow.InPort
+	if port != PortInPort {
+		c.flow.InPort = uint32(port)
+	}
+	c.lookupTable(table, c.last)
+	c.flow.InPort = old
+}
+
+// emit appends a datapath action.
+func (c *ctx) emit(a odp.Action) { c.out.Actions = append(c.out.Actions, a) }
+
+// output sends the packet to an OpenFlow port.
+func (c *ctx) output(port uint16, maxLen uint16) {
+	switch port {
+	case PortInPort:
+		p := c.snap.Ports[uint16(c.flow.InPort)]
+		switch {
+		case p != nil && p.PeerBridge != "":
+			c.patch(p)
+		case p != nil && p.ODP != NoODP:
+			c.outputODP(p.ODP)
+		default:
+			c.trace("IN_PORT: input port %d has no datapath port", c.flow.InPort)
+		}
+	case PortTable:
+		if c.in.OFActions != nil {
+			c.lookupTable(0, c.last)
+		}
+	case PortNormal:
+		c.normal()
+	case PortFlood, PortAll:
+		c.commit()
+		for _, p := range c.snap.Sorted {
+			if p.ODP == NoODP || p.ODP == c.inODP || (port == PortFlood && p.NoFlood) {
+				continue
+			}
+			c.emit(odp.Output(p.ODP))
+		}
+	case PortController:
+		c.controller(ReasonAction, maxLen, 0, nil)
+	case PortNone:
+	default:
+		if uint32(port) == c.flow.InPort {
+			c.traceSkip("skipping output to input port")
+			return
+		}
+		p := c.snap.Ports[port]
+		if p == nil {
+			c.trace("output to nonexistent port %d", port)
+			return
+		}
+		if p.PeerBridge != "" {
+			c.patch(p)
+			return
+		}
+		if p.ODP == NoODP {
+			c.trace("output to port %d without a datapath port", port)
+			return
+		}
+		c.outputODP(p.ODP)
+	}
+}
+
+// switchBridge makes translation continue with another bridge's tables
+// and ports.
+func (c *ctx) switchBridge(x *Xlator) {
+	c.x, c.snap, c.v = x, x.snap.Load(), x.Tables.Version()
+}
+
+// patch crosses a patch port: the peer bridge's pipeline runs from table
+// 0 with in_port the peer port and fresh registers and metadata, as Open
+// vSwitch's patch_port_output; afterwards this bridge's state returns.
+func (c *ctx) patch(p *Port) {
+	px := c.x.Recirc.bridge(p.PeerBridge)
+	if px == nil {
+		c.trace("patch port %s: peer bridge %s not found", p.Name, p.PeerBridge)
+		return
+	}
+	saveX, saveSnap, saveV := c.x, c.snap, c.v
+	saveFlow, saveTable, saveRule, saveStack := c.flow, c.table, c.rule, c.stack
+	c.switchBridge(px)
+	saveInd := c.ind
+	c.ind = 4
+	if c.in.Trace != nil {
+		c.in.Trace(&TraceEvent{Kind: TraceBridge, Text: px.snap.Load().Bridge})
+	}
+	c.flow.InPort = uint32(p.PeerPort)
+	c.flow.Regs, c.flow.Metadata, c.flow.ActsetOutput = [mf.NumRegs]uint32{}, 0, 0
+	c.stack = nil
+	c.lookupTable(0, true)
+	c.x, c.snap, c.v = saveX, saveSnap, saveV
+	// This bridge's view of the packet comes back; what the peer
+	// committed stays in the datapath actions, and a later commit here
+	// restores headers the peer changed, as Open vSwitch does.
+	c.flow = saveFlow
+	c.table, c.rule, c.stack = saveTable, saveRule, saveStack
+	c.ind = saveInd
+	if c.err == nil {
+		c.exit = false
+	}
+}
+
+func (c *ctx) outputODP(no uint32) {
+	c.commit()
+	c.emit(odp.Output(no))
+}
+
+// normal translates NORMAL into the datapath's learn-and-forward action.
+// Patch ports cannot be datapath members: a packet that arrived through a
+// patch port is flooded to the VLAN's datapath ports without learning,
+// and a packet from a datapath port is also passed to every patch port of
+// its VLAN (as flooding would), so traffic crosses patched bridges in
+// both directions.
+func (c *ctx) normal() {
+	in := c.snap.Ports[uint16(c.flow.InPort)]
+	if in == nil {
+		c.trace("NORMAL: no input port")
+		return
+	}
+	// The VLAN the packet belongs to, by the input port's mode.
+	c.wc.VLANs[0].TCI |= 0xffff
+	tagged := c.flow.VLANs[0].TCI&flow.VLANCFI != 0
+	vid := c.flow.VLANs[0].TCI & 0xfff
+	var vlan uint16
+	switch {
+	case in.Tag >= 0:
+		if tagged {
+			c.trace("NORMAL: dropping VLAN %d tagged packet received on access port", vid)
+			return
+		}
+		vlan = uint16(in.Tag)
+	case tagged:
+		if !trunks(in, vid) {
+			c.trace("NORMAL: dropping VLAN %d packet received on port %s not configured for trunking VLAN %d", vid, in.Name, vid)
+			return
+		}
+		vlan = vid
+	}
+	p := odp.MACLearnParams{Table: c.snap.FDBTable, VLAN: vlan, InTagged: tagged && in.Tag < 0}
+	var patches []*Port
+	for _, q := range c.snap.Sorted {
+		member, tagged := false, false
+		switch {
+		case q.Tag >= 0 && uint16(q.Tag) == vlan:
+			member = true
+		case q.Tag < 0 && trunks(q, vlan):
+			member, tagged = true, vlan != 0
+		}
+		switch {
+		case !member:
+		case q.PeerBridge != "":
+			if q != in {
+				patches = append(patches, q)
+			}
+		case q.ODP != NoODP:
+			p.Ports = append(p.Ports, odp.MACLearnPort{Port: q.ODP, Tagged: tagged})
+		}
+	}
+	c.commit()
+	if in.ODP == NoODP {
+		for _, q := range p.Ports {
+			c.emitVLANOutput(q, p.InTagged, vlan)
+		}
+	} else {
+		a, err := odp.MACLearn(p)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.emit(a)
+	}
+	for _, q := range patches {
+		c.patch(q)
+	}
+}
+
+// emitVLANOutput outputs to a member port with the VLAN tag it needs.
+func (c *ctx) emitVLANOutput(q odp.MACLearnPort, inTagged bool, vlan uint16) {
+	switch {
+	case q.Tagged && !inTagged:
+		c.emit(odp.PushVLAN(flow.EthTypeVLAN, vlan|flow.VLANCFI))
+		c.emit(odp.Output(q.Port))
+		c.emit(odp.PopVLAN())
+	case !q.Tagged && inTagged:
+		c.emit(odp.PopVLAN())
+		c.emit(odp.Output(q.Port))
+		c.emit(odp.PushVLAN(flow.EthTypeVLAN, vlan|flow.VLANCFI))
+	default:
+		c.emit(odp.Output(q.Port))
+	}
+}
+
+func trunks(p *Port, vid uint16) bool {
+	if len(p.Trunks) == 0 {
+		return true
+	}
+	for _, t := range p.Trunks {
+		if t == vid {
+			return true
+		}
+	}
+	return false
+}
+
+// controller sends the packet to the controllers: with side effects a
+// packet-in is produced now, and the datapath actions get a userspace
+// action so that every later packet of the megaflow comes back here.
+func (c *ctx) controller(reason uint8, maxLen uint16, id uint16, userdata []byte) {
+	c.controllerPause(reason, maxLen, id, userdata, false)
+}
+
+// controllerPause is controller(); with pause the translation stops here
+// and the packet-in carries a continuation of the rest.
+func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata []byte, pause bool) {
+	c.commit()
+	c.out.Slow = true
+	c.emit(odp.Userspace(0, odp.UserspaceParams{Userdata: controllerCookie[:]}))
+	var cont *Continuation
+	if pause {
+		cont = c.continuation()
+		c.exit = true
+	}
+	if !c.in.SideEffects || c.in.Packet == nil {
+		return
+	}
+	pi := PacketIn{Reason: reason, TableID: c.table, MaxLen: maxLen, ControllerID: id, Userdata: userdata, Flow: c.flow, Continuation: cont}
+	if c.rule != nil {
+		pi.Cookie = c.rule.Cookie
+	}
+	pi.Data = c.packetNow()
+	c.out.PacketIns = append(c.out.PacketIns, pi)
+}
+
+// controllerCookie is the userdata of the userspace action that stands for
+// controller actions: the switch translates such packets again with side
+// effects.
+var controllerCookie = [8]byte{'g', 'v', 's', 'c', 't', 'r', 'l', 0}
+
+// IsControllerCookie reports whether userspace userdata came from a
+// controller action.
+func IsControllerCookie(b []byte) bool { return string(b) == string(controllerCookie[:]) }
+
+// packetNow returns the packet's bytes with the header changes made so far
+// applied.
+func (c *ctx) packetNow() []byte {
+	var acts odp.Actions
+	for _, a := range c.out.Actions {
+		switch a.Kind {
+		case odp.KindSet, odp.KindSetMasked, odp.KindPushVLAN, odp.KindPopVLAN:
+			acts = append(acts, a)
+		}
+	}
+	return applyHeaderActions(c.in.Packet, acts)
+}
