@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/digitalocean/go-openvswitch v0.0.0-20241021184246-19e734367535
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect

@@ -68,6 +68,15 @@ type swBridge struct {
 
 	// of is the bridge's OpenFlow switch: tables, connections, upcalls.
 	of *ofswitch.Bridge
+	// vlans are the Port rows' VLAN settings by interface name.
+	vlans map[string]portVLAN
+}
+
+// portVLAN is a port's VLAN configuration as NORMAL uses it.
+type portVLAN struct {
+	tag    int
+	trunks string // canonical text of the trunk list, for comparison
+	list   []uint16
 }
 
 type swPort struct {
@@ -232,11 +241,51 @@ func (s *dpSwitch) syncPorts(b *swBridge) {
 	s.reroute(b.dpTyp)
 }
 
+// ConfigurePorts applies the Port rows' VLAN settings (tag, trunks,
+// vlan_mode access/trunk) to NORMAL (bridge.PortConfigurer).
+func (s *dpSwitch) ConfigurePorts(bname string, ports []bridge.PortConfig) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.bridges[bname]
+	if b == nil {
+		return
+	}
+	next := map[string]portVLAN{}
+	for _, pc := range ports {
+		v := portVLAN{tag: -1}
+		if pc.Tag >= 0 && pc.Tag < 4096 && pc.VLANMode != "trunk" {
+			v.tag = int(pc.Tag)
+		}
+		for _, t := range pc.Trunks {
+			if t >= 0 && t < 4096 {
+				v.list = append(v.list, uint16(t))
+			}
+		}
+		v.trunks = fmt.Sprint(v.list)
+		for _, ic := range pc.Interfaces {
+			next[ic.Name] = v
+		}
+	}
+	changed := len(next) != len(b.vlans)
+	for n, v := range next {
+		if o, ok := b.vlans[n]; !ok || o.tag != v.tag || o.trunks != v.trunks {
+			changed = true
+		}
+	}
+	b.vlans = next
+	if changed {
+		s.syncPorts(b)
+	}
+}
+
 // ofPorts describes a bridge's ports for its OpenFlow switch.
 func (s *dpSwitch) ofPorts(b *swBridge) []ofswitch.Port {
 	var ports []ofswitch.Port
 	for _, p := range b.ports {
 		op := ofswitch.Port{Port: xlate.Port{OFPort: uint16(p.ofport), ODP: xlate.NoODP, Name: p.name, Tag: -1}, HWAddr: p.mac}
+		if v, ok := b.vlans[p.name]; ok {
+			op.Tag, op.Trunks = v.tag, v.list
+		}
 		if p.dev != nil {
 			op.ODP = p.odp
 			op.HWAddr = p.dev.MAC()

@@ -32,6 +32,14 @@ type MTUSetter interface {
 	SetMTU(bridge, iface string, mtu int64) error
 }
 
+// PortConfigurer is implemented by switches that use Port rows'
+// settings (VLAN tag, trunks, vlan_mode). It gets every bridge's ports on
+// every reconciliation, after the interfaces are applied, and keeps what
+// changed.
+type PortConfigurer interface {
+	ConfigurePorts(bridge string, ports []PortConfig)
+}
+
 // Reconciler applies Configs to a Switch incrementally.
 type Reconciler struct {
 	sw      Switch
@@ -171,5 +179,8 @@ func (r *Reconciler) applyPorts(ab *appliedBridge, bc *BridgeConfig, owner map[s
 			continue
 		}
 		ab.ifaces[name] = ic
+	}
+	if pc, ok := r.sw.(PortConfigurer); ok {
+		pc.ConfigurePorts(bc.Name, bc.Ports)
 	}
 }
