@@ -174,9 +174,16 @@ func maskOfctl(tool string, args []string, out string) string {
 // (where br0.mgmt is) and target (the vswitchd's name for ovs-appctl -t).
 func runOfctlSession(t *testing.T, env []string, target string) []string {
 	t.Helper()
+	return runSteps(t, env, target, ofctlSession())
+}
+
+// runSteps runs a scripted session and returns the masked transcript,
+// one entry per command.
+func runSteps(t *testing.T, env []string, target string, steps []ofStep) []string {
+	t.Helper()
 	dir := t.TempDir()
 	var out []string
-	for _, st := range ofctlSession() {
+	for _, st := range steps {
 		switch st.tool {
 		case "sleep":
 			d, _ := time.ParseDuration(st.args[0])

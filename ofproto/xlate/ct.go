@@ -96,14 +96,13 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 	}
 }
 
-// maskedHex formats a value with an optional mask as ct's mark= and
-// label= do: 0xV or 0xV/0xM, without leading zeros.
+// maskedHex formats a value and its mask as the datapath's ct action
+// prints mark= and label=: always 0xV/0xM, without leading zeros.
 func maskedHex(v, m []byte) string {
-	s := "0x" + trimHex(hex.EncodeToString(v))
-	if m != nil && !isAllOnes(m) {
-		s += "/0x" + trimHex(hex.EncodeToString(m))
+	if m == nil {
+		m = allOnes(len(v))
 	}
-	return s
+	return "0x" + trimHex(hex.EncodeToString(v)) + "/0x" + trimHex(hex.EncodeToString(m))
 }
 
 func trimHex(s string) string {

@@ -11,21 +11,25 @@ import (
 type Frozen struct {
 	// Bridge names the bridge whose tables the pass resumes in (a
 	// patch port may have moved translation to another bridge).
-	Bridge       string
-	Table        uint8
+	Bridge string
+	Table  uint8
+	// InPort is the OpenFlow in_port at the freeze (part of the state in
+	// Open vSwitch too, so each input port gets its own id).
+	InPort       uint32
 	Regs         [mf.NumRegs]uint32
 	Metadata     uint64
 	ActsetOutput uint32
 }
 
 func (fz *Frozen) restore(fl *mf.Flow) {
+	fl.InPort = fz.InPort
 	fl.Regs = fz.Regs
 	fl.Metadata = fz.Metadata
 	fl.ActsetOutput = fz.ActsetOutput
 }
 
 func freeze(bridge string, table uint8, fl *mf.Flow) Frozen {
-	return Frozen{Bridge: bridge, Table: table, Regs: fl.Regs, Metadata: fl.Metadata, ActsetOutput: fl.ActsetOutput}
+	return Frozen{Bridge: bridge, Table: table, InPort: fl.InPort, Regs: fl.Regs, Metadata: fl.Metadata, ActsetOutput: fl.ActsetOutput}
 }
 
 // RecircTable maps recirculation ids to frozen states. Identical states
