@@ -27,8 +27,8 @@ import (
 
 // dpSwitch implements bridge.Switch over the userspace datapaths: bridges
 // and their ports, with OpenFlow port numbers allocated as Open vSwitch
-// does. It has no OpenFlow tables yet (the OpenFlow switch is issue 5's):
-// packets that reach a bridge find no megaflow and are counted as lost.
+// does, each bridge with its OpenFlow switch (ofproto/ofswitch) that the
+// datapath's upcalls reach by input port.
 type dpSwitch struct {
 	d *Daemon
 
