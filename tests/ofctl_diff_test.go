@@ -229,7 +229,7 @@ func runSteps(t *testing.T, env []string, target string, steps []ofStep) []strin
 var vlogLineRE = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT[0-9:.]+Z\|\d+\|`)
 
 // setUpOfctlBridge creates br0 with three dummy ports through ovs-vsctl.
-func setUpOfctlBridge(t *testing.T, env []string) {
+func setUpOfctlBridge(t testing.TB, env []string) {
 	run(t, env, "ovs-vsctl", "--timeout=20", "init")
 	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
 		"--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy", "ofport_request=1",

@@ -18,7 +18,7 @@ import (
 // startDaemon runs gvs-vswitchd in-process with its own run, database and
 // log directories, and returns an environment for Open vSwitch's tools
 // pointing at it.
-func startDaemon(t *testing.T) (*vswitchd.Daemon, []string) {
+func startDaemon(t testing.TB) (*vswitchd.Daemon, []string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := &vswitchd.Config{
@@ -35,7 +35,7 @@ func startDaemon(t *testing.T) (*vswitchd.Daemon, []string) {
 	return d, env
 }
 
-func run(t *testing.T, env []string, args ...string) string {
+func run(t testing.TB, env []string, args ...string) string {
 	t.Helper()
 	c := exec.Command(args[0], args[1:]...)
 	c.Env = env
