@@ -39,7 +39,9 @@ func TestGoOpenvswitchClientDrivesGvs(t *testing.T) {
 		}
 	}
 	ports, err := c.VSwitch.ListPorts("gobr0")
-	if err != nil || !slices.Equal(ports, []string{a1, a2}) {
+	wantPorts := []string{a1, a2}
+	slices.Sort(wantPorts) // ovs-vsctl lists ports by name
+	if err != nil || !slices.Equal(ports, wantPorts) {
 		t.Fatalf("ListPorts = %v, %v; want [%s %s]", ports, err, a1, a2)
 	}
 	if br, err := c.VSwitch.PortToBridge(a2); err != nil || br != "gobr0" {
