@@ -4,6 +4,8 @@ PKGS      ?= ./...
 # Packages with goroutines sharing state; run under the race detector.
 RACE_PKGS ?= ./datapath/... ./ovsdb/... ./cmd/appctl/... ./ofproto/...
 FUZZTIME  ?= 10s
+# Each fuzz target also runs this long in `make test` (CI), beyond its seeds.
+CI_FUZZTIME ?= 2s
 BENCHTIME ?= 1s
 
 .PHONY: all build deps test test-short vet fmt-check race bench fuzz run demo clean
@@ -22,6 +24,7 @@ deps:
 test: deps fmt-check vet
 	$(GO) test -count=1 -timeout 25m $(PKGS)
 	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS)
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(CI_FUZZTIME)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

@@ -32,8 +32,8 @@ type Continuation struct {
 	Bridge string
 	// ODPPort is the packet's datapath input port.
 	ODPPort uint32
-	Frames []ContinuationFrame // innermost first
-	Stack  [][]byte
+	Frames  []ContinuationFrame // innermost first
+	Stack   [][]byte
 }
 
 // ContinuationFrame is the rest of one action list.
