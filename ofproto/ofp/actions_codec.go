@@ -871,10 +871,10 @@ func decodeMultipath(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error
 		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "multipath to unknown field")
 	}
 	m.Dst = subfieldOf(f, binary.BigEndian.Uint16(p[26:]))
-	if int(m.Fields) >= len(HashFieldNames) || HashFieldNames[m.Fields] == "" {
+	if HashFieldsName(m.Fields) == "" {
 		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "multipath fields %d", m.Fields)
 	}
-	if int(m.Algorithm) >= len(MultipathAlgNames) {
+	if MultipathAlgName(m.Algorithm) == "" {
 		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "multipath algorithm %d", m.Algorithm)
 	}
 	if err := checkSubfield(m.Dst); err != nil {
@@ -886,12 +886,41 @@ func decodeMultipath(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error
 	return Action{Type: ActMultipath, Multipath: m}, nil
 }
 
-// HashFieldNames are the NX_HASH_FIELDS_* names, by value.
-var HashFieldNames = []string{"eth_src", "symmetric_l4", "symmetric_l3l4", "symmetric_l3l4+udp",
+// hashFieldNames are the NX_HASH_FIELDS_* names, by value; read-only.
+var hashFieldNames = [...]string{"eth_src", "symmetric_l4", "symmetric_l3l4", "symmetric_l3l4+udp",
 	"nw_src", "nw_dst", "symmetric_l3"}
 
-// MultipathAlgNames are the NX_MP_ALG_* names, by value.
-var MultipathAlgNames = []string{"modulo_n", "hash_threshold", "hrw", "iter_hash"}
+// multipathAlgNames are the NX_MP_ALG_* names, by value; read-only.
+var multipathAlgNames = [...]string{"modulo_n", "hash_threshold", "hrw", "iter_hash"}
+
+// HashFieldsName is the text name of an NX_HASH_FIELDS_* value (as
+// multipath and bundle spell it), or "" if unknown.
+func HashFieldsName(v uint16) string { return nameAt(hashFieldNames[:], v) }
+
+// HashFieldsByName is the NX_HASH_FIELDS_* value of a name.
+func HashFieldsByName(s string) (uint16, bool) { return indexOf(hashFieldNames[:], s) }
+
+// MultipathAlgName is the text name of an NX_MP_ALG_* value, or "".
+func MultipathAlgName(v uint16) string { return nameAt(multipathAlgNames[:], v) }
+
+// MultipathAlgByName is the NX_MP_ALG_* value of a name.
+func MultipathAlgByName(s string) (uint16, bool) { return indexOf(multipathAlgNames[:], s) }
+
+func nameAt(names []string, v uint16) string {
+	if int(v) < len(names) {
+		return names[v]
+	}
+	return ""
+}
+
+func indexOf(names []string, s string) (uint16, bool) {
+	for i, n := range names {
+		if n == s {
+			return uint16(i), true
+		}
+	}
+	return 0, false
+}
 
 func encodeMultipath(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
 	m := a.Multipath
@@ -920,7 +949,7 @@ func decodeBundle(p []byte, _ uint8, in *actionInstance, _ int) (Action, error) 
 	switch {
 	case bd.Algorithm > 1:
 		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "bundle algorithm %d", bd.Algorithm)
-	case int(bd.Fields) >= len(HashFieldNames):
+	case HashFieldsName(bd.Fields) == "":
 		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "bundle fields %d", bd.Fields)
 	case memberType != nxmInPort:
 		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "bundle member type %#x", memberType)

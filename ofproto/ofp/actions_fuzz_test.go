@@ -3,6 +3,7 @@ package ofp_test
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
@@ -81,7 +82,12 @@ func FuzzDecodeOfpacts(f *testing.F) {
 			if err != nil {
 				continue // not expressible in w
 			}
-			if _, err := ofp.DecodeOfpacts(b, w, winst); err != nil && ofp.CodeOf(err) != ofp.OFPBAC_UNSUPPORTED_ORDER {
+			// As in Open vSwitch, two encodings do not decode back: OF1.0's
+			// resubmit for goto_table after write_metadata (order), and a
+			// load into bits the field's OXM value may not hold (nw_tos's
+			// ECN bits) sent as set_field.
+			if _, err := ofp.DecodeOfpacts(b, w, winst); err != nil && ofp.CodeOf(err) != ofp.OFPBAC_UNSUPPORTED_ORDER &&
+				ofp.CodeOf(err) != ofp.OFPBAC_BAD_SET_ARGUMENT {
 				t.Fatalf("encoding for version %d does not decode: %v\nin  %x (v%d)\nout %x", w, err, p, v, b)
 			}
 		}
@@ -105,4 +111,59 @@ func sameForm(acts []ofp.Action) bool {
 		}
 	}
 	return true
+}
+
+// FuzzEncodeActionKinds builds actions of every kind with arbitrary
+// scalar arguments and no bodies: encoding never panics, and what encodes
+// decodes.
+func FuzzEncodeActionKinds(f *testing.F) {
+	f.Add(uint8(1), uint8(1), uint64(1), uint32(1))
+	f.Add(uint8(40), uint8(6), uint64(0xffff), uint32(0xfff8))
+	f.Fuzz(func(t *testing.T, kind, v uint8, arg uint64, port uint32) {
+		v = v%6 + 1
+		a := ofp.Action{Type: ofp.ActionType(kind % 60), Arg: arg, Port: port, Table: uint8(arg)}
+		inst := v > mf.OF10
+		b, err := ofp.AppendOfpacts(nil, []ofp.Action{a}, v, inst)
+		if err != nil {
+			if ofp.CodeOf(err) == 0 {
+				t.Fatalf("%s: error without code: %v", a.Type, err)
+			}
+			return
+		}
+		if _, err := ofp.DecodeOfpacts(b, v, inst); err != nil && ofp.CodeOf(err) == 0 {
+			t.Fatalf("%s: %x: error without code: %v", a.Type, b, err)
+		}
+	})
+}
+
+// BenchmarkOfpactsOVN decodes and re-encodes an OVN-shaped OF1.5 action
+// list from the action corpus (ct with zone, nat and exec).
+func BenchmarkOfpactsOVN(b *testing.B) {
+	var ins []byte
+	for _, c := range loadActionGolden(b) {
+		if strings.HasPrefix(c.In, "ip,actions=ct(commit,zone=NXM_NX_REG13[0..15],nat(src),exec(") {
+			m, err := ofp.Decode(c.Msg["15"])
+			if err != nil {
+				b.Fatal(err)
+			}
+			ins = m.Body.(*ofp.FlowMod).Instructions
+		}
+	}
+	if ins == nil {
+		b.Fatal("no OVN ct flow in the action corpus")
+	}
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		acts, err := ofp.DecodeOfpacts(ins, mf.OF15, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if buf, err = ofp.AppendOfpacts(buf[:0], acts, mf.OF15, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if !bytes.Equal(buf, ins) {
+		b.Fatalf("round trip differs\n got %x\nwant %x", buf, ins)
+	}
 }

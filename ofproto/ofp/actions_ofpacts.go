@@ -380,8 +380,11 @@ func wireForms(a *Action, v uint8) ([]Action, error) {
 		}
 		return one(RawActNXAST_SET_TUNNEL)
 	case ActOutputReg:
-		if _, ok := a.Src.Field.HeaderFor(0); a.Raw == RawActNXAST_OUTPUT_REG2 || a.Src.Field == nil || !ok ||
-			a.Src.Field.Headers[0].IsExperimenter() {
+		f := a.Src.Field
+		if f == nil {
+			return nil, errorf(OFPBAC_BAD_ARGUMENT, "output_reg without a source")
+		}
+		if a.Raw == RawActNXAST_OUTPUT_REG2 || len(f.Headers) == 0 || f.Headers[0].IsExperimenter() {
 			return one(RawActNXAST_OUTPUT_REG2)
 		}
 		return one(RawActNXAST_OUTPUT_REG)
@@ -657,7 +660,7 @@ func ValidateOfpacts(acts []Action, m *mf.Match, maxPorts uint32, tableID uint8,
 // ofpacts_check_consistency: fields read or written need their
 // prerequisites (OFPBAC_MATCH_INCONSISTENT), outputs a valid port
 // (OFPBAC_BAD_OUT_PORT), goto_table a later existing table
-// (OFPBRC_BAD_TABLE_ID; tableID 255 means unknown, nTables 255 all of
+// (OFPBIC_BAD_TABLE_ID; tableID 255 means unknown, nTables 255 all of
 // 0..254), meters a valid id (OFPMMFC_INVALID_METER). The
 // OpenFlow 1.0 set actions (mod_nw_src on a non-IP flow, ...) are only
 // accepted in OpenFlow 1.0, where they are no-ops on such packets. It
@@ -813,11 +816,28 @@ func (c *checker) check1(a *Action, depth int) error {
 		if a.Learn == nil {
 			return errorf(OFPBAC_BAD_ARGUMENT, "learn without its body")
 		}
+		// Sources are read from this flow; destinations belong to the
+		// learned flow, whose match the specs build in order (a field
+		// copied from the packet counts as matched with value 0 for the
+		// later specs' prerequisites, as in Open vSwitch's learn_check).
+		var learned mf.Match
 		for _, s := range a.Learn.Specs {
 			if !s.SrcImm {
 				if err := c.sub(s.Src, "learn"); err != nil {
 					return err
 				}
+			}
+			if s.Dst == LearnOutput {
+				continue
+			}
+			if err := checkSubfield(s.DstSub); err != nil {
+				return err
+			}
+			if !learned.PrereqsOK(s.DstSub.Field) {
+				return errInconsistent("learn of " + s.DstSub.Field.Name)
+			}
+			if s.Dst == LearnMatch {
+				writeSubfield(&learned, s.DstSub, s.Imm)
 			}
 		}
 		if a.Learn.Table >= c.nTables && c.nTables != 0xff {
@@ -844,7 +864,7 @@ func (c *checker) check1(a *Action, depth int) error {
 			return errInconsistent("ct alg")
 		}
 		if ct.Table != 0xff && ct.Table >= c.nTables && c.nTables != 0xff {
-			return errorf(OFPBRC_BAD_TABLE_ID, "ct recirculates to table %d of %d", ct.Table, c.nTables)
+			return errorf(OFPBIC_BAD_TABLE_ID, "ct recirculates to table %d of %d", ct.Table, c.nTables)
 		}
 		return c.check(ct.Actions, depth+1)
 	case ActNAT:
@@ -855,7 +875,7 @@ func (c *checker) check1(a *Action, depth int) error {
 		}
 	case ActGotoTable:
 		if a.Table == 0xff || c.table != 0xff && a.Table <= c.table || a.Table >= c.nTables && c.nTables != 0xff {
-			return errorf(OFPBRC_BAD_TABLE_ID, "goto_table:%d from table %d of %d", a.Table, c.table, c.nTables)
+			return errorf(OFPBIC_BAD_TABLE_ID, "goto_table:%d from table %d of %d", a.Table, c.table, c.nTables)
 		}
 	case ActMeter:
 		if a.Arg == 0 || a.Arg > 0xffff0000 {
@@ -906,4 +926,26 @@ func (c *checker) check1(a *Action, depth int) error {
 		return c.soft(c.m.Mask.PacketType == ^uint32(0) && c.m.Flow.PacketType == 0x1894f, "dec_nsh_ttl")
 	}
 	return nil
+}
+
+// writeSubfield sets sf in m to imm (network order, zero if nil), exact on
+// sf's bits and keeping m's other bits of the field.
+func writeSubfield(m *mf.Match, sf Subfield, imm []byte) {
+	f := sf.Field
+	if f.Variable || f.Bytes > 16 {
+		return
+	}
+	var val, mask [16]byte
+	v, k := val[:f.Bytes], mask[:f.Bytes]
+	m.Get(f, v, k)
+	for i := 0; i < sf.NBits; i++ {
+		j := sf.Ofs + i
+		bit := byte(1) << (j % 8)
+		k[len(k)-1-j/8] |= bit
+		v[len(v)-1-j/8] &^= bit
+		if i/8 < len(imm) && imm[len(imm)-1-i/8]>>(i%8)&1 == 1 {
+			v[len(v)-1-j/8] |= bit
+		}
+	}
+	_ = m.SetMasked(f, v, k) // a value mf refuses leaves the field as it was
 }

@@ -38,7 +38,7 @@ func TestValidateOfpactsAppliesOVSMatchChecks(t *testing.T) {
 			none, mf.OF13, 0, ofp.OFPBAC_MATCH_INCONSISTENT},
 		{"set_field vlan_vid after push_vlan", []ofp.Action{{Type: ofp.ActPushVLAN, Arg: 0x8100},
 			{Type: ofp.ActSetField, Field: mf.ByName("vlan_vid"), Value: []byte{0x10, 5}}}, none, mf.OF13, 0, 0},
-		{"goto_table to the same table", []ofp.Action{{Type: ofp.ActGotoTable, Table: 3}}, none, mf.OF13, 3, ofp.OFPBRC_BAD_TABLE_ID},
+		{"goto_table to the same table", []ofp.Action{{Type: ofp.ActGotoTable, Table: 3}}, none, mf.OF13, 3, ofp.OFPBIC_BAD_TABLE_ID},
 		{"goto_table to a later table", []ofp.Action{{Type: ofp.ActGotoTable, Table: 4}}, none, mf.OF13, 3, 0},
 		{"output to port NONE", []ofp.Action{{Type: ofp.ActOutput, Port: ofp.PortNone}}, none, mf.OF13, 0, ofp.OFPBAC_BAD_OUT_PORT},
 		{"output beyond the switch's ports", []ofp.Action{{Type: ofp.ActOutput, Port: 200}}, none, mf.OF13, 0, ofp.OFPBAC_BAD_OUT_PORT},

@@ -47,6 +47,7 @@ const (
 	ntrSelectionType  = 1
 	ntrMethodLen      = 16
 	ntrPropLen        = 40 // header through selection_method_param
+	expPropHeaderLen  = 12 // experimenter property: type, length, experimenter, exp_type
 )
 
 // Bucket property types (OFPGBPT15_*).
@@ -84,10 +85,12 @@ func (b *Bucket) live() bool { return b.WatchPort != PortAny || b.WatchGroup != 
 // NXT_GROUP_MOD. Decoding applies Open vSwitch's checks
 // (ofputil_check_group_mod) and fails with its OFPGMFC_* errors.
 //
-// Before OpenFlow 1.5 the wire has no bucket IDs: decoding numbers the
-// buckets 0, 1, ... and sets CommandBucketID to BucketAll, and encoding
-// ignores both; GroupInsertBucket and GroupRemoveBucket cannot be encoded
-// there. The selection method properties exist only in OpenFlow 1.5 and
+// In the OpenFlow 1.5 layout a bucket ID above BucketMax (BucketAll:
+// unset) is replaced, when encoding, by the lowest free one, as ovs-ofctl
+// does. Before OpenFlow 1.5 the wire has no bucket IDs: decoding numbers
+// the buckets 0, 1, ... and sets CommandBucketID to BucketAll, and
+// encoding ignores both; GroupInsertBucket and GroupRemoveBucket cannot
+// be encoded there. The selection method properties exist only in OpenFlow 1.5 and
 // NXT_GROUP_MOD; other versions drop them.
 type GroupMod struct {
 	Command         uint16 // GroupAdd, GroupModify, ...
@@ -101,9 +104,11 @@ type GroupMod struct {
 	SelectionMethod string
 	SelectionParam  uint64
 	Fields          mf.Match
-	// FieldOrder lists the fields of Fields in wire order (set by
-	// decoding). When nil, encoding emits every field Fields matches in
-	// mf ID order (Open vSwitch's order).
+	// FieldOrder lists the hashed fields in wire order (set by
+	// decoding); it is authoritative where fields share storage (tcp_src
+	// and udp_src differ in their prerequisites). When nil, encoding
+	// emits the fields Fields matches in mf ID order (Open vSwitch's),
+	// one name per storage.
 	FieldOrder []mf.ID
 }
 
@@ -407,8 +412,8 @@ func decodeSelection(p []byte, typ uint8, cmd uint16, s selection) error {
 	default:
 		return errorf(OFPBPC_BAD_VALUE, "selection method property with group command %d", cmd)
 	}
-	if len(p) < ntrPropLen-12 {
-		return errorf(OFPBPC_BAD_LEN, "selection method property of %d bytes", len(p)+12)
+	if len(p) < ntrPropLen-expPropHeaderLen {
+		return errorf(OFPBPC_BAD_LEN, "selection method property of %d bytes", len(p)+expPropHeaderLen)
 	}
 	name := p[4 : 4+ntrMethodLen]
 	method := cString(name)
@@ -420,7 +425,7 @@ func decodeSelection(p []byte, typ uint8, cmd uint16, s selection) error {
 	}
 	*s.method = method
 	*s.param = binary.BigEndian.Uint64(p[4+ntrMethodLen:])
-	fields := p[ntrPropLen-12:]
+	fields := p[ntrPropLen-expPropHeaderLen:]
 	if len(fields) > 0 && method != "hash" {
 		return errorf(OFPBPC_BAD_VALUE, "selection method %s does not take fields", method)
 	}
@@ -513,10 +518,19 @@ func appendSelection(b []byte, v uint8, method string, param uint64, m *mf.Match
 			put(mf.ByID(id))
 		}
 	} else {
+		// Fields sharing storage (tcp_src, udp_src, ...) are emitted
+		// once, under the first name in ID order.
+		var covered mf.Match
 		fs := mf.Std.Fields()
 		for i := range fs {
-			if f := &fs[i]; !f.Variable && !m.IsWild(f) {
-				put(f)
+			f := &fs[i]
+			if f.Variable || m.IsWild(f) || !covered.IsWild(f) {
+				continue
+			}
+			put(f)
+			n := m.Width(f)
+			if err := covered.SetMasked(f, make([]byte, n), mask[:n]); err != nil {
+				return b[:start], errorf(OFPBPC_BAD_VALUE, "selection field %s: %v", f.Name, err)
 			}
 		}
 	}
@@ -639,8 +653,11 @@ func (m *GroupMod) appendBody(b []byte, v uint8) ([]byte, error) {
 	b = append(b, 0, 0, 0, 0)
 	b = binary.BigEndian.AppendUint32(b, m.CommandBucketID)
 	bstart := len(b)
+	ids := bucketIDs(m.Buckets)
 	for i := range m.Buckets {
-		if b, err = appendBucket15(b, &m.Buckets[i], v, m.Type); err != nil {
+		bk := m.Buckets[i]
+		bk.ID = ids[i]
+		if b, err = appendBucket15(b, &bk, v, m.Type); err != nil {
 			return b[:start], err
 		}
 	}
@@ -652,6 +669,36 @@ func (m *GroupMod) appendBody(b []byte, v uint8) ([]byte, error) {
 		return b[:start], err
 	}
 	return b, nil
+}
+
+// bucketIDs returns the IDs to encode for bs: a bucket whose ID is above
+// BucketMax (unset, e.g. BucketAll) gets the lowest ID not yet taken, as
+// Open vSwitch's encoder allocates them: the explicit IDs of the buckets
+// after the first unset one, and those allocated, count as taken.
+func bucketIDs(bs []Bucket) []uint32 {
+	ids := make([]uint32, len(bs))
+	var used map[uint32]bool
+	next := uint32(0)
+	for i := range bs {
+		ids[i] = bs[i].ID
+		if bs[i].ID <= BucketMax {
+			continue
+		}
+		if used == nil {
+			used = map[uint32]bool{}
+			for _, later := range bs[i+1:] {
+				if later.ID <= BucketMax {
+					used[later.ID] = true
+				}
+			}
+		}
+		for used[next] {
+			next++
+		}
+		ids[i] = next
+		used[next] = true
+	}
+	return ids
 }
 
 // --- group description ---

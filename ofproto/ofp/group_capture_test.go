@@ -16,7 +16,7 @@ import (
 // groupCapturesFile holds what Debian's ovs-ofctl sent to a real
 // ovs-vswitchd (dummy datapath) for the group and meter commands in each
 // OpenFlow version, and what the switch replied. Replies carry durations,
-// so the file is rewritten only with -update (testdata/capture.sh).
+// so the file is rewritten only with -update (go test -run TestRecordGroupCaptures . -args -update).
 const groupCapturesFile = "testdata/group_captures.txt"
 
 // groupSessions returns the ovs-ofctl runs, per version, in order: the
@@ -183,7 +183,7 @@ func readGroupCaptures(t testing.TB) []captured {
 }
 
 // TestRecordGroupCaptures rewrites testdata/group_captures.txt with
-// -update (run testdata/capture.sh); otherwise it does nothing, because
+// -update; otherwise it does nothing, because
 // the switch's replies carry durations.
 func TestRecordGroupCaptures(t *testing.T) {
 	if !*update {

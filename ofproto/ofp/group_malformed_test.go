@@ -3,6 +3,7 @@ package ofp_test
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
@@ -152,5 +153,49 @@ func TestMalformedGroupMessagesGetTheSameErrorFromOVS(t *testing.T) {
 				t.Errorf("Open vSwitch answered %v, want [%s]", codes, want)
 			}
 		})
+	}
+}
+
+// gvs's encodings of hand-built group and meter mods, sent in order to a
+// real switch, get the answers Open vSwitch gives: none, except where
+// the userspace datapath lacks the feature.
+func TestHandBuiltGroupAndMeterModsGetOVSsAnswer(t *testing.T) {
+	e := startOVSForeground(t)
+	cases := groupPrintCases(t)
+	byName := map[string]groupPrintCase{}
+	for _, pc := range cases {
+		byName[pc.name] = pc
+	}
+	all13 := groupPrintCase{"of13 all group 13", 4, &ofp.GroupMod{Command: ofp.GroupAdd, Type: ofp.GroupTypeAll, GroupID: 13,
+		Buckets: []ofp.Bucket{{WatchPort: ofp.PortAny, WatchGroup: ofp.GroupAny, Actions: []ofp.Action{{Type: ofp.ActOutput, Port: 1}}}}}}
+	drop15 := groupPrintCase{"of15 meter 6 drop", 6, &ofp.MeterMod{Command: ofp.MeterAdd, Flags: ofp.MeterFlagPktps | ofp.MeterFlagStats, MeterID: 6,
+		Bands: []ofp.MeterBand{{Type: ofp.MeterBandDrop, Rate: 10}}}}
+	steps := []struct {
+		pc   groupPrintCase
+		want []ofp.ErrCode
+	}{
+		{byName["of15 select group with hash fields"], nil},
+		{byName["nx select group with dp_hash"], nil},
+		{byName["of15 fast failover group"], nil},
+		{byName["of13 fast failover group"], nil},
+		{all13, nil},
+		{byName["nx insert bucket last"], nil},
+		{byName["of15 remove all buckets"], nil},
+		{byName["of12 delete all groups"], nil},
+		{drop15, nil},
+		// The userspace datapath has drop bands only.
+		{byName["of13 meter mod with dscp remark"], []ofp.ErrCode{ofp.OFPMMFC_BAD_BAND}},
+		{byName["of14 meter delete"], nil},
+	}
+	for _, s := range steps {
+		b := mustEncode(t, s.pc.v, 7, s.pc.msg)
+		codes := sendToOVS(t, e.mgmt, s.pc.v, b)
+		var want []ofp.ErrCode
+		for _, c := range s.want {
+			want = append(want, ofp.NewErrorMsg(s.pc.v, c, nil).ErrCode(s.pc.v))
+		}
+		if fmt.Sprint(codes) != fmt.Sprint(want) {
+			t.Errorf("%s: Open vSwitch answered %v, want %v", s.pc.name, codes, want)
+		}
 	}
 }

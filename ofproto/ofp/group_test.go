@@ -313,3 +313,40 @@ func TestGroupAndMeterRepliesSplitAcrossMessages(t *testing.T) {
 		}
 	}
 }
+
+// Buckets without an ID get the ones ovs-ofctl allocates: a group mod
+// built as ovs-ofctl parsed add-group encodes to the bytes it sent.
+func TestUnsetBucketIDsAreAllocatedAsOVSOfctlDoes(t *testing.T) {
+	unset := func(p uint32) ofp.Bucket {
+		return ofp.Bucket{ID: ofp.BucketAll, WatchPort: ofp.PortAny, WatchGroup: ofp.GroupAny, Actions: []ofp.Action{{Type: ofp.ActOutput, Port: p}}}
+	}
+	for _, name := range []string{"of15_add_group_all", "of10_add_group_all"} {
+		var want []byte
+		var v uint8
+		for _, c := range readGroupCaptures(t) {
+			if c.name == name && c.sent && (c.data[1] == 15 || c.data[1] == 4) {
+				want, v = c.data, c.data[0]
+			}
+		}
+		gm := &ofp.GroupMod{Command: ofp.GroupAdd, Type: ofp.GroupTypeAll, GroupID: 1, CommandBucketID: ofp.BucketAll,
+			Buckets: []ofp.Bucket{unset(1), unset(2)}}
+		if got := mustEncode(t, v, binary.BigEndian.Uint32(want[4:]), gm); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %x\nwant %x", name, got, want)
+		}
+	}
+	// Explicit IDs after the first unset bucket are skipped; the
+	// allocated ones are 0, 2 here.
+	gm := &ofp.GroupMod{Type: ofp.GroupTypeAll, GroupID: 1, CommandBucketID: ofp.BucketAll, Buckets: []ofp.Bucket{unset(1), unset(2), unset(3)}}
+	gm.Buckets[1].ID = 1
+	m, err := ofp.Decode(mustEncode(t, 6, 1, gm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint32
+	for _, b := range m.Body.(*ofp.GroupMod).Buckets {
+		ids = append(ids, b.ID)
+	}
+	if fmt.Sprint(ids) != "[0 1 2]" {
+		t.Errorf("bucket ids %v, want [0 1 2]", ids)
+	}
+}

@@ -61,14 +61,15 @@ func splitAction(s string) (name, arg string) {
 	return s[:i], s[i+1:]
 }
 
-// parseActions parses an action list into ofpacts, as ovs-ofctl's parser
-// builds them (before encoding for a version).
-func parseActions(s string, v uint8, m *mf.Match) ([]ofp.Action, error) {
+// parseActions parses the action list of a flow in table (TableUnset if
+// none), checks it against the flow's match and returns it in the form
+// version v carries, as ovs-ofctl prints the flow mod it sends.
+func parseActions(s string, v uint8, m *mf.Match, table uint8) ([]ofp.Action, error) {
 	acts, err := parseActionList(s, v, m, 0)
 	if err != nil || len(acts) == 0 {
 		return nil, err
 	}
-	return finishActions(acts, v, m)
+	return finishActions(acts, v, m, table)
 }
 
 func parseActionList(s string, v uint8, m *mf.Match, depth int) ([]ofp.Action, error) {
@@ -455,7 +456,9 @@ func parseOutput(arg string) (ofp.Action, error) {
 	return ofp.Action{}, errf("%s: output to unknown port", arg)
 }
 
-var reasonNames = []string{"no_match", "action", "invalid_ttl", "action_set", "group", "packet_out"}
+// reasonNames are the packet-in reasons controller() names, by value;
+// read-only.
+var reasonNames = [...]string{"no_match", "action", "invalid_ttl", "action_set", "group", "packet_out"}
 
 func parseController(arg string) (ofp.Action, error) {
 	c := &ofp.Controller{MaxLen: 0xffff, Reason: ofp.ReasonAction, MeterID: ofp.NoMeter}
@@ -720,11 +723,11 @@ func parseMultipath(arg string) (ofp.Action, error) {
 		return ofp.Action{}, errf("%s: not enough arguments to multipath action", arg)
 	}
 	mp := &ofp.Multipath{}
-	fi, ok := lookupName(ofp.HashFieldNames, parts[0])
+	fi, ok := ofp.HashFieldsByName(parts[0])
 	if !ok {
 		return ofp.Action{}, errf("%s: unknown fields `%s'", arg, parts[0])
 	}
-	ai, ok := lookupName(ofp.MultipathAlgNames, parts[2])
+	ai, ok := ofp.MultipathAlgByName(parts[2])
 	if !ok {
 		return ofp.Action{}, errf("%s: unknown algorithm `%s'", arg, parts[2])
 	}
@@ -752,7 +755,8 @@ func parseMultipath(arg string) (ofp.Action, error) {
 	return ofp.Action{Type: ofp.ActMultipath, Multipath: mp}, nil
 }
 
-var bundleAlgs = []string{"active_backup", "hrw"}
+// bundleAlgs are the NX_BD_ALG_* names, by value; read-only.
+var bundleAlgs = [...]string{"active_backup", "hrw"}
 
 func parseBundle(arg string, load bool) (ofp.Action, error) {
 	head, members, ok := strings.Cut(arg, ",members:")
@@ -768,11 +772,11 @@ func parseBundle(arg string, load bool) (ofp.Action, error) {
 		return ofp.Action{}, errf("%s: not enough arguments to bundle action", arg)
 	}
 	bd := &ofp.Bundle{}
-	fi, ok := lookupName(ofp.HashFieldNames, parts[0])
+	fi, ok := ofp.HashFieldsByName(parts[0])
 	if !ok {
 		return ofp.Action{}, errf("%s: unknown fields `%s'", arg, parts[0])
 	}
-	ai, ok := lookupName(bundleAlgs, parts[2])
+	ai, ok := lookupName(bundleAlgs[:], parts[2])
 	if !ok {
 		return ofp.Action{}, errf("%s: unknown algorithm `%s'", arg, parts[2])
 	}

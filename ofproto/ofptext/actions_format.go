@@ -180,8 +180,8 @@ func formatAction(sb *strings.Builder, a *ofp.Action, v uint8) {
 		}
 	case ofp.ActMultipath:
 		if m := a.Multipath; m != nil {
-			fmt.Fprintf(sb, "multipath(%s,%d,%s,%d,%d,%s)", nameOf(ofp.HashFieldNames, m.Fields), m.Basis,
-				nameOf(ofp.MultipathAlgNames, m.Algorithm), int(m.MaxLink)+1, m.Arg, formatSubfield(m.Dst))
+			fmt.Fprintf(sb, "multipath(%s,%d,%s,%d,%d,%s)", ofp.HashFieldsName(m.Fields), m.Basis,
+				ofp.MultipathAlgName(m.Algorithm), int(m.MaxLink)+1, m.Arg, formatSubfield(m.Dst))
 		}
 	case ofp.ActBundle:
 		if b := a.Bundle; b != nil {
@@ -189,7 +189,7 @@ func formatAction(sb *strings.Builder, a *ofp.Action, v uint8) {
 			if b.Dst.Field != nil {
 				name = "bundle_load"
 			}
-			fmt.Fprintf(sb, "%s(%s,%d,%s,ofport,", name, nameOf(ofp.HashFieldNames, b.Fields), b.Basis, nameOf(bundleAlgs, b.Algorithm))
+			fmt.Fprintf(sb, "%s(%s,%d,%s,ofport,", name, ofp.HashFieldsName(b.Fields), b.Basis, nameOf(bundleAlgs[:], b.Algorithm))
 			if b.Dst.Field != nil {
 				sb.WriteString(formatSubfield(b.Dst) + ",")
 			}
@@ -287,7 +287,7 @@ func formatController(sb *strings.Builder, c *ofp.Controller) {
 	}
 	var parts []string
 	if c.Reason != ofp.ReasonAction {
-		parts = append(parts, "reason="+nameOf(reasonNames, uint16(c.Reason)))
+		parts = append(parts, "reason="+nameOf(reasonNames[:], uint16(c.Reason)))
 	}
 	if c.MaxLen != 0xffff {
 		parts = append(parts, "max_len="+strconv.Itoa(int(c.MaxLen)))
@@ -483,14 +483,14 @@ func isCTField(f *mf.Field) bool {
 // ovs-ofctl prints them: verified, checked against the match, encoded
 // for v and decoded again (so load/set_field, mod_vlan_vid, enqueue... take
 // their form for v).
-func finishActions(acts []ofp.Action, v uint8, m *mf.Match) ([]ofp.Action, error) {
+func finishActions(acts []ofp.Action, v uint8, m *mf.Match, table uint8) ([]ofp.Action, error) {
 	if err := verifyActions(acts, v, false); err != nil {
 		return nil, err
 	}
 	if err := usableIn(acts, v); err != nil {
 		return nil, err
 	}
-	if err := ofp.ValidateOfpactsVersion(v, acts, m, portMax, 0xff, 0xff); err != nil {
+	if err := ofp.ValidateOfpactsVersion(v, acts, m, portMax, table, 0xff); err != nil {
 		if errors.Is(err, ofp.ErrOnlyOF10) {
 			return nil, errf("none of the usable flow formats (OpenFlow10,NXM) is among the allowed flow formats (%s)", protocolNames[v])
 		}

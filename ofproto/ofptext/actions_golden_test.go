@@ -147,7 +147,8 @@ var badActionFlows = []string{
 	"actions=apply_actions(output:1)", "actions=clear_actions,output:1", "actions=output:1,goto_table:1,goto_table:2",
 	"ip,actions=ct(nat(src=1.1.1.1,dst=2.2.2.2))", "ip,actions=ct(nat(foo))", "actions=set_tunnel:x",
 	"actions=write_metadata:0x1/0x2/0x3", "actions=group:x", "actions=set_field:1->ct_mark",
-	"actions=conjunction(1,1/2),output:1", "actions=learn(load:ip_dst->reg3[])",
+	"actions=conjunction(1,1/2),output:1", "actions=learn(load:ip_dst->reg3[])", "table=3,actions=goto_table:2",
+	"table=3,actions=goto_table:3",
 }
 
 func TestParseActionErrorsAreOVSOfctls(t *testing.T) {
@@ -163,6 +164,32 @@ func TestParseActionErrorsAreOVSOfctls(t *testing.T) {
 		}
 		if err.Error() != want {
 			t.Errorf("ParseFlow(%q)\n got %q\nwant %q", f, err, want)
+		}
+	}
+}
+
+// learn checks the learned flow's match as it builds it, as ovs-ofctl.
+func TestParseLearnChecksLikeOVSOfctl(t *testing.T) {
+	ofctl := nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
+	for _, f := range []string{
+		"tcp,actions=learn(NXM_OF_IP_SRC[])", "actions=learn(eth_type=0x800,NXM_OF_IP_SRC[])",
+		"ip,actions=learn(NXM_OF_ETH_TYPE[],NXM_OF_IP_SRC[])", "actions=learn(eth_type=0x800,load:0x1->NXM_OF_IP_SRC[])",
+		"actions=learn(load:0x1->NXM_OF_IP_SRC[])", "tcp,actions=learn(eth_type=0x800,nw_proto=6,NXM_OF_TCP_SRC[])",
+		"actions=learn(table=2,eth_type=0x86dd,ipv6_src=::1,nw_proto=17,udp_dst=53,output:NXM_OF_IN_PORT[])",
+		"actions=learn(table=2,eth_type=0x86dd,udp_dst=53)",
+	} {
+		out, _ := exec.Command(ofctl, "parse-flow", f).CombinedOutput()
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		want := strings.TrimPrefix(lines[len(lines)-1], "ovs-ofctl: ")
+		fl, err := ParseFlow(f, mf.OF10)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else if _, body, ok := strings.Cut(want, ": ADD "); ok {
+			got, want = FormatFlowMod(fl), body
+		}
+		if got != want {
+			t.Errorf("ParseFlow(%q)\n got %q\nwant %q", f, got, want)
 		}
 	}
 }

@@ -81,7 +81,7 @@ func ParseFlow(s string, v uint8) (*Flow, error) {
 		return nil, errf("flow additions cannot use a cookie mask")
 	}
 	normalize(&fl.Match)
-	acts, err := parseActions(actPart, v, &fl.Match)
+	acts, err := parseActions(actPart, v, &fl.Match, fl.Table)
 	if err != nil {
 		return nil, err
 	}

@@ -108,11 +108,9 @@ func (b *Bridge) flowStats(s ofconn.Sender, m *ofp.Msg, req *ofp.FlowStatsReques
 			Match: r.Match, Actions: acts, IdleAge: -1, HardAge: -1,
 		}
 		if req.Format == ofp.FormatNXM {
-			last := r.Modified
-			if u := r.Stats.Used.Load(); u > last.UnixNano() {
-				last = time.Unix(0, u)
-			}
-			fs.IdleAge = int(now.Sub(last) / time.Second)
+			// Open vSwitch: idle_age counts from the last hit or the add,
+			// not from a modify.
+			fs.IdleAge = int(now.Sub(r.LastUsed()) / time.Second)
 			if r.Modified != r.Created {
 				fs.HardAge = int(now.Sub(r.Modified) / time.Second)
 			}

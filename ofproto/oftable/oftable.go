@@ -52,6 +52,11 @@ type Counters struct {
 	Bytes   atomic.Uint64
 	// Used is the last time a packet hit the rule (UnixNano; 0 never).
 	Used atomic.Int64
+	// Since is when the counters started (UnixNano): the first rule of a
+	// modify/replace lineage was added then. Idle timeouts count from
+	// max(Since, Used), as Open vSwitch's stats.used, which a modify
+	// does not reset.
+	Since int64
 }
 
 // Add accounts n packets of b bytes seen at now.
@@ -92,6 +97,12 @@ type Rule struct {
 	cr *classifier.Rule[*Rule]
 	// removeReason is set when the rule is removed by this package.
 	removeReason int
+}
+
+// LastUsed is when a packet last hit the rule, or when its counters
+// started if none did: idle timeouts and idle_age count from it.
+func (r *Rule) LastUsed() time.Time {
+	return time.Unix(0, max(r.Stats.Used.Load(), r.Stats.Since))
 }
 
 // Conjunctions returns the rule's conjunction clauses (nil for an ordinary
@@ -303,7 +314,10 @@ type Txn struct {
 	v       classifier.Version
 	added   []*Rule
 	removed []*Rule
-	done    bool
+	// pred maps a rule added by a modify or a replacing add to the rule
+	// it replaced.
+	pred map[*Rule]*Rule
+	done bool
 }
 
 // ErrTxnDone is returned when a finished Txn is used.
@@ -358,7 +372,7 @@ func (x *Txn) newRule(fm *FlowMod, table uint8, now time.Time) (*Rule, error) {
 		Table: table, Priority: fm.Priority, Match: fm.Match, Cookie: fm.NewCookie,
 		Flags: fm.Flags, IdleTimeout: fm.IdleTimeout, HardTimeout: fm.HardTimeout,
 		Importance: fm.Importance, Actions: fm.Actions, Created: now, Modified: now,
-		Stats: &Counters{},
+		Stats: &Counters{Since: now.UnixNano()},
 	}
 	if r.Cookie == CookieUnchanged {
 		r.Cookie = 0
@@ -399,6 +413,7 @@ func (x *Txn) add(fm *FlowMod) error {
 		if err := x.remove(old.Payload); err != nil {
 			return err
 		}
+		x.replaces(r, old.Payload)
 	}
 	return x.insert(r)
 }
@@ -477,7 +492,7 @@ func (x *Txn) modify(fm *FlowMod, strict bool) error {
 			n.Cookie = fm.NewCookie
 		}
 		if fm.Flags&FlagResetCounts != 0 {
-			n.Stats = &Counters{}
+			n.Stats = &Counters{Since: now.UnixNano()}
 		}
 		cr, err := classifier.NewRule(&n.Match, n.Priority, fm.Conjunctions, &n)
 		if err != nil {
@@ -487,6 +502,7 @@ func (x *Txn) modify(fm *FlowMod, strict bool) error {
 		if err := x.remove(o); err != nil {
 			return err
 		}
+		x.replaces(&n, o)
 		if err := x.insert(&n); err != nil {
 			return err
 		}
@@ -497,9 +513,21 @@ func (x *Txn) modify(fm *FlowMod, strict bool) error {
 func (x *Txn) delete(fm *FlowMod, strict bool, reason int) {
 	for _, r := range x.selected(fm, strict) {
 		if x.remove(r) == nil {
-			r.removeReason = reason
+			// Deleting a rule this transaction made from a visible one
+			// deletes that one: it is the flow that disappears.
+			for p := r; p != nil; p = x.pred[p] {
+				p.removeReason = reason
+			}
 		}
 	}
+}
+
+// replaces records that n took old's place in this transaction.
+func (x *Txn) replaces(n, old *Rule) {
+	if x.pred == nil {
+		x.pred = map[*Rule]*Rule{}
+	}
+	x.pred[n] = old
 }
 
 // Removal is a rule a commit removed for good (not replaced by a modified
@@ -604,11 +632,7 @@ func (t *Tables) Expire(now time.Time) []Removal {
 			if r.HardTimeout != 0 && now.Sub(r.Modified) >= time.Duration(r.HardTimeout)*time.Second {
 				reason = RemovedHardTimeout
 			} else if r.IdleTimeout != 0 {
-				last := r.Modified
-				if u := r.Stats.Used.Load(); u > last.UnixNano() {
-					last = time.Unix(0, u)
-				}
-				if now.Sub(last) >= time.Duration(r.IdleTimeout)*time.Second {
+				if now.Sub(r.LastUsed()) >= time.Duration(r.IdleTimeout)*time.Second {
 					reason = RemovedIdleTimeout
 				}
 			}

@@ -432,6 +432,33 @@ func TestDeleteLooseAndStrict(t *testing.T) {
 	}
 }
 
+// A flow that was visible before a transaction and is modified (or
+// replaced) then deleted inside it is gone after the commit: its deletion
+// must be reported, with the reason of the delete.
+func TestDeleteOfAFlowModifiedInTheSameTransactionIsReported(t *testing.T) {
+	for _, first := range []string{"modify", "replace"} {
+		tb := newTables(t, newClock())
+		m := ipDst(t, net10, 8)
+		fm := add(m, 10, 5, output(1))
+		fm.Flags = oftable.FlagSendFlowRem
+		apply(t, tb, fm)
+		change := cmd(ofp.FlowModify, 0, m, 0, output(2))
+		if first == "replace" {
+			change = add(m, 10, 5, output(2))
+		}
+		rem := apply(t, tb, change, cmd(ofp.FlowDeleteStrict, 0, m, 10))
+		if len(rem) != 1 || rem[0].Reason != oftable.RemovedDelete || rem[0].Rule.Cookie != 5 || tb.Count() != 0 {
+			t.Errorf("%s then delete: removals %+v, count %d", first, rem, tb.Count())
+		}
+	}
+	// A flow added and deleted in one transaction was never visible.
+	tb := newTables(t, newClock())
+	m := ipDst(t, net10, 8)
+	if rem := apply(t, tb, add(m, 10, 5, output(1)), cmd(ofp.FlowDeleteStrict, 0, m, 10)); len(rem) != 0 {
+		t.Errorf("add then delete: removals %+v", rem)
+	}
+}
+
 func TestDeleteFiltersByOutPort(t *testing.T) {
 	tb := newTables(t, newClock())
 	apply(t, tb, add(ipDst(t, net10, 8), 10, 1, output(1)),
@@ -603,6 +630,48 @@ func TestExpireHardTimeoutCountsFromModification(t *testing.T) {
 	}
 	if rem := tb.Expire(c.t.Add(10 * time.Second)); len(rem) != 1 || rem[0].Reason != oftable.RemovedHardTimeout {
 		t.Fatalf("not expired 10s after modify: %+v", rem)
+	}
+}
+
+// Open vSwitch 3.1: add-flow priority=5,ip,idle_timeout=3 ; 2s later
+// mod-flows priority=5,ip,actions=output:2 ; the flow is gone 3s after the
+// add: a modify does not restart the idle timer (stats.used carries over),
+// and neither does an add that replaces the flow without reset_counts.
+func TestExpireIdleTimeoutIsNotRestartedByModifyOrReplace(t *testing.T) {
+	c := newClock()
+	tb := newTables(t, c)
+	m := ipDst(t, net10, 8)
+	fm := add(m, 10, 1, output(1))
+	fm.IdleTimeout = 3
+	apply(t, tb, fm)
+	start := c.t
+	c.advance(2 * time.Second)
+	apply(t, tb, cmd(ofp.FlowModify, 0, m, 0, output(2)))
+	if r := tb.FindStrict(0, &m, 10); !r.LastUsed().Equal(start) {
+		t.Fatalf("LastUsed %v, want the add's time %v", r.LastUsed(), start)
+	}
+	if rem := tb.Expire(start.Add(3 * time.Second)); len(rem) != 1 || rem[0].Reason != oftable.RemovedIdleTimeout {
+		t.Fatalf("modified flow not idle-expired 3s after its add: %+v", rem)
+	}
+
+	apply(t, tb, fm)
+	start = c.t
+	c.advance(2 * time.Second)
+	apply(t, tb, fm) // identical add, counters (and idle time) carried over
+	if rem := tb.Expire(start.Add(3 * time.Second)); len(rem) != 1 {
+		t.Fatalf("replaced flow not idle-expired: %+v", rem)
+	}
+
+	apply(t, tb, fm)
+	c.advance(2 * time.Second)
+	reset := *fm
+	reset.Flags = oftable.FlagResetCounts
+	apply(t, tb, &reset) // reset_counts starts the idle time again
+	if rem := tb.Expire(c.t.Add(2 * time.Second)); len(rem) != 0 {
+		t.Fatalf("reset_counts replacement expired early: %+v", rem)
+	}
+	if rem := tb.Expire(c.t.Add(3 * time.Second)); len(rem) != 1 {
+		t.Fatalf("reset_counts replacement not expired: %+v", rem)
 	}
 }
 

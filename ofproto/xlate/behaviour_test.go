@@ -120,8 +120,7 @@ func TestDecTTLAtOneSendsInvalidTTLPacketInAndStops(t *testing.T) {
 	// Open vSwitch 3.1 megaflow.
 	want := "recirc_id(0),in_port(1),packet_type(ns=0,id=0),eth_type(0x0800),ipv4(proto=6,ttl=1,frag=no)"
 	if m, _ := flow.ParseMatch(want); m.Mask != out.Mask {
-		t.Logf("megaflow %s, Open vSwitch %s", megaflow(k, out.Mask), want)
-		t.Skip("bug: " + bugNwProto)
+		t.Errorf("megaflow %s, Open vSwitch %s", megaflow(k, out.Mask), want)
 	}
 }
 
@@ -192,6 +191,8 @@ func TestLearnReturnsTheLearnedFlowWithSideEffects(t *testing.T) {
 	if len(out.Learned) != 1 {
 		t.Fatalf("learned %d flows", len(out.Learned))
 	}
+	// Open vSwitch 3.1 installs (ovs-ofctl dump-flows br0 table=1):
+	// table=1, hard_timeout=30, priority=7,dl_dst=00:00:00:00:00:01 actions=output:1
 	lf := out.Learned[0]
 	want := flowMod(t, mf.OF10, "dl_dst=00:00:00:00:00:01 actions=drop").Match
 	if lf.Table != 1 || lf.Priority != 7 || lf.HardTimeout != 30 || lf.Match != want {
@@ -264,6 +265,57 @@ func TestTranslateAllocations(t *testing.T) {
 	k := key(t, pktTCP)
 	var out xlate.Out
 	in := xlate.In{Key: k}
-	n := testing.AllocsPerRun(100, func() { e.x.Translate(&in, &out) })
-	t.Logf("%.0f allocations per translation of a 3-table pipeline", n)
+	// Translation runs per upcall, not per packet; the bound catches
+	// regressions (10 at the time of writing: ctx, actions, rules, set
+	// images and field scratch buffers).
+	if n := testing.AllocsPerRun(100, func() { e.x.Translate(&in, &out) }); n > 16 {
+		t.Fatalf("%.0f allocations per translation of a 3-table pipeline, want <= 16", n)
+	}
+}
+
+// TestTranslateDuringCommits translates while the rule it hits is
+// modified and replaced: every translation sees one complete version.
+func TestTranslateDuringCommits(t *testing.T) {
+	e := newEnv(t, mf.OF10, "priority=5,tcp actions=output:2")
+	k := key(t, pktTCP)
+	stop := make(chan struct{})
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			var out xlate.Out
+			in := xlate.In{Key: k}
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				e.x.Translate(&in, &out)
+				if s := out.Actions.String(); s != "2" && s != "3" {
+					errs <- errors.New("translated to " + s)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 200 {
+		if i%2 == 0 {
+			e.add(t, mf.OF10, "priority=5,tcp actions=output:3")
+		} else {
+			x := e.tables.Begin()
+			fm := flowMod(t, mf.OF10, "priority=5,tcp actions=output:2")
+			fm.Command = ofp.FlowModifyStrict
+			if err := x.Apply(fm); err != nil {
+				t.Fatal(err)
+			}
+			x.Commit()
+		}
+	}
+	close(stop)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -86,10 +86,12 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 		return
 	}
 	c.emit(acts[0])
+	c.conntracked = true
 	// The connection's state is known only after the datapath runs ct:
 	// the rest of this pass must not rely on the old ct fields.
 	if ct.Table != ctNoRecirc {
 		fz := freeze(c.snap.Bridge, ct.Table, &c.flow)
+		fz.Conntracked = true
 		id := c.x.Recirc.ID(fz)
 		c.trace("recirc(%#x): resume at table %d", id, ct.Table)
 		c.emit(odp.Recirc(id))
@@ -125,6 +127,9 @@ func isAllOnes(b []byte) bool {
 // ctClear translates ct_clear: the datapath forgets the connection and the
 // pipeline's ct fields become zero.
 func (c *ctx) ctClear() {
+	if !c.conntracked {
+		return // as Open vSwitch: nothing to forget
+	}
 	c.commit()
 	c.emit(odp.CtClear())
 	k := &c.flow.Key

@@ -29,7 +29,7 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		c.decTTL(a.IDs)
 	case ofp.ActSetNWTTL:
 		if isIP(k) {
-			w.NwTTL = 0xff
+			w.NwTTL, w.NwProto = 0xff, 0xff
 			k.NwTTL = uint8(a.Arg)
 		}
 	case ofp.ActNote, ofp.ActFinTimeout, ofp.ActConjunction, ofp.ActSample, ofp.ActMeter,
@@ -57,6 +57,7 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		k.EthDst = mac48(a.Arg)
 	case ofp.ActSetNWSrc, ofp.ActSetNWDst:
 		if k.EthType == flow.EthTypeIPv4 {
+			w.NwProto = 0xff
 			if a.Type == ofp.ActSetNWSrc {
 				w.NwSrc, k.NwSrc = ^uint32(0), uint32(a.Arg)
 			} else {
@@ -66,11 +67,13 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 	case ofp.ActSetNWTos:
 		if isIP(k) {
 			w.NwTos |= 0xfc
+			w.NwProto = 0xff
 			k.NwTos = k.NwTos&^0xfc | uint8(a.Arg)&0xfc
 		}
 	case ofp.ActSetNWECN:
 		if isIP(k) {
 			w.NwTos |= 0x03
+			w.NwProto = 0xff
 			k.NwTos = k.NwTos&^0x03 | uint8(a.Arg)&0x03
 		}
 	case ofp.ActSetTPSrc, ofp.ActSetTPDst:
@@ -85,10 +88,13 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 	case ofp.ActSetTunnel:
 		k.TunID = a.Arg
 	case ofp.ActSetQueue:
+		w.SkbPriority = ^uint32(0)
 		k.SkbPriority = uint32(a.Arg)
 	case ofp.ActPopQueue:
+		w.SkbPriority = ^uint32(0)
 		k.SkbPriority = c.in.Key.SkbPriority
 	case ofp.ActEnqueue:
+		w.SkbPriority = ^uint32(0)
 		old := k.SkbPriority
 		k.SkbPriority = uint32(a.Arg)
 		c.output(Port16(a.Port), 0)
@@ -141,6 +147,8 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		setMasked(f, &c.flow, v, m)
 	case ofp.ActLearn:
 		c.learn(a.Learn)
+	case ofp.ActGroup:
+		c.group(uint32(a.Arg))
 	default:
 		return false
 	}
@@ -184,7 +192,7 @@ func (c *ctx) decTTL(ids []uint16) {
 	if !isIP(k) {
 		return
 	}
-	c.wc.NwTTL = 0xff
+	c.wc.NwTTL, c.wc.NwProto = 0xff, 0xff
 	if k.NwTTL > 1 {
 		k.NwTTL--
 		return

@@ -134,8 +134,30 @@ func (c *ctx) setField(f *mf.Field, value, mask []byte) {
 	if m == nil {
 		m = allOnes(f.Bytes)
 	}
+	if isIPHeader(f) {
+		c.wc.NwProto = 0xff // as Open vSwitch does for IP header writes
+	}
 	orField(f, &c.wc, m)
 	setMasked(f, &c.flow, value, m)
+}
+
+// changed is a masked set's mask for one field: the consulted bits m if
+// the field changed, none otherwise (Open vSwitch's keycmp_mask).
+func changed[T comparable](now, base, m T) T {
+	if now == base {
+		var zero T
+		return zero
+	}
+	return m
+}
+
+// isIPHeader reports whether f is an IPv4/IPv6 header field.
+func isIPHeader(f *mf.Field) bool {
+	switch f.Prereq {
+	case mf.PrereqIPv4, mf.PrereqIPv6, mf.PrereqIPAny:
+		return true
+	}
+	return false
 }
 
 // subfieldMask returns the mask of bits [ofs, ofs+n) of an nbytes-wide
@@ -205,30 +227,29 @@ func (c *ctx) commit() {
 		b.SkbPriority = f.SkbPriority
 	}
 	if f.EthSrc != b.EthSrc || f.EthDst != b.EthDst {
-		c.emit(odp.SetEth(f.EthSrc, w.EthSrc, f.EthDst, w.EthDst))
+		c.emit(odp.SetEth(f.EthSrc, changed(f.EthSrc, b.EthSrc, w.EthSrc), f.EthDst, changed(f.EthDst, b.EthDst, w.EthDst)))
 		b.EthSrc, b.EthDst = f.EthSrc, f.EthDst
 	}
 	c.commitVLAN()
 	switch f.EthType {
 	case flow.EthTypeIPv4:
 		if f.NwSrc != b.NwSrc || f.NwDst != b.NwDst || f.NwTos != b.NwTos || f.NwTTL != b.NwTTL {
-			// Open vSwitch's commit of an IP header change matches the
-			// protocol too.
-			w.NwProto = 0xff
-			c.emit(odp.SetIPv4(f.NwSrc, w.NwSrc, f.NwDst, w.NwDst, f.NwTos, w.NwTos, f.NwTTL, w.NwTTL))
+			c.emit(odp.SetIPv4(f.NwSrc, changed(f.NwSrc, b.NwSrc, w.NwSrc), f.NwDst, changed(f.NwDst, b.NwDst, w.NwDst),
+				f.NwTos, changed(f.NwTos, b.NwTos, w.NwTos), f.NwTTL, changed(f.NwTTL, b.NwTTL, w.NwTTL)))
 			b.NwSrc, b.NwDst, b.NwTos, b.NwTTL = f.NwSrc, f.NwDst, f.NwTos, f.NwTTL
 		}
 	case flow.EthTypeIPv6:
 		if f.IPv6Src != b.IPv6Src || f.IPv6Dst != b.IPv6Dst || f.IPv6Label != b.IPv6Label || f.NwTos != b.NwTos || f.NwTTL != b.NwTTL {
 			var v, m [odp.ImageSize]byte
 			binary.BigEndian.PutUint32(v[0:], 6<<28|uint32(f.NwTos)<<20|f.IPv6Label&0xfffff)
-			binary.BigEndian.PutUint32(m[0:], uint32(w.NwTos)<<20|w.IPv6Label&0xfffff)
+			binary.BigEndian.PutUint32(m[0:], uint32(changed(f.NwTos, b.NwTos, w.NwTos))<<20|changed(f.IPv6Label, b.IPv6Label, w.IPv6Label)&0xfffff)
 			copy(v[8:24], f.IPv6Src[:])
-			copy(m[8:24], w.IPv6Src[:])
+			ms := changed(f.IPv6Src, b.IPv6Src, w.IPv6Src)
+			copy(m[8:24], ms[:])
 			copy(v[24:40], f.IPv6Dst[:])
-			copy(m[24:40], w.IPv6Dst[:])
-			v[7], m[7] = f.NwTTL, w.NwTTL
-			w.NwProto = 0xff
+			md := changed(f.IPv6Dst, b.IPv6Dst, w.IPv6Dst)
+			copy(m[24:40], md[:])
+			v[7], m[7] = f.NwTTL, changed(f.NwTTL, b.NwTTL, w.NwTTL)
 			c.emit(odp.NewSet(odp.FieldIPv6, &v, &m))
 			b.IPv6Src, b.IPv6Dst, b.IPv6Label, b.NwTos, b.NwTTL = f.IPv6Src, f.IPv6Dst, f.IPv6Label, f.NwTos, f.NwTTL
 		}
@@ -270,7 +291,7 @@ func (c *ctx) commit() {
 			return
 		}
 		if fld != 0 {
-			c.emit(odp.SetPorts(fld, f.TpSrc, w.TpSrc, f.TpDst, w.TpDst))
+			c.emit(odp.SetPorts(fld, f.TpSrc, changed(f.TpSrc, b.TpSrc, w.TpSrc), f.TpDst, changed(f.TpDst, b.TpDst, w.TpDst)))
 			b.TpSrc, b.TpDst = f.TpSrc, f.TpDst
 		}
 	}
@@ -284,6 +305,8 @@ func (c *ctx) commitVLAN() {
 		return
 	}
 	if b.VLANs[0].TCI&flow.VLANCFI != 0 {
+		// Popping depends on the whole tag (commit_vlan_action).
+		c.wc.VLANs[0] = flow.VLAN{TPID: 0xffff, TCI: 0xffff}
 		c.emit(odp.PopVLAN())
 	}
 	if f.VLANs[0].TCI&flow.VLANCFI != 0 {

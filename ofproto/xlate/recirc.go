@@ -19,6 +19,14 @@ type Frozen struct {
 	Regs         [mf.NumRegs]uint32
 	Metadata     uint64
 	ActsetOutput uint32
+	// Group, with HasGroup, resumes in a dp_hash select group: its
+	// bucket by dp_hash, then Rest (the remaining actions, encoded as
+	// OpenFlow 1.5 actions so the state stays comparable).
+	Group    uint32
+	HasGroup bool
+	Rest     string
+	// Conntracked is set when ct ran before the freeze.
+	Conntracked bool
 }
 
 func (fz *Frozen) restore(fl *mf.Flow) {

@@ -108,6 +108,7 @@ type Xlator struct {
 	Tables *oftable.Tables
 	Recirc *RecircTable
 	snap   atomic.Pointer[Snapshot]
+	groups atomic.Pointer[map[uint32]*Group]
 }
 
 // New returns a translator over tables with an empty snapshot.
@@ -250,6 +251,9 @@ type ctx struct {
 	stack  [][]byte
 	exit   bool
 	err    error
+	// conntracked says ct ran on the packet (this pass or before the
+	// recirculation that started it): only then does ct_clear act.
+	conntracked bool
 }
 
 // Translate runs in through the bridge's pipeline.
@@ -272,6 +276,8 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.wc.NwFrag = flow.FragMask
 	}
 	start := uint8(0)
+	resumeGroup := false
+	var frozen Frozen
 	if in.OFActions != nil || in.Resume != nil {
 		c.flow.InPort = uint32(in.InPort)
 		c.flow.Regs, c.flow.Metadata = in.Regs, in.Metadata
@@ -300,7 +306,10 @@ func (x *Xlator) Translate(in *In, out *Out) {
 				c.switchBridge(px)
 			}
 			fz.restore(&c.flow)
+			c.conntracked = fz.Conntracked
 			start = fz.Table
+			resumeGroup = fz.HasGroup
+			frozen = fz
 		}
 	}
 	switch {
@@ -317,6 +326,9 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.resume(in.Resume)
 	case in.OFActions != nil:
 		c.doActions(in.OFActions)
+	case resumeGroup:
+		c.ind, c.table = 4, start
+		c.resumeGroup(&frozen)
 	default:
 		c.ind = 4
 		c.lookupTable(start, true)
@@ -380,7 +392,11 @@ func (c *ctx) finish() {
 // actions; a miss applies the table-miss behaviour (drop, as Open vSwitch
 // for OpenFlow 1.3+ and for tables other than 0; the switch reports
 // no-match packet-ins through a controller action in its miss rule).
-func (c *ctx) lookupTable(table uint8, tail bool) {
+func (c *ctx) lookupTable(table uint8, tail bool) { c.lookupTableIn(table, tail, c.flow.InPort) }
+
+// lookupTableIn is lookupTable with in_port inPort for the lookup only:
+// the rule's actions see the pipeline's in_port (resubmit(port,table)).
+func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32) {
 	if c.depth >= MaxDepth {
 		c.fail(ErrTooDeep)
 		return
@@ -388,7 +404,10 @@ func (c *ctx) lookupTable(table uint8, tail bool) {
 	if int(table) >= oftable.NumTables {
 		return
 	}
+	oldIn := c.flow.InPort
+	c.flow.InPort = inPort
 	r := c.x.Tables.Lookup(c.v, table, &c.flow, &c.wc)
+	c.flow.InPort = oldIn
 	oldInd := c.ind
 	line := c.ind - 3
 	if !tail {
@@ -473,17 +492,23 @@ func (c *ctx) resubmit(a *ofp.Action) {
 	if table == 255 {
 		table = c.table
 	}
-	port := Port16(a.Port)
-	old := c.flow.InPort
-	if port != PortInPort {
-		c.flow.InPort = uint32(port)
+	in := c.flow.InPort
+	if port := Port16(a.Port); port != PortInPort {
+		in = uint32(port)
 	}
-	c.lookupTable(table, c.last)
-	c.flow.InPort = old
+	c.lookupTableIn(table, c.last, in)
 }
 
 // emit appends a datapath action.
-func (c *ctx) emit(a odp.Action) { c.out.Actions = append(c.out.Actions, a) }
+func (c *ctx) emit(a odp.Action) {
+	if a.Kind == odp.KindSetMasked {
+		// A masked set carries key&mask (the kernel refuses other bits).
+		for i := range a.Set.Val {
+			a.Set.Val[i] &= a.Set.Mask[i]
+		}
+	}
+	c.out.Actions = append(c.out.Actions, a)
+}
 
 // output sends the packet to an OpenFlow port.
 func (c *ctx) output(port uint16, maxLen uint16) {
@@ -507,7 +532,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 	case PortFlood, PortAll:
 		c.commit()
 		for _, p := range c.snap.Sorted {
-			if p.ODP == NoODP || p.ODP == c.inODP || (port == PortFlood && p.NoFlood) {
+			if p.ODP == NoODP || uint32(p.OFPort) == c.flow.InPort || (port == PortFlood && p.NoFlood) {
 				continue
 			}
 			c.emit(odp.Output(p.ODP))

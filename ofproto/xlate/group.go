@@ -1,0 +1,202 @@
+package xlate
+
+import (
+	"sync/atomic"
+
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+)
+
+// Group is an OpenFlow group as translation uses it. Groups are immutable
+// once published (a group_mod publishes a new map); their counters are
+// shared by the versions of a group.
+type Group struct {
+	ID      uint32
+	Type    uint8
+	Buckets []ofp.Bucket
+	// Method is the select group's selection method: "hash" hashes
+	// Fields in translation; anything else (the default, "dp_hash")
+	// hashes in the datapath and recirculates, as Open vSwitch does.
+	Method string
+	Fields []mf.ID
+	// hashMap maps dp_hash & hashMask to a bucket index, buckets
+	// taking slots in proportion to their weights.
+	hashMap  []int
+	hashMask uint32
+	Stats    *GroupCounters
+}
+
+// GroupCounters are a group's packet and byte counts, per bucket too.
+type GroupCounters struct {
+	Packets, Bytes atomic.Uint64
+	Buckets        []BucketCounter
+}
+
+// BucketCounter counts a bucket's packets.
+type BucketCounter struct{ Packets, Bytes atomic.Uint64 }
+
+// NewGroup prepares a group for translation.
+func NewGroup(id uint32, typ uint8, buckets []ofp.Bucket, method string, fields []mf.ID, stats *GroupCounters) *Group {
+	g := &Group{ID: id, Type: typ, Buckets: buckets, Method: method, Fields: fields, Stats: stats}
+	if g.Stats == nil || len(g.Stats.Buckets) != len(buckets) {
+		g.Stats = &GroupCounters{Buckets: make([]BucketCounter, len(buckets))}
+	}
+	if typ == ofp.GroupTypeSelect && len(buckets) > 0 {
+		g.buildHashMap()
+	}
+	return g
+}
+
+// buildHashMap gives each bucket a share of 2^k slots (k so that there
+// are at least 16 slots per bucket) proportional to its weight, by
+// largest remainder.
+func (g *Group) buildHashMap() {
+	var total uint64
+	for _, b := range g.Buckets {
+		total += uint64(b.Weight)
+	}
+	n := 16
+	for n < 16*len(g.Buckets) {
+		n <<= 1
+	}
+	g.hashMap = make([]int, 0, n)
+	g.hashMask = uint32(n - 1)
+	if total == 0 {
+		return
+	}
+	for i, b := range g.Buckets {
+		share := int(uint64(b.Weight) * uint64(n) / total)
+		for j := 0; j < share; j++ {
+			g.hashMap = append(g.hashMap, i)
+		}
+	}
+	for i := 0; len(g.hashMap) < n; i = (i + 1) % len(g.Buckets) {
+		if g.Buckets[i].Weight > 0 {
+			g.hashMap = append(g.hashMap, i)
+		}
+	}
+}
+
+// SetGroups publishes the bridge's groups.
+func (x *Xlator) SetGroups(m map[uint32]*Group) { x.groups.Store(&m) }
+
+// Groups returns the published groups.
+func (x *Xlator) Groups() map[uint32]*Group {
+	if p := x.groups.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// group translates group:ID.
+func (c *ctx) group(id uint32) {
+	g := c.x.Groups()[id]
+	if g == nil {
+		c.trace("group %d does not exist", id)
+		return
+	}
+	switch g.Type {
+	case ofp.GroupTypeAll:
+		for i := range g.Buckets {
+			c.bucket(g, i, true)
+		}
+	case ofp.GroupTypeIndirect:
+		if len(g.Buckets) > 0 {
+			c.bucket(g, 0, false)
+		}
+	case ofp.GroupTypeFF:
+		for i := range g.Buckets {
+			if c.bucketLive(&g.Buckets[i]) {
+				c.bucket(g, i, false)
+				return
+			}
+		}
+	case ofp.GroupTypeSelect:
+		c.selectGroup(g)
+	}
+}
+
+// bucketLive reports whether a fast-failover bucket's watched port is up
+// (every existing port is, until gvs tracks link state here) and its
+// watched group exists.
+func (c *ctx) bucketLive(b *ofp.Bucket) bool {
+	if b.WatchPort != ofp.PortAny {
+		if c.snap.Ports[Port16(b.WatchPort)] == nil {
+			return false
+		}
+	}
+	if b.WatchGroup != ofp.GroupAny && c.x.Groups()[b.WatchGroup] == nil {
+		return false
+	}
+	return true
+}
+
+// bucket runs one bucket's actions; in an all group each bucket works on
+// its own copy of the packet, as clone.
+func (c *ctx) bucket(g *Group, i int, clone bool) {
+	if clone {
+		c.clone(g.Buckets[i].Actions)
+		return
+	}
+	c.doActions(g.Buckets[i].Actions)
+}
+
+// selectGroup picks a bucket: by a hash of the configured fields in
+// translation ("hash"), or by the datapath's dp_hash after a
+// recirculation (the default, as Open vSwitch's dp_hash method).
+func (c *ctx) selectGroup(g *Group) {
+	if len(g.hashMap) == 0 {
+		return
+	}
+	if g.Method == "hash" {
+		var h uint64 = 0xcbf29ce484222325
+		for _, id := range g.Fields {
+			f := mf.ByID(id)
+			if f == nil || !c.prereqsOK(f) {
+				continue
+			}
+			v := fieldBytes(f, &c.flow)
+			orField(f, &c.wc, allOnes(f.Bytes))
+			for _, x := range v {
+				h = (h ^ uint64(x)) * 0x100000001b3
+			}
+		}
+		c.bucket(g, g.hashMap[uint32(h)&g.hashMask], false)
+		return
+	}
+	c.commit()
+	c.emit(odp.Hash(odp.HashL4, 0))
+	rest := c.frames[len(c.frames)-1]
+	tail, err := ofp.AppendActions(nil, rest.acts[rest.i+1:], mf.OF15)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	fz := freeze(c.snap.Bridge, c.table, &c.flow)
+	fz.Group, fz.HasGroup, fz.Rest = g.ID, true, string(tail)
+	id := c.x.Recirc.ID(fz)
+	c.trace("selection method dp_hash: recirc(%#x)", id)
+	c.emit(odp.Recirc(id))
+	c.exit = true
+}
+
+// resumeGroup continues a dp_hash select group after its recirculation:
+// the bucket dp_hash selects, then the rest of the action list.
+func (c *ctx) resumeGroup(fz *Frozen) {
+	g := c.x.Groups()[fz.Group]
+	if g == nil || len(g.hashMap) == 0 {
+		c.trace("group %d changed since the recirculation", fz.Group)
+		return
+	}
+	c.wc.DPHash |= g.hashMask
+	c.bucket(g, g.hashMap[c.flow.DPHash&g.hashMask], false)
+	if fz.Rest != "" && !c.exit {
+		acts, err := ofp.DecodeActions([]byte(fz.Rest), mf.OF15)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.doActions(acts)
+	}
+}
