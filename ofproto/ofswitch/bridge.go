@@ -77,6 +77,11 @@ type Bridge struct {
 	conns    connSet
 	clients  map[string]context.CancelFunc
 
+	// gmu guards the group and meter tables.
+	gmu    sync.Mutex
+	groups map[uint32]*groupEntry
+	meters map[uint32]*meterEntry
+
 	ukeys ukeyMap
 	// seq counts table and port changes; revalidation compares it.
 	seq    atomic.Uint64
@@ -106,7 +111,8 @@ func New(cfg Config) (*Bridge, error) {
 		cfg.Recirc = xlate.NewRecircTable()
 	}
 	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true,
-		wake: make(chan struct{}, 1), clients: map[string]context.CancelFunc{}}
+		wake: make(chan struct{}, 1), clients: map[string]context.CancelFunc{},
+		groups: map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}}
 	b.conns.init()
 	b.ukeys.init()
 	t, err := oftable.New(oftable.Config{OutputsTo: outputsTo, Readers: &cfg.Recirc.Readers})

@@ -22,6 +22,7 @@ type bundleMsg struct {
 	req *ofp.Msg
 	fm  *oftable.FlowMod
 	po  *ofp.PacketOut
+	gm  *ofp.GroupMod
 }
 
 const bundleFlagsValid = ofp.BundleAtomic | ofp.BundleOrdered
@@ -114,6 +115,8 @@ func (b *Bridge) bundleAdd(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.B
 		bd.msgs = append(bd.msgs, bundleMsg{req: ba.Inner, fm: fm})
 	case *ofp.PacketOut:
 		bd.msgs = append(bd.msgs, bundleMsg{req: ba.Inner, po: inner})
+	case *ofp.GroupMod:
+		bd.msgs = append(bd.msgs, bundleMsg{req: ba.Inner, gm: inner})
 	default:
 		return &ofp.Error{Code: ofp.OFPBFC_MSG_UNSUP}
 	}
@@ -125,6 +128,18 @@ func (b *Bridge) bundleAdd(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.B
 // and the commit fails with OFPBFC_MSG_FAILED. Packet-outs run after the
 // commit.
 func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
+	// Group mods first: the bundle's flows may refer to its groups.
+	// (They are applied one by one, not atomically with the flows.)
+	for _, bm := range bd.msgs {
+		if bm.gm == nil {
+			continue
+		}
+		if err := b.groupMod(bm.gm); err != nil {
+			code := ofp.CodeOf(err)
+			s.ReplyError(bm.req, code)
+			return &ofp.Error{Code: ofp.OFPBFC_MSG_FAILED, Err: err}
+		}
+	}
 	x := b.tables.Begin()
 	for _, bm := range bd.msgs {
 		if bm.fm == nil {

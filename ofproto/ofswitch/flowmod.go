@@ -57,6 +57,18 @@ func (b *Bridge) decodeFlowMod(fm *ofp.FlowMod, v uint8, st *connState) (*oftabl
 	if err != nil {
 		return nil, err
 	}
+	if fm.Command == ofp.FlowAdd || fm.Command == ofp.FlowModify || fm.Command == ofp.FlowModifyStrict {
+		table := out.Table
+		if table == 0xff {
+			table = 0
+		}
+		if err := ofp.ValidateOfpactsVersion(v, acts, &fm.Match, uint32(xlate.PortMax), table, 255); err != nil {
+			return nil, err
+		}
+		if err := b.checkGroupRefs(acts); err != nil {
+			return nil, err
+		}
+	}
 	out.Actions = acts
 	out.Conjunctions = conjunctions(acts)
 	return out, nil

@@ -77,6 +77,28 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		return b.resume(s, &resumeMsg{Resume: body, Version: m.Version})
 	case *ofp.TableFeaturesRequest:
 		return b.tableFeaturesReply(s, m, body)
+	case *ofp.GroupMod:
+		if err := b.checkWrite(s); err != nil {
+			return err
+		}
+		return b.groupMod(body)
+	case *ofp.GroupDescRequest:
+		return b.groupDesc(s, m, body)
+	case *ofp.GroupStatsRequest:
+		return b.groupStats(s, m, body)
+	case *ofp.GroupFeaturesRequest:
+		return s.Reply(m, ofp.OVSGroupFeatures(m.Version))
+	case *ofp.MeterMod:
+		if err := b.checkWrite(s); err != nil {
+			return err
+		}
+		return b.meterMod(body)
+	case *ofp.MeterConfigRequest:
+		return b.meterConfig(s, m, body)
+	case *ofp.MeterStatsRequest:
+		return b.meterStats(s, m, body)
+	case *ofp.MeterFeaturesRequest:
+		return s.Reply(m, ofp.OVSMeterFeatures())
 	}
 	return errBadType
 }

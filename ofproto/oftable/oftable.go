@@ -142,6 +142,10 @@ type FlowMod struct {
 	// Conjunctions are the rule's conjunction(id,k/n) actions, which make
 	// it a clause (the switch extracts them from Actions).
 	Conjunctions []classifier.Conjunction
+	// RemoveReason is the flow_removed reason of the rules a delete
+	// removes; 0 means OFPRR_DELETE (a group or meter delete passes its
+	// own).
+	RemoveReason int
 }
 
 // Errors are *ofp.Error values with Open vSwitch's codes.

@@ -132,14 +132,22 @@ func (c *ctx) bucketLive(b *ofp.Bucket) bool {
 	return true
 }
 
-// bucket runs one bucket's actions; in an all group each bucket works on
-// its own copy of the packet, as clone.
-func (c *ctx) bucket(g *Group, i int, clone bool) {
-	if clone {
-		c.clone(g.Buckets[i].Actions)
+// bucket runs one bucket's actions. In an all group each bucket starts
+// from the pipeline state before the group, as Open vSwitch's
+// xlate_group_bucket: the state is restored after it, and header changes
+// a bucket committed are undone by the next commit (no datapath clone).
+func (c *ctx) bucket(g *Group, i int, restore bool) {
+	if !restore {
+		c.doActions(g.Buckets[i].Actions)
 		return
 	}
+	saveFlow, saveStack, saveExit := c.flow, len(c.stack), c.exit
 	c.doActions(g.Buckets[i].Actions)
+	c.flow = saveFlow
+	c.stack = c.stack[:min(saveStack, len(c.stack))]
+	if c.err == nil {
+		c.exit = saveExit
+	}
 }
 
 // selectGroup picks a bucket: by a hash of the configured fields in

@@ -75,7 +75,7 @@ func main() {
 	flag.IntVar(&o.flows, "flows", 100000, "OpenFlow rules in the add-flows file")
 	flag.IntVar(&o.tuples, "tuples", 8000, "distinct 5-tuples (megaflows) in the setup-rate test; Open vSwitch starts with a megaflow limit of 10000")
 	flag.IntVar(&o.window, "window", 100, "packets in flight during injection (Open vSwitch's dummy rx queue holds 100)")
-	flag.DurationVar(&o.budget, "budget", 2*time.Minute, "time limit per switch")
+	flag.DurationVar(&o.budget, "budget", 2*time.Minute, "time per switch after which no new repetition starts (at least one setup repetition always runs)")
 	flag.StringVar(&o.gvsBin, "gvs", "/tmp/ofbench-gvs", "gvs-vswitchd binary")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run directories (logs, databases)")
 	flag.BoolVar(&o.setupOnly, "setup-only", false, "only the new-flow setup test")
@@ -95,8 +95,8 @@ func main() {
 // sample is one switch's measurements, several per metric.
 type sample map[string][]float64
 
-// metric names, in table order, with their unit and whether higher is
-// better (for reading the ratio).
+// metrics are the table's rows, in order, with their units; a "cpu" row
+// is the vswitchd's CPU time during the measurement of the same name.
 var metrics = []struct{ name, unit string }{
 	{"add-flows", "s"},
 	{"add-flows -O OpenFlow15 --bundle", "s"},
@@ -421,7 +421,9 @@ func (sw *vswitch) expectFlows(want int, after string) error {
 
 func measure(sw *vswitch, o options, flowFile, tupleFile string, frames []string) (sample, []string, error) {
 	deadline := time.Now().Add(o.budget)
-	left := func() time.Duration { return max(time.Until(deadline), time.Second) }
+	// A step started before the deadline may finish after it: the budget
+	// decides how many repetitions run, not whether a started one ends.
+	left := func() time.Duration { return max(time.Until(deadline), 60*time.Second) }
 	over := func() bool { return time.Now().After(deadline) }
 	s := sample{}
 	var notes []string
@@ -486,7 +488,7 @@ func measure(sw *vswitch, o options, flowFile, tupleFile string, frames []string
 	if err := sw.expectFlows(o.tuples*o.setupReps+1, "add-flows of the 5-tuple rules"); err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(30*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), left()+30*time.Second)
 	defer cancel()
 	uc, err := appctl.DialPath(ctx, sw.ctl)
 	if err != nil {

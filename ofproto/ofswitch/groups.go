@@ -1,0 +1,330 @@
+package ofswitch
+
+import (
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// groupEntry is a group as the switch keeps it: the translation form and
+// what group desc replies need.
+type groupEntry struct {
+	g          *xlate.Group
+	param      uint64
+	fields     mf.Match
+	fieldOrder []mf.ID
+	created    time.Time
+}
+
+// meterEntry is a configured meter. Meters are accepted, reported and
+// counted as Open vSwitch's userspace datapath reports them; gvs's
+// datapath does not enforce their rates yet.
+type meterEntry struct {
+	flags   uint16
+	bands   []ofp.MeterBand
+	created time.Time
+}
+
+// groupMod applies a group_mod with Open vSwitch's errors.
+func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
+	b.gmu.Lock()
+	defer b.gmu.Unlock()
+	next := make(map[uint32]*groupEntry, len(b.groups))
+	for id, e := range b.groups {
+		next[id] = e
+	}
+	var deleted []uint32
+	cmd := gm.Command
+	if cmd == ofp.GroupAddOrMod {
+		cmd = ofp.GroupAdd
+		if next[gm.GroupID] != nil {
+			cmd = ofp.GroupModify
+		}
+	}
+	switch cmd {
+	case ofp.GroupAdd, ofp.GroupModify:
+		if gm.GroupID > ofp.GroupMax {
+			return &ofp.Error{Code: ofp.OFPGMFC_INVALID_GROUP}
+		}
+		old := next[gm.GroupID]
+		if cmd == ofp.GroupAdd && old != nil {
+			return &ofp.Error{Code: ofp.OFPGMFC_GROUP_EXISTS}
+		}
+		if cmd == ofp.GroupModify && old == nil {
+			return &ofp.Error{Code: ofp.OFPGMFC_UNKNOWN_GROUP}
+		}
+		if err := b.checkBuckets(gm.Buckets, next); err != nil {
+			return err
+		}
+		e := &groupEntry{param: gm.SelectionParam, fields: gm.Fields, fieldOrder: gm.FieldOrder, created: time.Now()}
+		if old != nil {
+			e.created = old.created
+		}
+		e.g = xlate.NewGroup(gm.GroupID, gm.Type, gm.Buckets, gm.SelectionMethod, gm.FieldOrder, nil)
+		next[gm.GroupID] = e
+	case ofp.GroupDelete:
+		if gm.GroupID == ofp.GroupAll {
+			for id := range next {
+				deleted = append(deleted, id)
+			}
+			next = map[uint32]*groupEntry{}
+		} else if next[gm.GroupID] != nil {
+			delete(next, gm.GroupID)
+			deleted = append(deleted, gm.GroupID)
+		}
+	case ofp.GroupInsertBucket, ofp.GroupRemoveBucket:
+		old := next[gm.GroupID]
+		if old == nil {
+			return &ofp.Error{Code: ofp.OFPGMFC_UNKNOWN_GROUP}
+		}
+		buckets, err := editBuckets(old.g.Buckets, gm)
+		if err != nil {
+			return err
+		}
+		e := *old
+		e.g = xlate.NewGroup(gm.GroupID, old.g.Type, buckets, old.g.Method, old.g.Fields, nil)
+		next[gm.GroupID] = &e
+	default:
+		return &ofp.Error{Code: ofp.OFPGMFC_BAD_COMMAND}
+	}
+	b.groups = next
+	b.publishGroups()
+	if len(deleted) > 0 {
+		// Flows that output to a deleted group go with it, as in Open
+		// vSwitch (flow_removed reason group_delete).
+		x := b.tables.Begin()
+		for _, id := range deleted {
+			x.Apply(&oftable.FlowMod{Command: ofp.FlowDelete, Table: 0xff, OutPort: oftable.PortAny, OutGroup: id,
+				NewCookie: oftable.CookieUnchanged, RemoveReason: oftable.RemovedGroupDelete})
+		}
+		b.sendFlowRemoved(x.Commit())
+	}
+	b.changed()
+	return nil
+}
+
+// checkBuckets validates bucket actions: groups they chain to must exist.
+func (b *Bridge) checkBuckets(buckets []ofp.Bucket, groups map[uint32]*groupEntry) error {
+	for _, bk := range buckets {
+		for _, a := range bk.Actions {
+			if a.Type == ofp.ActGroup && groups[uint32(a.Arg)] == nil {
+				return &ofp.Error{Code: ofp.OFPGMFC_CHAINING_UNSUPPORTED}
+			}
+		}
+	}
+	return nil
+}
+
+// editBuckets implements OpenFlow 1.5 insert_bucket and remove_bucket.
+func editBuckets(cur []ofp.Bucket, gm *ofp.GroupMod) ([]ofp.Bucket, error) {
+	out := append([]ofp.Bucket(nil), cur...)
+	pos := func(id uint32) int {
+		for i, bk := range out {
+			if bk.ID == id {
+				return i
+			}
+		}
+		return -1
+	}
+	if gm.Command == ofp.GroupRemoveBucket {
+		switch gm.CommandBucketID {
+		case ofp.BucketAll:
+			return nil, nil
+		case ofp.BucketFirst:
+			if len(out) > 0 {
+				out = out[1:]
+			}
+		case ofp.BucketLast:
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+		default:
+			if i := pos(gm.CommandBucketID); i >= 0 {
+				out = append(out[:i], out[i+1:]...)
+			}
+		}
+		return out, nil
+	}
+	for _, nb := range gm.Buckets {
+		if pos(nb.ID) >= 0 {
+			return nil, &ofp.Error{Code: ofp.OFPGMFC_BUCKET_EXISTS}
+		}
+	}
+	switch gm.CommandBucketID {
+	case ofp.BucketFirst:
+		return append(append([]ofp.Bucket(nil), gm.Buckets...), out...), nil
+	case ofp.BucketLast, ofp.BucketAll:
+		return append(out, gm.Buckets...), nil
+	default:
+		i := pos(gm.CommandBucketID)
+		if i < 0 {
+			return nil, &ofp.Error{Code: ofp.OFPGMFC_UNKNOWN_BUCKET}
+		}
+		rest := append([]ofp.Bucket(nil), out[i+1:]...)
+		return append(append(out[:i+1], gm.Buckets...), rest...), nil
+	}
+}
+
+// publishGroups gives translation the current groups (gmu held).
+func (b *Bridge) publishGroups() {
+	m := make(map[uint32]*xlate.Group, len(b.groups))
+	for id, e := range b.groups {
+		m[id] = e.g
+	}
+	b.xl.SetGroups(m)
+}
+
+// checkGroupRefs refuses a flow that outputs to a group that does not
+// exist (OFPBAC_BAD_OUT_GROUP), as Open vSwitch.
+func (b *Bridge) checkGroupRefs(acts []ofp.Action) error {
+	groups := b.xl.Groups()
+	var walk func([]ofp.Action) error
+	walk = func(acts []ofp.Action) error {
+		for i := range acts {
+			a := &acts[i]
+			if a.Type == ofp.ActGroup && groups[uint32(a.Arg)] == nil {
+				return &ofp.Error{Code: ofp.OFPBAC_BAD_OUT_GROUP, Err: errors.New("no such group")}
+			}
+			if err := walk(a.Nested); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(acts)
+}
+
+func (b *Bridge) sortedGroups(id uint32) []*groupEntry {
+	b.gmu.Lock()
+	defer b.gmu.Unlock()
+	var out []*groupEntry
+	for gid, e := range b.groups {
+		if id == ofp.GroupAll || id == gid {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].g.ID < out[j].g.ID })
+	return out
+}
+
+func (b *Bridge) groupDesc(s ofconn.Sender, m *ofp.Msg, req *ofp.GroupDescRequest) error {
+	rep := &ofp.GroupDescReply{}
+	for _, e := range b.sortedGroups(req.GroupID) {
+		rep.Groups = append(rep.Groups, ofp.GroupDesc{Type: e.g.Type, GroupID: e.g.ID, Buckets: e.g.Buckets,
+			SelectionMethod: e.g.Method, SelectionParam: e.param, Fields: e.fields, FieldOrder: e.fieldOrder})
+	}
+	return replyMultipart(s, m, rep)
+}
+
+func (b *Bridge) groupStats(s ofconn.Sender, m *ofp.Msg, req *ofp.GroupStatsRequest) error {
+	rep := &ofp.GroupStatsReply{}
+	now := time.Now()
+	for _, e := range b.sortedGroups(req.GroupID) {
+		d := now.Sub(e.created).Truncate(time.Millisecond)
+		gs := ofp.GroupStats{GroupID: e.g.ID, PacketCount: e.g.Stats.Packets.Load(), ByteCount: e.g.Stats.Bytes.Load(),
+			DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second)}
+		for i := range e.g.Stats.Buckets {
+			bc := &e.g.Stats.Buckets[i]
+			gs.Buckets = append(gs.Buckets, ofp.BucketStats{PacketCount: bc.Packets.Load(), ByteCount: bc.Bytes.Load()})
+		}
+		gs.RefCount = uint32(b.groupRefCount(e.g.ID))
+		rep.Stats = append(rep.Stats, gs)
+	}
+	return replyMultipart(s, m, rep)
+}
+
+// groupRefCount counts the flows that output to a group.
+func (b *Bridge) groupRefCount(id uint32) int {
+	n := 0
+	for r := range b.tables.Rules(0xff, nil) {
+		if outputsTo(r.Actions, oftable.PortAny, id) {
+			n++
+		}
+	}
+	return n
+}
+
+// meterMod applies a meter_mod with Open vSwitch's errors.
+func (b *Bridge) meterMod(mm *ofp.MeterMod) error {
+	b.gmu.Lock()
+	defer b.gmu.Unlock()
+	switch mm.Command {
+	case ofp.MeterAdd, ofp.MeterModify:
+		if mm.MeterID == 0 || (mm.MeterID > ofp.MeterMax && mm.MeterID != ofp.MeterSlowpath && mm.MeterID != ofp.MeterController) {
+			return &ofp.Error{Code: ofp.OFPMMFC_INVALID_METER}
+		}
+		for _, band := range mm.Bands {
+			if band.Type != ofp.MeterBandDrop {
+				return &ofp.Error{Code: ofp.OFPMMFC_BAD_BAND}
+			}
+		}
+		old := b.meters[mm.MeterID]
+		if mm.Command == ofp.MeterAdd && old != nil {
+			return &ofp.Error{Code: ofp.OFPMMFC_METER_EXISTS}
+		}
+		if mm.Command == ofp.MeterModify && old == nil {
+			return &ofp.Error{Code: ofp.OFPMMFC_UNKNOWN_METER}
+		}
+		e := &meterEntry{flags: mm.Flags, bands: mm.Bands, created: time.Now()}
+		if old != nil {
+			e.created = old.created
+		}
+		b.meters[mm.MeterID] = e
+	case ofp.MeterDelete:
+		if mm.MeterID == ofp.MeterAll {
+			clear(b.meters)
+		} else {
+			delete(b.meters, mm.MeterID)
+		}
+	default:
+		return &ofp.Error{Code: ofp.OFPMMFC_BAD_COMMAND}
+	}
+	return nil
+}
+
+func (b *Bridge) sortedMeters(id uint32) ([]uint32, []*meterEntry) {
+	b.gmu.Lock()
+	defer b.gmu.Unlock()
+	var ids []uint32
+	for mid := range b.meters {
+		if id == ofp.MeterAll || id == mid {
+			ids = append(ids, mid)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	es := make([]*meterEntry, len(ids))
+	for i, mid := range ids {
+		es[i] = b.meters[mid]
+	}
+	return ids, es
+}
+
+func (b *Bridge) meterConfig(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterConfigRequest) error {
+	rep := &ofp.MeterConfigReply{}
+	ids, es := b.sortedMeters(req.MeterID)
+	for i, e := range es {
+		rep.Configs = append(rep.Configs, ofp.MeterConfig{Flags: e.flags, MeterID: ids[i], Bands: e.bands})
+	}
+	return replyMultipart(s, m, rep)
+}
+
+func (b *Bridge) meterStats(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterStatsRequest) error {
+	rep := &ofp.MeterStatsReply{}
+	ids, es := b.sortedMeters(req.MeterID)
+	now := time.Now()
+	for i, e := range es {
+		d := now.Sub(e.created).Truncate(time.Millisecond)
+		ms := ofp.MeterStats{MeterID: ids[i], DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second)}
+		for range e.bands {
+			ms.Bands = append(ms.Bands, ofp.BandStats{})
+		}
+		rep.Stats = append(rep.Stats, ms)
+	}
+	return replyMultipart(s, m, rep)
+}

@@ -1,0 +1,63 @@
+package tests
+
+import (
+	"testing"
+
+	"github.com/gvs-project/gvs/internal/nstest"
+)
+
+// groupSession exercises groups and meters: add/modify/delete of all,
+// indirect, fast-failover and select groups, flows that use them, packets
+// through them, group and meter dumps and features.
+func groupSession() []ofStep {
+	return []ofStep{
+		ofctl("del-flows", "br0"),
+		ofctl("-O", "OpenFlow13", "add-group", "br0", "group_id=1,type=all,bucket=output:2,bucket=output:3"),
+		ofctl("-O", "OpenFlow13", "add-group", "br0", "group_id=2,type=indirect,bucket=mod_dl_src:00:00:00:00:00:02,output:3"),
+		ofctl("-O", "OpenFlow13", "add-group", "br0", "group_id=3,type=ff,bucket=watch_port:2,output:2,bucket=watch_port:3,output:3"),
+		ofctl("-O", "OpenFlow13", "add-group", "br0", "group_id=1,type=all,bucket=output:2"),
+		ofctl("-O", "OpenFlow13", "add-flow", "br0", "in_port=1,udp,actions=group:1"),
+		ofctl("-O", "OpenFlow13", "add-flow", "br0", "in_port=1,tcp,actions=group:2"),
+		ofctl("-O", "OpenFlow13", "add-flow", "br0", "in_port=1,icmp,actions=group:9"),
+		ofctl("-O", "OpenFlow13", "dump-groups", "br0"),
+		ofctl("-O", "OpenFlow15", "dump-groups", "br0"),
+		ofctl("-O", "OpenFlow13", "dump-group-features", "br0"),
+		ofctl("-O", "OpenFlow13", "mod-group", "br0", "group_id=2,type=indirect,bucket=output:2"),
+		ofctl("-O", "OpenFlow13", "mod-group", "br0", "group_id=7,type=indirect,bucket=output:2"),
+		appctl("netdev-dummy/receive", "p1", pktFrom1),
+		settle,
+		appctl("dpctl/dump-flows"),
+		ofctl("-O", "OpenFlow13", "dump-flows", "br0"),
+		ofctl("-O", "OpenFlow13", "del-groups", "br0", "group_id=1"),
+		ofctl("-O", "OpenFlow13", "--no-stats", "dump-flows", "br0"),
+		ofctl("-O", "OpenFlow13", "dump-groups", "br0"),
+		ofctl("-O", "OpenFlow13", "add-meter", "br0", "meter=1,pktps,band=type=drop,rate=10"),
+		ofctl("-O", "OpenFlow13", "add-meter", "br0", "meter=1,pktps,band=type=drop,rate=10"),
+		ofctl("-O", "OpenFlow13", "dump-meters", "br0"),
+		ofctl("-O", "OpenFlow13", "meter-features", "br0"),
+		ofctl("-O", "OpenFlow13", "del-meters", "br0"),
+		ofctl("-O", "OpenFlow13", "dump-meters", "br0"),
+		ofctl("-O", "OpenFlow13", "del-groups", "br0"),
+		ofctl("-O", "OpenFlow13", "dump-groups", "br0"),
+	}
+}
+
+// TestGroupsAndMetersLikeOpenVSwitch runs the group and meter session
+// against gvs and Open vSwitch and requires the same transcript.
+func TestGroupsAndMetersLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	setUpOfctlBridge(t, ovsEnv)
+	want := runSteps(t, ovsEnv, "ovs-vswitchd", groupSession())
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	setUpOfctlBridge(t, gvsEnv)
+	got := runSteps(t, gvsEnv, "gvs-vswitchd", groupSession())
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+}
