@@ -93,6 +93,9 @@ func (b *Bridge) flowStats(s ofconn.Sender, m *ofp.Msg, req *ofp.FlowStatsReques
 	now := time.Now()
 	rep := &ofp.FlowStatsReply{Format: req.Format}
 	v := m.Version
+	// The whole reply is built before it is split (as Open vSwitch
+	// splits it, at 64 KiB), so message boundaries match Open vSwitch's.
+	rep.Stats = make([]ofp.FlowStats, 0, len(rules))
 	for _, r := range rules {
 		acts, err := ofp.AppendOfpacts(nil, r.Actions, v, req.Format == ofp.FormatOXM)
 		if err != nil {

@@ -96,20 +96,37 @@ func (b *Bridge) Userspace(u *dpif.Upcall) {
 	b.applyLearned(out.Learned)
 }
 
+// revalidateCoalesce is the shortest time between two revalidation
+// rounds triggered by changes; it bounds how stale a megaflow can be after
+// a change (plus the round itself).
+const revalidateCoalesce = 5 * time.Millisecond
+
 // revalidator runs revalidation rounds: at once after a change, else every
 // RevalidateInterval.
 func (b *Bridge) revalidator() {
 	defer b.wg.Done()
 	t := time.NewTicker(b.cfg.RevalidateInterval)
 	defer t.Stop()
+	var last time.Time
 	for {
 		select {
 		case <-b.ctx.Done():
 			return
 		case <-t.C:
 		case <-b.wake:
+			// A burst of flow_mods (one per message without a bundle)
+			// makes one round, not one each: wait out the rest of a
+			// short interval since the last round.
+			if d := revalidateCoalesce - time.Since(last); d > 0 {
+				select {
+				case <-b.ctx.Done():
+					return
+				case <-time.After(d):
+				}
+			}
 		}
 		b.Revalidate()
+		last = time.Now()
 	}
 }
 

@@ -559,8 +559,25 @@ func (x *Txn) Commit() []Removal {
 		c.Publish(x.v)
 	}
 	t.version.Store(x.v)
-	t.sweepLocked(x.v)
-	replaced := map[*Rule]bool{}
+	if len(x.removed) == 0 {
+		if t.onChange != nil {
+			t.onChange()
+		}
+		return nil
+	}
+	// Only the tables this transaction removed rules from need a sweep.
+	var touched [NumTables]bool
+	for _, r := range x.removed {
+		touched[r.Table] = true
+	}
+	t.readers.Lock()
+	for i, c := range t.tables {
+		if touched[i] {
+			c.Sweep(x.v)
+		}
+	}
+	t.readers.Unlock()
+	replaced := make(map[*Rule]bool, len(x.added))
 	for _, r := range x.added {
 		replaced[r] = true
 	}
