@@ -122,7 +122,7 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 				msg.Data = msg.Data[:maxLen]
 			}
 			if err := s.Send(0, msg); err != nil {
-				b.cfg.Logf("%s: packet-in: %v", b.cfg.Name, err)
+				b.cfg.Debugf("%s: packet-in: %v", b.cfg.Name, err)
 			}
 		})
 	}

@@ -42,6 +42,10 @@ type Config struct {
 	RunDir string
 	// Logf receives warnings; nil discards them.
 	Logf func(format string, args ...any)
+	// Debugf receives per-message detail (OpenFlow requests refused with
+	// an error reply): Open vSwitch does not warn about those, and its
+	// test suite fails on unexpected warnings. nil discards them.
+	Debugf func(format string, args ...any)
 	// RevalidateInterval bounds how stale megaflow statistics and
 	// megaflows of unchanged tables get (default 500ms).
 	RevalidateInterval time.Duration
@@ -93,6 +97,8 @@ type Bridge struct {
 	stats struct {
 		upcalls, revalidated, deleted, packetIns atomic.Uint64
 	}
+	// lastXlateWarn rate-limits translation warnings (UnixNano).
+	lastXlateWarn atomic.Int64
 }
 
 // New creates a bridge and starts its listener, revalidator and rule
@@ -103,6 +109,9 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Debugf == nil {
+		cfg.Debugf = func(string, ...any) {}
 	}
 	if cfg.DatapathID == nil {
 		cfg.DatapathID = func() uint64 { return 0 }

@@ -98,7 +98,7 @@ func (b *Bridge) serveConn(s ofconn.Sender, m *ofp.Msg, primary bool) {
 		if code == 0 {
 			code = ofp.OFPBRC_EPERM
 		}
-		b.cfg.Logf("%s: %s: %v", b.cfg.Name, m.Raw, err)
+		b.cfg.Debugf("%s: %s: %v", b.cfg.Name, m.Raw, err)
 		s.ReplyError(m, code)
 	}
 }

@@ -41,7 +41,12 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	var out xlate.Out
 	b.xl.Translate(&in, &out)
 	if out.Err != nil {
-		b.cfg.Logf("%s: translation: %v", b.cfg.Name, out.Err)
+		// At most one warning a second: a bad pipeline fails every
+		// packet.
+		now := time.Now().UnixNano()
+		if last := b.lastXlateWarn.Load(); now-last > int64(time.Second) && b.lastXlateWarn.CompareAndSwap(last, now) {
+			b.cfg.Logf("%s: translation: %v", b.cfg.Name, out.Err)
+		}
 	}
 	r.Actions = out.Actions
 	r.Mask = out.Mask
