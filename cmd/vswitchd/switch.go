@@ -182,6 +182,17 @@ func portStats(dp dpif.Datapath, no uint32) (ofp.PortStats, bool) {
 		RxDropped: ns.RxDropped, TxDropped: ns.TxDropped, RxErrors: ns.RxErrors, TxErrors: ns.TxErrors}, true
 }
 
+// ControllerStatus reports a bridge's controller connection
+// (bridge.ControllerStatuser).
+func (s *dpSwitch) ControllerStatus(bname, target string) (bridge.ControllerStatus, bool) {
+	of := s.ofBridge(bname)
+	if of == nil {
+		return bridge.ControllerStatus{}, false
+	}
+	cs, ok := of.ControllerStatus(target)
+	return bridge.ControllerStatus{IsConnected: cs.IsConnected, Role: cs.Role, Status: cs.Status}, ok
+}
+
 // ofBridge returns a bridge's OpenFlow switch, or nil.
 func (s *dpSwitch) ofBridge(name string) *ofswitch.Bridge {
 	s.mu.Lock()

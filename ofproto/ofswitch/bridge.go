@@ -80,6 +80,8 @@ type Bridge struct {
 	listener net.Listener
 	conns    connSet
 	clients  map[string]context.CancelFunc
+	// ctlStates track the active controller connections by target.
+	ctlStates map[string]*ctlState
 
 	// gmu guards the group and meter tables.
 	gmu    sync.Mutex
@@ -121,7 +123,7 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true,
 		wake: make(chan struct{}, 1), clients: map[string]context.CancelFunc{},
-		groups: map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}}
+		groups: map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}, ctlStates: map[string]*ctlState{}}
 	b.conns.init()
 	b.ukeys.init()
 	t, err := oftable.New(oftable.Config{OutputsTo: outputsTo, Readers: &cfg.Recirc.Readers})
@@ -259,6 +261,7 @@ func (b *Bridge) SetConfig(s Settings) {
 		if !want[t] {
 			cancel()
 			delete(b.clients, t)
+			delete(b.ctlStates, t)
 		}
 	}
 	for t := range want {
@@ -282,9 +285,18 @@ func (b *Bridge) startController(target string) context.CancelFunc {
 		}
 		return func() { cancel(); l.Close() }
 	}
+	st := &ctlState{}
+	b.ctlStates[target] = st
 	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{ProbeInterval: 5 * time.Second},
-		OnError: func(err error) { b.cfg.Logf("%s: %v", b.cfg.Name, err) }}
-	cl.Config.OnClose = func(s ofconn.Sender, _ error) { b.conns.remove(s) }
+		OnConnect: func(c *ofconn.Conn) { st.connected(c) },
+		OnError: func(err error) {
+			st.failed(err)
+			b.cfg.Logf("%s<->%s: connection failed (%s)", b.cfg.Name, target, errnoText(err))
+		}}
+	cl.Config.OnClose = func(s ofconn.Sender, _ error) {
+		b.conns.remove(s)
+		st.closed(s)
+	}
 	go cl.Run(ctx)
 	return cancel
 }

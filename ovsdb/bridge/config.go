@@ -8,6 +8,9 @@ type Config struct {
 	// cur_cfg, which is what `ovs-vsctl --wait` waits for.
 	NextCfg int64
 	Bridges []BridgeConfig
+	// Datapaths is Open_vSwitch.datapaths by datapath type ("netdev",
+	// "system", ...): per-zone conntrack timeout policies and limits.
+	Datapaths map[string]DatapathConfig
 }
 
 // BridgeConfig is one Bridge row with its ports.
@@ -19,8 +22,11 @@ type BridgeConfig struct {
 	OtherConfig  map[string]string
 	ExternalIDs  map[string]string
 	Controllers  []string // Controller.target values
-	Protocols    []string
-	Ports        []PortConfig
+	// ControllerRows maps each target to its Controller row's UUID, for
+	// the status write-back.
+	ControllerRows map[string]string
+	Protocols      []string
+	Ports          []PortConfig
 }
 
 // PortConfig is one Port row with its interfaces.
@@ -66,11 +72,23 @@ type BridgeStatus struct {
 	DatapathVersion string
 }
 
+// ControllerStatus is what the bridge layer writes back to a Controller
+// row (active targets only, as Open vSwitch).
+type ControllerStatus struct {
+	IsConnected bool
+	Role        string            // "other", "master", "slave"; "" when not connected
+	Status      map[string]string // state, last_error, sec_since_connect, sec_since_disconnect
+}
+
 // Status is the complete write-back after a reconciliation.
 type Status struct {
-	CurCfg     int64
-	Bridges    map[string]BridgeStatus // by Bridge UUID
-	Interfaces map[string]IfaceStatus  // by Interface UUID
+	CurCfg      int64
+	Bridges     map[string]BridgeStatus     // by Bridge UUID
+	Interfaces  map[string]IfaceStatus      // by Interface UUID
+	Controllers map[string]ControllerStatus // by Controller UUID
+	// ConntrackErr is the Switch's error applying Config.Datapaths (nil
+	// when fine or not attempted); it is retried on the next Apply.
+	ConntrackErr error
 }
 
 // IfaceRef names an interface within a bridge.

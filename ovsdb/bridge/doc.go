@@ -4,7 +4,11 @@
 // never disturbs the others; a bad row yields Interface.error and leaves the
 // rest working), and computes what to write back (ofport, ifindex,
 // mac_in_use, mtu, admin_state, link_state, statistics, error, and the
-// Open_vSwitch/Bridge status columns).
+// Open_vSwitch/Bridge status columns). It also reads Open_vSwitch.datapaths
+// (Datapath, CT_Zone, CT_Timeout_Policy: per-zone conntrack timeout
+// policies, and the zone limits of Open vSwitch 3.2's schema when the
+// server has them) and hands them to a Switch that implements
+// ConntrackConfigurer.
 //
 // The Switch interface is implemented by the layer below (ofproto, which
 // opens ports by type); this package knows nothing of packets or OpenFlow

@@ -13,8 +13,13 @@ var MonitoredTables = []client.MonitorTable{
 	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version"}},
 	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode"}},
 	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status"}},
-	{Table: "Controller", Columns: []string{"target"}},
-	{Table: "Datapath", Columns: []string{"capabilities"}},
+	{Table: "Controller", Columns: []string{"target", "is_connected", "role", "status"}},
+	// All of Datapath's and CT_Zone's columns: Open vSwitch 3.2's schema
+	// adds the zone limits (Datapath.ct_zone_default_limit, CT_Zone.limit),
+	// read when the server has them.
+	{Table: "Datapath", Columns: nil},
+	{Table: "CT_Zone", Columns: nil},
+	{Table: "CT_Timeout_Policy", Columns: []string{"timeouts"}},
 }
 
 func str(d model.Datum) string {
@@ -89,14 +94,15 @@ func RootRow(s *client.Snapshot) *client.Row {
 }
 
 // Parse reads the desired configuration from a replica snapshot: the
-// bridges the Open_vSwitch row references, their ports and interfaces.
+// bridges the Open_vSwitch row references, their ports and interfaces,
+// and the datapaths' conntrack zones.
 // Rows that reference missing rows are skipped, as Open vSwitch does.
 func Parse(s *client.Snapshot) Config {
 	root := RootRow(s)
 	if root == nil {
 		return Config{}
 	}
-	cfg := Config{NextCfg: integer(root.Get("next_cfg"), 0)}
+	cfg := Config{NextCfg: integer(root.Get("next_cfg"), 0), Datapaths: parseDatapaths(s, root)}
 	for _, bu := range uuids(root.Get("bridges")) {
 		br := s.Row("Bridge", bu)
 		if br == nil {
@@ -113,7 +119,12 @@ func Parse(s *client.Snapshot) Config {
 		}
 		for _, cu := range uuids(br.Get("controller")) {
 			if c := s.Row("Controller", cu); c != nil {
-				bc.Controllers = append(bc.Controllers, str(c.Get("target")))
+				t := str(c.Get("target"))
+				bc.Controllers = append(bc.Controllers, t)
+				if bc.ControllerRows == nil {
+					bc.ControllerRows = map[string]string{}
+				}
+				bc.ControllerRows[t] = cu.String()
 			}
 		}
 		sort.Strings(bc.Controllers)

@@ -40,10 +40,20 @@ type PortConfigurer interface {
 	ConfigurePorts(bridge string, ports []PortConfig)
 }
 
+// ControllerStatuser is implemented by switches that report their
+// controller connections (Controller.is_connected, role and status).
+type ControllerStatuser interface {
+	ControllerStatus(bridge, target string) (ControllerStatus, bool)
+}
+
 // Reconciler applies Configs to a Switch incrementally.
 type Reconciler struct {
 	sw      Switch
 	bridges map[string]*appliedBridge
+	// datapaths is the Config.Datapaths last applied through
+	// ConntrackConfigurer, and dpTypes the bridges' datapath types then.
+	datapaths map[string]DatapathConfig
+	dpTypes   []string
 }
 
 type appliedBridge struct {
@@ -96,7 +106,9 @@ func (r *Reconciler) Apply(cfg *Config) Status {
 			}
 		}
 	}
-	st := Status{CurCfg: cfg.NextCfg, Bridges: map[string]BridgeStatus{}, Interfaces: map[string]IfaceStatus{}}
+	st := Status{CurCfg: cfg.NextCfg, Bridges: map[string]BridgeStatus{}, Interfaces: map[string]IfaceStatus{},
+		Controllers: map[string]ControllerStatus{}}
+	cs, hasCS := r.sw.(ControllerStatuser)
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		bc := want[name]
 		ab := r.bridges[name]
@@ -116,6 +128,13 @@ func (r *Reconciler) Apply(cfg *Config) Status {
 		}
 		r.applyPorts(ab, bc, owner)
 		st.Bridges[bc.UUID] = r.sw.BridgeStatus(name)
+		if hasCS {
+			for target, cu := range bc.ControllerRows {
+				if c, ok := cs.ControllerStatus(name, target); ok {
+					st.Controllers[cu] = c
+				}
+			}
+		}
 		for _, ic := range bc.sortedIfaces() {
 			if e, ok := ab.failed[ic.Name]; ok {
 				st.Interfaces[ic.UUID] = IfaceStatus{Ofport: -1, Error: e}
@@ -124,7 +143,33 @@ func (r *Reconciler) Apply(cfg *Config) Status {
 			st.Interfaces[ic.UUID] = r.sw.IfaceStatus(name, ic.Name)
 		}
 	}
+	st.ConntrackErr = r.applyDatapaths(cfg.Datapaths)
 	return st
+}
+
+// applyDatapaths hands the conntrack zone settings to the switch when
+// they change, or when the bridges' datapath types change while zones are
+// configured (a bridge of a new type brings up a datapath that needs
+// them).
+func (r *Reconciler) applyDatapaths(next map[string]DatapathConfig) error {
+	cc, ok := r.sw.(ConntrackConfigurer)
+	if !ok {
+		return nil
+	}
+	types := make([]string, 0, len(r.bridges))
+	for _, ab := range r.bridges {
+		types = append(types, ab.cfg.DatapathType)
+	}
+	slices.Sort(types)
+	types = slices.Compact(types)
+	if datapathsEqual(r.datapaths, next) && (len(next) == 0 || slices.Equal(r.dpTypes, types)) {
+		return nil
+	}
+	if err := cc.ConfigureConntrack(r.datapaths, next); err != nil {
+		return fmt.Errorf("configuring conntrack zones: %w", err)
+	}
+	r.datapaths, r.dpTypes = next, types
+	return nil
 }
 
 func (r *Reconciler) delBridge(name string, ab *appliedBridge) {

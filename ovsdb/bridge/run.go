@@ -74,6 +74,9 @@ func (r *Runner) Run(ctx context.Context) error {
 func (r *Runner) reconcile(ctx context.Context, snap *client.Snapshot) {
 	cfg := Parse(snap)
 	st := r.rec.Apply(&cfg)
+	if st.ConntrackErr != nil {
+		r.log.Warn("conntrack zone configuration failed", "err", st.ConntrackErr)
+	}
 	txn := r.c.Txn("Open_vSwitch")
 	r.writeBack(txn, snap, &st)
 	if txn.Len() == 0 {
@@ -139,6 +142,33 @@ func (r *Runner) writeBack(txn *client.Txn, snap *client.Snapshot, st *Status) {
 			txn.SetColumns("Bridge", u, upd)
 		}
 	}
+	for id, cs := range st.Controllers {
+		u, err := model.ParseUUID(id)
+		if err != nil {
+			continue
+		}
+		row := snap.Row("Controller", u)
+		if row == nil {
+			continue
+		}
+		upd := map[string]any{}
+		if b, ok := boolean(row.Get("is_connected")); !ok || b != cs.IsConnected {
+			upd["is_connected"] = cs.IsConnected
+		}
+		if str(row.Get("role")) != cs.Role {
+			upd["role"] = optStr(cs.Role)
+		}
+		if !maps.Equal(strMap(row.Get("status")), cs.Status) {
+			st := cs.Status
+			if st == nil {
+				st = map[string]string{}
+			}
+			upd["status"] = st
+		}
+		if len(upd) > 0 {
+			txn.SetColumns("Controller", u, upd)
+		}
+	}
 	for id, is := range st.Interfaces {
 		u, err := model.ParseUUID(id)
 		if err != nil {
@@ -152,6 +182,15 @@ func (r *Runner) writeBack(txn *client.Txn, snap *client.Snapshot, st *Status) {
 			txn.SetColumns("Interface", u, upd)
 		}
 	}
+}
+
+// boolean returns a boolean column's value.
+func boolean(d model.Datum) (bool, bool) {
+	if len(d.Keys) == 0 {
+		return false, false
+	}
+	b, ok := d.Keys[0].(bool)
+	return b, ok
 }
 
 func sortedCopy(s []string) []string {

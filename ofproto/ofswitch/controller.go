@@ -1,0 +1,104 @@
+package ofswitch
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gvs-project/gvs/ofproto/ofconn"
+)
+
+// ctlState is the connection state of one active controller target, as
+// Open vSwitch's rconn reports it in the Controller table.
+type ctlState struct {
+	mu             sync.Mutex
+	conn           ofconn.Sender
+	since          time.Time // of the last connect or disconnect
+	everConnected  bool
+	lastError      string
+	disconnectedAt time.Time
+}
+
+func (st *ctlState) connected(c ofconn.Sender) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.conn, st.since, st.everConnected = c, time.Now(), true
+}
+
+func (st *ctlState) failed(err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.lastError = errnoText(err)
+}
+
+func (st *ctlState) closed(s ofconn.Sender) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.conn == s {
+		st.conn, st.disconnectedAt = nil, time.Now()
+	}
+}
+
+// errnoText is an error as Open vSwitch words it: the system error's
+// strerror text ("Connection refused"), else Go's message.
+func errnoText(err error) string {
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		s := en.Error()
+		if s != "" {
+			return string(s[0]-'a'+'A') + s[1:]
+		}
+	}
+	return err.Error()
+}
+
+// ControllerStatus is a controller connection's state for the Controller
+// table: is_connected, role and status (state, last_error, seconds since
+// the last connect or disconnect).
+type ControllerStatus struct {
+	IsConnected bool
+	Role        string
+	Status      map[string]string
+}
+
+// ControllerStatus reports an active controller target's state (passive
+// targets report nothing, as in Open vSwitch).
+func (b *Bridge) ControllerStatus(target string) (ControllerStatus, bool) {
+	b.mu.Lock()
+	st := b.ctlStates[target]
+	b.mu.Unlock()
+	if st == nil {
+		return ControllerStatus{}, false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	cs := ControllerStatus{Status: map[string]string{}}
+	now := time.Now()
+	switch {
+	case st.conn != nil:
+		cs.IsConnected = true
+		cs.Status["state"] = "ACTIVE"
+		cs.Status["sec_since_connect"] = strconv.Itoa(int(now.Sub(st.since) / time.Second))
+		switch st.conn.State().Role() {
+		case ofconn.RoleMaster:
+			cs.Role = "master"
+		case ofconn.RoleSlave:
+			cs.Role = "slave"
+		default:
+			cs.Role = "other"
+		}
+	case st.lastError != "":
+		cs.Status["state"] = "BACKOFF"
+	default:
+		cs.Status["state"] = "CONNECTING"
+	}
+	if st.lastError != "" {
+		cs.Status["last_error"] = st.lastError
+	}
+	if !st.disconnectedAt.IsZero() {
+		cs.Status["sec_since_disconnect"] = strconv.Itoa(int(now.Sub(st.disconnectedAt) / time.Second))
+	}
+	return cs, true
+}
