@@ -148,8 +148,9 @@ func maskOfctl(tool string, args []string, out string) string {
 	out = addrRE.ReplaceAllString(out, "addr:<mac>")
 	out = usedRE.ReplaceAllString(out, "used:<t>")
 	out = portCountRE.ReplaceAllString(out, "$1=<n>")
-	if tool == "ovs-ofctl" && (slices.Contains(args, "dump-flows") || slices.Contains(args, "diff-flows")) {
-		// Dumps list flows in classifier hash order, which differs
+	if tool == "ovs-ofctl" && (slices.Contains(args, "dump-flows") || slices.Contains(args, "diff-flows") ||
+		slices.Contains(args, "dump-groups") || slices.Contains(args, "dump-group-stats")) {
+		// Dumps list flows and groups in hash order, which differs
 		// between implementations (--sort breaks priority ties in
 		// that order too): compare them as a set.
 		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
