@@ -230,6 +230,14 @@ func TestOVNDrivesGvs(t *testing.T) {
 	}
 	_ = ns2
 
+	// A load balancer VIP on sw0 with vm3 behind it: ct(nat) to the
+	// backend and back.
+	o.nbctl("lb-add", "lb0", "10.0.1.100:80", "10.0.1.3:80", "tcp")
+	o.nbctl("--wait=hv", "ls-lb-add", "sw0", "lb0")
+	if got := tcpTransfer(t, ns1, ns3, "10.0.1.100", 80, 100000); got != "got 100000" {
+		t.Errorf("TCP to the load balancer VIP: %s", got)
+	}
+
 	log, _ := os.ReadFile(filepath.Join(o.dir, "controller.log"))
 	var trouble []string
 	for _, l := range ovnControllerTrouble.FindAllString(string(log), -1) {

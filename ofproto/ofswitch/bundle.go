@@ -108,7 +108,7 @@ func (b *Bridge) bundleAdd(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.B
 	}
 	switch inner := ba.Inner.Body.(type) {
 	case *ofp.FlowMod:
-		fm, err := b.decodeFlowMod(inner, ba.Inner.Version, st)
+		fm, err := b.decodeFlowModNoGroups(inner, ba.Inner.Version, st)
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,11 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 		if bm.fm == nil {
 			continue
 		}
-		if err := x.Apply(bm.fm); err != nil {
+		err := b.checkFlowGroups(bm.fm)
+		if err == nil {
+			err = x.Apply(bm.fm)
+		}
+		if err != nil {
 			x.Abort()
 			code := ofp.CodeOf(err)
 			if code == 0 {

@@ -10,6 +10,30 @@ import (
 // form, with Open vSwitch's cookie rules per version
 // (ofputil_decode_flow_mod).
 func (b *Bridge) decodeFlowMod(fm *ofp.FlowMod, v uint8, st *connState) (*oftable.FlowMod, error) {
+	out, err := b.decodeFlowModNoGroups(fm, v, st)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.checkFlowGroups(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkFlowGroups refuses an add or modify whose actions use a group
+// that does not exist.
+func (b *Bridge) checkFlowGroups(fm *oftable.FlowMod) error {
+	switch fm.Command {
+	case ofp.FlowAdd, ofp.FlowModify, ofp.FlowModifyStrict:
+		return b.checkGroupRefs(fm.Actions)
+	}
+	return nil
+}
+
+// decodeFlowModNoGroups decodes and validates a flow_mod except for its
+// group references, which a bundle checks at commit (after its own group
+// mods).
+func (b *Bridge) decodeFlowModNoGroups(fm *ofp.FlowMod, v uint8, st *connState) (*oftable.FlowMod, error) {
 	out := &oftable.FlowMod{
 		Command: fm.Command, Table: fm.TableID, Match: fm.Match, Priority: fm.Priority,
 		IdleTimeout: fm.IdleTimeout, HardTimeout: fm.HardTimeout, Importance: fm.Importance,
@@ -63,9 +87,6 @@ func (b *Bridge) decodeFlowMod(fm *ofp.FlowMod, v uint8, st *connState) (*oftabl
 			table = 0
 		}
 		if err := ofp.ValidateOfpactsVersion(v, acts, &fm.Match, uint32(xlate.PortMax), table, 255); err != nil {
-			return nil, err
-		}
-		if err := b.checkGroupRefs(acts); err != nil {
 			return nil, err
 		}
 	}
