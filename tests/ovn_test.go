@@ -238,6 +238,20 @@ func TestOVNDrivesGvs(t *testing.T) {
 		t.Errorf("TCP to the load balancer VIP: %s", got)
 	}
 
+	// DHCP: ovn-controller answers a DISCOVER through a paused packet-in
+	// (put_dhcp_opts) and NXT_RESUME; the OFFER carries vm2's address.
+	opts := strings.TrimSpace(o.nbctl("dhcp-options-create", "10.0.0.0/24"))
+	uuid := strings.TrimSpace(o.nbctl("--bare", "--columns=_uuid", "find", "dhcp_options", "cidr=\"10.0.0.0/24\""))
+	_ = opts
+	o.nbctl("dhcp-options-set-options", uuid, "lease_time=3600", "router=10.0.0.254", "server_id=10.0.0.254",
+		"server_mac=00:00:00:00:ff:01")
+	o.nbctl("--wait=hv", "lsp-set-dhcpv4-options", "vm2", uuid)
+	script, _ := filepath.Abs("testdata/dhcp_discover.py")
+	offer, err := exec.Command("ip", "netns", "exec", ns2, "python3", script, "vm2", "50:54:00:00:00:02").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(offer)) != "10.0.0.2" {
+		t.Errorf("DHCP through ovn-controller's pinctrl: offered %q (%v)", offer, err)
+	}
+
 	log, _ := os.ReadFile(filepath.Join(o.dir, "controller.log"))
 	var trouble []string
 	for _, l := range ovnControllerTrouble.FindAllString(string(log), -1) {

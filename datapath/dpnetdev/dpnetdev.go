@@ -309,6 +309,12 @@ func (dp *Datapath) FlowPut(fp *dpif.FlowPut) error {
 // only. It returns the new flow, or nil if not installed (limit, race with
 // another put of the same megaflow).
 func (dp *Datapath) installFromUpcall(w *worker, u dpif.UFID, m *flow.Match, acts odp.Actions) *dpFlow {
+	if w.id < 0 {
+		// The packet-out worker keeps no megaflows: a packet it
+		// recirculates that misses is executed with the reply's
+		// actions and the next packet of a worker installs them.
+		return nil
+	}
 	if w.nflows.Load() >= w.flowLimit.Load() {
 		w.stats.flowLimitHit.Add(1)
 		return nil

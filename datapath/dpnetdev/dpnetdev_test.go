@@ -601,3 +601,23 @@ func TestCtReassemblesFragmentsAndForwardsThemWithTheDatagramsState(t *testing.T
 		t.Fatalf("dump-conntrack:\n%s", dump)
 	}
 }
+
+// A packet-out whose actions recirculate reaches the miss handler from
+// the packet-out worker, which keeps no megaflows: the packet is still
+// forwarded by the reply's actions, and nothing is installed there.
+func TestExecuteThatRecirculatesForwardsOnAMiss(t *testing.T) {
+	s := newTestSwitch(t, 2, dpif.DefaultConfig())
+	h := &exactHandler{}
+	s.dp.SetUpcallHandler(h)
+	p := packet.FromBytes(udpFrame(1))
+	p.Md.InPort = 1
+	if err := s.dp.Execute(p, odp.Actions{odp.Recirc(7)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.ports[2].Captured()); n != 1 || h.misses.Load() != 1 {
+		t.Fatalf("port 2 sent %d frames after %d misses, want 1 and 1", n, h.misses.Load())
+	}
+	if st := s.dp.Stats(); st.Flows != 0 {
+		t.Fatalf("flows = %d, want 0 (the packet-out worker installs none)", st.Flows)
+	}
+}
