@@ -135,14 +135,9 @@ func (b *Bridge) tableStats(s ofconn.Sender, m *ofp.Msg) error {
 	return replyMultipart(s, m, rep)
 }
 
-// tableName is a table's default name, as Open vSwitch's
-// ("classifier" for table 0, "table%d" for the rest).
-func tableName(t int) string {
-	if t == 0 {
-		return "classifier"
-	}
-	return "table" + itoa(t)
-}
+// tableName is a table's default name, as Open vSwitch sends it
+// ("table%d"; ovs-ofctl does not print default names).
+func tableName(int) string { return "" }
 
 func itoa(n int) string {
 	if n == 0 {

@@ -32,8 +32,9 @@ func appendTypeList(types []uint16) []byte {
 }
 
 // appendOXMHeaders lists the fields (with their headers for version v)
-// that keep(f) selects.
-func appendOXMHeaders(v uint8, keep func(f *mf.Field) bool) []byte {
+// that keep(f) selects; with masked, maskable fields get the has-mask
+// header (that is how a match property says "arbitrary mask").
+func appendOXMHeaders(v uint8, masked bool, keep func(f *mf.Field) bool) []byte {
 	var b []byte
 	fields := mf.Std.Fields()
 	for i := range fields {
@@ -46,10 +47,14 @@ func appendOXMHeaders(v uint8, keep func(f *mf.Field) bool) []byte {
 			continue
 		}
 		n := f.Bytes
+		hm := uint32(0)
+		if masked && f.Maskable {
+			n, hm = 2*n, 1<<8
+		}
 		if h.IsExperimenter() {
 			n += 4
 		}
-		b = binary.BigEndian.AppendUint32(b, uint32(h.Class)<<16|uint32(h.Field)<<9|uint32(n))
+		b = binary.BigEndian.AppendUint32(b, uint32(h.Class)<<16|uint32(h.Field)<<9|hm|uint32(n))
 		if h.IsExperimenter() {
 			b = binary.BigEndian.AppendUint32(b, h.Experimenter)
 		}
@@ -59,9 +64,9 @@ func appendOXMHeaders(v uint8, keep func(f *mf.Field) bool) []byte {
 
 // tableFeatures describes every table for version v.
 func tableFeatures(v uint8) []ofp.TableFeatures {
-	match := appendOXMHeaders(v, func(*mf.Field) bool { return true })
-	wild := appendOXMHeaders(v, func(f *mf.Field) bool { return f.Maskable })
-	set := appendOXMHeaders(v, func(f *mf.Field) bool { return f.Writable })
+	match := appendOXMHeaders(v, true, func(*mf.Field) bool { return true })
+	wild := appendOXMHeaders(v, false, func(f *mf.Field) bool { return true })
+	set := appendOXMHeaders(v, false, func(f *mf.Field) bool { return f.Writable })
 	acts := appendTypeList(tableActionTypes)
 	out := make([]ofp.TableFeatures, 0, 254)
 	for t := 0; t < 254; t++ {

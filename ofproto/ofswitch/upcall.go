@@ -18,6 +18,7 @@ type ukey struct {
 	mask    flow.Mask
 	actions odp.Actions
 	rules   []*oftable.Rule
+	tables  []xlate.TableLookup
 	seq     uint64 // change sequence at translation
 	// pushed are the megaflow counters already credited to rules.
 	pushedPackets, pushedBytes uint64
@@ -56,7 +57,7 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	r.UFID = dpif.UFIDFromMatch(&m)
 	b.ukeys.mu.Lock()
 	if _, ok := b.ukeys.m[r.UFID]; !ok {
-		b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, seq: seq}
+		b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, seq: seq}
 	}
 	b.ukeys.mu.Unlock()
 	// A megaflow with controller actions sends its packets to userspace
@@ -198,7 +199,7 @@ func (b *Bridge) Revalidate() {
 				uk.actions = out.Actions
 			}
 			uk.seq = seq
-			uk.rules = out.Rules
+			uk.rules, uk.tables = out.Rules, out.Tables
 			continue
 		}
 		del = append(del, id)
@@ -244,6 +245,9 @@ func (b *Bridge) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
 	}
 	for _, r := range uk.rules {
 		r.Stats.Add(dp, db, used)
+	}
+	for _, tl := range uk.tables {
+		b.tables.CountLookups(tl.Table, tl.Matched, dp)
 	}
 }
 

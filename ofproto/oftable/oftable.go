@@ -237,18 +237,30 @@ func (t *Tables) ReadUnlock() { t.readers.RUnlock() }
 // Version returns the published version, for lookups.
 func (t *Tables) Version() classifier.Version { return t.version.Load() }
 
+// CountLookups credits n packets looked up in table (matched or not) to
+// its statistics, as Open vSwitch counts them: per packet, when a
+// translation with a packet runs and when megaflow statistics are pushed,
+// not per translation (revalidation and ofproto/trace count nothing).
+func (t *Tables) CountLookups(table uint8, matched bool, n uint64) {
+	if int(table) >= NumTables || n == 0 {
+		return
+	}
+	t.lookups[table].Add(n)
+	if matched {
+		t.matched[table].Add(n)
+	}
+}
+
 // Lookup finds the highest-priority rule of table that matches fl in
-// version v, ORing the bits it consulted into wc, and counts the lookup.
+// version v, ORing the bits it consulted into wc.
 func (t *Tables) Lookup(v classifier.Version, table uint8, fl, wc *mf.Flow) *Rule {
 	if int(table) >= NumTables {
 		return nil
 	}
-	t.lookups[table].Add(1)
 	cr := t.tables[table].Lookup(v, fl, wc)
 	if cr == nil {
 		return nil
 	}
-	t.matched[table].Add(1)
 	return cr.Payload
 }
 

@@ -215,12 +215,20 @@ type Out struct {
 	// Slow is set when the actions send packets to userspace (controller
 	// actions), so every packet reaches the switch.
 	Slow bool
+	// Tables are the table lookups made, in order (table statistics).
+	Tables []TableLookup
 	// Final is the pipeline's flow at the end (set only when tracing).
 	Final mf.Flow
 	// Learned are the flows learn actions ask for (with side effects).
 	Learned []LearnedFlow
 	// Err is why the translation stopped early; Actions are then a drop.
 	Err error
+}
+
+// TableLookup is one table lookup of a translation.
+type TableLookup struct {
+	Table   uint8
+	Matched bool
 }
 
 // ctx is one translation's state.
@@ -407,6 +415,7 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32) {
 	oldIn := c.flow.InPort
 	c.flow.InPort = inPort
 	r := c.x.Tables.Lookup(c.v, table, &c.flow, &c.wc)
+	c.out.Tables = append(c.out.Tables, TableLookup{Table: table, Matched: r != nil})
 	c.flow.InPort = oldIn
 	oldInd := c.ind
 	line := c.ind - 3
