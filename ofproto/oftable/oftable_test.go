@@ -677,14 +677,17 @@ func TestExpireIdleTimeoutIsNotRestartedByModifyOrReplace(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// Table statistics count packets credited with CountLookups (by the
+// switch, per packet), not lookups: a lookup alone counts nothing.
 func TestStatsCountLookupsAndMatches(t *testing.T) {
 	tb := newTables(t, newClock())
 	f := add(ipDst(t, net10, 8), 10, 1, output(1))
 	f.Table = 2
 	apply(t, tb, f)
-	lookup(tb, 2, ipFlow(net10))
-	lookup(tb, 2, ipFlow(net10|5))
-	lookup(tb, 2, ipFlow(11<<24))
+	for _, fl := range []uint32{net10, net10 | 5, 11 << 24} {
+		r := lookup(tb, 2, ipFlow(fl))
+		tb.CountLookups(2, r != nil, 1)
+	}
 	if s := tb.Stats(2); s != (oftable.TableStats{Active: 1, Lookups: 3, Matched: 2}) {
 		t.Fatalf("table 2 stats %+v", s)
 	}
