@@ -603,7 +603,11 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (int64, error) 
 	if ic.Name == bname && ic.Type == "internal" {
 		p.ofport = bridge.OFPPLocal
 	} else {
-		p.ofport = b.allocOfport(ic.OfportRequest, time.Now())
+		req := ic.OfportRequest
+		if req <= 0 {
+			req = ic.Ofport
+		}
+		p.ofport = b.allocOfport(req, time.Now())
 	}
 	if p.ofport == 0 {
 		if p.dev != nil {

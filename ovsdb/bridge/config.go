@@ -46,8 +46,13 @@ type IfaceConfig struct {
 	Type          string // "" means "system"
 	Options       map[string]string
 	OfportRequest int64 // 0 when unset
-	MTURequest    int64 // 0 when unset
-	ExternalIDs   map[string]string
+	// Ofport is the number the row already has (written back before a
+	// restart); without an ofport_request it is asked for again, so
+	// ports keep their numbers across restarts, as Open vSwitch's
+	// iface_pick_ofport. 0 or -1 when none.
+	Ofport      int64
+	MTURequest  int64 // 0 when unset
+	ExternalIDs map[string]string
 }
 
 // IfaceStatus is what the bridge layer writes back to an Interface row.

@@ -151,6 +151,7 @@ func Parse(s *client.Snapshot) Config {
 					Type:          str(ir.Get("type")),
 					Options:       strMap(ir.Get("options")),
 					OfportRequest: integer(ir.Get("ofport_request"), 0),
+					Ofport:        integer(ir.Get("ofport"), 0),
 					MTURequest:    integer(ir.Get("mtu_request"), 0),
 					ExternalIDs:   strMap(ir.Get("external_ids")),
 				})
