@@ -1,10 +1,6 @@
 package tests
 
-import (
-	"testing"
-
-	"github.com/gvs-project/gvs/internal/nstest"
-)
+import "testing"
 
 // ctSession is a stateful firewall in OpenFlow: untracked IP packets go
 // through ct (zone 5) and recirculate to table 1, where new connections
@@ -47,19 +43,5 @@ func ctSession() []ofStep {
 // connections tracked and committed with their mark, the recirculation
 // megaflows, the packets forwarded and dropped, and the zone flush.
 func TestConntrackThroughOpenFlowLikeOpenVSwitch(t *testing.T) {
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	setUpOfctlBridge(t, ovsEnv)
-	want := runSteps(t, ovsEnv, "ovs-vswitchd", ctSession())
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	setUpOfctlBridge(t, gvsEnv)
-	got := runSteps(t, gvsEnv, "gvs-vswitchd", ctSession())
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
-		}
-	}
+	diffAgainstOpenVSwitch(t, ctSession)
 }

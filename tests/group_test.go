@@ -1,10 +1,6 @@
 package tests
 
-import (
-	"testing"
-
-	"github.com/gvs-project/gvs/internal/nstest"
-)
+import "testing"
 
 // groupSession exercises groups and meters: add/modify/delete of all,
 // indirect, fast-failover and select groups, flows that use them, packets
@@ -45,19 +41,5 @@ func groupSession() []ofStep {
 // TestGroupsAndMetersLikeOpenVSwitch runs the group and meter session
 // against gvs and Open vSwitch and requires the same transcript.
 func TestGroupsAndMetersLikeOpenVSwitch(t *testing.T) {
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	setUpOfctlBridge(t, ovsEnv)
-	want := runSteps(t, ovsEnv, "ovs-vswitchd", groupSession())
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	setUpOfctlBridge(t, gvsEnv)
-	got := runSteps(t, gvsEnv, "gvs-vswitchd", groupSession())
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
-		}
-	}
+	diffAgainstOpenVSwitch(t, groupSession)
 }

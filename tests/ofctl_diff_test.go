@@ -194,6 +194,28 @@ func runOfctlSession(t *testing.T, env []string, target string) []string {
 	return runSteps(t, env, target, ofctlSession())
 }
 
+// diffAgainstOpenVSwitch runs steps against Open vSwitch (dummy
+// datapath) and then against gvs-vswitchd, each with the bridges of
+// setUpOfctlBridge, and reports every step whose masked transcript differs.
+func diffAgainstOpenVSwitch(t *testing.T, steps func() []ofStep) {
+	t.Helper()
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	setUpOfctlBridge(t, ovsEnv)
+	want := runSteps(t, ovsEnv, "ovs-vswitchd", steps())
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	setUpOfctlBridge(t, gvsEnv)
+	got := runSteps(t, gvsEnv, "gvs-vswitchd", steps())
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+}
+
 // runSteps runs a scripted session and returns the masked transcript,
 // one entry per command.
 func runSteps(t *testing.T, env []string, target string, steps []ofStep) []string {
@@ -266,19 +288,5 @@ func setUpOfctlBridge(t testing.TB, env []string) {
 // the dummy datapath, and requires the same transcript with times, MACs
 // and datapath ids masked.
 func TestOvsOfctlSessionPrintsTheSameAsAgainstOpenVSwitch(t *testing.T) {
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	setUpOfctlBridge(t, ovsEnv)
-	want := runOfctlSession(t, ovsEnv, "ovs-vswitchd")
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	setUpOfctlBridge(t, gvsEnv)
-	got := runOfctlSession(t, gvsEnv, "gvs-vswitchd")
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
-		}
-	}
+	diffAgainstOpenVSwitch(t, ofctlSession)
 }

@@ -60,6 +60,8 @@ func startOVN(t *testing.T) *ovnCluster {
 	nstest.Require(t, "tests")
 	_, gvsEnv := startDaemon(t)
 	o := &ovnCluster{t: t, dir: t.TempDir(), gvsEnv: gvsEnv}
+	// Whatever happens to the pidfiles, no OVN daemon outlives the test.
+	t.Cleanup(func() { exec.Command("pkill", "-f", o.dir).Run() })
 	for _, db := range []string{"nb", "sb"} {
 		file := filepath.Join(o.dir, db+".db")
 		run(t, nil, "ovsdb-tool", "create", file, "/usr/share/ovn/ovn-"+db+".ovsschema")

@@ -2,14 +2,26 @@
 //
 // # Overview
 //
-// [Run] parses global options (-O/--protocols, --help, --version), then
-// runs one command from a table (name, usage, argument counts, handler,
-// online or offline), like ovs-ofctl's all_commands[]. The offline
-// commands parse-flow, parse-flows, ofp-print and ofp-parse print exactly
-// what ovs-ofctl 3.1 prints for the flows and message types gvs supports;
-// the program name in messages is gvs-ofctl. Online commands are listed
-// in the table but fail with "not implemented yet" until gvs-ofctl can
-// talk to a switch.
+// [Run] parses global options (-O/--protocols, --strict, --no-stats,
+// --sort/--rsort, --bundle, --names/--no-names, --timeout, --help,
+// --version; anywhere on the command line, as getopt_long allows), then
+// runs one command from a table (name, usage, argument counts, handler),
+// like ovs-ofctl's all_commands[]. The offline commands parse-flow,
+// parse-flows, ofp-print and ofp-parse print exactly what ovs-ofctl 3.1
+// prints for the flows and message types gvs supports; the program name
+// in messages is gvs-ofctl.
+//
+// The online commands (show, dump-desc, dump-tables, dump-ports,
+// dump-ports-desc, dump-flows, dump-aggregate, add-flow, add-flows,
+// mod-flows, del-flows, replace-flows, diff-flows) talk to a switch over
+// "unix:PATH", "tcp:IP[:PORT]", a socket file or a bridge name
+// ($OVS_RUNDIR/NAME.mgmt) with one synchronous connection per step, as
+// ovs-ofctl does: the same hello negotiation, the same choice of flow
+// protocol on OpenFlow 1.0 (NXT_SET_FLOW_FORMAT for NXM-only matches and
+// for every dump, NXT_FLOW_MOD_TABLE_ID for table ids, each followed by a
+// barrier), and the same transaction ids, which dumps print (the
+// connections ovs-ofctl opens to look up port and table names are made
+// too, so errors and ids agree).
 //
 // # Imports
 //

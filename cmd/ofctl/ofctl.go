@@ -2,11 +2,12 @@ package ofctl
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 )
@@ -21,6 +22,15 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	versions       []uint8 // from -O, in preference order; nil: OpenFlow10
+	xid            uint32  // last transaction ID used
+	timeout        time.Duration
+	strict         bool
+	noStats        bool
+	bundle         bool
+	names          int // --names 1, --no-names 0, default -1
+	sort           []sortKey
+	portByName     map[string]uint32 // from the switch, for --names (default)
+	tableNames     map[uint8]string
 }
 
 // command is one row of the command table, like ovs-ofctl's all_commands[].
@@ -33,22 +43,24 @@ type command struct {
 	run      func(e *env, args []string) error
 }
 
-// errNotImplemented marks online commands gvs-ofctl cannot run yet.
-var errNotImplemented = errors.New("not implemented yet (gvs-ofctl runs offline commands only)")
-
 func commands() []command {
-	online := func(name, args, help string, min, max int) command {
-		return command{name: name, args: args, help: help, min: min, max: max, online: true,
-			run: func(*env, []string) error { return fmt.Errorf("%s: %w", name, errNotImplemented) }}
+	online := func(name, args, help string, min, max int, run func(*env, []string) error) command {
+		return command{name: name, args: args, help: help, min: min, max: max, online: true, run: run}
 	}
 	return []command{
-		online("show", "SWITCH", "show OpenFlow information", 1, 1),
-		online("dump-flows", "SWITCH [FLOW]", "print matching flow entries", 1, 2),
-		online("add-flow", "SWITCH FLOW", "add flow described by FLOW", 2, 2),
-		online("add-flows", "SWITCH FILE", "add flows from FILE", 2, 2),
-		online("mod-flows", "SWITCH FLOW", "modify actions of matching FLOWs", 2, 2),
-		online("del-flows", "SWITCH [FLOW]", "delete matching FLOWs", 1, 2),
-		online("replace-flows", "SWITCH FILE", "replace flows with those in FILE", 2, 2),
+		online("show", "SWITCH", "show OpenFlow information", 1, 1, showCmd),
+		online("dump-desc", "SWITCH", "print switch description", 1, 1, dumpDescCmd),
+		online("dump-ports", "SWITCH [PORT]", "print port statistics", 1, 2, dumpPortsCmd),
+		online("dump-ports-desc", "SWITCH [PORT]", "print port descriptions", 1, 2, dumpPortsDescCmd),
+		online("dump-tables", "SWITCH", "print table stats", 1, 1, dumpTablesCmd),
+		online("dump-flows", "SWITCH [FLOW]", "print matching flow entries", 1, 2, dumpFlowsCmd),
+		online("dump-aggregate", "SWITCH [FLOW]", "print aggregate stats for FLOWs", 1, 2, dumpAggregateCmd),
+		online("add-flow", "SWITCH FLOW", "add flow described by FLOW", 2, 2, addFlowCmd),
+		online("add-flows", "SWITCH FILE", "add flows from FILE", 2, 2, addFlowsCmd),
+		online("mod-flows", "SWITCH FLOW", "modify actions of matching FLOWs", 2, 2, modFlowsCmd),
+		online("del-flows", "SWITCH [FLOW]", "delete matching FLOWs", 1, 2, delFlowsCmd),
+		online("replace-flows", "SWITCH FILE", "replace flows with those in FILE", 2, 2, replaceFlowsCmd),
+		online("diff-flows", "SOURCE1 SOURCE2", "compare flows from two sources", 2, 2, diffFlowsCmd),
 		{name: "parse-flow", args: "FLOW", help: "parse FLOW and print its flow mod", min: 1, max: 1, run: parseFlowCmd},
 		{name: "parse-flows", args: "FILE", help: "parse flows in FILE (- for stdin) and print their flow mods", min: 1, max: 1, run: parseFlowsCmd},
 		{name: "ofp-print", args: "HEX [VERBOSITY]", help: "print OpenFlow message given in hex", min: 1, max: 2, run: ofpPrintCmd},
@@ -69,15 +81,16 @@ func Run(args []string, stdout, stderr io.Writer) int {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, names: -1}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, progName+": "+format+"\n", a...)
 		return 1
 	}
+	// Options may appear anywhere before "--", as with getopt_long.
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if len(rest) > 0 || a == "-" || !strings.HasPrefix(a, "-") {
+		if a == "-" || !strings.HasPrefix(a, "-") {
 			rest = append(rest, a)
 			continue
 		}
@@ -86,6 +99,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			break
 		}
 		name, val, hasVal := strings.Cut(a, "=")
+		if !strings.HasPrefix(a, "--") && len(a) > 2 {
+			name, val, hasVal = a[:2], a[2:], true
+		}
+		needVal := func() (string, bool) {
+			if hasVal {
+				return val, true
+			}
+			if i+1 >= len(args) {
+				return "", false
+			}
+			i++
+			return args[i], true
+		}
 		switch name {
 		case "-h", "--help":
 			usage(stdout)
@@ -94,33 +120,61 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			io.WriteString(stdout, version)
 			return 0
 		case "-O", "--protocols":
-			if !hasVal {
-				if name == "-O" && len(a) > 2 {
-					val = a[2:]
-				} else {
-					if i+1 >= len(args) {
-						return fail("option '%s' requires an argument", name)
-					}
-					i++
-					val = args[i]
-				}
+			v, ok := needVal()
+			if !ok {
+				return fail("option '%s' requires an argument", name)
 			}
-			vs, err := parseProtocols(val)
+			vs, err := parseProtocols(v)
 			if err != nil {
 				return fail("%v", err)
 			}
 			e.versions = vs
-		default:
-			if strings.HasPrefix(a, "-O") {
-				vs, err := parseProtocols(a[2:])
-				if err != nil {
-					return fail("%v", err)
-				}
-				e.versions = vs
-				continue
+		case "-t", "--timeout":
+			v, ok := needVal()
+			if !ok {
+				return fail("option '%s' requires an argument", name)
 			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fail("value %s on -t or --timeout is invalid", v)
+			}
+			e.timeout = time.Duration(n) * time.Second
+		case "--strict":
+			e.strict = true
+		case "--no-stats":
+			e.noStats = true
+		case "--bundle":
+			e.bundle = true
+		case "--names":
+			e.names = 1
+		case "--no-names":
+			e.names = 0
+		case "--read-only", "--readd", "--no-readd":
+		case "--sort", "--rsort":
+			k := sortKey{desc: name == "--rsort"}
+			if hasVal && val != "priority" {
+				if k.field = mf.Lookup(val); k.field == nil {
+					return fail("%s: unknown field name", val)
+				}
+			}
+			e.sort = append(e.sort, k)
+		default:
 			return fail("unrecognized option '%s'", a)
 		}
+	}
+	if e.bundle {
+		// Bundles need OpenFlow 1.3 or later; without such a version
+		// allowed, ovs-ofctl uses OpenFlow 1.4.
+		var vs []uint8
+		for _, v := range e.versions {
+			if v >= mf.OF13 {
+				vs = append(vs, v)
+			}
+		}
+		if len(vs) == 0 {
+			vs = []uint8{mf.OF14}
+		}
+		e.versions = vs
 	}
 	if len(rest) == 0 {
 		return fail("missing command name; use --help for help")
@@ -143,6 +197,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail("'%s' command takes at most %d arguments", cmd.name, cmd.max)
 	}
 	if err := cmd.run(e, rest[1:]); err != nil {
+		if err == errSilent {
+			return 1
+		}
+		if err == errDiffer {
+			return 2
+		}
 		return fail("%v", err)
 	}
 	return 0
@@ -176,7 +236,7 @@ func usage(w io.Writer) {
 			fmt.Fprintf(bw, "  %-26s  %s\n", c.name+" "+c.args, c.help)
 		}
 	}
-	fmt.Fprintf(bw, "\nFor OpenFlow switches (not implemented yet):\n")
+	fmt.Fprintf(bw, "\nFor OpenFlow switches:\n")
 	for _, c := range commands() {
 		if c.online {
 			fmt.Fprintf(bw, "  %-26s  %s\n", c.name+" "+c.args, c.help)

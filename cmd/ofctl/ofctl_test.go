@@ -1,6 +1,7 @@
 package ofctl
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,14 +263,50 @@ func TestErrorsMatchOVSOfctl(t *testing.T) {
 	}
 }
 
-func TestOnlineCommandsFailAsNotImplemented(t *testing.T) {
+// TestOnlineCommandsReportTargetErrorsLikeOVSOfctl covers what needs
+// no switch: unresolvable targets, refused connections and flow syntax
+// errors found before connecting (the message names the token). The
+// sessions against real switches are in tests/ofctl_online_test.go.
+func TestOnlineCommandsReportTargetErrorsLikeOVSOfctl(t *testing.T) {
+	bin := ovsOfctl(t)
+	dir := t.TempDir()
+	t.Setenv("OVS_RUNDIR", dir)
+	// A socket file nobody listens on: connecting is refused.
+	stale := filepath.Join(dir, "stale.mgmt")
+	l, err := net.Listen("unix", stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
 	for _, args := range [][]string{
-		{"add-flow", "br0", "actions=drop"}, {"dump-flows", "br0"}, {"del-flows", "br0"}, {"show", "br0"},
+		{"add-flow", "nosuchbr", "actions=drop"},
+		{"dump-flows", "unix:" + filepath.Join(dir, "nope")},
+		{"dump-flows", "unix:" + stale},
+		{"dump-flows", "stale"},
+		{"show", stale},
+		{"add-flow", "tcp:127.0.0.1:1", "actions=drop"},
+		{"add-flow", "br0", "in_port=1,actions=output:2,frobnicate"},
+		{"add-flow", "br0", "nonsense=3,actions=drop"},
+		{"add-flow", "br0", "in_port=1"},
+		{"add-flow", "br0", "cookie=1/1,actions=drop"},
+		{"del-flows", "br0", "cookie=5"},
+		{"dump-flows", "br0", "priority=5"},
+		{"mod-flows", "br0", "importance=5,actions=drop"},
+		{"add-flow", "br0", "actions=drop", "extra"},
+		{"--no-names", "add-flow", "br0", "in_port=1,actions=output:2,frobnicate"},
+		{"--no-names", "add-flow", "br0", "nonsense=3,actions=drop"},
+		{"--no-names", "add-flow", "br0", "in_port=1"},
+		{"--no-names", "add-flow", "br0", "cookie=1/1,actions=drop"},
+		{"--no-names", "del-flows", "br0", "cookie=5"},
+		{"--no-names", "dump-flows", "br0", "priority=5"},
+		{"--no-names", "mod-flows", "br0", "importance=5,actions=drop"},
+		{"dump-flows"},
+		{"add-flows", "br0", filepath.Join(dir, "missing.txt")},
 	} {
-		got := runGvs("", args...)
-		want := result{"", progName + ": " + args[0] + ": not implemented yet (gvs-ofctl runs offline commands only)\n", 1}
-		if got != want {
-			t.Errorf("%q: got %+v, want %+v", args, got, want)
+		want := runOVS(t, bin, "", args...)
+		if got := runGvs("", args...); got != want {
+			t.Errorf("%q:\n got %+v\nwant %+v", args, got, want)
 		}
 	}
 }

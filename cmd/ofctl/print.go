@@ -118,6 +118,40 @@ var printers = map[bodyKind]msgPrinter{
 	kindOf(&ofp.BarrierRequest{}):   headerOnly("OFPT_BARRIER_REQUEST"),
 	kindOf(&ofp.BarrierReply{}):     headerOnly("OFPT_BARRIER_REPLY"),
 	kindOf(&ofp.FlowMod{}):          printFlowMod,
+	kindOf(&ofp.BundleCtrl{}):       printBundleCtrl,
+}
+
+var bundleCtrlTypes = []string{"OPEN_REQUEST", "OPEN_REPLY", "CLOSE_REQUEST", "CLOSE_REPLY",
+	"COMMIT_REQUEST", "COMMIT_REPLY", "DISCARD_REQUEST", "DISCARD_REPLY"}
+
+func printBundleCtrl(w *bufio.Writer, m *ofp.Msg) error {
+	bc := m.Body.(*ofp.BundleCtrl)
+	if int(bc.Type) >= len(bundleCtrlTypes) || len(bc.Properties) != 0 {
+		return fmt.Errorf("bundle control type %d: %w", bc.Type, errNotPrinted)
+	}
+	name := "OFPT_BUNDLE_CONTROL"
+	if m.Version < mf.OF14 {
+		name = "ONFT_BUNDLE_CONTROL"
+	}
+	header(w, name, m)
+	id := "0" // C's %#x prints zero without 0x
+	if bc.BundleID != 0 {
+		id = fmt.Sprintf("%#x", bc.BundleID)
+	}
+	fmt.Fprintf(w, "\n bundle_id=%s type=%s flags=", id, bundleCtrlTypes[bc.Type])
+	var fs []string
+	if bc.Flags&ofp.BundleAtomic != 0 {
+		fs = append(fs, "atomic")
+	}
+	if bc.Flags&ofp.BundleOrdered != 0 {
+		fs = append(fs, "ordered")
+	}
+	if len(fs) == 0 {
+		w.WriteString("0\n")
+	} else {
+		w.WriteString(strings.Join(fs, " ") + "\n")
+	}
+	return nil
 }
 
 func header(w *bufio.Writer, name string, m *ofp.Msg) {
@@ -161,6 +195,7 @@ func printEcho(w *bufio.Writer, m *ofp.Msg, name string, data []byte) error {
 var (
 	capsOF10 = []string{0: "FLOW_STATS", 1: "TABLE_STATS", 2: "PORT_STATS", 3: "STP", 5: "IP_REASM", 6: "QUEUE_STATS", 7: "ARP_MATCH_IP"}
 	capsOF11 = []string{0: "FLOW_STATS", 1: "TABLE_STATS", 2: "PORT_STATS", 3: "GROUP_STATS", 5: "IP_REASM", 6: "QUEUE_STATS", 8: "PORT_BLOCKED"}
+	capsOF14 = []string{0: "FLOW_STATS", 1: "TABLE_STATS", 2: "PORT_STATS", 3: "GROUP_STATS", 5: "IP_REASM", 6: "QUEUE_STATS", 8: "PORT_BLOCKED", 9: "BUNDLES", 10: "FLOW_MONITORING"}
 )
 
 // of10ActionNames are OpenFlow 1.0's supported-actions bits in the order
@@ -174,9 +209,6 @@ var of10ActionNames = []struct {
 
 func printFeaturesReply(w *bufio.Writer, m *ofp.Msg) error {
 	f := m.Body.(*ofp.FeaturesReply)
-	if len(f.Ports) > 0 {
-		return fmt.Errorf("OFPT_FEATURES_REPLY with ports: %w", errNotPrinted)
-	}
 	header(w, "OFPT_FEATURES_REPLY", m)
 	fmt.Fprintf(w, " dpid:%016x\nn_tables:%d, n_buffers:%d", f.DatapathID, f.NTables, f.NBuffers)
 	if m.Version >= mf.OF13 && f.AuxiliaryID != 0 {
@@ -185,6 +217,9 @@ func printFeaturesReply(w *bufio.Writer, m *ofp.Msg) error {
 	names := capsOF11
 	if m.Version == mf.OF10 {
 		names = capsOF10
+	}
+	if m.Version >= mf.OF14 {
+		names = capsOF14
 	}
 	w.WriteString("\ncapabilities:")
 	if f.Capabilities == 0 {
@@ -209,6 +244,14 @@ func printFeaturesReply(w *bufio.Writer, m *ofp.Msg) error {
 		}
 		w.WriteByte('\n')
 	}
+	ports := make([]ofp.Port, len(f.Ports))
+	for i, p := range f.Ports {
+		if m.Version == mf.OF10 {
+			p.PortNo = ofp.PortToOF11(uint16(p.PortNo))
+		}
+		ports[i] = p
+	}
+	printPorts(w, m.Version, ports)
 	return nil
 }
 

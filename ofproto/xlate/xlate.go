@@ -16,17 +16,17 @@ import (
 )
 
 // OpenFlow special ports in Open vSwitch's internal 16-bit form
-// (ofp_port_t).
+// (ofp_port_t), as the codec defines them.
 const (
-	PortMax        = 0xff00
-	PortInPort     = 0xfff8
-	PortTable      = 0xfff9
-	PortNormal     = 0xfffa
-	PortFlood      = 0xfffb
-	PortAll        = 0xfffc
-	PortController = 0xfffd
-	PortLocal      = 0xfffe
-	PortNone       = 0xffff
+	PortMax        = ofp.PortMax
+	PortInPort     = ofp.PortInPort
+	PortTable      = ofp.PortTable
+	PortNormal     = ofp.PortNormal
+	PortFlood      = ofp.PortFlood
+	PortAll        = ofp.PortAll
+	PortController = ofp.PortController
+	PortLocal      = ofp.PortLocal
+	PortNone       = ofp.PortNone
 )
 
 // Port16 converts an OpenFlow 1.1+ 32-bit port number to the 16-bit
