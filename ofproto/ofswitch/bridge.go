@@ -285,7 +285,7 @@ func (b *Bridge) startController(target string) context.CancelFunc {
 		}
 		return func() { cancel(); l.Close() }
 	}
-	st := &ctlState{}
+	st := &ctlState{created: time.Now()}
 	b.ctlStates[target] = st
 	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{ProbeInterval: 5 * time.Second},
 		OnConnect: func(c *ofconn.Conn) { st.connected(c) },

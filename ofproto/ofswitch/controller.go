@@ -14,6 +14,7 @@ import (
 // Open vSwitch's rconn reports it in the Controller table.
 type ctlState struct {
 	mu             sync.Mutex
+	created        time.Time
 	conn           ofconn.Sender
 	since          time.Time // of the last connect or disconnect
 	everConnected  bool
@@ -101,4 +102,46 @@ func (b *Bridge) ControllerStatus(target string) (ControllerStatus, bool) {
 		cs.Status["sec_since_disconnect"] = strconv.Itoa(int(now.Sub(st.disconnectedAt) / time.Second))
 	}
 	return cs, true
+}
+
+// failOpenDelay is how long a standalone bridge's controllers must all
+// be unreachable before it fails open: three inactivity probe intervals
+// of 5 s, as Open vSwitch's default.
+const failOpenDelay = 15 * time.Second
+
+// down reports how long the target has been without a connection (0 while
+// connected).
+func (st *ctlState) down(now time.Time) time.Duration {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.conn != nil {
+		return 0
+	}
+	since := st.created
+	if st.disconnectedAt.After(since) {
+		since = st.disconnectedAt
+	}
+	return now.Sub(since)
+}
+
+// checkFailOpen enters or leaves fail-open mode: a standalone bridge
+// whose active controllers have all been unreachable for failOpenDelay
+// forwards every packet with NORMAL until one connects.
+func (b *Bridge) checkFailOpen(now time.Time) {
+	b.mu.Lock()
+	open := b.standalone && len(b.ctlStates) > 0
+	for _, st := range b.ctlStates {
+		if st.down(now) < failOpenDelay {
+			open = false
+		}
+	}
+	b.mu.Unlock()
+	if open == b.xl.FailOpen() {
+		return
+	}
+	b.xl.SetFailOpen(open)
+	if open {
+		b.cfg.Logf("%s: could not connect to controller for %v, failing open", b.cfg.Name, failOpenDelay)
+	}
+	b.changed()
 }

@@ -271,6 +271,7 @@ func (b *Bridge) expirer() {
 			return
 		case now := <-t.C:
 			b.sendFlowRemoved(b.tables.Expire(now))
+			b.checkFailOpen(now)
 		}
 	}
 }

@@ -109,7 +109,17 @@ type Xlator struct {
 	Recirc *RecircTable
 	snap   atomic.Pointer[Snapshot]
 	groups atomic.Pointer[map[uint32]*Group]
+	// failOpen makes every packet go to NORMAL, above every flow: a
+	// standalone bridge that lost its controllers (Open vSwitch's
+	// fail-open rule).
+	failOpen atomic.Bool
 }
+
+// SetFailOpen turns fail-open mode on or off.
+func (x *Xlator) SetFailOpen(on bool) { x.failOpen.Store(on) }
+
+// FailOpen reports whether fail-open mode is on.
+func (x *Xlator) FailOpen() bool { return x.failOpen.Load() }
 
 // New returns a translator over tables with an empty snapshot.
 func New(t *oftable.Tables, rt *RecircTable) *Xlator {
@@ -337,6 +347,9 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	case resumeGroup:
 		c.ind, c.table = 4, start
 		c.resumeGroup(&frozen)
+	case in.Key.RecircID == 0 && x.failOpen.Load():
+		c.trace("fail-open: the controllers are unreachable, NORMAL for every packet")
+		c.normal()
 	default:
 		c.ind = 4
 		c.lookupTable(start, true)
