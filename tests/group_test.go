@@ -35,6 +35,16 @@ func groupSession() []ofStep {
 		ofctl("-O", "OpenFlow13", "dump-meters", "br0"),
 		ofctl("-O", "OpenFlow13", "del-groups", "br0"),
 		ofctl("-O", "OpenFlow13", "dump-groups", "br0"),
+		// check_pkt_larger: the rest of the pipeline is translated for
+		// both outcomes into the datapath's check_pkt_len.
+		ofctl("del-flows", "br0"),
+		ofctl("add-flow", "br0", "in_port=1,actions=check_pkt_larger(100)->NXM_NX_REG0[0],resubmit(,1)"),
+		ofctl("add-flow", "br0", "table=1,reg0=0x1/0x1,actions=mod_dl_src:00:00:00:00:00:01,output:2"),
+		ofctl("add-flow", "br0", "table=1,reg0=0x0/0x1,actions=output:3"),
+		appctl("ofproto/trace", "br0", "in_port=1,udp"),
+		appctl("netdev-dummy/receive", "p1", pktFrom1),
+		settle,
+		appctl("dpctl/dump-flows"),
 	}
 }
 

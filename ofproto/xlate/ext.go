@@ -149,6 +149,8 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		c.learn(a.Learn)
 	case ofp.ActGroup:
 		c.group(uint32(a.Arg))
+	case ofp.ActCheckPktLen:
+		c.checkPktLen(a)
 	default:
 		return false
 	}
@@ -344,4 +346,35 @@ func natAddr(s string, v6 bool) string {
 		return "[" + s + "]"
 	}
 	return s
+}
+
+// checkPktLen translates check_pkt_larger(N)->dst: the datapath compares
+// the packet's length, so everything after this action is translated
+// twice, once with the result bit 1 (longer than N) and once with 0, into
+// the two branches of check_pkt_len, as Open vSwitch does.
+func (c *ctx) checkPktLen(a *ofp.Action) {
+	f := a.Dst.Field
+	if f == nil {
+		return
+	}
+	rest := c.continuation()
+	c.commit()
+	saveFlow, saveBase, saveOut, saveStack, saveFrames := c.flow, c.base, c.out.Actions, c.stack, c.frames
+	var branch [2]odp.Actions
+	for bit := 1; bit >= 0; bit-- {
+		c.flow, c.base, c.stack, c.exit = saveFlow, saveBase, append([][]byte(nil), saveStack...), false
+		v := make([]byte, f.Bytes)
+		if bit == 1 {
+			v = subfieldMask(f.Bytes, a.Dst.Ofs, 1)
+		}
+		setMasked(f, &c.flow, v, subfieldMask(f.Bytes, a.Dst.Ofs, 1))
+		c.out.Actions = nil
+		c.frames = c.frames[:0:0]
+		c.noTail = bit == 1
+		c.resume(rest)
+		branch[bit] = c.out.Actions
+	}
+	c.flow, c.base, c.out.Actions, c.frames = saveFlow, saveBase, saveOut, saveFrames
+	c.emit(odp.CheckPktLen(uint32(a.Arg), branch[1], branch[0]))
+	c.exit = true
 }

@@ -263,6 +263,9 @@ type ctx struct {
 	// the action being translated is the last of its list.
 	ind  int
 	last bool
+	// noTail makes the next action list's last action not a tail call
+	// (trace layout of check_pkt_len's first branch, as Open vSwitch).
+	noTail bool
 	// frames are the action lists being translated, outermost first
 	// (a pause continues with what is left of each).
 	frames []frame
@@ -469,12 +472,14 @@ func (c *ctx) doActions(acts []ofp.Action) {
 	}
 	c.frames = append(c.frames, frame{acts: acts, table: c.table, cookie: cookie})
 	defer func() { c.frames = c.frames[:len(c.frames)-1] }()
+	tailOK := !c.noTail
+	c.noTail = false
 	for i := range acts {
 		if c.exit {
 			return
 		}
 		a := &acts[i]
-		c.last = i == len(acts)-1
+		c.last = i == len(acts)-1 && tailOK
 		c.frames[len(c.frames)-1].i = i
 		if c.in.Trace != nil {
 			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.ind, Action: a})
