@@ -23,9 +23,15 @@ func ctSession() []ofStep {
 		ofctl("add-flow", "br0", "table=1,priority=10,ip,in_port=1,ct_state=+trk+est,actions=output:2"),
 		ofctl("add-flow", "br0", "table=1,priority=10,ip,in_port=2,ct_state=+trk+est,ct_mark=0x7,actions=output:1"),
 		ofctl("add-flow", "br0", "table=1,priority=1,actions=drop"),
+		// Ports are polled independently: each packet is handled
+		// before the next is injected, so the connection's state is
+		// the same in both switches.
 		appctl("netdev-dummy/receive", "p1", out),
+		pause,
 		appctl("netdev-dummy/receive", "p2", back),
+		pause,
 		appctl("netdev-dummy/receive", "p1", out),
+		pause,
 		appctl("netdev-dummy/receive", "p2", bad),
 		settle,
 		appctl("dpctl/dump-conntrack"),

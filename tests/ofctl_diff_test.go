@@ -28,6 +28,9 @@ func appctl(args ...string) ofStep { return ofStep{"ovs-appctl", args} }
 // statistics to the rules (Open vSwitch every 500 ms or so).
 var settle = ofStep{tool: "sleep", args: []string{"1500ms"}}
 
+// pause lets a switch handle an injected packet before the next.
+var pause = ofStep{tool: "sleep", args: []string{"200ms"}}
+
 // Packets injected with netdev-dummy/receive, in the datapath flow syntax.
 const (
 	pktIPToP2   = "in_port(2),eth(src=50:54:00:00:00:02,dst=50:54:00:00:00:01),eth_type(0x0800),ipv4(src=10.0.0.5,dst=10.0.0.2,proto=6,tos=0,ttl=64,frag=no),tcp(src=1000,dst=22)"
