@@ -1,6 +1,9 @@
 package tests
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // groupSession exercises groups and meters: add/modify/delete of all,
 // indirect, fast-failover and select groups, flows that use them, packets
@@ -45,6 +48,20 @@ func groupSession() []ofStep {
 		appctl("netdev-dummy/receive", "p1", pktFrom1),
 		settle,
 		appctl("dpctl/dump-flows"),
+		// learn with delete_learned and limit.
+		ofctl("del-flows", "br0"),
+		ofctl("add-flow", "br0", "in_port=1,actions=learn(table=1,delete_learned,limit=1,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],output:NXM_OF_IN_PORT[]),output:2"),
+		ofctl("add-flow", "br0", "in_port=3,actions=learn(table=2,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],output:NXM_OF_IN_PORT[]),output:2"),
+		appctl("netdev-dummy/receive", "p1", pktFrom1),
+		pause,
+		appctl("netdev-dummy/receive", "p1", strings.Replace(pktFrom1, "src=50:54:00:00:00:01", "src=50:54:00:00:00:09", 1)),
+		pause,
+		appctl("netdev-dummy/receive", "p3", pktUDPFrom3),
+		settle,
+		ofctl("--no-stats", "dump-flows", "br0"),
+		ofctl("del-flows", "br0", "in_port=1"),
+		ofctl("del-flows", "br0", "in_port=3"),
+		ofctl("--no-stats", "dump-flows", "br0"),
 	}
 }
 

@@ -142,8 +142,13 @@ func (b *Bridge) sendPortStatus(events []portEvent) {
 	}
 }
 
-// sendFlowRemoved sends flow_removed for removed rules that asked for it.
+// sendFlowRemoved sends flow_removed for removed rules that asked for it
+// (and deletes what removed learning flows learned with delete_learned).
 func (b *Bridge) sendFlowRemoved(rs []oftable.Removal) {
+	if len(rs) == 0 {
+		return
+	}
+	defer b.deleteLearned(rs)
 	now := time.Now()
 	for _, rm := range rs {
 		r := rm.Rule

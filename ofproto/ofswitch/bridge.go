@@ -88,7 +88,14 @@ type Bridge struct {
 	groups map[uint32]*groupEntry
 	meters map[uint32]*meterEntry
 
-	ukeys ukeyMap
+	// revDone is the change sequence the last revalidation round
+	// covered; barriers wait on revCond for it.
+	revMu   sync.Mutex
+	revCond *sync.Cond
+	revDone uint64
+
+	ukeys   ukeyMap
+	learned learnedSet
 	// seq counts table and port changes; revalidation compares it.
 	seq    atomic.Uint64
 	wake   chan struct{}
@@ -125,6 +132,7 @@ func New(cfg Config) (*Bridge, error) {
 		wake: make(chan struct{}, 1), clients: map[string]context.CancelFunc{},
 		groups: map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}, ctlStates: map[string]*ctlState{}}
 	b.conns.init()
+	b.revCond = sync.NewCond(&b.revMu)
 	b.ukeys.init()
 	t, err := oftable.New(oftable.Config{OutputsTo: outputsTo, Readers: &cfg.Recirc.Readers})
 	if err != nil {

@@ -118,6 +118,7 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		}
 		return b.applyFlowMods([]*oftable.FlowMod{fm})
 	case *ofp.BarrierRequest:
+		b.waitRevalidated()
 		return s.Reply(m, &ofp.BarrierReply{})
 	case *ofp.FeaturesRequest:
 		return s.Reply(m, b.featuresReply(m.Version))

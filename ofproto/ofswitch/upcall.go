@@ -19,6 +19,9 @@ type ukey struct {
 	actions odp.Actions
 	rules   []*oftable.Rule
 	tables  []xlate.TableLookup
+	// learned are the flows the megaflow's learn actions install; they
+	// are (re)applied whenever packets hit it.
+	learned []xlate.LearnedFlow
 	seq     uint64 // change sequence at translation
 	// pushed are the megaflow counters already credited to rules.
 	pushedPackets, pushedBytes uint64
@@ -57,7 +60,7 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	r.UFID = dpif.UFIDFromMatch(&m)
 	b.ukeys.mu.Lock()
 	if _, ok := b.ukeys.m[r.UFID]; !ok {
-		b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, seq: seq}
+		b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, seq: seq}
 	}
 	b.ukeys.mu.Unlock()
 	// A megaflow with controller actions sends its packets to userspace
@@ -70,17 +73,31 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	return nil
 }
 
-// applyLearned installs the flows learn actions produced.
+// applyLearned installs the flows learn actions produced, remembering
+// which learning rule made them (for delete_learned and limit).
 func (b *Bridge) applyLearned(lfs []xlate.LearnedFlow) {
 	if len(lfs) == 0 {
 		return
 	}
 	fms := make([]*oftable.FlowMod, 0, len(lfs))
+	now := time.Now()
 	for i := range lfs {
 		lf := &lfs[i]
+		// A flow learned before with the same actions is only marked
+		// used (its idle timeout restarts); no table change.
+		if r := b.tables.FindStrict(lf.Table, &lf.Match, lf.Priority); r != nil && sameActions(r.Actions, lf.Actions) {
+			r.Stats.Touch(now)
+			continue
+		}
+		if !b.learned.admit(lf) {
+			continue
+		}
 		fms = append(fms, &oftable.FlowMod{Command: ofp.FlowAdd, Table: lf.Table, Match: lf.Match, Priority: lf.Priority,
 			NewCookie: lf.Cookie, IdleTimeout: lf.IdleTimeout, HardTimeout: lf.HardTimeout, Flags: lf.Flags,
 			OutPort: oftable.PortAny, OutGroup: oftable.GroupAny, Actions: lf.Actions})
+	}
+	if len(fms) == 0 {
+		return
 	}
 	if err := b.applyFlowMods(fms); err != nil {
 		b.cfg.Logf("%s: learn: %v", b.cfg.Name, err)
@@ -145,6 +162,7 @@ func (b *Bridge) Revalidate() {
 		return
 	}
 	seq := b.seq.Load()
+	defer b.revalidated(seq)
 	now := time.Now()
 	seen := map[dpif.UFID]dpif.FlowStats{}
 	b.cfg.DP.FlowDump(func(f *dpif.Flow) bool {
@@ -199,7 +217,7 @@ func (b *Bridge) Revalidate() {
 				uk.actions = out.Actions
 			}
 			uk.seq = seq
-			uk.rules, uk.tables = out.Rules, out.Tables
+			uk.rules, uk.tables, uk.learned = out.Rules, out.Tables, out.Learned
 			continue
 		}
 		del = append(del, id)
@@ -216,6 +234,48 @@ func (b *Bridge) Revalidate() {
 		b.stats.deleted.Add(1)
 	}
 	b.tables.Sweep()
+}
+
+// sameActions compares two action lists by their OpenFlow 1.5 encoding.
+func sameActions(a, b []ofp.Action) bool {
+	ea, err1 := ofp.AppendOfpacts(nil, a, 6, true)
+	eb, err2 := ofp.AppendOfpacts(nil, b, 6, true)
+	return err1 == nil && err2 == nil && string(ea) == string(eb)
+}
+
+// revalidated records that every change up to seq is reflected in the
+// megaflows and wakes barriers waiting for it.
+func (b *Bridge) revalidated(seq uint64) {
+	b.revMu.Lock()
+	if seq > b.revDone {
+		b.revDone = seq
+	}
+	b.revCond.Broadcast()
+	b.revMu.Unlock()
+}
+
+// waitRevalidated blocks until a revalidation round has covered every
+// change made so far (or a second passes), so that when a barrier reply
+// goes out the datapath no longer uses megaflows the acknowledged
+// flow_mods made stale.
+func (b *Bridge) waitRevalidated() {
+	want := b.seq.Load()
+	b.revMu.Lock()
+	defer b.revMu.Unlock()
+	if b.revDone >= want || b.cfg.DP == nil {
+		return
+	}
+	b.changed() // make sure a round runs
+	deadline := time.Now().Add(time.Second)
+	timer := time.AfterFunc(time.Second, func() {
+		b.revMu.Lock()
+		b.revCond.Broadcast()
+		b.revMu.Unlock()
+	})
+	defer timer.Stop()
+	for b.revDone < want && time.Now().Before(deadline) && b.ctx.Err() == nil {
+		b.revCond.Wait()
+	}
 }
 
 // maskWithin reports whether every bit of a is also in b.
@@ -249,6 +309,7 @@ func (b *Bridge) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
 	for _, tl := range uk.tables {
 		b.tables.CountLookups(tl.Table, tl.Matched, dp)
 	}
+	b.applyLearned(uk.learned)
 }
 
 // slicesEqualActions compares datapath action lists by their text, which

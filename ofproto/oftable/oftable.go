@@ -75,6 +75,18 @@ func (c *Counters) Add(n, b uint64, now time.Time) {
 	}
 }
 
+// Touch marks the rule used at now without counting packets (a learn
+// action refreshing a flow it learned before).
+func (c *Counters) Touch(now time.Time) {
+	t := now.UnixNano()
+	for {
+		old := c.Used.Load()
+		if old >= t || c.Used.CompareAndSwap(old, t) {
+			return
+		}
+	}
+}
+
 // Rule is one OpenFlow flow. Everything but the counters is immutable once
 // the rule is in a table: a modification makes a new Rule.
 type Rule struct {

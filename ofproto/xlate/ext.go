@@ -8,6 +8,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/oftable"
 )
 
 // extAction translates the actions that are not in doActions' core set.
@@ -239,6 +240,11 @@ type LearnedFlow struct {
 	Actions     []ofp.Action
 	// DeleteLearned removes the flow when the learning rule goes.
 	DeleteLearned bool
+	// Limit bounds how many flows the learning rule keeps installed (0:
+	// no limit); over it nothing is learned.
+	Limit uint32
+	// Learner is the rule whose learn action this is.
+	Learner *oftable.Rule
 }
 
 // learn builds the flow a learn action describes from the packet's
@@ -248,7 +254,7 @@ func (c *ctx) learn(l *ofp.Learn) {
 		return
 	}
 	lf := LearnedFlow{Table: l.Table, Priority: l.Priority, Cookie: l.Cookie, IdleTimeout: l.IdleTimeout,
-		HardTimeout: l.HardTimeout, DeleteLearned: l.Flags&ofp.LearnDeleteLearned != 0}
+		HardTimeout: l.HardTimeout, DeleteLearned: l.Flags&ofp.LearnDeleteLearned != 0, Limit: l.Limit, Learner: c.rule}
 	if l.Flags&ofp.LearnSendFlowRem != 0 {
 		lf.Flags |= 1
 	}
@@ -292,9 +298,10 @@ func (c *ctx) learn(l *ofp.Learn) {
 			lf.Actions = append(lf.Actions, ofp.Action{Type: ofp.ActOutput, Raw: ofp.RawActOFPAT10_OUTPUT, Port: uint32(port)})
 		}
 	}
-	if c.in.SideEffects {
-		c.out.Learned = append(c.out.Learned, lf)
-	}
+	// Reported with or without side effects: the switch also applies
+	// the learned flows of a megaflow when packets hit it (as Open
+	// vSwitch's xlate cache does), not only on the upcall.
+	c.out.Learned = append(c.out.Learned, lf)
 }
 
 // natText formats a nat action inside ct() in the datapath's syntax.
