@@ -54,6 +54,7 @@ func (d *Daemon) registerCommands() error {
 	cmds = append(cmds, d.conntrackCommands()...)
 	cmds = append(cmds, d.fdbCommands()...)
 	cmds = append(cmds, d.ofCommands()...)
+	cmds = append(cmds, d.pmdCommands()...)
 	for _, c := range cmds {
 		if err := d.reg.RegisterCommand(c); err != nil {
 			return err

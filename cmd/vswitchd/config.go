@@ -44,6 +44,9 @@ type Config struct {
 	EnableDummy   bool
 	DisableSystem bool
 	Workers       int
+	// MetricsAddress is HOST:PORT for a Prometheus /metrics listener
+	// ("" for none, the default).
+	MetricsAddress string
 }
 
 // defaultDir returns the Open vSwitch environment variable's value or a
@@ -110,6 +113,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 			cfg.DBFile = v.GetString("db-file")
 			cfg.Workers = v.GetInt("workers")
 			cfg.Database = v.GetString("db")
+			cfg.MetricsAddress = v.GetString("metrics-address")
 			if len(args) == 1 {
 				cfg.Database = args[0]
 			}
@@ -122,13 +126,14 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&configFile, "config", "", "configuration file (YAML, TOML or JSON) with keys rundir, dbdir, logdir, db, db-file, workers")
+	f.StringVar(&configFile, "config", "", "configuration file (YAML, TOML or JSON) with keys rundir, dbdir, logdir, db, db-file, workers, metrics-address")
 	f.String("rundir", "", "directory for sockets and the pidfile (default $OVS_RUNDIR or /var/run/openvswitch)")
 	f.String("dbdir", "", "directory of the embedded database (default $OVS_DBDIR or /etc/openvswitch)")
 	f.String("logdir", "", "directory for the log file (default $OVS_LOGDIR or /var/log/openvswitch)")
 	f.String("db", "", "use this OVSDB remote (unix:PATH, tcp:HOST:PORT) instead of the embedded server")
 	f.String("db-file", "", "embedded database file (default DBDIR/conf.db)")
 	f.Int("workers", 1, "poll-mode workers (cores) per datapath")
+	f.String("metrics-address", "", "serve Prometheus metrics on http://HOST:PORT/metrics (default off)")
 	f.StringVar(&cfg.Pidfile, "pidfile", "default", "write a pidfile (default RUNDIR/PROGRAM.pid; \"none\" for none)")
 	f.Lookup("pidfile").NoOptDefVal = "default"
 	f.StringVar(&cfg.LogFile, "log-file", "", "also log to this file (default LOGDIR/PROGRAM.log)")
@@ -149,7 +154,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		f.String(n, "", "accepted for ovs-vswitchd compatibility; ignored")
 		f.Lookup(n).Hidden = true
 	}
-	for _, k := range []string{"rundir", "dbdir", "logdir", "db", "db-file", "workers"} {
+	for _, k := range []string{"rundir", "dbdir", "logdir", "db", "db-file", "workers", "metrics-address"} {
 		_ = v.BindPFlag(k, f.Lookup(k))
 	}
 	v.SetEnvPrefix("GVS")

@@ -45,6 +45,7 @@ type Daemon struct {
 	db   *server.Server
 	dbc  *client.Client
 	sw   *dpSwitch
+	mx   *metricsServer // nil unless Config.MetricsAddress is set
 
 	ctlPath string
 	dbSock  string
@@ -183,6 +184,9 @@ func Start(cfg *Config) (*Daemon, error) {
 		return nil, err
 	}
 	if err := d.startBridges(); err != nil {
+		return nil, err
+	}
+	if err := d.startMetrics(); err != nil {
 		return nil, err
 	}
 	d.log.Info("gvs-vswitchd started", "version", Version, "rundir", cfg.RunDir, "database", d.databaseName())
@@ -343,6 +347,9 @@ func (d *Daemon) Exit() { d.cancel() }
 // Close stops everything and removes the sockets and pidfile.
 func (d *Daemon) Close() error {
 	d.cancel()
+	if d.mx != nil {
+		d.mx.close()
+	}
 	if d.ctl != nil {
 		d.ctl.Close()
 	}

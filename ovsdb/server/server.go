@@ -7,6 +7,7 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gvs-project/gvs/ovsdb/model"
@@ -30,7 +31,14 @@ type Server struct {
 	onError func(error)
 
 	wg sync.WaitGroup // sessions and Serve loops
+
+	// transactions counts "transact" requests, for gvs-vswitchd's metrics.
+	transactions atomic.Uint64
 }
+
+// Transactions returns how many "transact" requests the server has
+// received (valid or not), over all databases and sessions.
+func (s *Server) Transactions() uint64 { return s.transactions.Load() }
 
 // SetErrorHook sets a function told about errors that no client sees,
 // such as a failed log compaction. The package itself never logs.

@@ -252,6 +252,7 @@ func (sess *session) doGetSchema(id json.RawMessage, params []any) (json.RawMess
 }
 
 func (sess *session) doTransact(id json.RawMessage, params []any) (json.RawMessage, json.RawMessage) {
+	sess.srv.transactions.Add(1)
 	e, errObj := sess.lookupDB("transact", params)
 	if errObj != nil {
 		return nil, errObj

@@ -1,0 +1,307 @@
+package vswitchd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gvs-project/gvs/datapath/conntrack"
+	"github.com/gvs-project/gvs/datapath/l2fib"
+	"github.com/gvs-project/gvs/datapath/netdev"
+	"github.com/gvs-project/gvs/ofproto/oftable"
+)
+
+// metricsServer is the optional Prometheus listener
+// (--metrics-address). Everything it serves is read from the switch's
+// own counters when scraped: nothing is counted for it per packet.
+type metricsServer struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+// startMetrics serves /metrics on Config.MetricsAddress, if set.
+func (d *Daemon) startMetrics() error {
+	if d.cfg.MetricsAddress == "" {
+		return nil
+	}
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(&collector{d: d}); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	// The usual process and Go runtime metrics (memory, goroutines,
+	// descriptors), as every Go exporter serves them.
+	if err := reg.Register(collectors.NewGoCollector()); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	ln, err := net.Listen("tcp", d.cfg.MetricsAddress)
+	if err != nil {
+		return fmt.Errorf("metrics: listening on %s: %w", d.cfg.MetricsAddress, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mx := &metricsServer{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	d.mx = mx
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		if err := mx.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	d.log.Info("serving metrics", "address", ln.Addr().String())
+	return nil
+}
+
+func (m *metricsServer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if m.srv.Shutdown(ctx) != nil {
+		m.srv.Close()
+	}
+}
+
+// MetricsAddr returns the address the metrics listener is bound to (with
+// the port the kernel chose for ":0"), or nil when metrics are off.
+func (d *Daemon) MetricsAddr() net.Addr {
+	if d.mx == nil {
+		return nil
+	}
+	return d.mx.ln.Addr()
+}
+
+// Metric descriptions. Counters end in _total; label sets are fixed per
+// metric so that a scrape is self-consistent.
+var (
+	portLabels = []string{"bridge", "port", "ofport"}
+
+	descDPHits     = prometheus.NewDesc("gvs_datapath_hits_total", "Packets that matched a cached flow, by cache level (emc: exact-match cache, megaflow: megaflow classifier).", []string{"datapath", "cache"}, nil)
+	descDPMisses   = prometheus.NewDesc("gvs_datapath_misses_total", "Packets that matched no megaflow and became miss upcalls.", []string{"datapath"}, nil)
+	descDPLost     = prometheus.NewDesc("gvs_datapath_lost_total", "Packets dropped because no upcall could be made or it failed.", []string{"datapath"}, nil)
+	descDPUpcalls  = prometheus.NewDesc("gvs_datapath_upcalls_total", "Miss upcalls by result (ok, failed).", []string{"datapath", "result"}, nil)
+	descDPRecirc   = prometheus.NewDesc("gvs_datapath_recirculations_total", "Recirculation passes.", []string{"datapath"}, nil)
+	descDPFlows    = prometheus.NewDesc("gvs_datapath_megaflows", "Megaflows installed in the datapath.", []string{"datapath"}, nil)
+	descDPMasks    = prometheus.NewDesc("gvs_datapath_masks", "Distinct megaflow masks (classifier subtables), summed over workers.", []string{"datapath"}, nil)
+	descDPLimit    = prometheus.NewDesc("gvs_datapath_flow_limit", "Megaflow limit per poll-mode worker (other_config:flow-limit).", []string{"datapath"}, nil)
+	descDPWorkers  = prometheus.NewDesc("gvs_datapath_workers", "Poll-mode workers.", []string{"datapath"}, nil)
+	descCTConns    = prometheus.NewDesc("gvs_conntrack_connections", "Tracked connections per zone (zones with connections or a limit).", []string{"datapath", "zone"}, nil)
+	descCTLimit    = prometheus.NewDesc("gvs_conntrack_zone_limit", "Connection limit of a zone (0: unlimited), for zones with connections or an explicit limit.", []string{"datapath", "zone"}, nil)
+	descCTZRefused = prometheus.NewDesc("gvs_conntrack_zone_refused_total", "Commits refused by the zone's limit, per zone (zones with connections or a limit).", []string{"datapath", "zone"}, nil)
+	descCTDefault  = prometheus.NewDesc("gvs_conntrack_default_zone_limit", "Default zone connection limit (0: unlimited).", []string{"datapath"}, nil)
+	descCTMax      = prometheus.NewDesc("gvs_conntrack_max_connections", "Global connection limit (dpctl/ct-set-maxconns).", []string{"datapath"}, nil)
+	descCTRefused  = prometheus.NewDesc("gvs_conntrack_refused_total", "Commits refused, by reason (global_limit, zone_limit, nat_exhausted).", []string{"datapath", "reason"}, nil)
+	descCTInvalid  = prometheus.NewDesc("gvs_conntrack_invalid_total", "Packets marked invalid by connection tracking.", []string{"datapath"}, nil)
+	descMACEntries = prometheus.NewDesc("gvs_mac_table_entries", "MAC learning table entries (static included).", []string{"bridge"}, nil)
+	descMACStatic  = prometheus.NewDesc("gvs_mac_table_static_entries", "Static MAC learning table entries.", []string{"bridge"}, nil)
+	descMACMax     = prometheus.NewDesc("gvs_mac_table_capacity", "MAC learning table capacity (other_config:mac-table-size).", []string{"bridge"}, nil)
+	descOFRules    = prometheus.NewDesc("gvs_openflow_rules", "OpenFlow rules per table (tables with rules only).", []string{"bridge", "table"}, nil)
+	descOFLookups  = prometheus.NewDesc("gvs_openflow_table_lookups_total", "Lookups in an OpenFlow table by translation (tables with rules only).", []string{"bridge", "table"}, nil)
+	descOFMatched  = prometheus.NewDesc("gvs_openflow_table_matches_total", "Lookups in an OpenFlow table that matched a rule (tables with rules only).", []string{"bridge", "table"}, nil)
+	descOVSDBTxn   = prometheus.NewDesc("gvs_ovsdb_transactions_total", "OVSDB transact requests received by the embedded database server.", nil, nil)
+)
+
+// portCounters and macCounters list the counters each metric family is
+// made of: name suffix, help, and how to read it.
+type portCounter struct {
+	desc *prometheus.Desc
+	get  func(*netdev.Stats) uint64
+}
+
+func newPortCounter(name, help string, get func(*netdev.Stats) uint64) portCounter {
+	return portCounter{prometheus.NewDesc("gvs_port_"+name+"_total", help, portLabels, nil), get}
+}
+
+var portCounters = []portCounter{
+	newPortCounter("rx_packets", "Packets received on the port.", func(s *netdev.Stats) uint64 { return s.RxPackets }),
+	newPortCounter("rx_bytes", "Bytes received on the port.", func(s *netdev.Stats) uint64 { return s.RxBytes }),
+	newPortCounter("rx_dropped", "Received packets dropped.", func(s *netdev.Stats) uint64 { return s.RxDropped }),
+	newPortCounter("rx_errors", "Receive errors.", func(s *netdev.Stats) uint64 { return s.RxErrors }),
+	newPortCounter("tx_packets", "Packets sent on the port.", func(s *netdev.Stats) uint64 { return s.TxPackets }),
+	newPortCounter("tx_bytes", "Bytes sent on the port.", func(s *netdev.Stats) uint64 { return s.TxBytes }),
+	newPortCounter("tx_dropped", "Packets dropped on transmit.", func(s *netdev.Stats) uint64 { return s.TxDropped }),
+	newPortCounter("tx_errors", "Transmit errors.", func(s *netdev.Stats) uint64 { return s.TxErrors }),
+}
+
+type macCounter struct {
+	desc *prometheus.Desc
+	get  func(*l2fib.Stats) uint64
+}
+
+func newMACCounter(name, help string, get func(*l2fib.Stats) uint64) macCounter {
+	return macCounter{prometheus.NewDesc("gvs_mac_table_"+name+"_total", help, []string{"bridge"}, nil), get}
+}
+
+var macCounters = []macCounter{
+	newMACCounter("learned", "MAC addresses learned.", func(s *l2fib.Stats) uint64 { return s.Learned }),
+	newMACCounter("expired", "MAC entries removed by aging.", func(s *l2fib.Stats) uint64 { return s.Expired }),
+	newMACCounter("evicted", "MAC entries evicted to make room.", func(s *l2fib.Stats) uint64 { return s.Evicted }),
+	newMACCounter("moved", "MAC entries that moved to another port.", func(s *l2fib.Stats) uint64 { return s.Moved }),
+	newMACCounter("flooded", "Packets flooded (unknown, broadcast or multicast destination).", func(s *l2fib.Stats) uint64 { return s.Flooded }),
+	newMACCounter("unicast", "Packets forwarded to a learned port.", func(s *l2fib.Stats) uint64 { return s.Unicast }),
+}
+
+// collector reads the daemon's counters on every scrape.
+type collector struct{ d *Daemon }
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, pc := range portCounters {
+		ch <- pc.desc
+	}
+	for _, mc := range macCounters {
+		ch <- mc.desc
+	}
+	for _, d := range []*prometheus.Desc{descDPHits, descDPMisses, descDPLost, descDPUpcalls, descDPRecirc,
+		descDPFlows, descDPMasks, descDPLimit, descDPWorkers, descCTConns, descCTLimit, descCTZRefused,
+		descCTDefault, descCTMax, descCTRefused, descCTInvalid, descMACEntries, descMACStatic, descMACMax,
+		descOFRules, descOFLookups, descOFMatched, descOVSDBTxn} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, p := range c.d.sw.metricsPorts() {
+		of := strconv.FormatInt(p.ofport, 10)
+		for _, pc := range portCounters {
+			counter(pc.desc, pc.get(&p.stats), p.bridge, p.port, of)
+		}
+	}
+	for _, dp := range c.d.datapaths() {
+		name := dpName(dp)
+		s := dp.Stats()
+		counter(descDPHits, s.EMCHit, name, "emc")
+		counter(descDPHits, s.MegaflowHit, name, "megaflow")
+		counter(descDPMisses, s.Missed, name)
+		counter(descDPLost, s.Lost, name)
+		counter(descDPUpcalls, s.UpcallOK, name, "ok")
+		counter(descDPUpcalls, s.UpcallFail, name, "failed")
+		counter(descDPRecirc, s.Recirc, name)
+		gauge(descDPFlows, float64(s.Flows), name)
+		gauge(descDPMasks, float64(s.Masks), name)
+		gauge(descDPLimit, float64(dp.Config().FlowLimit), name)
+		gauge(descDPWorkers, float64(dp.Workers()), name)
+		collectConntrack(dp.Conntrack(), name, counter, gauge)
+	}
+	for _, m := range c.d.sw.metricsMACTables() {
+		s := m.table.Stats()
+		gauge(descMACEntries, float64(s.Current), m.bridge)
+		gauge(descMACStatic, float64(s.Static), m.bridge)
+		gauge(descMACMax, float64(s.Max), m.bridge)
+		for _, mc := range macCounters {
+			counter(mc.desc, mc.get(&s), m.bridge)
+		}
+	}
+	for _, b := range c.d.sw.ofBridges() {
+		t := b.Tables()
+		for i := 0; i < oftable.NumTables; i++ {
+			st := t.Stats(uint8(i))
+			if st.Active == 0 {
+				continue
+			}
+			table := strconv.Itoa(i)
+			gauge(descOFRules, float64(st.Active), b.Name(), table)
+			counter(descOFLookups, st.Lookups, b.Name(), table)
+			counter(descOFMatched, st.Matched, b.Name(), table)
+		}
+	}
+	if c.d.db != nil {
+		counter(descOVSDBTxn, c.d.db.Transactions())
+	}
+}
+
+// collectConntrack reports the tracker's totals and, per zone, the zones
+// that have connections or an explicit limit. Finding the zones in use
+// walks the tracker's 65,536 zone pointers: tens of microseconds per
+// scrape, nothing on the packet path.
+func collectConntrack(ct *conntrack.Tracker, dp string,
+	counter func(*prometheus.Desc, uint64, ...string), gauge func(*prometheus.Desc, float64, ...string)) {
+	if ct == nil {
+		return
+	}
+	st := ct.Stats()
+	def, limited := ct.Limits()
+	gauge(descCTDefault, float64(def), dp)
+	gauge(descCTMax, float64(ct.MaxConns()), dp)
+	counter(descCTRefused, st.Full, dp, "global_limit")
+	counter(descCTRefused, st.ZoneFull, dp, "zone_limit")
+	counter(descCTRefused, st.NATExhausted, dp, "nat_exhausted")
+	counter(descCTInvalid, st.Invalid, dp)
+	explicit := make(map[uint16]uint32, len(limited))
+	for _, l := range limited {
+		explicit[l.Zone] = l.Limit
+	}
+	for z := 0; z < conntrack.NumZones; z++ {
+		zone := uint16(z)
+		n := ct.ZoneCount(zone)
+		lim, has := explicit[zone]
+		if n == 0 && !has {
+			continue
+		}
+		if !has {
+			lim = def
+		}
+		label := strconv.Itoa(z)
+		gauge(descCTConns, float64(n), dp, label)
+		gauge(descCTLimit, float64(lim), dp, label)
+		counter(descCTZRefused, ct.ZoneRefused(zone), dp, label)
+	}
+}
+
+// portSample is one port's identity and counters at scrape time.
+type portSample struct {
+	bridge, port string
+	ofport       int64
+	stats        netdev.Stats
+}
+
+// metricsPorts returns every bridge port that has a device (patch ports
+// have none), in bridge and port name order.
+func (s *dpSwitch) metricsPorts() []portSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []portSample
+	for _, bn := range sortedKeys(s.bridges) {
+		b := s.bridges[bn]
+		for _, pn := range sortedKeys(b.ports) {
+			p := b.ports[pn]
+			if p.dev == nil {
+				continue
+			}
+			out = append(out, portSample{bridge: bn, port: pn, ofport: p.ofport, stats: p.dev.Stats()})
+		}
+	}
+	return out
+}
+
+type macSample struct {
+	bridge string
+	table  *l2fib.Table
+}
+
+// metricsMACTables returns every bridge's MAC learning table.
+func (s *dpSwitch) metricsMACTables() []macSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []macSample
+	for _, bn := range sortedKeys(s.bridges) {
+		if t := s.bridges[bn].fdb; t != nil {
+			out = append(out, macSample{bridge: bn, table: t})
+		}
+	}
+	return out
+}
