@@ -107,6 +107,9 @@ var (
 	descOFRules    = prometheus.NewDesc("gvs_openflow_rules", "OpenFlow rules per table (tables with rules only).", []string{"bridge", "table"}, nil)
 	descOFLookups  = prometheus.NewDesc("gvs_openflow_table_lookups_total", "Lookups in an OpenFlow table by translation (tables with rules only).", []string{"bridge", "table"}, nil)
 	descOFMatched  = prometheus.NewDesc("gvs_openflow_table_matches_total", "Lookups in an OpenFlow table that matched a rule (tables with rules only).", []string{"bridge", "table"}, nil)
+	descOFPacketIn = prometheus.NewDesc("gvs_openflow_packet_ins_total", "Packet-ins produced by a bridge's pipeline.", []string{"bridge"}, nil)
+	descOFUpcalls  = prometheus.NewDesc("gvs_openflow_upcalls_total", "Datapath misses translated by a bridge.", []string{"bridge"}, nil)
+	descOFUkeys    = prometheus.NewDesc("gvs_openflow_megaflows_tracked", "Megaflows a bridge tracks for revalidation.", []string{"bridge"}, nil)
 	descOVSDBTxn   = prometheus.NewDesc("gvs_ovsdb_transactions_total", "OVSDB transact requests received by the embedded database server.", nil, nil)
 )
 
@@ -163,7 +166,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDPHits, descDPMisses, descDPLost, descDPUpcalls, descDPRecirc,
 		descDPFlows, descDPMasks, descDPLimit, descDPWorkers, descCTConns, descCTLimit, descCTZRefused,
 		descCTDefault, descCTMax, descCTRefused, descCTInvalid, descMACEntries, descMACStatic, descMACMax,
-		descOFRules, descOFLookups, descOFMatched, descOVSDBTxn} {
+		descOFRules, descOFLookups, descOFMatched, descOFPacketIn, descOFUpcalls, descOFUkeys, descOVSDBTxn} {
 		ch <- d
 	}
 }
@@ -207,6 +210,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for _, b := range c.d.sw.ofBridges() {
+		bc := b.Counters()
+		counter(descOFPacketIn, bc.PacketIns, b.Name())
+		counter(descOFUpcalls, bc.Upcalls, b.Name())
+		gauge(descOFUkeys, float64(bc.Ukeys), b.Name())
 		t := b.Tables()
 		for i := 0; i < oftable.NumTables; i++ {
 			st := t.Stats(uint8(i))

@@ -160,6 +160,22 @@ func New(cfg Config) (*Bridge, error) {
 	return b, nil
 }
 
+// Counters are a bridge's switch-level counts.
+type Counters struct {
+	Upcalls, Revalidated, MegaflowsDeleted, PacketIns uint64
+	// Ukeys is the number of megaflows the switch tracks.
+	Ukeys int
+}
+
+// Counters returns the bridge's counts.
+func (b *Bridge) Counters() Counters {
+	b.ukeys.mu.Lock()
+	n := len(b.ukeys.m)
+	b.ukeys.mu.Unlock()
+	return Counters{Upcalls: b.stats.upcalls.Load(), Revalidated: b.stats.revalidated.Load(),
+		MegaflowsDeleted: b.stats.deleted.Load(), PacketIns: b.stats.packetIns.Load(), Ukeys: n}
+}
+
 // Name returns the bridge's name.
 func (b *Bridge) Name() string { return b.cfg.Name }
 
