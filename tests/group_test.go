@@ -36,6 +36,31 @@ func groupSession() []ofStep {
 		ofctl("-O", "OpenFlow13", "meter-features", "br0"),
 		ofctl("-O", "OpenFlow13", "del-meters", "br0"),
 		ofctl("-O", "OpenFlow13", "dump-meters", "br0"),
+		// Meters are enforced: 6 packets in well under a second through
+		// a 1 pps meter with a burst of 3 pass 3 and drop 3. A flow using
+		// a missing meter is refused; deleting a meter deletes its flows.
+		ofctl("del-flows", "br0"),
+		ofctl("-O", "OpenFlow13", "add-meter", "br0", "meter=2,pktps,burst,band=type=drop,rate=1,burst_size=3"),
+		ofctl("-O", "OpenFlow13", "add-meter", "br0", "meter=3,kbps,band=type=drop,rate=1000"),
+		ofctl("-O", "OpenFlow13", "add-flow", "br0", "in_port=1,actions=meter:2,output:2"),
+		ofctl("-O", "OpenFlow13", "add-flow", "br0", "in_port=3,actions=meter:4,output:2"),
+		ofctl("-O", "OpenFlow13", "add-flow", "br0", "in_port=3,actions=meter:3,output:2"),
+		appctl("ofproto/trace", "br0", "in_port=1,udp"),
+		appctl("netdev-dummy/receive", "p1", pktFrom1),
+		appctl("netdev-dummy/receive", "p1", pktFrom1),
+		appctl("netdev-dummy/receive", "p1", pktFrom1),
+		appctl("netdev-dummy/receive", "p1", pktFrom1),
+		appctl("netdev-dummy/receive", "p1", pktFrom1),
+		appctl("netdev-dummy/receive", "p1", pktFrom1),
+		settle,
+		ofctl("-O", "OpenFlow13", "meter-stats", "br0", "meter=2"),
+		ofctl("-O", "OpenFlow13", "meter-stats", "br0", "meter=3"),
+		ofctl("-O", "OpenFlow13", "dump-flows", "br0"),
+		appctl("dpctl/dump-flows"),
+		ofctl("-O", "OpenFlow13", "del-meter", "br0", "meter=2"),
+		ofctl("-O", "OpenFlow13", "--no-stats", "dump-flows", "br0"),
+		ofctl("-O", "OpenFlow13", "del-meters", "br0"),
+		ofctl("-O", "OpenFlow13", "--no-stats", "dump-flows", "br0"),
 		ofctl("-O", "OpenFlow13", "del-groups", "br0"),
 		ofctl("-O", "OpenFlow13", "dump-groups", "br0"),
 		// check_pkt_larger: the rest of the pipeline is translated for
@@ -48,8 +73,13 @@ func groupSession() []ofStep {
 		appctl("netdev-dummy/receive", "p1", pktFrom1),
 		settle,
 		appctl("dpctl/dump-flows"),
-		// learn with delete_learned and limit.
+		// learn with delete_learned and limit. The megaflows of the
+		// sections above go first, so that the first packet is an upcall
+		// (whose learn takes effect at once) in both switches, not a hit
+		// on a revalidated megaflow (whose learn waits for a statistics
+		// push).
 		ofctl("del-flows", "br0"),
+		appctl("dpctl/del-flows"),
 		ofctl("add-flow", "br0", "in_port=1,actions=learn(table=1,delete_learned,limit=1,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],output:NXM_OF_IN_PORT[]),output:2"),
 		ofctl("add-flow", "br0", "in_port=3,actions=learn(table=2,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],output:NXM_OF_IN_PORT[]),output:2"),
 		appctl("netdev-dummy/receive", "p1", pktFrom1),

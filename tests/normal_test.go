@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gvs-project/gvs/internal/nstest"
 )
@@ -20,8 +21,11 @@ func normalSession(t *testing.T, env []string, target string) string {
 		"--", "add-port", "br0", "p2", "tag=10", "--", "set", "interface", "p2", "type=dummy", "ofport_request=2",
 		"--", "add-port", "br0", "p3", "tag=20", "--", "set", "interface", "p3", "type=dummy", "ofport_request=3",
 		"--", "add-port", "br0", "p4", "--", "set", "interface", "p4", "type=dummy", "ofport_request=4")
+	// Each switch handles a received packet asynchronously; learning
+	// depends on order, so each packet is handled before the next is sent.
 	recv := func(port, pkt string) {
 		run(t, env, "ovs-appctl", "-t", target, "netdev-dummy/receive", port, pkt)
+		time.Sleep(100 * time.Millisecond)
 	}
 	const (
 		a = "50:54:00:00:00:0a"
@@ -40,7 +44,16 @@ func normalSession(t *testing.T, env []string, target string) string {
 	recv("p4", tagged("4", 10, c, b))            // trunk, VLAN 10: to p2, untagged
 	recv("p4", tagged("4", 30, c, b))            // VLAN 30 has no access port: nothing
 	recv("p1", tagged("1", 10, a, b))            // tagged on an access port: dropped
+	// Counters are read once they have stopped moving (bounded).
 	out := run(t, env, "ovs-ofctl", "dump-ports", "br0")
+	for i := 0; i < 25; i++ {
+		time.Sleep(200 * time.Millisecond)
+		next := run(t, env, "ovs-ofctl", "dump-ports", "br0")
+		if next == out {
+			break
+		}
+		out = next
+	}
 	// dump-ports lists ports in hash order; compare per port.
 	lines := strings.Split(out, "\n")
 	var ports []string

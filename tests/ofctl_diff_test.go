@@ -143,7 +143,7 @@ var (
 	// missingFieldsRE matches the field families Open vSwitch 3.1 has and
 	// gvs's field table does not (ERSPAN, GTP-U tunnel fields; NSH).
 	missingFieldsRE = regexp.MustCompile(`,erspan_\{idx,ver,dir,hwid\}|,gtpu_\{flags,msgtype\}| nsh_\{[a-z0-9_.,]*\}`)
-	durationRE      = regexp.MustCompile(`duration=[0-9.]+s`)
+	durationRE      = regexp.MustCompile(`duration[=:][0-9.]+s`)
 	ageRE           = regexp.MustCompile(`(idle_age|hard_age)=[0-9]+`)
 	dpidHexRE       = regexp.MustCompile(`dpid:[0-9a-f]{16}`)
 	addrRE          = regexp.MustCompile(`addr:[0-9a-f:]{17}`)
@@ -157,7 +157,7 @@ var (
 // maskOfctl masks what legitimately differs between the two switches or
 // two runs: times, ages, datapath ids, MACs, unsupported counters.
 func maskOfctl(tool string, args []string, out string) string {
-	out = durationRE.ReplaceAllString(out, "duration=<t>")
+	out = durationRE.ReplaceAllString(out, "duration:<t>")
 	out = ageRE.ReplaceAllString(out, "$1=<t>")
 	out = dpidHexRE.ReplaceAllString(out, "dpid:<dpid>")
 	out = addrRE.ReplaceAllString(out, "addr:<mac>")
@@ -212,6 +212,9 @@ func diffAgainstOpenVSwitch(t *testing.T, steps func() []ofStep) {
 	_, gvsEnv := startDaemon(t)
 	setUpOfctlBridge(t, gvsEnv)
 	got := runSteps(t, gvsEnv, "gvs-vswitchd", steps())
+	if os.Getenv("GVS_TRANSCRIPT") != "" {
+		t.Logf("gvs transcript:\n%s", strings.Join(got, "\n"))
+	}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])

@@ -47,6 +47,14 @@ func (o *ovnCluster) daemon(pidfile string, args ...string) {
 
 func startOVN(t *testing.T) *ovnCluster {
 	t.Helper()
+	requireOVN(t)
+	_, gvsEnv := startDaemon(t)
+	return startOVNOn(t, gvsEnv, "netdev")
+}
+
+// requireOVN fails (under CI) or skips when OVN's binaries are missing.
+func requireOVN(t *testing.T) {
+	t.Helper()
 	for _, b := range []string{"ovsdb-server", "ovsdb-tool", "ovn-northd", "ovn-controller", "ovn-nbctl", "ovs-vsctl"} {
 		pkg := "ovn-central"
 		switch b {
@@ -58,10 +66,30 @@ func startOVN(t *testing.T) *ovnCluster {
 		nstest.RequireBinary(t, b, pkg)
 	}
 	nstest.Require(t, "tests")
-	_, gvsEnv := startDaemon(t)
-	o := &ovnCluster{t: t, dir: t.TempDir(), gvsEnv: gvsEnv}
+}
+
+// startOVNOn runs OVN central and ovn-controller against the switch whose
+// ovs-vsctl environment is env (gvs-vswitchd or Open vSwitch), with br-int
+// of datapath type dpType.
+func startOVNOn(t *testing.T, env []string, dpType string) *ovnCluster {
+	t.Helper()
+	o := &ovnCluster{t: t, dir: t.TempDir(), gvsEnv: env}
 	// Whatever happens to the pidfiles, no OVN daemon outlives the test.
 	t.Cleanup(func() { exec.Command("pkill", "-f", o.dir).Run() })
+	// On failure, the OVN daemons' logs say what they were waiting for.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, name := range []string{"controller.log", "northd.log"} {
+			if b, err := os.ReadFile(filepath.Join(o.dir, name)); err == nil {
+				if len(b) > 4000 {
+					b = b[len(b)-4000:]
+				}
+				t.Logf("%s (tail):\n%s", name, b)
+			}
+		}
+	})
 	for _, db := range []string{"nb", "sb"} {
 		file := filepath.Join(o.dir, db+".db")
 		run(t, nil, "ovsdb-tool", "create", file, "/usr/share/ovn/ovn-"+db+".ovsschema")
@@ -80,8 +108,8 @@ func startOVN(t *testing.T) *ovnCluster {
 		"--detach", "--no-chdir")
 	o.vsctl("set", "open", ".", "external_ids:system-id=hv1", "external_ids:ovn-remote=unix:"+o.sb,
 		"external_ids:ovn-encap-type=geneve", "external_ids:ovn-encap-ip=127.0.0.1",
-		"external_ids:ovn-bridge-datapath-type=netdev")
-	db := gvsDB(gvsEnv)
+		"external_ids:ovn-bridge-datapath-type="+dpType)
+	db := gvsDB(env)
 	o.daemon(filepath.Join(o.dir, "controller.pid"), "ovn-controller", "unix:"+db,
 		"--pidfile="+filepath.Join(o.dir, "controller.pid"), "--log-file="+filepath.Join(o.dir, "controller.log"),
 		"--detach", "--no-chdir")

@@ -62,7 +62,11 @@ func strerror(err error) string {
 // open connects to name as ovs-ofctl's open_vconn does: "unix:PATH" or
 // "tcp:IP[:PORT]" as given, else a socket file NAME, else the bridge's
 // management socket $OVS_RUNDIR/NAME.mgmt.
-func (e *env) open(name string) (*vconn, error) {
+func (e *env) open(name string) (*vconn, error) { return e.openAt(name, ".mgmt") }
+
+// openAt is open with the bridge socket's suffix (".mgmt", or ".snoop"
+// for snoop).
+func (e *env) openAt(name, suffix string) (*vconn, error) {
 	var nc net.Conn
 	var err error
 	vname := name
@@ -84,7 +88,7 @@ func (e *env) open(name string) (*vconn, error) {
 			return nil, fmt.Errorf("connecting to %s (%s)", name, strerror(err))
 		}
 	} else {
-		for _, path := range []string{name, filepath.Join(rundir(), name+".mgmt")} {
+		for _, path := range []string{name, filepath.Join(rundir(), name+suffix)} {
 			nc, err = net.DialTimeout("unix", path, e.timeout)
 			if err == nil {
 				vname = "unix:" + path
@@ -101,10 +105,24 @@ func (e *env) open(name string) (*vconn, error) {
 	c := &vconn{e: e, nc: nc, r: bufio.NewReader(nc), name: vname}
 	if err := c.hello(); err != nil {
 		nc.Close()
+		var se *helloSendError
+		if errors.As(err, &se) {
+			if path, ok := strings.CutPrefix(vname, "unix:"); ok && vname != name {
+				// A socket that closes at once (a snoop socket without
+				// a controller) fails ovs-ofctl's vconn_open.
+				return nil, fmt.Errorf("%s: failed to open socket (%s)", path, strerror(se.err))
+			}
+			err = errors.New(strerror(se.err))
+		}
 		return nil, fmt.Errorf("%s: failed to connect to socket (%s)", name, err)
 	}
 	return c, nil
 }
+
+// helloSendError is a failure to send our hello.
+type helloSendError struct{ err error }
+
+func (e *helloSendError) Error() string { return e.err.Error() }
 
 func (e *env) allowedVersions() []uint8 {
 	if len(e.versions) == 0 {
@@ -128,7 +146,7 @@ func (c *vconn) hello() error {
 		h = ofp.NewHello(vs...)
 	}
 	if err := c.send(high, c.e.nextXID(), h); err != nil {
-		return err
+		return &helloSendError{err}
 	}
 	m, b, err := c.recvRaw()
 	if err != nil {
@@ -293,13 +311,24 @@ func (c *vconn) barrier(sent map[uint32]bool) error {
 // transactNoReply sends reqs and then a barrier, as ovs-ofctl's
 // transact_multiple_noreply.
 func (c *vconn) transactNoReply(reqs ...ofp.Message) error {
+	return c.transactNoReplyProgress(nil, reqs...)
+}
+
+// transactNoReplyProgress is transactNoReply reporting each request sent
+// to p (nil: none).
+func (c *vconn) transactNoReplyProgress(p *progress, reqs ...ofp.Message) error {
 	sent := map[uint32]bool{}
-	for _, r := range reqs {
+	for i, r := range reqs {
 		xid := c.e.nextXID()
 		sent[xid] = true
 		if err := c.send(c.version, xid, r); err != nil {
 			return err
 		}
+		p.update(i + 1)
 	}
-	return c.barrier(sent)
+	err := c.barrier(sent)
+	if err == nil {
+		p.finish(len(reqs))
+	}
+	return err
 }

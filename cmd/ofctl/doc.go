@@ -23,8 +23,18 @@
 // connections ovs-ofctl opens to look up port and table names are made
 // too, so errors and ids agree).
 //
+// monitor and snoop print every message a connection receives (to
+// stderr, at ovs-ofctl's verbosity 2: packets are dissected into flows
+// with their transport checksum), monitor after setting miss_send_len,
+// invalid_ttl and the NXT_PACKET_IN2 format as ovs-ofctl does, snoop on
+// $OVS_RUNDIR/NAME.snoop. add-flows and replace-flows draw a progress
+// line on stderr when it is a terminal, and never otherwise.
+//
 // # Imports
 //
-// ofproto/ofp, ofproto/mf, ofproto/ofptext and the standard library. It
-// must not import datapath or the ofproto root package.
+// ofproto/ofp, ofproto/mf, ofproto/ofptext, datapath/flow and
+// datapath/packet (only to dissect packets, as ovs-ofctl's flow_extract),
+// golang.org/x/sys/unix (terminal detection) and the standard library. It
+// must not import the switch (ofproto/ofswitch, xlate, classifier) or the
+// datapath implementation.
 package ofctl

@@ -31,6 +31,14 @@ type env struct {
 	sort           []sortKey
 	portByName     map[string]uint32 // from the switch, for --names (default)
 	tableNames     map[uint8]string
+	// packetInFormat is -P's NXPIF_* format for monitor (-1: prefer
+	// NXT_PACKET_IN2 where the switch has it).
+	packetInFormat int
+	timestamp      bool // --timestamp: monitor and snoop prefix times
+	verbosity      int  // -m/--more, once per use
+	// stderrTTY enables progress lines for long flow table changes.
+	stderrTTY bool
+	now       func() time.Time // nil: time.Now (tests fake it)
 }
 
 // command is one row of the command table, like ovs-ofctl's all_commands[].
@@ -60,6 +68,8 @@ func commands() []command {
 		online("mod-flows", "SWITCH FLOW", "modify actions of matching FLOWs", 2, 2, modFlowsCmd),
 		online("del-flows", "SWITCH [FLOW]", "delete matching FLOWs", 1, 2, delFlowsCmd),
 		online("replace-flows", "SWITCH FILE", "replace flows with those in FILE", 2, 2, replaceFlowsCmd),
+		online("monitor", "SWITCH [MISSLEN] [invalid_ttl]", "print packets received from SWITCH", 1, 3, monitorCmd),
+		online("snoop", "SWITCH", "snoop on SWITCH and its controller", 1, 1, snoopCmd),
 		online("diff-flows", "SOURCE1 SOURCE2", "compare flows from two sources", 2, 2, diffFlowsCmd),
 		{name: "parse-flow", args: "FLOW", help: "parse FLOW and print its flow mod", min: 1, max: 1, run: parseFlowCmd},
 		{name: "parse-flows", args: "FILE", help: "parse flows in FILE (- for stdin) and print their flow mods", min: 1, max: 1, run: parseFlowsCmd},
@@ -67,6 +77,9 @@ func commands() []command {
 		{name: "ofp-parse", args: "FILE", help: "print OpenFlow messages read from binary FILE", min: 1, max: 1, run: ofpParseCmd},
 	}
 }
+
+// packetInFormats are -P's names for the NXPIF_* formats.
+var packetInFormats = map[string]int{"standard": 0, "openflow10": 0, "nxt_packet_in": 1, "nxm": 1, "nxt_packet_in2": 2}
 
 // protocolVersions maps -O names to wire versions.
 var protocolVersions = map[string]uint8{
@@ -81,7 +94,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, names: -1}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, names: -1, packetInFormat: -1, stderrTTY: isTerminal(stderr)}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, progName+": "+format+"\n", a...)
 		return 1
@@ -139,6 +152,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return fail("value %s on -t or --timeout is invalid", v)
 			}
 			e.timeout = time.Duration(n) * time.Second
+		case "-P", "--packet-in-format":
+			v, ok := needVal()
+			if !ok {
+				return fail("option '%s' requires an argument", name)
+			}
+			f, ok := packetInFormats[v]
+			if !ok {
+				return fail("unknown packet-in format `%s'", v)
+			}
+			e.packetInFormat = f
+		case "--timestamp":
+			e.timestamp = true
+		case "-m", "--more":
+			e.verbosity++
 		case "--strict":
 			e.strict = true
 		case "--no-stats":

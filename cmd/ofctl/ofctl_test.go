@@ -140,7 +140,6 @@ func TestParseFlowsFilePrintsWhatOVSOfctlPrints(t *testing.T) {
 // differently from ovs-ofctl (gaps in ofproto/ofptext, reported); key is
 // the capture's name, direction and first two bytes (version and type).
 var captureExceptions = map[string]string{
-	"nxm_fields_ipv6 > 0104":     "ofptext prints a zero masked value as 0, ovs-ofctl as 0x0",
 	"of13_fields_ipv6_nd > 040e": "ofptext does not zero-pad ipv6_label to 5 digits",
 }
 

@@ -263,5 +263,5 @@ func replaceFlowsCmd(e *env, args []string) error {
 	if e.bundle {
 		return e.reportReply(c.bundle(fms))
 	}
-	return e.reportReply(c.transactNoReply(fms...))
+	return e.reportReply(c.transactNoReplyProgress(e.newProgress("sent", "flow changes", len(fms)), fms...))
 }

@@ -408,8 +408,16 @@ func flowModCmd(e *env, target string, texts []string, where func(int) string, c
 	if e.bundle {
 		return e.reportReply(c.bundle(fms))
 	}
-	return e.reportReply(c.transactNoReply(fms...))
+	var prog *progress
+	if where != nil { // flows from a file
+		prog = e.newProgress(flowModVerbs[cmd], "flows", len(fms))
+	}
+	return e.reportReply(c.transactNoReplyProgress(prog, fms...))
 }
+
+// flowModVerbs word progress lines by flow_mod command.
+var flowModVerbs = map[uint8]string{fcAdd: "added", fcModify: "modified", fcModifyStrict: "modified",
+	fcDelete: "deleted", fcDeleteStrict: "deleted"}
 
 // bundle sends fms in one atomic, ordered bundle as ovs-ofctl --bundle:
 // errors the switch reports are printed as "Error CODE for: REQUEST" and

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
@@ -24,8 +25,14 @@ func ofpPrintCmd(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	verbosity := e.verbosity
+	if len(args) > 1 {
+		if verbosity, err = strconv.Atoi(args[1]); err != nil {
+			verbosity = 0 // atoi's value for text, as ovs-ofctl
+		}
+	}
 	w := bufio.NewWriter(e.stdout)
-	if err := printMessage(w, b); err != nil {
+	if err := printMessageV(w, b, verbosity); err != nil {
 		w.Flush()
 		return fmt.Errorf("ofp-print: %w", err)
 	}
@@ -77,7 +84,10 @@ func ofpParseCmd(e *env, args []string) error {
 }
 
 // printMessage prints one OpenFlow message as ovs-ofctl's ofp-print does.
-func printMessage(w *bufio.Writer, b []byte) error {
+func printMessage(w *bufio.Writer, b []byte) error { return printMessageV(w, b, 0) }
+
+// printMessageV prints with ovs-ofctl's verbosity (monitor and snoop use 2).
+func printMessageV(w *bufio.Writer, b []byte, verbosity int) error {
 	if len(b) < 8 {
 		fmt.Fprintf(w, "OpenFlow packet too short (only %d bytes):\n", len(b))
 		hexDump(w, b)
@@ -86,6 +96,13 @@ func printMessage(w *bufio.Writer, b []byte) error {
 	m, err := ofp.Decode(b)
 	if err != nil {
 		return fmt.Errorf("cannot decode %d-byte message: %w", len(b), err)
+	}
+	if _, ok := m.Body.(*ofp.ErrorMsg); ok {
+		printErrorMsgBody(w, m)
+		return nil
+	}
+	if vp, ok := verbosePrinters[kindOf(m.Body)]; ok {
+		return vp(w, m, verbosity)
 	}
 	p, ok := printers[kindOf(m.Body)]
 	if !ok {

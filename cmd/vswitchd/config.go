@@ -47,6 +47,14 @@ type Config struct {
 	// MetricsAddress is HOST:PORT for a Prometheus /metrics listener
 	// ("" for none, the default).
 	MetricsAddress string
+	// Remotes are the embedded OVSDB server's remotes besides
+	// RUNDIR/db.sock, as ovsdb-server's --remote (remotes.go); nil
+	// means DefaultRemote alone.
+	Remotes []string
+	// PrivateKey, Certificate and CACert override the SSL table's files
+	// for pssl:/ssl: OVSDB remotes and OpenFlow connections ("" or a
+	// db:Open_vSwitch,SSL,COLUMN form: the SSL table's value).
+	PrivateKey, Certificate, CACert string
 }
 
 // defaultDir returns the Open vSwitch environment variable's value or a
@@ -66,7 +74,7 @@ var ignoredOVSFlags = []string{
 }
 
 var ignoredOVSValueFlags = []string{
-	"user", "private-key", "certificate", "ca-cert", "ssl-protocols", "ssl-ciphers", "dpdk",
+	"user", "ssl-protocols", "ssl-ciphers", "dpdk",
 }
 
 // normalizeArgs rewrites Open vSwitch option spellings that pflag does
@@ -145,6 +153,10 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.BoolVar(&cfg.NoChdir, "no-chdir", false, "with --detach, do not chdir to /")
 	f.BoolVar(&cfg.EnableDummy, "enable-dummy", false, "accepted for ovs-vswitchd compatibility (dummy ports are always available)")
 	f.Lookup("enable-dummy").NoOptDefVal = "true"
+	f.StringArrayVar(&cfg.Remotes, "remote", nil, "also serve the embedded database on this remote (repeatable; replaces the default "+DefaultRemote+"): punix:PATH, ptcp:PORT[:IP], pssl:PORT[:IP], unix:PATH, tcp:IP[:PORT], ssl:IP[:PORT] or db:Open_vSwitch,TABLE,COLUMN")
+	f.StringVar(&cfg.PrivateKey, "private-key", "", "SSL private key file (default: the SSL table's)")
+	f.StringVar(&cfg.Certificate, "certificate", "", "SSL certificate file (default: the SSL table's)")
+	f.StringVar(&cfg.CACert, "ca-cert", "", "SSL CA certificate file (default: the SSL table's)")
 	f.BoolVar(&cfg.DisableSystem, "disable-system", false, "refuse system (AF_PACKET) and internal (tap) ports")
 	for _, n := range ignoredOVSFlags {
 		f.Bool(n, false, "accepted for ovs-vswitchd compatibility; ignored")

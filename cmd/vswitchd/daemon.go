@@ -46,6 +46,7 @@ type Daemon struct {
 	dbc  *client.Client
 	sw   *dpSwitch
 	mx   *metricsServer // nil unless Config.MetricsAddress is set
+	rm   *remoteManager // OVSDB remotes and SSL settings (remotes.go, managers.go)
 
 	ctlPath string
 	dbSock  string
@@ -179,6 +180,9 @@ func Start(cfg *Config) (*Daemon, error) {
 	d.cov = coverage.New()
 	d.wg.Add(1)
 	go func() { defer d.wg.Done(); d.cov.Run(d.ctx) }()
+	if err := d.startRemotes(); err != nil {
+		return nil, err
+	}
 	d.sw = newDPSwitch(d)
 	if err := d.registerCommands(); err != nil {
 		return nil, err

@@ -7,5 +7,11 @@
 // appctl commands of every layer below (dpctl/*, dpif/*, netdev-dummy/*),
 // so that the datapath and ofproto never import appctl.
 //
+// The embedded server also listens and connects on the remotes of
+// --remote (ovsdb-server's syntax), by default the Manager rows of
+// Open_vSwitch.manager_options, and writes their connection status back
+// as ovsdb-server does (remotes.go, managers.go); pssl:/ssl: remotes and
+// OpenFlow connections use the SSL table's files.
+//
 // It is the only package that imports every layer.
 package vswitchd

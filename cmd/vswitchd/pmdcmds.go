@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/dpnetdev"
 )
 
 // pmdCommands are Open vSwitch's dpif-netdev/pmd-stats-show and
@@ -16,6 +18,7 @@ import (
 func (d *Daemon) pmdCommands() []appctl.Command {
 	return []appctl.Command{
 		{Name: "dpif-netdev/pmd-stats-show", Usage: "[-pmd core] [dp]", MaxArgs: 3, Run: d.cmdPmdStatsShow},
+		{Name: "dpif-netdev/pmd-rxq-show", Usage: "[-pmd core] [-secs secs] [dp]", MaxArgs: 5, Run: d.cmdPmdRxqShow},
 		{Name: "upcall/show", Run: d.cmdUpcallShow},
 	}
 }
@@ -97,6 +100,62 @@ func (d *Daemon) cmdUpcallShow(context.Context, []string) (string, error) {
 		fmt.Fprintf(&b, "%s:\n", dpName(dp))
 		fmt.Fprintf(&b, "  flows         : (current %d) (limit %d)\n", dp.Stats().Flows, dp.Config().FlowLimit)
 		b.WriteString("  ufid enabled : true\n")
+	}
+	return b.String(), nil
+}
+
+// pmdUsageMaxSecs is the longest pmd usage window Open vSwitch keeps.
+const pmdUsageMaxSecs = 60
+
+// cmdPmdRxqShow lists which worker polls which port's receive queues, in
+// Open vSwitch 3.1's pmd-rxq-show layout (workers as in pmd-stats-show;
+// none is isolated). gvs does not count cycles per queue, so every
+// usage reads "NOT AVAIL", as Open vSwitch prints before it has measured.
+func (d *Daemon) cmdPmdRxqShow(_ context.Context, args []string) (string, error) {
+	core, secs, name := -1, pmdUsageMaxSecs, ""
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "-pmd" && i+1 < len(args):
+			n, err := strconv.Atoi(args[i+1])
+			if err != nil || n < 0 {
+				return "", fmt.Errorf("invalid pmd core %q", args[i+1])
+			}
+			core = n
+			i++
+		case args[i] == "-secs" && i+1 < len(args):
+			// As Open vSwitch: anything but 1..60 means the whole window.
+			if n, err := strconv.Atoi(args[i+1]); err == nil && n > 0 && n <= pmdUsageMaxSecs {
+				secs = n
+			}
+			i++
+		default:
+			name = args[i]
+		}
+	}
+	dp, err := d.findDatapath(name)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Displaying last %d seconds pmd usage %%\n", secs)
+	for i := 0; i < dp.Workers(); i++ {
+		if core >= 0 && i != core {
+			continue
+		}
+		fmt.Fprintf(&b, "pmd thread numa_id 0 core_id %d:\n  isolated : false\n", i)
+		qs := dp.WorkerRxQueues(i)
+		slices.SortFunc(qs, func(a, b dpnetdev.RxQueue) int {
+			if c := strings.Compare(a.Port, b.Port); c != 0 {
+				return c
+			}
+			return a.Queue - b.Queue
+		})
+		for _, q := range qs {
+			fmt.Fprintf(&b, "  port: %-16s  queue-id: %2d (enabled)   pmd usage: NOT AVAIL\n", q.Port, q.Queue)
+		}
+		if len(qs) > 0 {
+			b.WriteString("  overhead: NOT AVAIL\n")
+		}
 	}
 	return b.String(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,7 +159,9 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 			dp.Conntrack().FlushZone(zone)
 			return nil
 		},
-		Logf: func(format string, args ...any) { s.d.log.Warn(fmt.Sprintf(format, args...)) },
+		Meters: dp.Meters(),
+		TLS:    s.d.TLS(),
+		Logf:   func(format string, args ...any) { s.d.log.Warn(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		dp.MACTables().Set(br.fdbID, nil)
@@ -166,6 +169,12 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		return fmt.Errorf("bridge %s: %w", cfg.Name, err)
 	}
 	br.of = of
+	if s.d.cfg.RunDir != "" {
+		// <bridge>.snoop, next to <bridge>.mgmt, as Open vSwitch.
+		if err := of.ListenSnoop(filepath.Join(s.d.cfg.RunDir, name+".snoop")); err != nil {
+			s.d.log.Warn(err.Error())
+		}
+	}
 	s.recircs[br.dpTyp].Register(name, of.Xlator())
 	of.SetConfig(ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers})
 	return nil
@@ -654,15 +663,28 @@ func (s *dpSwitch) dpifShowBridges(dpTyp string) string {
 }
 
 // dummyPortNo numbers a port of the dummy datapath as Open vSwitch's does,
-// so that datapath flows read the same: the number the name ends with,
-// else 0, plus 100 until free ("p1" is 1, "br0" is 100).
+// so that datapath flows read the same: the number in the name (its first
+// run of digits; plus 100 when the name starts with "br") if that number
+// is free, else the lowest free number ("p1" is 1, "br0" is 100, "br-int"
+// the lowest free).
 func dummyPortNo(dp dpif.Datapath, name string) dpif.PortNo {
-	i := len(name)
-	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
-		i--
+	start := 0
+	if strings.HasPrefix(name, "br") {
+		start = 100
 	}
-	start, _ := strconv.Atoi(name[i:])
-	for no := start; no < 1<<16; no += 100 {
+	if i := strings.IndexFunc(name, func(r rune) bool { return r >= '0' && r <= '9' }); i >= 0 {
+		j := i
+		for j < len(name) && name[j] >= '0' && name[j] <= '9' {
+			j++
+		}
+		if n, err := strconv.Atoi(name[i:j]); err == nil && n < 1<<16 {
+			no := start + n
+			if _, used := dp.Port(dpif.PortNo(no)); no > 0 && no < 1<<16 && !used {
+				return dpif.PortNo(no)
+			}
+		}
+	}
+	for no := 1; no < 1<<16; no++ {
 		if _, used := dp.Port(dpif.PortNo(no)); !used {
 			return dpif.PortNo(no)
 		}

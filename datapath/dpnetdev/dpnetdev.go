@@ -13,6 +13,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/l2fib"
+	"github.com/gvs-project/gvs/datapath/meter"
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
@@ -66,6 +67,9 @@ type Datapath struct {
 	// frag reassembles IP fragments before conntrack sees them.
 	frag *conntrack.Reassembler
 
+	// meters are the meters the meter(N) action runs packets through.
+	meters *meter.Table
+
 	// exec serialises Execute (packet-out) callers on a private context.
 	exec     sync.Mutex
 	execWork *worker
@@ -94,6 +98,8 @@ func New(name string, cfg dpif.Config) *Datapath {
 		clock: time.Now,
 		ct:    conntrack.New(conntrack.Config{}),
 		frag:  conntrack.NewReassembler(conntrack.FragConfig{}),
+
+		meters: meter.NewTable(nil),
 	}
 	dp.ports.Store(&portTable{byName: map[string]*port{}})
 	for i := 0; i < cfg.Workers; i++ {
@@ -518,6 +524,10 @@ func (dp *Datapath) Workers() int { return len(dp.workers) }
 // Conntrack returns the connection tracker (for dpctl/*conntrack* and
 // zone flushes).
 func (dp *Datapath) Conntrack() *conntrack.Tracker { return dp.ct }
+
+// Meters returns the datapath's meters, which the layer above configures
+// from OpenFlow meter_mods.
+func (dp *Datapath) Meters() *meter.Table { return dp.meters }
 
 // MACTables returns the registry of MAC learning tables: the layer above
 // installs one table per bridge and reads them for fdb/* commands.

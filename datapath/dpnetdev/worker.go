@@ -574,10 +574,32 @@ func mayBeFragment(p *packet.Packet) bool {
 	return false
 }
 
-// Meter applies a datapath meter. No meter is configured in the datapath
-// yet, and Open vSwitch passes packets through meters that do not exist,
-// so packets pass.
-func (w *worker) Meter(_ *odp.Context, id uint32, b *packet.Batch) {}
+// Meter runs the batch through datapath meter id and drops the packets
+// that exceed a band. Packets pass a meter that does not exist, as in
+// Open vSwitch.
+func (w *worker) Meter(_ *odp.Context, id uint32, b *packet.Batch) {
+	m := w.dp.meters.Get(id)
+	if m == nil {
+		return
+	}
+	var drop [packet.BatchSize]bool
+	if m.Apply(w.dp.meters.Now(), b, &drop) == 0 {
+		return
+	}
+	n := 0
+	for i, p := range b.Slice() {
+		if drop[i] {
+			w.pool.Put(p)
+			continue
+		}
+		b.Pkts[n] = p
+		n++
+	}
+	for i := n; i < b.N; i++ {
+		b.Pkts[i] = nil
+	}
+	b.N = n
+}
 
 // TunnelPush is the hook for tunnel encapsulation.
 func (w *worker) TunnelPush(_ *odp.Context, a *odp.Action, b *packet.Batch) { w.unsupported(b) }

@@ -85,6 +85,11 @@ func NewContext(pool *packet.Pool, dp Datapath, seed uint64) *Context {
 // rand32 is xorshift64*: cheap, and good enough to pick samples.
 func (c *Context) rand32() uint32 {
 	x := c.rng
+	if x == 0 {
+		// A Context built as a literal has no seed; xorshift would
+		// stay at 0 and sample every packet.
+		x = 0x9e3779b97f4a7c15
+	}
 	x ^= x >> 12
 	x ^= x << 25
 	x ^= x >> 27

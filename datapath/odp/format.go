@@ -69,7 +69,10 @@ func (a *Action) AppendText(dst []byte) []byte {
 		dst = append(dst, "userspace(pid="...)
 		dst = strconv.AppendUint(dst, uint64(a.Arg), 10)
 		if u := a.Userspace; u != nil {
-			if len(u.Userdata) > 0 {
+			if c, ok := ParseCookie(u.Userdata); ok {
+				dst = append(dst, ',')
+				dst = c.appendText(dst)
+			} else if len(u.Userdata) > 0 {
 				dst = append(dst, ",userdata("...)
 				dst = hex.AppendEncode(dst, u.Userdata)
 				dst = append(dst, ')')

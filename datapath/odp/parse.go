@@ -342,6 +342,12 @@ func (p *parser) userspace(int) (Action, error) {
 			if err := p.expect(")"); err != nil {
 				return Action{}, err
 			}
+		case "sFlow", "ipfix", "flow_sample":
+			ud, err := p.cookie(key)
+			if err != nil {
+				return Action{}, err
+			}
+			u.Userdata = ud
 		case "actions":
 			u.WithActions = true
 		case "tunnel_out_port":

@@ -60,6 +60,8 @@ type Client struct {
 	OnConnect func(c *Conn)
 	// OnError receives connect and connection failures; nil discards.
 	OnError func(err error)
+	// TLS is the SSL configuration for an "ssl:" Target (tls.go).
+	TLS *TLSSettings
 }
 
 // Run connects and reconnects until ctx is done; it returns ctx.Err().
@@ -76,7 +78,7 @@ func (cl *Client) Run(ctx context.Context) error {
 	}
 	backoff := minB
 	for {
-		c, err := Dial(ctx, cl.Target, cl.Config, cl.Handler)
+		c, err := DialTarget(ctx, cl.Target, cl.TLS, cl.Config, cl.Handler)
 		if err == nil {
 			backoff = minB
 			if cl.OnConnect != nil {

@@ -222,6 +222,21 @@ type Conn struct {
 	err       error
 	xid       atomic.Uint32
 	wdone     chan struct{}
+	// tap, if set, sees every message sent or received (snooping).
+	tap atomic.Pointer[func([]byte)]
+}
+
+// SetTap makes f see every message the connection sends or receives
+// from now on, after the hello exchange, in the order each direction
+// queues or reads them; nil stops it. f runs on the sending or reading
+// goroutine: it must not block or modify b, and must copy b to keep it.
+// Without a tap the cost is one atomic load per message.
+func (c *Conn) SetTap(f func(b []byte)) {
+	if f == nil {
+		c.tap.Store(nil)
+		return
+	}
+	c.tap.Store(&f)
 }
 
 var _ Sender = (*Conn)(nil)
@@ -269,6 +284,9 @@ func (c *Conn) SendRaw(b []byte) error {
 	case <-c.done:
 		return ErrClosed
 	default:
+	}
+	if tap := c.tap.Load(); tap != nil {
+		(*tap)(b)
 	}
 	select {
 	case c.queue <- b:
@@ -484,6 +502,9 @@ func (c *Conn) readLoop(r *bufio.Reader) error {
 // dispatch handles one framed message: echo and version checks here,
 // decode errors answered with OFPT_ERROR, everything else to the handler.
 func (c *Conn) dispatch(b []byte) {
+	if tap := c.tap.Load(); tap != nil {
+		(*tap)(b)
+	}
 	v, xid := b[0], binary.BigEndian.Uint32(b[4:8])
 	m, err := ofp.Decode(b)
 	if err != nil {

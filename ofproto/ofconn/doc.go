@@ -28,6 +28,12 @@
 // the connection closes, so memory per connection is bounded and a peer
 // that stops reading slows its producers down instead of growing a queue.
 //
+// # Snooping
+//
+// Conn.SetTap installs a function that sees every message the connection
+// reads or queues after the hello exchange (the switch's <bridge>.snoop
+// copies); without one the cost is an atomic load per message.
+//
 // # Imports
 //
 // ofconn imports ofproto/ofp and the standard library only; it must not

@@ -41,10 +41,13 @@ func lookupShorthand(s string) (shorthand, bool) {
 
 // matchWriter accumulates "name=value," items.
 type matchWriter struct {
-	sb  strings.Builder
-	m   *mf.Match
-	val [128]byte
-	msk [128]byte
+	sb strings.Builder
+	m  *mf.Match
+	// megaflow: ICMP type and code are the low byte of a 16-bit field
+	// whose megaflow mask is 0x00ff, printed 0xV/0xff as Open vSwitch.
+	megaflow bool
+	val      [128]byte
+	msk      [128]byte
 }
 
 func (w *matchWriter) item(s string) {
@@ -53,6 +56,13 @@ func (w *matchWriter) item(s string) {
 }
 
 // field prints f under name if the match tests any of its bits.
+// be16Masked are the 16-bit fields ovs-ofctl's match printer shows
+// partially masked as 0xV/0xM, with 0x even for zero.
+var be16Masked = map[mf.ID]bool{mf.IDTCPSrc: true, mf.IDTCPDst: true, mf.IDCtTpSrc: true, mf.IDCtTpDst: true}
+
+// icmpTypeCode are the ICMP fields (see matchWriter.megaflow).
+var icmpTypeCode = map[mf.ID]bool{mf.IDICMPv4Type: true, mf.IDICMPv4Code: true, mf.IDICMPv6Type: true, mf.IDICMPv6Code: true}
+
 func (w *matchWriter) field(id mf.ID, name string) {
 	f := mf.ByID(id)
 	if w.m.IsWild(f) {
@@ -67,6 +77,10 @@ func (w *matchWriter) field(id mf.ID, name string) {
 	switch {
 	case id == mf.IDCtZone: // ovs-ofctl's match printer: decimal, unlike set_field
 		w.item(name + "=" + strconv.FormatUint(getUint(v), 10))
+	case w.megaflow && icmpTypeCode[id]:
+		w.item(name + "=0x" + strconv.FormatUint(getUint(v), 16) + "/0x" + strconv.FormatUint(getUint(m), 16))
+	case be16Masked[id] && getUint(m) != 0xffff: // "0x%x/0x%x", 0 as 0x0
+		w.item(name + "=0x" + strconv.FormatUint(getUint(v), 16) + "/0x" + strconv.FormatUint(getUint(m), 16))
 	case id == mf.IDRecircID: // hexadecimal, likewise ("%#x": 0 prints as 0)
 		if getUint(v) == 0 {
 			w.item(name + "=0")
@@ -91,7 +105,7 @@ func FormatMatch(m *mf.Match, priority uint16) string {
 func FormatMegaflow(m *mf.Match) string { return formatMatch(m, DefaultPriority, true) }
 
 func formatMatch(m *mf.Match, priority uint16, megaflow bool) string {
-	w := &matchWriter{m: m}
+	w := &matchWriter{m: m, megaflow: megaflow}
 	if priority != DefaultPriority {
 		w.item("priority=" + strconv.Itoa(int(priority)))
 	}

@@ -31,7 +31,7 @@ var portNames = []struct {
 }{
 	{"IN_PORT", portInPort}, {"TABLE", portTable}, {"NORMAL", portNormal},
 	{"FLOOD", portFlood}, {"ALL", portAll}, {"CONTROLLER", portController},
-	{"LOCAL", portLocal}, {"NONE", portNone}, {"ANY", portNone},
+	{"LOCAL", portLocal}, {"ANY", portNone}, {"NONE", portNone},
 }
 
 // parsePort parses a port number or reserved name (case-insensitive) into

@@ -35,6 +35,11 @@ var defaultAsync = ofp.AsyncConfig{
 // wants reports whether a connection wants an asynchronous message of
 // kind with the given reason.
 func wants(s ofconn.Sender, st *connState, kind int, reason uint8) bool {
+	if !st.primary && st.missSendLen.Load() == 0 {
+		// Service connections must ask for asynchronous messages by
+		// setting a miss_send_len, as in Open vSwitch.
+		return false
+	}
 	ac := st.asyncConfig()
 	mask := ac.Master[kind]
 	if s.State().Role() == ofconn.RoleSlave {

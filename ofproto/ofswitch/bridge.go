@@ -3,6 +3,7 @@ package ofswitch
 import (
 	"context"
 	"fmt"
+	"github.com/gvs-project/gvs/datapath/meter"
 	"net"
 	"path/filepath"
 	"sync"
@@ -55,6 +56,12 @@ type Config struct {
 	PortStats PortCounters
 	// CTFlushZone flushes a conntrack zone (NXT_CT_FLUSH_ZONE).
 	CTFlushZone func(zone uint16) error
+	// Meters is the datapath's meter table, shared by the bridges of a
+	// datapath; nil: meters are accepted and reported but not enforced.
+	Meters *meter.Table
+	// TLS is the SSL configuration for ssl: and pssl: controller targets
+	// (the Open_vSwitch SSL table); nil: such targets fail.
+	TLS *ofconn.TLSSettings
 }
 
 // Bridge is one OpenFlow switch.
@@ -108,6 +115,8 @@ type Bridge struct {
 	}
 	// lastXlateWarn rate-limits translation warnings (UnixNano).
 	lastXlateWarn atomic.Int64
+	// fe are the NetFlow, sFlow and IPFIX exporters (flowexport.go).
+	fe flowExport
 }
 
 // New creates a bridge and starts its listener, revalidator and rule
@@ -196,6 +205,8 @@ func (b *Bridge) Close() {
 	b.server.Close()
 	b.ctl.Close()
 	b.wg.Wait()
+	b.releaseMeters()
+	b.closeFlowExport()
 }
 
 // changed bumps the change sequence and wakes the revalidator.
@@ -301,8 +312,8 @@ func (b *Bridge) SetConfig(s Settings) {
 // startController opens an active or passive controller connection.
 func (b *Bridge) startController(target string) context.CancelFunc {
 	ctx, cancel := context.WithCancel(b.ctx)
-	if _, _, err := ofconn.ParseListen(target); err == nil {
-		l, err := b.ctl.Listen(target)
+	if ofconn.IsPassive(target) {
+		l, err := b.ctl.ListenTarget(target, b.cfg.TLS)
 		if err != nil {
 			b.cfg.Logf("%s: %v", b.cfg.Name, err)
 			return cancel
@@ -311,7 +322,7 @@ func (b *Bridge) startController(target string) context.CancelFunc {
 	}
 	st := &ctlState{created: time.Now()}
 	b.ctlStates[target] = st
-	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{ProbeInterval: 5 * time.Second},
+	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{ProbeInterval: 5 * time.Second}, TLS: b.cfg.TLS,
 		OnConnect: func(c *ofconn.Conn) { st.connected(c) },
 		OnError: func(err error) {
 			st.failed(err)

@@ -20,12 +20,18 @@ type ctlState struct {
 	everConnected  bool
 	lastError      string
 	disconnectedAt time.Time
+	// hub holds the target's snoopers across reconnections (snoop.go);
+	// nil until someone snoops.
+	hub *snoopHub
 }
 
 func (st *ctlState) connected(c ofconn.Sender) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.conn, st.since, st.everConnected = c, time.Now(), true
+	if st.hub != nil {
+		st.hub.attach(c)
+	}
 }
 
 func (st *ctlState) failed(err error) {
@@ -36,9 +42,13 @@ func (st *ctlState) failed(err error) {
 
 func (st *ctlState) closed(s ofconn.Sender) {
 	st.mu.Lock()
-	defer st.mu.Unlock()
 	if st.conn == s {
 		st.conn, st.disconnectedAt = nil, time.Now()
+	}
+	hub := st.hub
+	st.mu.Unlock()
+	if hub != nil {
+		hub.detach(s)
 	}
 }
 

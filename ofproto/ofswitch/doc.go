@@ -1,7 +1,8 @@
 // Package ofswitch owns the OpenFlow switch of one bridge: its ports as
 // OpenFlow sees them, its flow tables (ofproto/oftable), its OpenFlow
 // connections (the <bridge>.mgmt listener and controllers, over
-// ofproto/ofconn), the upcall handler that translates datapath misses
+// ofproto/ofconn, and the <bridge>.snoop listener whose connections get a
+// copy of one controller connection's traffic, see snoop.go), the upcall handler that translates datapath misses
 // (ofproto/xlate) into megaflows, and the revalidator that keeps installed
 // megaflows consistent with the tables and pushes their statistics back to
 // the rules, as Open vSwitch's ofproto.c, connmgr.c and
@@ -29,6 +30,15 @@
 // mask changed is deleted (the next packet makes a new one). Megaflows
 // without a ukey (added with dpctl) are left alone.
 //
+// # Flow export
+//
+// SetFlowExport gives the bridge its NetFlow, sFlow and IPFIX exporters
+// (ofproto/flowexport/...) and tells translation which sampling actions
+// to compose. Userspace hands the sampling upcalls (sFlow, IPFIX and
+// flow_sample cookies) to the exporters; pushStats accounts megaflow
+// statistics to NetFlow and a deleted megaflow expires its NetFlow flow;
+// a ticker runs the exporters once a second.
+//
 // # Concurrency
 //
 // Miss and Userspace run on datapath worker goroutines; ServeOpenFlow on
@@ -39,7 +49,8 @@
 //
 // # Imports
 //
-// ofswitch imports ofproto/{ofconn,ofp,oftable,xlate,mf,classifier} and
+// ofswitch imports ofproto/{ofconn,ofp,oftable,xlate,mf,classifier},
+// ofproto/flowexport/{netflow,ipfix,sflow} and
 // datapath/{dpif,flow,odp,packet}. It must not import OVSDB packages (the
 // bridge layer in ovsdb/bridge configures it through the daemon) or the
 // datapath implementation.

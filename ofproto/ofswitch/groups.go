@@ -22,15 +22,6 @@ type groupEntry struct {
 	created    time.Time
 }
 
-// meterEntry is a configured meter. Meters are accepted, reported and
-// counted as Open vSwitch's userspace datapath reports them; gvs's
-// datapath does not enforce their rates yet.
-type meterEntry struct {
-	flags   uint16
-	bands   []ofp.MeterBand
-	created time.Time
-}
-
 // groupMod applies a group_mod with Open vSwitch's errors.
 func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
 	b.gmu.Lock()
@@ -181,7 +172,8 @@ func (b *Bridge) publishGroups() {
 }
 
 // checkGroupRefs refuses a flow that outputs to a group that does not
-// exist (OFPBAC_BAD_OUT_GROUP), as Open vSwitch.
+// exist (OFPBAC_BAD_OUT_GROUP) or uses a meter that does not exist
+// (OFPMMFC_INVALID_METER), as Open vSwitch.
 func (b *Bridge) checkGroupRefs(acts []ofp.Action) error {
 	groups := b.xl.Groups()
 	var walk func([]ofp.Action) error
@@ -190,6 +182,9 @@ func (b *Bridge) checkGroupRefs(acts []ofp.Action) error {
 			a := &acts[i]
 			if a.Type == ofp.ActGroup && groups[uint32(a.Arg)] == nil {
 				return &ofp.Error{Code: ofp.OFPBAC_BAD_OUT_GROUP, Err: errors.New("no such group")}
+			}
+			if err := b.checkMeterRef(a); err != nil {
+				return err
 			}
 			if err := walk(a.Nested); err != nil {
 				return err
@@ -248,83 +243,4 @@ func (b *Bridge) groupRefCount(id uint32) int {
 		}
 	}
 	return n
-}
-
-// meterMod applies a meter_mod with Open vSwitch's errors.
-func (b *Bridge) meterMod(mm *ofp.MeterMod) error {
-	b.gmu.Lock()
-	defer b.gmu.Unlock()
-	switch mm.Command {
-	case ofp.MeterAdd, ofp.MeterModify:
-		if mm.MeterID == 0 || (mm.MeterID > ofp.MeterMax && mm.MeterID != ofp.MeterSlowpath && mm.MeterID != ofp.MeterController) {
-			return &ofp.Error{Code: ofp.OFPMMFC_INVALID_METER}
-		}
-		for _, band := range mm.Bands {
-			if band.Type != ofp.MeterBandDrop {
-				return &ofp.Error{Code: ofp.OFPMMFC_BAD_BAND}
-			}
-		}
-		old := b.meters[mm.MeterID]
-		if mm.Command == ofp.MeterAdd && old != nil {
-			return &ofp.Error{Code: ofp.OFPMMFC_METER_EXISTS}
-		}
-		if mm.Command == ofp.MeterModify && old == nil {
-			return &ofp.Error{Code: ofp.OFPMMFC_UNKNOWN_METER}
-		}
-		e := &meterEntry{flags: mm.Flags, bands: mm.Bands, created: time.Now()}
-		if old != nil {
-			e.created = old.created
-		}
-		b.meters[mm.MeterID] = e
-	case ofp.MeterDelete:
-		if mm.MeterID == ofp.MeterAll {
-			clear(b.meters)
-		} else {
-			delete(b.meters, mm.MeterID)
-		}
-	default:
-		return &ofp.Error{Code: ofp.OFPMMFC_BAD_COMMAND}
-	}
-	return nil
-}
-
-func (b *Bridge) sortedMeters(id uint32) ([]uint32, []*meterEntry) {
-	b.gmu.Lock()
-	defer b.gmu.Unlock()
-	var ids []uint32
-	for mid := range b.meters {
-		if id == ofp.MeterAll || id == mid {
-			ids = append(ids, mid)
-		}
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	es := make([]*meterEntry, len(ids))
-	for i, mid := range ids {
-		es[i] = b.meters[mid]
-	}
-	return ids, es
-}
-
-func (b *Bridge) meterConfig(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterConfigRequest) error {
-	rep := &ofp.MeterConfigReply{}
-	ids, es := b.sortedMeters(req.MeterID)
-	for i, e := range es {
-		rep.Configs = append(rep.Configs, ofp.MeterConfig{Flags: e.flags, MeterID: ids[i], Bands: e.bands})
-	}
-	return replyMultipart(s, m, rep)
-}
-
-func (b *Bridge) meterStats(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterStatsRequest) error {
-	rep := &ofp.MeterStatsReply{}
-	ids, es := b.sortedMeters(req.MeterID)
-	now := time.Now()
-	for i, e := range es {
-		d := now.Sub(e.created).Truncate(time.Millisecond)
-		ms := ofp.MeterStats{MeterID: ids[i], DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second)}
-		for range e.bands {
-			ms.Bands = append(ms.Bands, ofp.BandStats{})
-		}
-		rep.Stats = append(rep.Stats, ms)
-	}
-	return replyMultipart(s, m, rep)
 }

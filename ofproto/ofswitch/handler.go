@@ -30,7 +30,17 @@ type connState struct {
 	// (primary connections), 0 for service connections such as
 	// <bridge>.mgmt, until set_config changes it, as Open vSwitch.
 	missSendLen atomic.Uint32
-	bundles     map[uint32]*bundle
+	// invalidTTL is OFPC_INVALID_TTL_TO_CONTROLLER as the connection set
+	// it (reported back by get_config; such packet-ins are sent anyway).
+	invalidTTL atomic.Bool
+	bundles    map[uint32]*bundle
+	// primary marks controller connections (service connections such as
+	// <bridge>.mgmt get asynchronous messages only once they set a
+	// miss_send_len, and are never snooped).
+	primary bool
+	// hub holds the snoopers of an accepted passive controller
+	// connection (snoop.go; guarded by connSet.mu); nil: none yet.
+	hub *snoopHub
 }
 
 // connSet tracks the bridge's connections, for asynchronous messages.
@@ -46,7 +56,7 @@ func (cs *connSet) get(s ofconn.Sender, primary bool) *connState {
 	defer cs.mu.Unlock()
 	st := cs.m[s]
 	if st == nil {
-		st = &connState{bundles: map[uint32]*bundle{}}
+		st = &connState{bundles: map[uint32]*bundle{}, primary: primary}
 		if primary {
 			st.missSendLen.Store(defaultMissSendLen)
 		}
@@ -54,6 +64,10 @@ func (cs *connSet) get(s ofconn.Sender, primary bool) *connState {
 	}
 	return st
 }
+
+// ofpcInvalidTTLToController is the switch config flag asking for
+// packet-ins of packets whose TTL expires.
+const ofpcInvalidTTLToController = 4
 
 // defaultMissSendLen is OFP_DEFAULT_MISS_SEND_LEN.
 const defaultMissSendLen = 128
@@ -66,8 +80,15 @@ func (h primaryHandler) ServeOpenFlow(s ofconn.Sender, m *ofp.Msg) { h.b.serveCo
 
 func (cs *connSet) remove(s ofconn.Sender) {
 	cs.mu.Lock()
+	var hub *snoopHub
+	if st := cs.m[s]; st != nil {
+		hub = st.hub
+	}
 	delete(cs.m, s)
 	cs.mu.Unlock()
+	if hub != nil {
+		hub.closeAll()
+	}
 }
 
 // each calls f for every connection (outside the lock).
@@ -125,12 +146,16 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.GetConfigRequest:
 		b.mu.Lock()
 		c := ofp.SwitchConfig{Flags: b.fragHandling, MissSendLen: uint16(st.missSendLen.Load())}
+		if st.invalidTTL.Load() {
+			c.Flags |= ofpcInvalidTTLToController
+		}
 		b.mu.Unlock()
 		return s.Reply(m, &ofp.GetConfigReply{SwitchConfig: c})
 	case *ofp.SetConfig:
 		b.mu.Lock()
 		b.fragHandling = body.Flags & 3
 		st.missSendLen.Store(uint32(body.MissSendLen))
+		st.invalidTTL.Store(body.Flags&ofpcInvalidTTLToController != 0)
 		b.mu.Unlock()
 		return nil
 	case *ofp.EchoRequest, *ofp.EchoReply, *ofp.Hello, *ofp.ErrorMsg, *ofp.BarrierReply:

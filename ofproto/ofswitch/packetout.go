@@ -48,6 +48,13 @@ func (b *Bridge) packetOut(s ofconn.Sender, m *ofp.Msg, po *ofp.PacketOut) error
 	in.Regs, in.Metadata = po.Match.Flow.Regs, po.Match.Flow.Metadata
 	var out xlate.Out
 	b.xl.Translate(&in, &out)
+	if !resubmits(acts) {
+		// Packet-ins straight from a packet-out's actions come from no
+		// rule: their cookie is all ones, as in Open vSwitch.
+		for i := range out.PacketIns {
+			out.PacketIns[i].Cookie = ^uint64(0)
+		}
+	}
 	b.sendPacketIns(out.PacketIns)
 	if out.Err != nil {
 		return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: out.Err}
@@ -56,6 +63,17 @@ func (b *Bridge) packetOut(s ofconn.Sender, m *ofp.Msg, po *ofp.PacketOut) error
 		return nil
 	}
 	return b.cfg.DP.Execute(pkt, out.Actions)
+}
+
+// resubmits reports whether actions can reach a flow table (whose rule
+// then owns the packet-ins).
+func resubmits(acts []ofp.Action) bool {
+	for i := range acts {
+		if acts[i].Type == ofp.ActResubmit || acts[i].Type == ofp.ActGotoTable || resubmits(acts[i].Nested) {
+			return true
+		}
+	}
+	return false
 }
 
 // resume continues a paused translation (NXT_RESUME) with the packet and

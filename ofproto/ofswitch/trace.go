@@ -1,10 +1,13 @@
 package ofswitch
 
 import (
+	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -54,27 +57,37 @@ func (b *Bridge) Trace(in TraceInput) string {
 	}
 	key.InPort = odpIn
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Flow: %s\n\nbridge(\"%s\")\n%s\n", flowString(&fl), b.cfg.Name, strings.Repeat("-", len(b.cfg.Name)+10))
-	xin := xlate.In{Key: key, Packet: pkt, Trace: func(ev *xlate.TraceEvent) { traceLine(&sb, ev) }}
-	var out xlate.Out
-	b.xl.Translate(&xin, &out)
-	final := out.Final
-	final.InPort = fl.InPort
-	final.RecircID = fl.RecircID
-	if final == fl {
-		sb.WriteString("\nFinal flow: unchanged\n")
-	} else {
-		fmt.Fprintf(&sb, "\nFinal flow: %s\n", flowString(&final))
-	}
-	mm := megaflowMatch(&key, &out.Mask, uint16(in.Flow.InPort))
-	fmt.Fprintf(&sb, "Megaflow: %s\n", ofptext.FormatMegaflow(&mm))
-	acts := out.Actions.String()
-	if len(out.Actions) == 0 {
-		acts = "drop"
-	}
-	fmt.Fprintf(&sb, "Datapath actions: %s\n", acts)
-	if out.Err != nil {
-		fmt.Fprintf(&sb, "Translation failed (%v), packet is dropped.\n", out.Err)
+	var queue []*xlate.TraceEvent
+	b.tracePass(&sb, fl, key, pkt, &queue, 0)
+	// Follow the recirculations ct() made, as Open vSwitch does, with
+	// ct_state=trk|new and NAT simulated as translating to the first
+	// address and port of the range. Bounded: each pass is a fresh
+	// translation that may queue more.
+	for n := 0; n < len(queue) && n < maxTracePasses; n++ {
+		ev := queue[n]
+		rfl := *ev.Flow
+		rfl.Key.RecircID = ev.RecircID
+		rfl.Key.CtState = flow.CsTracked | flow.CsNew
+		rfl.Key.CtZone = ev.Ct.Zone
+		rfl.Key.CtMark, rfl.Key.CtLabel = 0, [16]byte{}
+		clearCtTuple(&rfl.Key)
+		sb.WriteString("\n\n" + strings.Repeat("=", 79) + "\n")
+		fmt.Fprintf(&sb, "recirc(%#x) - resume conntrack with default ct_state=trk|new (use --ct-next to customize)\n", ev.RecircID)
+		if nat := ev.Ct.NAT; nat != nil {
+			sb.WriteString("Replacing src/dst IP/ports to simulate NAT:\n Initial flow: ")
+			writeIPFlow(&sb, &rfl.Key, nat)
+			simulateNAT(&rfl.Key, nat)
+			sb.WriteString(" Modified flow: ")
+			writeIPFlow(&sb, &rfl.Key, nat)
+		}
+		sb.WriteString(strings.Repeat("=", 79) + "\n\n")
+		rkey := rfl.Key
+		rkey.InPort = odpIn
+		table := uint8(0)
+		if fz, ok := b.cfg.Recirc.Get(ev.RecircID); ok {
+			table = fz.Table
+		}
+		b.tracePass(&sb, rfl, rkey, nil, &queue, table)
 	}
 	return sb.String()
 }
@@ -111,12 +124,110 @@ func traceLine(sb *strings.Builder, ev *xlate.TraceEvent) {
 	}
 }
 
+// maxTracePasses bounds the recirculations a trace follows.
+const maxTracePasses = 64
+
+// tracePass prints one translation: the flow, the steps, the final flow,
+// the megaflow and the datapath actions. A pass resumed from a
+// recirculation (resume > 0 or a recirc_id) starts with Open vSwitch's
+// "thaw" lines. Recirculations ct() queued go to queue.
+func (b *Bridge) tracePass(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt *packet.Packet, queue *[]*xlate.TraceEvent, resume uint8) {
+	fmt.Fprintf(sb, "Flow: %s\n\nbridge(\"%s\")\n%s\n", flowString(&fl), b.cfg.Name, strings.Repeat("-", len(b.cfg.Name)+10))
+	if key.RecircID != 0 {
+		fmt.Fprintf(sb, "    thaw\n        Resuming from table %d\n", resume)
+	}
+	xin := xlate.In{Key: key, Packet: pkt, Trace: func(ev *xlate.TraceEvent) {
+		if ev.Kind == xlate.TraceRecirc {
+			if ev.Ct != nil && ev.Flow != nil {
+				*queue = append(*queue, ev)
+			}
+			return
+		}
+		traceLine(sb, ev)
+	}}
+	var out xlate.Out
+	b.xl.Translate(&xin, &out)
+	final := out.Final
+	final.InPort = fl.InPort
+	final.RecircID = fl.RecircID
+	if final == fl {
+		sb.WriteString("\nFinal flow: unchanged\n")
+	} else {
+		fmt.Fprintf(sb, "\nFinal flow: %s\n", flowString(&final))
+	}
+	mm := megaflowMatch(&key, &out.Mask, uint16(fl.InPort))
+	fmt.Fprintf(sb, "Megaflow: %s\n", ofptext.FormatMegaflow(&mm))
+	acts := out.Actions.String()
+	if len(out.Actions) == 0 {
+		acts = "drop"
+	}
+	fmt.Fprintf(sb, "Datapath actions: %s\n", acts)
+	if out.Err != nil {
+		fmt.Fprintf(sb, "Translation failed (%v), packet is dropped.\n", out.Err)
+	}
+}
+
+// clearCtTuple zeroes the original-direction tuple fields.
+func clearCtTuple(k *flow.Key) {
+	k.CtNwProto, k.CtNwSrc, k.CtNwDst, k.CtTpSrc, k.CtTpDst = 0, 0, 0, 0, 0
+	k.CtIPv6Src, k.CtIPv6Dst = [16]byte{}, [16]byte{}
+}
+
+// writeIPFlow prints the addresses and ports NAT may change, as Open
+// vSwitch's trace does; nothing (just the newline) for a nat without a
+// range.
+func writeIPFlow(sb *strings.Builder, k *flow.Key, nat *odp.CtNAT) {
+	if nat.HasAddr && !nat.IPv6 {
+		fmt.Fprintf(sb, "nw_src=%s,tp_src=%d,nw_dst=%s,tp_dst=%d", ipv4String(k.NwSrc), k.TpSrc, ipv4String(k.NwDst), k.TpDst)
+	} else if nat.HasAddr {
+		fmt.Fprintf(sb, "ipv6_src=%s,tp_src=%d,ipv6_dst=%s,tp_dst=%d", ipv6String(k.IPv6Src), k.TpSrc, ipv6String(k.IPv6Dst), k.TpDst)
+	}
+	sb.WriteString("\n")
+}
+
+// simulateNAT rewrites the flow to the first address and port of the
+// NAT range.
+func simulateNAT(k *flow.Key, nat *odp.CtNAT) {
+	if !nat.HasAddr {
+		return
+	}
+	set := func(v4 *uint32, v6 *[16]byte, port *uint16) {
+		if nat.IPv6 {
+			*v6 = nat.MinAddr
+		} else {
+			*v4 = binary.BigEndian.Uint32(nat.MinAddr[:4])
+		}
+		if nat.MinPort != 0 {
+			*port = nat.MinPort
+		}
+	}
+	if nat.Src {
+		set(&k.NwSrc, &k.IPv6Src, &k.TpSrc)
+	}
+	if nat.Dst {
+		set(&k.NwDst, &k.IPv6Dst, &k.TpDst)
+	}
+}
+
+func ipv4String(a uint32) string {
+	return netip.AddrFrom4([4]byte{byte(a >> 24), byte(a >> 16), byte(a >> 8), byte(a)}).String()
+}
+
+func ipv6String(a [16]byte) string { return "[" + netip.AddrFrom16(a).String() + "]" }
+
 // megaflowMatch turns a megaflow (datapath key and mask) into an
 // OpenFlow-style match for printing, with in_port as an OpenFlow port.
 func megaflowMatch(k *flow.Key, m *flow.Mask, inPort uint16) mf.Match {
 	var mm mf.Match
-	mm.Flow.Key = k.Masked(m)
 	mm.Mask.Key = flow.Key(*m)
+	// Open vSwitch leaves out the VLAN headers the packet does not have
+	// (its datapath key implies them: the Ethernet type is exact).
+	for i := range k.VLANs {
+		if k.VLANs[i].TCI&flow.VLANCFI == 0 {
+			mm.Mask.Key.VLANs[i] = flow.VLAN{}
+		}
+	}
+	mm.Flow.Key = k.Masked((*flow.Mask)(&mm.Mask.Key))
 	mm.Flow.InPort = uint32(inPort)
 	mm.Mask.InPort = 0xffff
 	return mm

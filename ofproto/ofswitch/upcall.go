@@ -2,6 +2,7 @@ package ofswitch
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
@@ -27,11 +28,34 @@ type ukey struct {
 	pushedPackets, pushedBytes uint64
 	// missed counts revalidation rounds that did not find the megaflow.
 	missed int
+	// nfOut is the NetFlow output port of the translation.
+	nfOut uint16
 }
 
 type ukeyMap struct {
 	mu sync.Mutex
 	m  map[dpif.UFID]*ukey
+	// reval serializes revalidation rounds (the revalidator and
+	// `revalidator/wait`): two at once would push the same statistics
+	// twice.
+	reval sync.Mutex
+	// inflight counts misses being translated: their ukeys are not in m
+	// yet, and may come from tables older than a change.
+	inflight atomic.Int64
+	// urgent makes the next round skip the coalescing delay (a barrier
+	// is waiting for it).
+	urgent atomic.Bool
+}
+
+// idle reports whether no megaflow exists or is being made, so that no
+// megaflow can be stale.
+func (u *ukeyMap) idle() bool {
+	if u.inflight.Load() != 0 {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.m) == 0
 }
 
 func (u *ukeyMap) init() { u.m = map[dpif.UFID]*ukey{} }
@@ -40,6 +64,8 @@ func (u *ukeyMap) init() { u.m = map[dpif.UFID]*ukey{} }
 // the megaflow, send the packet-ins the translation produced.
 func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	b.stats.upcalls.Add(1)
+	b.ukeys.inflight.Add(1)
+	defer b.ukeys.inflight.Add(-1)
 	seq := b.seq.Load()
 	in := xlate.In{Key: *u.Key, Packet: u.Packet, SideEffects: true}
 	var out xlate.Out
@@ -60,7 +86,7 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	r.UFID = dpif.UFIDFromMatch(&m)
 	b.ukeys.mu.Lock()
 	if _, ok := b.ukeys.m[r.UFID]; !ok {
-		b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, seq: seq}
+		b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, seq: seq, nfOut: out.NetFlowOutput}
 	}
 	b.ukeys.mu.Unlock()
 	// A megaflow with controller actions sends its packets to userspace
@@ -109,6 +135,9 @@ func (b *Bridge) applyLearned(lfs []xlate.LearnedFlow) {
 // effects, to produce its packet-ins (the datapath already ran the
 // megaflow's other actions).
 func (b *Bridge) Userspace(u *dpif.Upcall) {
+	if u.Action != nil && u.Action.Userspace != nil && b.sampleUpcall(u) {
+		return
+	}
 	if u.Action == nil || u.Action.Userspace == nil || !xlate.IsControllerCookie(u.Action.Userspace.Userdata) {
 		return
 	}
@@ -140,7 +169,7 @@ func (b *Bridge) revalidator() {
 			// A burst of flow_mods (one per message without a bundle)
 			// makes one round, not one each: wait out the rest of a
 			// short interval since the last round.
-			if d := revalidateCoalesce - time.Since(last); d > 0 {
+			if d := revalidateCoalesce - time.Since(last); d > 0 && !b.ukeys.urgent.Swap(false) {
 				select {
 				case <-b.ctx.Done():
 					return
@@ -161,6 +190,8 @@ func (b *Bridge) Revalidate() {
 	if b.cfg.DP == nil {
 		return
 	}
+	b.ukeys.reval.Lock()
+	defer b.ukeys.reval.Unlock()
 	seq := b.seq.Load()
 	defer b.revalidated(seq)
 	now := time.Now()
@@ -190,6 +221,7 @@ func (b *Bridge) Revalidate() {
 				b.ukeys.mu.Lock()
 				delete(b.ukeys.m, id)
 				b.ukeys.mu.Unlock()
+				b.netflowExpire(uk)
 			}
 			continue
 		}
@@ -217,7 +249,7 @@ func (b *Bridge) Revalidate() {
 				uk.actions = out.Actions
 			}
 			uk.seq = seq
-			uk.rules, uk.tables, uk.learned = out.Rules, out.Tables, out.Learned
+			uk.rules, uk.tables, uk.learned, uk.nfOut = out.Rules, out.Tables, out.Learned, out.NetFlowOutput
 			continue
 		}
 		del = append(del, id)
@@ -230,6 +262,9 @@ func (b *Bridge) Revalidate() {
 		b.ukeys.mu.Unlock()
 		if err == nil && uk != nil {
 			b.pushStats(uk, st, now)
+		}
+		if uk != nil {
+			b.netflowExpire(uk)
 		}
 		b.stats.deleted.Add(1)
 	}
@@ -260,12 +295,19 @@ func (b *Bridge) revalidated(seq uint64) {
 // flow_mods made stale.
 func (b *Bridge) waitRevalidated() {
 	want := b.seq.Load()
-	b.revMu.Lock()
-	defer b.revMu.Unlock()
-	if b.revDone >= want || b.cfg.DP == nil {
+	// With no megaflow in the datapath (nor one being made) nothing can
+	// be stale: a barrier after each of many flow_mods loading an idle
+	// switch (ovs-ofctl add-flows) must not wait for rounds.
+	if b.cfg.DP == nil || b.ukeys.idle() {
 		return
 	}
-	b.changed() // make sure a round runs
+	b.revMu.Lock()
+	defer b.revMu.Unlock()
+	if b.revDone >= want {
+		return
+	}
+	b.ukeys.urgent.Store(true)
+	b.changed() // make sure a round runs, without the coalescing delay
 	deadline := time.Now().Add(time.Second)
 	timer := time.AfterFunc(time.Second, func() {
 		b.revMu.Lock()
@@ -306,6 +348,7 @@ func (b *Bridge) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
 	for _, r := range uk.rules {
 		r.Stats.Add(dp, db, used)
 	}
+	b.netflowAccount(uk, dp, db, st.TCPFlags, used)
 	for _, tl := range uk.tables {
 		b.tables.CountLookups(tl.Table, tl.Matched, dp)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
-	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
@@ -86,25 +85,50 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 		return
 	}
 	c.emit(acts[0])
-	c.conntracked = true
-	// The connection's state is known only after the datapath runs ct:
-	// the rest of this pass must not rely on the old ct fields.
 	if ct.Table != ctNoRecirc {
+		// The pass that resumes at the table sees the connection (and
+		// may ct_clear it); this one forks it off and goes on untracked.
 		fz := freeze(c.snap.Bridge, ct.Table, &c.flow)
 		fz.Conntracked = true
 		id := c.x.Recirc.ID(fz)
 		c.trace("recirc(%#x): resume at table %d", id, ct.Table)
 		c.emit(odp.Recirc(id))
+		if c.in.Trace != nil {
+			fl := c.flow
+			c.in.Trace(&TraceEvent{Kind: TraceRecirc, Indent: c.ind, Flow: &fl, RecircID: id, Ct: acts[0].Ct})
+		}
 	}
+	// The connection's state is known only in the recirculated pass: the
+	// rest of this one sees an untracked packet (Open vSwitch clears the
+	// ct fields and its conntracked flag here, recirculation or not).
+	clearCt(&c.flow.Key)
+	c.conntracked = false
+}
+
+// clearCt zeroes a flow's conntrack fields.
+func clearCt(k *flow.Key) {
+	k.CtState, k.CtZone, k.CtMark, k.CtLabel = 0, 0, 0, [16]byte{}
+	k.CtNwProto, k.CtNwSrc, k.CtNwDst, k.CtTpSrc, k.CtTpDst = 0, 0, 0, 0, 0
+	k.CtIPv6Src, k.CtIPv6Dst = [16]byte{}, [16]byte{}
 }
 
 // maskedHex formats a value and its mask as the datapath's ct action
-// prints mark= and label=: always 0xV/0xM, without leading zeros.
+// prints mark= and label=: 0xV/0xM without leading zeros, 0 for zero.
 func maskedHex(v, m []byte) string {
 	if m == nil {
 		m = allOnes(len(v))
 	}
-	return "0x" + trimHex(hex.EncodeToString(v)) + "/0x" + trimHex(hex.EncodeToString(m))
+	return hexOrZero(v) + "/" + hexOrZero(m)
+}
+
+// hexOrZero prints bytes as Open vSwitch's ds_put_hex: 0x and the digits
+// without leading zeros, or a bare 0.
+func hexOrZero(b []byte) string {
+	s := trimHex(hex.EncodeToString(b))
+	if s == "0" {
+		return s
+	}
+	return "0x" + s
 }
 
 func trimHex(s string) string {
@@ -130,13 +154,9 @@ func (c *ctx) ctClear() {
 	if !c.conntracked {
 		return // as Open vSwitch: nothing to forget
 	}
-	c.commit()
+	// Not committed first: Open vSwitch emits ct_clear where it stands.
 	c.emit(odp.CtClear())
-	k := &c.flow.Key
-	k.CtState, k.CtZone, k.CtMark, k.CtLabel = 0, 0, 0, [16]byte{}
-	k.CtNwProto, k.CtNwSrc, k.CtNwDst, k.CtTpSrc, k.CtTpDst = 0, 0, 0, 0, 0
-	k.CtIPv6Src, k.CtIPv6Dst = [16]byte{}, [16]byte{}
+	clearCt(&c.flow.Key)
 	c.base.CtState = 0
-	_ = flow.CsTracked
-	_ = mf.NumRegs
+	c.conntracked = false
 }

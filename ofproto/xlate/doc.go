@@ -28,6 +28,12 @@
 // MAC table (see datapath/l2fib): one megaflow serves any number of MAC
 // addresses.
 //
+// With flow export configured (SetSampling), translation composes Open
+// vSwitch's sampling actions: sFlow and per-bridge IPFIX input samplers at
+// the start, IPFIX output samplers before each output, the OpenFlow
+// sample action as a flow_sample upcall (sample.go); with NetFlow the
+// NetFlow key fields are made exact and the output port is reported.
+//
 // # Limits
 //
 // Translation depth 64 and 4,096 resubmits per translation, as Open

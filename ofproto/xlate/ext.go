@@ -33,10 +33,13 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 			w.NwTTL, w.NwProto = 0xff, 0xff
 			k.NwTTL = uint8(a.Arg)
 		}
-	case ofp.ActNote, ofp.ActFinTimeout, ofp.ActConjunction, ofp.ActSample, ofp.ActMeter,
+	case ofp.ActMeter:
+		c.meter(uint32(a.Arg))
+	case ofp.ActSample:
+		c.flowSample(a.Sample)
+	case ofp.ActNote, ofp.ActFinTimeout, ofp.ActConjunction,
 		ofp.ActDeleteField, ofp.ActDebugSlow, ofp.ActDebugRecirc, ofp.ActClearActions:
-		// No datapath effect here (meters and samplers are not
-		// configured on gvs bridges yet; conjunction is a match).
+		// No datapath effect here (conjunction is a match).
 	case ofp.ActExit:
 		c.exit = true
 	case ofp.ActClone:
@@ -210,22 +213,53 @@ func (c *ctx) decTTL(ids []uint16) {
 }
 
 // clone translates nested actions on a copy of the pipeline state: what
-// they change is not seen after the clone.
+// they change is not seen after the clone. As in Open vSwitch, a clone
+// that is the last action, or whose own actions can all be undone by
+// later set actions, is translated in place; only the others become a
+// datapath clone, after committing pending changes so that they are not
+// emitted both inside and after it.
 func (c *ctx) clone(acts []ofp.Action) {
-	saveFlow, saveBase, saveOut := c.flow, c.base, c.out.Actions
-	saveStack := len(c.stack)
+	saveFlow, saveStack := c.flow, len(c.stack)
+	restore := func() {
+		c.flow = saveFlow
+		c.stack = c.stack[:min(saveStack, len(c.stack))]
+		if c.err == nil {
+			c.exit = false
+		}
+	}
+	if c.last || reversible(acts) {
+		c.noTail = !c.last
+		c.doActions(acts)
+		restore()
+		return
+	}
+	c.commit()
+	saveBase, saveOut, saveCT := c.base, c.out.Actions, c.conntracked
 	c.out.Actions = nil
 	c.doActions(acts)
 	sub := c.out.Actions
 	c.out.Actions = saveOut
-	c.flow, c.base = saveFlow, saveBase
-	c.stack = c.stack[:min(saveStack, len(c.stack))]
-	if c.err == nil {
-		c.exit = false
-	}
+	c.base, c.conntracked = saveBase, saveCT
+	restore()
 	if len(sub) > 0 {
 		c.emit(odp.Clone(sub))
 	}
+}
+
+// irreversible are the actions whose datapath effect later set actions
+// cannot undo (Open vSwitch's reversible_actions): a clone containing one
+// needs a datapath clone.
+var irreversible = map[ofp.ActionType]bool{
+	ofp.ActCT: true, ofp.ActMeter: true, ofp.ActNAT: true, ofp.ActOutputTrunc: true, ofp.ActDecNSHTTL: true,
+}
+
+func reversible(acts []ofp.Action) bool {
+	for i := range acts {
+		if irreversible[acts[i].Type] {
+			return false
+		}
+	}
+	return true
 }
 
 // LearnedFlow is a flow a learn action asks to install.

@@ -256,8 +256,10 @@ func (c *ctx) commit() {
 	case flow.EthTypeARP, flow.EthTypeRARP:
 		if f.NwSrc != b.NwSrc || f.NwDst != b.NwDst || f.NwProto != b.NwProto || f.ArpSha != b.ArpSha || f.ArpTha != b.ArpTha {
 			var v, m [odp.ImageSize]byte
-			binary.BigEndian.PutUint16(v[6:], uint16(f.NwProto))
-			binary.BigEndian.PutUint16(m[6:], uint16(w.NwProto))
+			// The ARP opcode lives in the 8-bit nw_proto; a full mask
+			// there is a full mask of the 16-bit opcode (as Open vSwitch).
+			binary.BigEndian.PutUint16(v[6:], arpOp(f.NwProto))
+			binary.BigEndian.PutUint16(m[6:], arpOp(w.NwProto))
 			copy(v[8:14], f.ArpSha[:])
 			copy(m[8:14], w.ArpSha[:])
 			binary.BigEndian.PutUint32(v[14:], f.NwSrc)
@@ -295,6 +297,14 @@ func (c *ctx) commit() {
 			b.TpSrc, b.TpDst = f.TpSrc, f.TpDst
 		}
 	}
+}
+
+// arpOp widens nw_proto to the ARP key's opcode: 0xff stands for 0xffff.
+func arpOp(p uint8) uint16 {
+	if p == 0xff {
+		return 0xffff
+	}
+	return uint16(p)
 }
 
 // commitVLAN makes the outer VLAN tag match the flow's: pop the packet's

@@ -109,6 +109,9 @@ type Xlator struct {
 	Recirc *RecircTable
 	snap   atomic.Pointer[Snapshot]
 	groups atomic.Pointer[map[uint32]*Group]
+	meters atomic.Pointer[map[uint32]uint32]
+	// sampling is the flow export configuration (sample.go).
+	sampling atomic.Pointer[Sampling]
 	// failOpen makes every packet go to NORMAL, above every flow: a
 	// standalone bridge that lost its controllers (Open vSwitch's
 	// fail-open rule).
@@ -172,6 +175,9 @@ const (
 	TraceNote                    // Text explains what happened
 	TraceSkip                    // Text says why an action did nothing
 	TraceBridge                  // translation continues in bridge Text
+	// TraceRecirc: ct froze the pipeline for recirculation RecircID;
+	// Flow is the flow at the freeze and Ct the datapath ct action.
+	TraceRecirc
 )
 
 // TraceEvent is one step of a translation, for ofproto/trace. Indent is
@@ -186,6 +192,9 @@ type TraceEvent struct {
 	Rule      *oftable.Rule
 	Action    *ofp.Action
 	Text      string
+	Flow      *mf.Flow
+	RecircID  uint32
+	Ct        *odp.CtParams
 }
 
 // PacketIn is a packet-in a translation produced.
@@ -233,6 +242,9 @@ type Out struct {
 	Learned []LearnedFlow
 	// Err is why the translation stopped early; Actions are then a drop.
 	Err error
+	// NetFlowOutput is the OpenFlow output port NetFlow reports, or one
+	// of NetFlowOutDrop, NetFlowOutMulti, NetFlowOutFlood.
+	NetFlowOutput uint16
 }
 
 // TableLookup is one table lookup of a translation.
@@ -275,6 +287,7 @@ type ctx struct {
 	// conntracked says ct ran on the packet (this pass or before the
 	// recirculation that started it): only then does ct_clear act.
 	conntracked bool
+	smp         sampleState
 }
 
 // Translate runs in through the bridge's pipeline.
@@ -331,8 +344,14 @@ func (x *Xlator) Translate(in *In, out *Out) {
 			start = fz.Table
 			resumeGroup = fz.HasGroup
 			frozen = fz
+		} else if in.Key.CtState&flow.CsTracked != 0 {
+			// A packet tracked before it reached the switch (e.g. by
+			// another bridge's pass) counts as conntracked, as in Open
+			// vSwitch.
+			c.conntracked = true
 		}
 	}
+	c.startSampling()
 	switch {
 	case in.Resume != nil:
 		if in.Resume.Bridge != c.snap.Bridge {
@@ -386,6 +405,7 @@ func (c *ctx) fail(err error) {
 // finish builds the mask and applies Open vSwitch's last adjustments
 // (xlate_wc_finish).
 func (c *ctx) finish() {
+	c.finishSampling()
 	if c.err != nil {
 		c.out.Err = c.err
 		c.out.Actions = nil
@@ -562,8 +582,10 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 			if p.ODP == NoODP || uint32(p.OFPort) == c.flow.InPort || (port == PortFlood && p.NoFlood) {
 				continue
 			}
+			c.sampleOutput(p.ODP)
 			c.emit(odp.Output(p.ODP))
 		}
+		c.sampleFlood(true)
 	case PortController:
 		c.controller(ReasonAction, maxLen, 0, nil)
 	case PortNone:
@@ -630,6 +652,7 @@ func (c *ctx) patch(p *Port) {
 
 func (c *ctx) outputODP(no uint32) {
 	c.commit()
+	c.sampleOutput(no)
 	c.emit(odp.Output(no))
 }
 
@@ -697,6 +720,7 @@ func (c *ctx) normal() {
 		}
 		c.emit(a)
 	}
+	c.sampleFlood(false)
 	for _, q := range patches {
 		c.patch(q)
 	}
@@ -742,7 +766,20 @@ func (c *ctx) controller(reason uint8, maxLen uint16, id uint16, userdata []byte
 func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata []byte, pause bool) {
 	c.commit()
 	c.out.Slow = true
-	c.emit(odp.Userspace(0, odp.UserspaceParams{Userdata: controllerCookie[:]}))
+	// The datapath action is Open vSwitch's: a userspace action whose
+	// controller cookie names a frozen copy of the pipeline state. A
+	// trace marks it dont_send; a paused translation has none in a trace
+	// (as Open vSwitch, which emits it only when it may send).
+	if !pause || c.in.Trace == nil {
+		fz := freeze(c.snap.Bridge, c.table, &c.flow)
+		fz.Conntracked = c.conntracked
+		ck := odp.Cookie{Type: odp.CookieController, InPort: 0xffff, DontSend: c.in.Trace != nil, Continuation: pause,
+			Reason: uint16(reason), RecircID: c.x.Recirc.ID(fz), ControllerID: id, MaxLen: maxLen}
+		if c.rule != nil {
+			ck.RuleCookie = c.rule.Cookie
+		}
+		c.emit(odp.Userspace(0, odp.UserspaceParams{Userdata: ck.Marshal()}))
+	}
 	var cont *Continuation
 	if pause {
 		cont = c.continuation()
@@ -759,14 +796,13 @@ func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata [
 	c.out.PacketIns = append(c.out.PacketIns, pi)
 }
 
-// controllerCookie is the userdata of the userspace action that stands for
-// controller actions: the switch translates such packets again with side
-// effects.
-var controllerCookie = [8]byte{'g', 'v', 's', 'c', 't', 'r', 'l', 0}
-
 // IsControllerCookie reports whether userspace userdata came from a
-// controller action.
-func IsControllerCookie(b []byte) bool { return string(b) == string(controllerCookie[:]) }
+// controller action (the switch then translates the packet again with
+// side effects to make its packet-ins).
+func IsControllerCookie(b []byte) bool {
+	ck, ok := odp.ParseCookie(b)
+	return ok && ck.Type == odp.CookieController
+}
 
 // packetNow returns the packet's bytes with the header changes made so far
 // applied.

@@ -27,6 +27,9 @@ type BridgeConfig struct {
 	ControllerRows map[string]string
 	Protocols      []string
 	Ports          []PortConfig
+	// FlowExport is the NetFlow, sFlow and IPFIX configuration; nil
+	// when none.
+	FlowExport *FlowExportConfig
 }
 
 // PortConfig is one Port row with its interfaces.

@@ -8,7 +8,10 @@
 // (Datapath, CT_Zone, CT_Timeout_Policy: per-zone conntrack timeout
 // policies, and the zone limits of Open vSwitch 3.2's schema when the
 // server has them) and hands them to a Switch that implements
-// ConntrackConfigurer.
+// ConntrackConfigurer. Bridge.netflow, sflow and ipfix and the
+// Flow_Sample_Collector_Set rows are parsed with Open vSwitch's defaults
+// (flowexport.go) and handed to a Switch that implements
+// FlowExportConfigurer when they change.
 //
 // The Switch interface is implemented by the layer below (ofproto, which
 // opens ports by type); this package knows nothing of packets or OpenFlow

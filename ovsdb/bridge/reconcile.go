@@ -60,6 +60,8 @@ type appliedBridge struct {
 	cfg    BridgeConfig
 	ifaces map[string]IfaceConfig // added successfully, by name
 	failed map[string]string      // name -> error text
+	// flowExport is the flow export configuration last applied.
+	flowExport *FlowExportConfig
 }
 
 // NewReconciler returns a reconciler for sw with nothing applied yet.
@@ -127,6 +129,7 @@ func (r *Reconciler) Apply(cfg *Config) Status {
 			}
 		}
 		r.applyPorts(ab, bc, owner)
+		r.applyFlowExport(ab, bc)
 		st.Bridges[bc.UUID] = r.sw.BridgeStatus(name)
 		if hasCS {
 			for target, cu := range bc.ControllerRows {

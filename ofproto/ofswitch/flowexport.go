@@ -1,0 +1,425 @@
+package ofswitch
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/ofproto/flowexport/ipfix"
+	"github.com/gvs-project/gvs/ofproto/flowexport/netflow"
+	"github.com/gvs-project/gvs/ofproto/flowexport/sflow"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// FlowExportConfig is a bridge's flow export configuration; nil members
+// are off.
+type FlowExportConfig struct {
+	NetFlow *netflow.Config
+	SFlow   *sflow.Config
+	// IPFIX is the per-bridge sampling exporter, sampling 1 in
+	// IPFIXSampling packets on reception (IPFIXInput) and before every
+	// output (IPFIXOutput).
+	IPFIX                   *ipfix.Config
+	IPFIXSampling           uint32
+	IPFIXInput, IPFIXOutput bool
+	// CollectorSets are the per-flow sampling exporters by
+	// Flow_Sample_Collector_Set id (OpenFlow sample actions).
+	CollectorSets map[uint32]ipfix.Config
+	// IfIndex returns a datapath port's ifindex, 0 if it has none (sFlow
+	// and IPFIX interface numbers).
+	IfIndex func(odp uint32) uint32
+}
+
+// flowExport holds a bridge's exporters. Upcalls read them under the
+// read lock; reconfiguration replaces them under the write lock.
+type flowExport struct {
+	mu      sync.RWMutex
+	ifindex func(odp uint32) uint32
+	nf      *netflow.Exporter
+	sf      *sflow.Exporter
+	sfRate  uint32
+	ipb     *ipfix.Exporter
+	sets    map[uint32]*ipfix.Exporter
+	targets map[string][]string // exporter name -> targets it was opened with
+	ticking bool
+}
+
+// FlowExportTick is how often exporters run: queued records go out,
+// active timeouts and counter polling are checked.
+const FlowExportTick = time.Second
+
+// SetFlowExport applies a flow export configuration (nil turns it all
+// off): exporters are created, reconfigured in place (keeping sequence
+// numbers and flows) or closed, and megaflows are revalidated so their
+// sampling actions and NetFlow masks follow. The error lists what could
+// not be applied (unreachable or malformed targets); the rest applies.
+func (b *Bridge) SetFlowExport(cfg *FlowExportConfig) error {
+	if cfg == nil {
+		cfg = &FlowExportConfig{}
+	}
+	fe := &b.fe
+	fe.mu.Lock()
+	if fe.targets == nil {
+		fe.targets = map[string][]string{}
+	}
+	fe.ifindex = cfg.IfIndex
+	var errs []error
+	// NetFlow.
+	switch {
+	case cfg.NetFlow == nil:
+		if fe.nf != nil {
+			fe.nf.Flush()
+			fe.nf.Close()
+			fe.nf = nil
+		}
+	case fe.nf != nil:
+		errs = append(errs, fe.nf.Reconfigure(*cfg.NetFlow))
+	default:
+		nf, err := netflow.New(*cfg.NetFlow, nil)
+		fe.nf = nf
+		errs = append(errs, err)
+	}
+	// sFlow.
+	switch {
+	case cfg.SFlow == nil:
+		if fe.sf != nil {
+			fe.sf.Close()
+			fe.sf = nil
+		}
+	case fe.sf != nil:
+		sc := *cfg.SFlow
+		sc.DatapathID = b.cfg.DatapathID()
+		errs = append(errs, fe.sf.Reconfigure(sc))
+	default:
+		sc := *cfg.SFlow
+		sc.DatapathID = b.cfg.DatapathID()
+		sf, err := sflow.New(sc, nil, b.sflowCounters)
+		fe.sf = sf
+		errs = append(errs, err)
+	}
+	fe.sfRate = 0
+	if cfg.SFlow != nil {
+		fe.sfRate = max(cfg.SFlow.Sampling, 1)
+	}
+	// Per-bridge IPFIX.
+	fe.ipb, errs = setIPFIX(fe.ipb, cfg.IPFIX, "bridge", errs)
+	// Collector sets: reconfigure those that stay, close the others.
+	old := fe.sets
+	fe.sets = map[uint32]*ipfix.Exporter{}
+	for _, id := range slices.Sorted(maps.Keys(cfg.CollectorSets)) {
+		c := cfg.CollectorSets[id]
+		var e *ipfix.Exporter
+		e, errs = setIPFIX(old[id], &c, fmt.Sprintf("collector set %d", id), errs)
+		delete(old, id)
+		if e != nil {
+			fe.sets[id] = e
+		}
+	}
+	for _, e := range old {
+		e.Flush()
+		e.Close()
+	}
+	smp := &xlate.Sampling{NetFlow: fe.nf != nil, IfIndex: cfg.IfIndex,
+		FlowSample: fe.ipb != nil || len(fe.sets) > 0}
+	if fe.sf != nil {
+		smp.SFlowProbability = xlate.SampleProbability(fe.sfRate)
+	}
+	if fe.ipb != nil {
+		smp.IPFIXProbability = xlate.SampleProbability(max(cfg.IPFIXSampling, 1))
+		smp.IPFIXInput, smp.IPFIXOutput = cfg.IPFIXInput, cfg.IPFIXOutput
+	}
+	on := fe.nf != nil || fe.sf != nil || smp.FlowSample
+	if !on {
+		smp = nil
+	}
+	startTicker := on && !fe.ticking
+	if startTicker {
+		fe.ticking = true
+	}
+	fe.mu.Unlock()
+	b.xl.SetSampling(smp)
+	if startTicker {
+		b.wg.Add(1)
+		go b.flowExportTicker()
+	}
+	b.changed()
+	return errors.Join(errs...)
+}
+
+// setIPFIX creates, reconfigures or closes one IPFIX exporter.
+func setIPFIX(e *ipfix.Exporter, cfg *ipfix.Config, what string, errs []error) (*ipfix.Exporter, []error) {
+	switch {
+	case cfg == nil:
+		if e != nil {
+			e.Flush()
+			e.Close()
+		}
+		return nil, errs
+	case e != nil:
+		if err := e.Reconfigure(*cfg); err != nil {
+			errs = append(errs, fmt.Errorf("ipfix %s: %w", what, err))
+		}
+		return e, errs
+	}
+	n, err := ipfix.New(*cfg, nil)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("ipfix %s: %w", what, err))
+	}
+	return n, errs
+}
+
+// flowExportTicker runs the exporters once a tick until the bridge
+// closes.
+func (b *Bridge) flowExportTicker() {
+	defer b.wg.Done()
+	t := time.NewTicker(FlowExportTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-t.C:
+			b.runFlowExport()
+		}
+	}
+}
+
+// runFlowExport runs every exporter once.
+func (b *Bridge) runFlowExport() {
+	// The exporters run outside the lock: sFlow's Run calls back into
+	// sflowCounters, which takes it again (a nested read lock deadlocks
+	// once a reconfiguration waits for the write lock in between).
+	fe := &b.fe
+	fe.mu.RLock()
+	nf, sf, ipb := fe.nf, fe.sf, fe.ipb
+	sets := make([]interface{ Run() }, 0, len(fe.sets))
+	for _, e := range fe.sets {
+		sets = append(sets, e)
+	}
+	fe.mu.RUnlock()
+	if nf != nil {
+		nf.Run()
+	}
+	if sf != nil {
+		sf.Run()
+	}
+	if ipb != nil {
+		ipb.Run()
+	}
+	for _, e := range sets {
+		e.Run()
+	}
+}
+
+// FlushFlowExport sends everything the exporters hold now (NetFlow
+// records of live flows stay until they expire).
+func (b *Bridge) FlushFlowExport() {
+	fe := &b.fe
+	fe.mu.RLock()
+	defer fe.mu.RUnlock()
+	if fe.nf != nil {
+		fe.nf.Flush()
+	}
+	if fe.sf != nil {
+		fe.sf.Flush()
+	}
+	if fe.ipb != nil {
+		fe.ipb.Flush()
+	}
+	for _, e := range fe.sets {
+		e.Flush()
+	}
+}
+
+// closeFlowExport flushes and closes every exporter (Close).
+func (b *Bridge) closeFlowExport() {
+	fe := &b.fe
+	fe.mu.Lock()
+	defer fe.mu.Unlock()
+	if fe.nf != nil {
+		fe.nf.Flush()
+		fe.nf.Close()
+		fe.nf = nil
+	}
+	if fe.sf != nil {
+		fe.sf.Close()
+		fe.sf = nil
+	}
+	if fe.ipb != nil {
+		fe.ipb.Flush()
+		fe.ipb.Close()
+		fe.ipb = nil
+	}
+	for id, e := range fe.sets {
+		e.Flush()
+		e.Close()
+		delete(fe.sets, id)
+	}
+}
+
+// IPFIXStats returns the per-bridge IPFIX exporter's statistics, false
+// when there is none (`ovs-ofctl dump-ipfix-bridge`).
+func (b *Bridge) IPFIXStats() (ipfix.Stats, bool) {
+	b.fe.mu.RLock()
+	defer b.fe.mu.RUnlock()
+	if b.fe.ipb == nil {
+		return ipfix.Stats{}, false
+	}
+	return b.fe.ipb.Stats(), true
+}
+
+// IPFIXFlowStats returns each collector set's exporter statistics by id
+// (`ovs-ofctl dump-ipfix-flow`).
+func (b *Bridge) IPFIXFlowStats() map[uint32]ipfix.Stats {
+	b.fe.mu.RLock()
+	defer b.fe.mu.RUnlock()
+	out := make(map[uint32]ipfix.Stats, len(b.fe.sets))
+	for id, e := range b.fe.sets {
+		out[id] = e.Stats()
+	}
+	return out
+}
+
+// sampleUpcall hands a sampling userspace action's packet to the
+// exporter its cookie names. It reports false for other userdata.
+func (b *Bridge) sampleUpcall(u *dpif.Upcall) bool {
+	ck, ok := odp.ParseCookie(u.Action.Userspace.Userdata)
+	if !ok || ck.Type == odp.CookieController {
+		return false
+	}
+	if u.Packet == nil || u.Key == nil {
+		return true
+	}
+	fe := &b.fe
+	fe.mu.RLock()
+	defer fe.mu.RUnlock()
+	snap := b.xl.Snapshot()
+	inODP := u.Key.InPort
+	switch ck.Type {
+	case odp.CookieSFlow:
+		if fe.sf == nil {
+			return true
+		}
+		inTCI := u.Key.VLANs[0].TCI
+		s := sflow.Sample{Packet: u.Packet.Data(), FrameLen: u.Packet.Len(), InIfindex: fe.ifindexOf(inODP),
+			OutIfindex: ck.SFlowOutput, InVLAN: inTCI & 0xfff, OutVLAN: ck.VLANTCI & 0xfff,
+			InPriority: uint8(inTCI >> 13), OutPriority: uint8(ck.VLANTCI >> 13)}
+		if inTCI&flow.VLANCFI == 0 {
+			s.InVLAN, s.InPriority = 0, 0
+		}
+		fe.sf.Sample(&s)
+	case odp.CookieIPFIX:
+		if fe.ipb == nil {
+			return true
+		}
+		s := fe.ipfixSample(snap, u, inODP, ck.OutputPort, ck.OutputPort != odp.PortNone)
+		fe.ipb.Sample(&s)
+	case odp.CookieFlowSample:
+		e := fe.sets[ck.CollectorSetID]
+		if e == nil {
+			return true
+		}
+		egress := ck.Direction == odp.SampleDirEgress ||
+			ck.Direction == odp.SampleDirDefault && ck.OutputPort != odp.PortNone
+		s := fe.ipfixSample(snap, u, inODP, ck.OutputPort, egress)
+		s.ObsDomainID, s.ObsPointID = ck.ObsDomainID, ck.ObsPointID
+		e.Sample(&s)
+	}
+	return true
+}
+
+// ifindexOf returns a datapath port's ifindex, 0 for ports without one
+// (dummy ports), as Open vSwitch reports them.
+func (fe *flowExport) ifindexOf(no uint32) uint32 {
+	if fe.ifindex != nil {
+		return fe.ifindex(no)
+	}
+	return 0
+}
+
+// ipfixSample describes a sampled packet for an IPFIX exporter.
+func (fe *flowExport) ipfixSample(snap *xlate.Snapshot, u *dpif.Upcall, in, out uint32, egress bool) ipfix.Sample {
+	s := ipfix.Sample{Packet: u.Packet.Data(), InPort: fe.ifindexOf(in), Egress: egress}
+	if p := snap.ByODP[in]; p != nil {
+		s.InName = p.Name
+	}
+	if out != odp.PortNone {
+		s.OutPort = fe.ifindexOf(out)
+		if p := snap.ByODP[out]; p != nil {
+			s.OutName = p.Name
+		}
+	}
+	return s
+}
+
+// sflowCounters reads the bridge's port counters for sFlow counter
+// samples.
+func (b *Bridge) sflowCounters() []sflow.PortCounters {
+	ports := b.Ports()
+	b.fe.mu.RLock()
+	ifindex := b.fe.ifindexOf
+	b.fe.mu.RUnlock()
+	out := make([]sflow.PortCounters, 0, len(ports))
+	for _, p := range ports {
+		if p.ODP == xlate.NoODP {
+			continue
+		}
+		pc := sflow.PortCounters{Ifindex: ifindex(p.ODP), Name: p.Name, OFPort: uint32(p.OFPort),
+			Speed: uint64(p.CurrSpeed) * 1000, Up: !p.LinkDown && !p.AdminDown}
+		if b.cfg.PortStats != nil {
+			if ps, ok := b.cfg.PortStats(p.ODP); ok {
+				pc.RxPackets, pc.RxBytes, pc.RxDrops, pc.RxErrors = ps.RxPackets, ps.RxBytes, ps.RxDropped, ps.RxErrors
+				pc.TxPackets, pc.TxBytes, pc.TxDrops, pc.TxErrors = ps.TxPackets, ps.TxBytes, ps.TxDropped, ps.TxErrors
+			}
+		}
+		out = append(out, pc)
+	}
+	return out
+}
+
+// netflowKey returns the NetFlow flow a megaflow's key belongs to; false
+// for non-IPv4 flows, which NetFlow v5 does not report.
+func (b *Bridge) netflowKey(k *flow.Key) (netflow.FlowKey, bool) {
+	if k.EthType != flow.EthTypeIPv4 {
+		return netflow.FlowKey{}, false
+	}
+	var in uint16 = xlate.PortNone
+	if p := b.xl.Snapshot().ByODP[k.InPort]; p != nil {
+		in = p.OFPort
+	}
+	nk := netflow.FlowKey{InPort: in, Proto: k.NwProto, TOS: k.NwTos, SrcPort: k.TpSrc, DstPort: k.TpDst}
+	nk.Src = [4]byte{byte(k.NwSrc >> 24), byte(k.NwSrc >> 16), byte(k.NwSrc >> 8), byte(k.NwSrc)}
+	nk.Dst = [4]byte{byte(k.NwDst >> 24), byte(k.NwDst >> 16), byte(k.NwDst >> 8), byte(k.NwDst)}
+	return nk, true
+}
+
+// netflowAccount credits a megaflow's new packets to its NetFlow flow
+// (from pushStats).
+func (b *Bridge) netflowAccount(uk *ukey, packets, bytes uint64, tcpFlags uint16, used time.Time) {
+	b.fe.mu.RLock()
+	defer b.fe.mu.RUnlock()
+	if b.fe.nf == nil {
+		return
+	}
+	if k, ok := b.netflowKey(&uk.key); ok {
+		b.fe.nf.Account(k, uk.nfOut, packets, bytes, uint8(tcpFlags), used)
+	}
+}
+
+// netflowExpire exports and forgets a deleted megaflow's NetFlow flow.
+func (b *Bridge) netflowExpire(uk *ukey) {
+	b.fe.mu.RLock()
+	defer b.fe.mu.RUnlock()
+	if b.fe.nf == nil {
+		return
+	}
+	if k, ok := b.netflowKey(&uk.key); ok {
+		b.fe.nf.Expire(k)
+	}
+}

@@ -1,0 +1,260 @@
+package ofswitch
+
+import (
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/gvs-project/gvs/datapath/meter"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// meterEntry is a configured meter: its OpenFlow form and the datapath
+// meter that enforces it (xlate.NoDPMeter for the controller and
+// slowpath meters, and when the datapath has no meter table).
+type meterEntry struct {
+	flags   uint16
+	bands   []ofp.MeterBand
+	created time.Time
+	dp      uint32
+}
+
+// dpMeterConfig converts OpenFlow bands to the datapath's (drop bands
+// only: meterMod refuses the others, as Open vSwitch's userspace
+// datapath). The burst size counts only with the burst flag.
+func dpMeterConfig(flags uint16, bands []ofp.MeterBand) meter.Config {
+	cfg := meter.Config{Pktps: flags&ofp.MeterFlagPktps != 0}
+	for _, b := range bands {
+		db := meter.Band{Rate: b.Rate}
+		if flags&ofp.MeterFlagBurst != 0 {
+			db.Burst = b.BurstSize
+		}
+		cfg.Bands = append(cfg.Bands, db)
+	}
+	return cfg
+}
+
+// enforced reports whether OpenFlow meter id gets a datapath meter.
+func (b *Bridge) enforced(id uint32) bool {
+	return b.cfg.Meters != nil && id <= ofp.MeterMax
+}
+
+// meterMod applies a meter_mod with Open vSwitch's errors.
+func (b *Bridge) meterMod(mm *ofp.MeterMod) error {
+	b.gmu.Lock()
+	defer b.gmu.Unlock()
+	var deleted []uint32
+	switch mm.Command {
+	case ofp.MeterAdd, ofp.MeterModify:
+		if mm.MeterID == 0 || (mm.MeterID > ofp.MeterMax && mm.MeterID != ofp.MeterSlowpath && mm.MeterID != ofp.MeterController) {
+			return &ofp.Error{Code: ofp.OFPMMFC_INVALID_METER}
+		}
+		for _, band := range mm.Bands {
+			if band.Type != ofp.MeterBandDrop {
+				return &ofp.Error{Code: ofp.OFPMMFC_BAD_BAND}
+			}
+		}
+		old := b.meters[mm.MeterID]
+		if mm.Command == ofp.MeterAdd && old != nil {
+			return &ofp.Error{Code: ofp.OFPMMFC_METER_EXISTS}
+		}
+		if mm.Command == ofp.MeterModify && old == nil {
+			return &ofp.Error{Code: ofp.OFPMMFC_UNKNOWN_METER}
+		}
+		e := &meterEntry{flags: mm.Flags, bands: mm.Bands, created: time.Now(), dp: xlate.NoDPMeter}
+		if old != nil {
+			e.created, e.dp = old.created, old.dp
+		}
+		if b.enforced(mm.MeterID) && len(mm.Bands) > 0 {
+			if e.dp == xlate.NoDPMeter {
+				id, err := b.cfg.Meters.Alloc()
+				if err != nil {
+					return &ofp.Error{Code: ofp.OFPMMFC_OUT_OF_METERS, Err: err}
+				}
+				e.dp = id
+			}
+			if err := b.cfg.Meters.Set(e.dp, dpMeterConfig(mm.Flags, mm.Bands)); err != nil {
+				if old == nil {
+					b.cfg.Meters.Free(e.dp)
+				}
+				return &ofp.Error{Code: ofp.OFPMMFC_INVALID_METER, Err: err}
+			}
+		}
+		b.meters[mm.MeterID] = e
+	case ofp.MeterDelete:
+		for id := range b.meters {
+			if mm.MeterID == ofp.MeterAll || mm.MeterID == id {
+				deleted = append(deleted, id)
+			}
+		}
+		for _, id := range deleted {
+			b.releaseMeter(b.meters[id])
+			delete(b.meters, id)
+		}
+	default:
+		return &ofp.Error{Code: ofp.OFPMMFC_BAD_COMMAND}
+	}
+	b.publishMeters()
+	if len(deleted) > 0 {
+		b.deleteMeterFlows(deleted)
+	}
+	b.changed()
+	return nil
+}
+
+// releaseMeter frees a meter's datapath meter.
+func (b *Bridge) releaseMeter(e *meterEntry) {
+	if e == nil || e.dp == xlate.NoDPMeter || b.cfg.Meters == nil {
+		return
+	}
+	b.cfg.Meters.Delete(e.dp) //nolint:errcheck // gone either way
+	b.cfg.Meters.Free(e.dp)
+}
+
+// releaseMeters frees every datapath meter of the bridge (bridge close).
+func (b *Bridge) releaseMeters() {
+	b.gmu.Lock()
+	defer b.gmu.Unlock()
+	for id, e := range b.meters {
+		b.releaseMeter(e)
+		delete(b.meters, id)
+	}
+	b.publishMeters()
+}
+
+// deleteMeterFlows removes the flows that use deleted meters, with
+// flow_removed reason meter_delete, as Open vSwitch.
+func (b *Bridge) deleteMeterFlows(ids []uint32) {
+	gone := make(map[uint32]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+	}
+	var victims []*oftable.Rule
+	for r := range b.tables.Rules(0xff, nil) {
+		if usesMeter(r.Actions, gone) {
+			victims = append(victims, r)
+		}
+	}
+	if len(victims) == 0 {
+		return
+	}
+	x := b.tables.Begin()
+	for _, r := range victims {
+		x.Apply(&oftable.FlowMod{Command: ofp.FlowDeleteStrict, Table: r.Table, Match: r.Match, Priority: r.Priority,
+			OutPort: oftable.PortAny, OutGroup: oftable.GroupAny, NewCookie: oftable.CookieUnchanged,
+			RemoveReason: oftable.RemovedMeterDelete})
+	}
+	b.sendFlowRemoved(x.Commit())
+}
+
+// usesMeter reports whether actions (or nested ones) use a meter in ids.
+func usesMeter(acts []ofp.Action, ids map[uint32]bool) bool {
+	for i := range acts {
+		if acts[i].Type == ofp.ActMeter && ids[uint32(acts[i].Arg)] {
+			return true
+		}
+		if usesMeter(acts[i].Nested, ids) {
+			return true
+		}
+	}
+	return false
+}
+
+// publishMeters gives translation the current meters (gmu held).
+func (b *Bridge) publishMeters() {
+	m := make(map[uint32]uint32, len(b.meters))
+	for id, e := range b.meters {
+		m[id] = e.dp
+	}
+	b.xl.SetMeters(m)
+}
+
+// checkMeterRef refuses a flow whose meter does not exist
+// (OFPMMFC_INVALID_METER), as Open vSwitch.
+func (b *Bridge) checkMeterRef(a *ofp.Action) error {
+	if a.Type != ofp.ActMeter {
+		return nil
+	}
+	if _, ok := b.xl.Meters()[uint32(a.Arg)]; !ok {
+		return &ofp.Error{Code: ofp.OFPMMFC_INVALID_METER, Err: errors.New("no such meter")}
+	}
+	return nil
+}
+
+func (b *Bridge) sortedMeters(id uint32) ([]uint32, []*meterEntry) {
+	b.gmu.Lock()
+	defer b.gmu.Unlock()
+	var ids []uint32
+	for mid := range b.meters {
+		if id == ofp.MeterAll || id == mid {
+			ids = append(ids, mid)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	es := make([]*meterEntry, len(ids))
+	for i, mid := range ids {
+		es[i] = b.meters[mid]
+	}
+	return ids, es
+}
+
+func (b *Bridge) meterConfig(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterConfigRequest) error {
+	rep := &ofp.MeterConfigReply{}
+	ids, es := b.sortedMeters(req.MeterID)
+	for i, e := range es {
+		rep.Configs = append(rep.Configs, ofp.MeterConfig{Flags: e.flags, MeterID: ids[i], Bands: e.bands})
+	}
+	return replyMultipart(s, m, rep)
+}
+
+// meterStats reports each meter's datapath counters and the number of
+// flows that use it.
+func (b *Bridge) meterStats(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterStatsRequest) error {
+	rep := &ofp.MeterStatsReply{}
+	ids, es := b.sortedMeters(req.MeterID)
+	flows := b.meterFlowCounts()
+	now := time.Now()
+	for i, e := range es {
+		d := now.Sub(e.created).Truncate(time.Millisecond)
+		ms := ofp.MeterStats{MeterID: ids[i], FlowCount: flows[ids[i]],
+			DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second)}
+		var dst meter.Stats
+		if e.dp != xlate.NoDPMeter {
+			if dm := b.cfg.Meters.Get(e.dp); dm != nil {
+				dst = dm.Stats()
+			}
+		}
+		ms.PacketInCount, ms.ByteInCount = dst.Packets, dst.Bytes
+		for j := range e.bands {
+			var bs ofp.BandStats
+			if j < len(dst.Bands) {
+				bs = ofp.BandStats{PacketCount: dst.Bands[j].Packets, ByteCount: dst.Bands[j].Bytes}
+			}
+			ms.Bands = append(ms.Bands, bs)
+		}
+		rep.Stats = append(rep.Stats, ms)
+	}
+	return replyMultipart(s, m, rep)
+}
+
+// meterFlowCounts counts the flows that use each meter.
+func (b *Bridge) meterFlowCounts() map[uint32]uint32 {
+	n := map[uint32]uint32{}
+	var walk func([]ofp.Action, map[uint32]bool)
+	walk = func(acts []ofp.Action, seen map[uint32]bool) {
+		for i := range acts {
+			if acts[i].Type == ofp.ActMeter && !seen[uint32(acts[i].Arg)] {
+				seen[uint32(acts[i].Arg)] = true
+				n[uint32(acts[i].Arg)]++
+			}
+			walk(acts[i].Nested, seen)
+		}
+	}
+	for r := range b.tables.Rules(0xff, nil) {
+		walk(r.Actions, map[uint32]bool{})
+	}
+	return n
+}

@@ -1,0 +1,213 @@
+package xlate
+
+import (
+	"math"
+
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+)
+
+// Sampling is a bridge's flow export configuration as translation needs
+// it: which sampling actions to compose and whether NetFlow needs its key
+// fields exact in the megaflow. A nil *Sampling is all off.
+type Sampling struct {
+	// SFlowProbability is the chance (of math.MaxUint32) that sFlow
+	// samples a packet on reception; 0: no sFlow.
+	SFlowProbability uint32
+	// IPFIXProbability is the per-bridge IPFIX sampling chance; 0: no
+	// per-bridge IPFIX. IPFIXInput and IPFIXOutput sample on reception
+	// and before every output.
+	IPFIXProbability        uint32
+	IPFIXInput, IPFIXOutput bool
+	// FlowSample makes OpenFlow sample actions compose flow_sample
+	// upcalls: the bridge has an IPFIX exporter (per-bridge or a
+	// Flow_Sample_Collector_Set), as Open vSwitch requires.
+	FlowSample bool
+	// NetFlow makes the NetFlow key fields exact and records the output
+	// port in Out.NetFlowOutput.
+	NetFlow bool
+	// IfIndex returns a datapath port's ifindex (0 if it has none), for
+	// sFlow's output interface.
+	IfIndex func(odp uint32) uint32
+}
+
+// NetFlow output values in Out.NetFlowOutput besides an OpenFlow port, as
+// Open vSwitch's NF_OUT_*.
+const (
+	NetFlowOutFlood uint16 = 0xffff
+	NetFlowOutMulti uint16 = 0xfffe
+	NetFlowOutDrop  uint16 = 0xfffd
+)
+
+// sFlow's output values for samples without a single known ifindex
+// (sFlow v5 flow_sample "output": the multiple-ports and discard
+// formats).
+const (
+	sflowOutMultiple = 0x80000000
+	sflowOutDiscard  = 0x40000000 | 256
+)
+
+// SetSampling publishes a bridge's flow export configuration; nil turns
+// sampling off. Megaflows translated before keep their actions until
+// revalidated.
+func (x *Xlator) SetSampling(s *Sampling) { x.sampling.Store(s) }
+
+// sampleState is a translation's sampling bookkeeping.
+type sampleState struct {
+	cfg *Sampling
+	// sflow is the sFlow cookie's userdata, rewritten at the end with
+	// the outputs (nil without sFlow).
+	sflow    []byte
+	sflowN   int
+	sflowODP uint32
+	sflowMul bool // an output to an unknown set of ports (NORMAL)
+}
+
+// probabilityFor returns a sampling action's chance for a 1-in-n rate, as
+// Open vSwitch: math.MaxUint32/n, at least 1.
+func probabilityFor(n uint32) uint32 {
+	if n == 0 {
+		return 0
+	}
+	return max(1, math.MaxUint32/n)
+}
+
+// SampleProbability is the datapath sample chance for 1-in-n sampling.
+func SampleProbability(n uint32) uint32 { return probabilityFor(n) }
+
+// startSampling composes the reception samplers at the start of the
+// actions and makes the NetFlow key exact. Packets thawed from
+// recirculation were sampled on reception already.
+func (c *ctx) startSampling() {
+	s := c.x.sampling.Load()
+	c.smp.cfg = s
+	c.out.NetFlowOutput = NetFlowOutDrop
+	if s == nil {
+		return
+	}
+	if s.NetFlow && c.flow.EthType == flow.EthTypeIPv4 {
+		w := &c.wc.Key
+		w.NwSrc, w.NwDst, w.NwProto = ^uint32(0), ^uint32(0), 0xff
+		w.NwTos |= 0xfc
+		w.TpSrc, w.TpDst = 0xffff, 0xffff
+	}
+	if c.in.Key.RecircID != 0 || c.in.OFActions != nil || c.in.Resume != nil || c.flow.InPort == PortNone {
+		return
+	}
+	inPort := uint16(c.flow.InPort)
+	if s.SFlowProbability != 0 {
+		ck := odp.Cookie{Type: odp.CookieSFlow, InPort: inPort}
+		c.smp.sflow = c.emitSample(s.SFlowProbability, &ck, true)
+	}
+	if s.IPFIXProbability != 0 && s.IPFIXInput {
+		ck := odp.Cookie{Type: odp.CookieIPFIX, InPort: inPort, OutputPort: odp.PortNone}
+		c.emitSample(s.IPFIXProbability, &ck, false)
+	}
+}
+
+// emitSample composes a userspace action with a sampling cookie, inside
+// a sample action unless every packet is sampled, and returns the
+// cookie's userdata.
+func (c *ctx) emitSample(probability uint32, ck *odp.Cookie, withActions bool) []byte {
+	ud := ck.Marshal()
+	us := odp.Userspace(0, odp.UserspaceParams{Userdata: ud, WithActions: withActions})
+	if probability == math.MaxUint32 {
+		c.emit(us)
+	} else {
+		c.emit(odp.Sample(probability, odp.Actions{us}))
+	}
+	return ud
+}
+
+// sampleOutput is called before an output to datapath port no (after the
+// header changes are committed): per-bridge IPFIX output sampling, and the
+// sFlow and NetFlow output bookkeeping.
+func (c *ctx) sampleOutput(no uint32) {
+	s := c.smp.cfg
+	if s == nil {
+		return
+	}
+	c.smp.sflowN++
+	c.smp.sflowODP = no
+	if s.NetFlow {
+		var of uint16 = PortNone
+		if p := c.snap.ByODP[no]; p != nil {
+			of = p.OFPort
+		}
+		switch c.out.NetFlowOutput {
+		case NetFlowOutDrop:
+			c.out.NetFlowOutput = of
+		case NetFlowOutFlood:
+		default:
+			c.out.NetFlowOutput = NetFlowOutMulti
+		}
+	}
+	if s.IPFIXProbability != 0 && s.IPFIXOutput && c.flow.InPort != PortNone {
+		ck := odp.Cookie{Type: odp.CookieIPFIX, InPort: uint16(c.flow.InPort), OutputPort: no}
+		c.emitSample(s.IPFIXProbability, &ck, false)
+	}
+}
+
+// sampleFlood records a flood for NetFlow and sFlow: FLOOD and ALL
+// (counted: their outputs went through sampleOutput) or NORMAL's
+// learn-and-forward, whose ports the datapath picks.
+func (c *ctx) sampleFlood(counted bool) {
+	if c.smp.cfg == nil {
+		return
+	}
+	if !counted {
+		c.smp.sflowMul = true
+	}
+	if c.smp.cfg.NetFlow {
+		c.out.NetFlowOutput = NetFlowOutFlood
+	}
+}
+
+// finishSampling writes the outputs into the sFlow cookie: one ifindex,
+// the number of ports, or a discard.
+func (c *ctx) finishSampling() {
+	if c.smp.sflow == nil {
+		return
+	}
+	var out uint32
+	switch {
+	case c.smp.sflowMul:
+		out = sflowOutMultiple
+	case c.smp.sflowN == 0:
+		out = sflowOutDiscard
+	case c.smp.sflowN == 1 && c.smp.cfg.IfIndex != nil && c.smp.cfg.IfIndex(c.smp.sflowODP) != 0:
+		out = c.smp.cfg.IfIndex(c.smp.sflowODP)
+	default:
+		out = sflowOutMultiple | uint32(c.smp.sflowN)
+	}
+	odp.SetSFlowOutput(c.smp.sflow, c.base.VLANs[0].TCI, out)
+}
+
+// flowSample translates the OpenFlow sample action: a flow_sample upcall
+// for the IPFIX collector set, taken with the action's probability.
+func (c *ctx) flowSample(a *ofp.Sample) {
+	s := c.smp.cfg
+	if a == nil || s == nil || !s.FlowSample {
+		c.traceSkip("sample: no IPFIX exporter on this bridge")
+		return
+	}
+	if a.Probability == 0 {
+		return
+	}
+	out := odp.PortNone
+	if a.SamplingPort != PortNone && uint32(a.SamplingPort) != c.flow.InPort {
+		p := c.snap.Ports[a.SamplingPort]
+		if p == nil || p.ODP == NoODP {
+			c.trace("can't use unknown port %d in flow sample action", a.SamplingPort)
+			return
+		}
+		out = p.ODP
+	}
+	c.commit()
+	ck := odp.Cookie{Type: odp.CookieFlowSample, InPort: uint16(c.flow.InPort), Probability: a.Probability,
+		CollectorSetID: a.CollectorSetID, ObsDomainID: a.ObsDomainID, ObsPointID: a.ObsPointID,
+		OutputPort: out, Direction: a.Direction}
+	// The 16-bit probability scaled to 32 bits keeps the percentage.
+	c.emitSample(uint32(a.Probability)<<16|uint32(a.Probability), &ck, false)
+}
