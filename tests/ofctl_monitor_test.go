@@ -133,15 +133,7 @@ func monitorSession(t *testing.T, env []string, target, gvsOfctl string) (ovsOut
 // datapath) and against gvs-vswitchd through one scripted session; all
 // four transcripts must be the same once durations and MACs are masked.
 func TestOfctlMonitorPrintsAsyncMessagesLikeOpenVSwitch(t *testing.T) {
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	gvsOfctl := gvsOfctlBinary(t)
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	wantOVS, wantGVS := monitorSession(t, ovsEnv, "ovs-vswitchd", gvsOfctl)
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	gotOVS, gotGVS := monitorSession(t, gvsEnv, "gvs-vswitchd", gvsOfctl)
+	wantOVS, wantGVS, gotOVS, gotGVS := bothTools(t, monitorSession)
 	if !strings.Contains(wantOVS, "OFPT_FLOW_REMOVED") || !strings.Contains(wantOVS, "OFPT_PORT_STATUS") ||
 		!strings.Contains(wantOVS, "NXT_PACKET_IN2") {
 		t.Fatalf("Open vSwitch's session lacks a message kind:\n%s", wantOVS)
@@ -257,21 +249,30 @@ func snoopSession(t *testing.T, env []string, target, gvsOfctl string) (ovsOut, 
 	return maskMonitor(ovsSnoop.stop(t)), maskMonitor(gvsSnoop.stop(t))
 }
 
+// bothTools runs session (which drives Debian's ovs-ofctl and gvs-ofctl
+// side by side) against Open vSwitch and then against gvs-vswitchd, and
+// returns the two tools' transcripts from each switch.
+func bothTools(t *testing.T, session func(t *testing.T, env []string, target, gvsOfctl string) (string, string)) (wantOVS, wantGVS, gotOVS, gotGVS string) {
+	t.Helper()
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	gvsOfctl := gvsOfctlBinary(t)
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	wantOVS, wantGVS = session(t, ovsEnv, "ovs-vswitchd", gvsOfctl)
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	gotOVS, gotGVS = session(t, gvsEnv, "gvs-vswitchd", gvsOfctl)
+	return wantOVS, wantGVS, gotOVS, gotGVS
+}
+
 // TestOfctlSnoopPrintsControllerTrafficLikeOpenVSwitch checks the
 // <bridge>.snoop socket: Debian's ovs-ofctl snoop and gvs-ofctl snoop,
 // run against gvs-vswitchd while a controller talks to br0, print every
 // message of both directions, the same as ovs-ofctl snoop prints against
 // Open vSwitch.
 func TestOfctlSnoopPrintsControllerTrafficLikeOpenVSwitch(t *testing.T) {
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	gvsOfctl := gvsOfctlBinary(t)
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	wantOVS, wantGVS := snoopSession(t, ovsEnv, "ovs-vswitchd", gvsOfctl)
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	gotOVS, gotGVS := snoopSession(t, gvsEnv, "gvs-vswitchd", gvsOfctl)
+	wantOVS, wantGVS, gotOVS, gotGVS := bothTools(t, snoopSession)
 	for _, want := range []string{"OFPT_FEATURES_REQUEST", "OFPT_PACKET_OUT", "OFPT_PACKET_IN", "OFPT_BARRIER_REPLY"} {
 		if !strings.Contains(wantOVS, want) {
 			t.Fatalf("ovs-ofctl snoop against Open vSwitch lacks %s:\n%s", want, wantOVS)
@@ -412,15 +413,7 @@ func pausedMonitorSession(t *testing.T, env []string, target, gvsOfctl string) (
 // prints a paused packet-in's continuation as ovs-ofctl does and resumes
 // it (the packet reaches p2), against Open vSwitch and against gvs.
 func TestOfctlMonitorResumesPausedPacketsLikeOpenVSwitch(t *testing.T) {
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	gvsOfctl := gvsOfctlBinary(t)
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	wantOVS, wantGVS := pausedMonitorSession(t, ovsEnv, "ovs-vswitchd", gvsOfctl)
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	gotOVS, gotGVS := pausedMonitorSession(t, gvsEnv, "gvs-vswitchd", gvsOfctl)
+	wantOVS, wantGVS, gotOVS, gotGVS := bothTools(t, pausedMonitorSession)
 	if !strings.Contains(wantOVS, "continuation.") {
 		t.Fatalf("Open vSwitch's packet-in has no continuation:\n%s", wantOVS)
 	}

@@ -276,30 +276,7 @@ func packetString(data []byte) string {
 	w.EthSrc = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 	w.EthDst = w.EthSrc
 	w.EthType = 0xffff
-	switch k.EthType {
-	case flow.EthTypeIPv4, flow.EthTypeIPv6:
-		if k.EthType == flow.EthTypeIPv4 {
-			w.NwSrc, w.NwDst = ^uint32(0), ^uint32(0)
-		} else {
-			w.IPv6Src = [16]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-			w.IPv6Dst = w.IPv6Src
-			w.IPv6Label = 0xfffff
-		}
-		w.NwProto, w.NwTos, w.NwTTL, w.NwFrag = 0xff, 0xff, 0xff, flow.FragMask
-		switch k.NwProto {
-		case flow.IPProtoTCP, flow.IPProtoUDP, flow.IPProtoSCTP:
-			w.TpSrc, w.TpDst = 0xffff, 0xffff
-			if k.NwProto == flow.IPProtoTCP {
-				w.TCPFlags = 0x0fff
-			}
-		case flow.IPProtoICMP, flow.IPProtoICMPv6:
-			w.TpSrc, w.TpDst = 0xff, 0xff
-		}
-	case flow.EthTypeARP, flow.EthTypeRARP:
-		w.NwSrc, w.NwDst, w.NwProto = ^uint32(0), ^uint32(0), 0xff
-		w.ArpSha = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-		w.ArpTha = w.ArpSha
-	}
+	flow.MarkL3L4(w, k)
 	var sb strings.Builder
 	sb.WriteString(ofptext.FormatMatch(&m, ofptext.DefaultPriority))
 	l4 := p.L4Data()

@@ -2,6 +2,7 @@ package ipfix
 
 import (
 	"fmt"
+	"github.com/gvs-project/gvs/ofproto/flowexport/internal/exporttest"
 	"net/netip"
 	"slices"
 	"testing"
@@ -16,11 +17,11 @@ import (
 // field lists, split into messages) and sends the same record values,
 // flow start/end deltas aside.
 func TestSameTemplatesAndRecordsAsOpenVSwitch(t *testing.T) {
-	requireOpenVSwitch(t)
-	o := startOpenVSwitch(t)
-	c := newTestCollector(t)
-	o.vsctl("--", "set", "Bridge", "br0", "ipfix=@i", "--", "--id=@i", "create", "IPFIX",
-		fmt.Sprintf("targets=%q", c.addr()), "obs_domain_id=7", "obs_point_id=9", "sampling=1")
+	exporttest.RequireOpenVSwitch(t, "ofproto/flowexport/ipfix")
+	o := exporttest.StartOpenVSwitch(t)
+	c := exporttest.NewCollector(t)
+	o.Vsctl("--", "set", "Bridge", "br0", "ipfix=@i", "--", "--id=@i", "create", "IPFIX",
+		fmt.Sprintf("targets=%q", c.Addr()), "obs_domain_id=7", "obs_point_id=9", "sampling=1")
 	frames := [][]byte{
 		frame{src: macA, dst: macB, ip: netip.MustParseAddr("10.0.0.1"), ipDst: netip.MustParseAddr("10.0.0.2"),
 			proto: 6, tos: 0x28, ttl: 64, sport: 40000, dport: 80, tcpFlags: 0x12, payload: 10}.bytes(),
@@ -31,16 +32,14 @@ func TestSameTemplatesAndRecordsAsOpenVSwitch(t *testing.T) {
 	ports := map[string]uint32{"p1": 1001, "p2": 1002}
 	inject := []string{"p1", "p2", "p1"}
 	for i, f := range frames {
-		o.receive(inject[i], f)
+		o.Receive(inject[i], f)
 	}
 	// Wait until Open vSwitch has sent a data record for every frame in
 	// each direction it samples, then decode everything.
 	var ovs *decoded
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c.mu.Lock()
-		msgs := slices.Clone(c.msgs)
-		c.mu.Unlock()
+		msgs := c.Msgs()
 		ovs = decodeAll(t, msgs)
 		if len(ovs.records) >= len(frames) || time.Now().After(deadline) {
 			break
@@ -48,9 +47,7 @@ func TestSameTemplatesAndRecordsAsOpenVSwitch(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(300 * time.Millisecond)
-	c.mu.Lock()
-	ovsMsgs := slices.Clone(c.msgs)
-	c.mu.Unlock()
+	ovsMsgs := c.Msgs()
 	ovs = decodeAll(t, ovsMsgs)
 	if len(ovs.records) < len(frames) {
 		t.Fatalf("Open vSwitch sent %d records for %d frames", len(ovs.records), len(frames))
@@ -58,8 +55,8 @@ func TestSameTemplatesAndRecordsAsOpenVSwitch(t *testing.T) {
 
 	// Feed the same samples, in the order Open vSwitch exported them, to
 	// this package.
-	g := newTestCollector(t)
-	e, err := New(Config{Targets: []string{g.addr()}, ObsDomainID: 7, ObsPointID: 9}, nil)
+	g := exporttest.NewCollector(t)
+	e, err := New(Config{Targets: []string{g.Addr()}, ObsDomainID: 7, ObsPointID: 9}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +78,7 @@ func TestSameTemplatesAndRecordsAsOpenVSwitch(t *testing.T) {
 		s.Dropped = r.u(idDroppedPkts) != 0
 		e.Sample(s)
 	}
-	gvs := decodeAll(t, g.wait(t, len(ovsMsgs)))
+	gvs := decodeAll(t, g.Wait(t, len(ovsMsgs)))
 
 	// Templates: same IDs, same fields, same split into messages.
 	if len(gvs.templates) != len(ovs.templates) {

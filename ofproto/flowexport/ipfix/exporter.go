@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/gvs-project/gvs/ofproto/flowexport/internal/udpcoll"
 	"slices"
 	"sync"
 	"time"
@@ -75,7 +76,7 @@ type Exporter struct {
 	// mu guards everything below.
 	mu         sync.Mutex
 	cfg        Config
-	coll       *collectors
+	coll       *udpcoll.Set
 	tmplSets   [][]byte
 	optTmplSet []byte
 	seq        uint32            // sequence number: starts at 1, counts data records
@@ -114,7 +115,7 @@ func New(cfg Config, now func() time.Time) (*Exporter, error) {
 		msg:        make([]byte, 0, 2048),
 	}
 	err := e.Reconfigure(cfg)
-	if e.coll.count() == 0 {
+	if e.coll.Count() == 0 {
 		if err == nil {
 			err = errors.New("ipfix: no targets")
 		}
@@ -134,12 +135,12 @@ func (e *Exporter) Reconfigure(cfg Config) error {
 		return fmt.Errorf("ipfix: virtual observation ID longer than %d bytes", maxVirtualObsLen)
 	}
 	e.mu.Lock()
-	same := e.coll != nil && sameConfig(&e.cfg, &cfg) && e.coll.count() == len(cfg.Targets)
+	same := e.coll != nil && sameConfig(&e.cfg, &cfg) && e.coll.Count() == len(cfg.Targets)
 	e.mu.Unlock()
 	if same {
 		return nil
 	}
-	coll, err := openCollectors(cfg.Targets, DefaultPort)
+	coll, err := udpcoll.Open(cfg.Targets, DefaultPort)
 	if err != nil {
 		err = fmt.Errorf("ipfix: %w", err)
 	}
@@ -154,7 +155,7 @@ func (e *Exporter) Reconfigure(cfg Config) error {
 	e.cfg = cfg
 	clear(e.domains)
 	e.expire(false)
-	if cerr := old.close(); cerr != nil && err == nil {
+	if cerr := old.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("ipfix: closing old collectors: %w", cerr)
 	}
 	return err
@@ -597,9 +598,9 @@ func (e *Exporter) startMsg(sec, seq, domain uint32) []byte {
 // sendMsg sets the message length and sends it to every collector.
 func (e *Exporter) sendMsg(m []byte) {
 	binary.BigEndian.PutUint16(m[2:], uint16(len(m)))
-	errs := e.coll.send(m)
+	errs := e.coll.Send(m)
 	e.stats.TxErrors += uint64(errs)
-	e.stats.TxPackets += uint64(e.coll.count() - errs)
+	e.stats.TxPackets += uint64(e.coll.Count() - errs)
 }
 
 // sendTemplates announces every data template in domain, then the options
@@ -670,7 +671,7 @@ func (e *Exporter) Close() error {
 	}
 	e.expire(true)
 	e.closed = true
-	err := e.coll.close()
+	err := e.coll.Close()
 	e.coll = nil
 	if err != nil {
 		return fmt.Errorf("ipfix: %w", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/gvs-project/gvs/ofproto/flowexport/internal/exporttest"
 	"net/netip"
 	"slices"
 	"testing"
@@ -106,12 +107,12 @@ func strictLen(t *testing.T, fields []gfnetflow.Field, b []byte, n int) {
 	}
 }
 
-func newTest(t *testing.T, cfg Config) (*Exporter, *testCollector, *fakeClock) {
+func newTest(t *testing.T, cfg Config) (*Exporter, *exporttest.Collector, *exporttest.FakeClock) {
 	t.Helper()
-	c := newTestCollector(t)
-	clk := newFakeClock()
-	cfg.Targets = append(cfg.Targets, c.addr())
-	e, err := New(cfg, clk.now)
+	c := exporttest.NewCollector(t)
+	clk := exporttest.NewFakeClock()
+	cfg.Targets = append(cfg.Targets, c.Addr())
+	e, err := New(cfg, clk.Now)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -166,8 +167,8 @@ func TestUncachedTCPSampleDecodesWithTemplatesAndStats(t *testing.T) {
 	// Templates for domain 7, the options template, the statistics
 	// record, then the data record.
 	nTmpl := len(templateSets(false))
-	msgs := c.wait(t, nTmpl+3)
-	c.quiet(t, nTmpl+3)
+	msgs := c.Wait(t, nTmpl+3)
+	c.Quiet(t, nTmpl+3)
 	d := decodeAll(t, msgs)
 	if len(d.templates) != 88 {
 		t.Fatalf("%d data templates, want 88", len(d.templates))
@@ -266,7 +267,7 @@ func TestVLANIPv6ICMPEgressSample(t *testing.T) {
 		proto: 58, ttl: 255, sport: 128, dport: 0, flowLabel: 0x12345, payload: 8}.bytes()
 	e.Sample(&Sample{Packet: pkt, InPort: 1, InName: "in", OutPort: 2, OutName: "out", Egress: true, ObsDomainID: 5, ObsPointID: 6})
 	nTmpl := len(templateSets(false))
-	d := decodeAll(t, c.wait(t, nTmpl+3))
+	d := decodeAll(t, c.Wait(t, nTmpl+3))
 	r := d.records[0]
 	if want := templateID(1, 2, 4, 0, 1); r.template != want || r.domain != 5 {
 		t.Fatalf("template %d domain %d, want %d 5", r.template, r.domain, want)
@@ -293,21 +294,21 @@ func TestCacheAggregatesUntilActiveTimeout(t *testing.T) {
 	udp := frame{src: macA, dst: macB, ip: netip.MustParseAddr("10.0.0.1"), ipDst: netip.MustParseAddr("10.0.0.2"), proto: 17, sport: 1, dport: 2}
 	small, big := udp.bytes(), func() []byte { u := udp; u.payload = 100; return u.bytes() }()
 	e.Sample(&Sample{Packet: small, Dropped: true})
-	clk.advance(2 * time.Second)
+	clk.Advance(2 * time.Second)
 	e.Sample(&Sample{Packet: big})
 	other := udp
 	other.dport = 3
 	e.Sample(&Sample{Packet: other.bytes()})
 	e.Run()
-	c.quiet(t, 0)
+	c.Quiet(t, 0)
 	if st := e.Stats(); st.CurrentFlows != 2 || st.Flows != 2 || st.SampledPackets != 3 {
 		t.Fatalf("stats %+v", st)
 	}
-	clk.advance(3 * time.Second)
+	clk.Advance(3 * time.Second)
 	e.Run() // the first flow is 5 s old
 	nTmpl := len(templateSets(false))
-	d := decodeAll(t, c.wait(t, nTmpl+3))
-	c.quiet(t, nTmpl+3)
+	d := decodeAll(t, c.Wait(t, nTmpl+3))
+	c.Quiet(t, nTmpl+3)
 	r := d.records[0]
 	sLen, bLen := uint64(len(small)-14), uint64(len(big)-14)
 	if r.u(idPacketDelta) != 2 || r.u(idDroppedPkts) != 1 || r.u(idMinIPLen) != sLen || r.u(idMaxIPLen) != bLen ||
@@ -320,7 +321,7 @@ func TestCacheAggregatesUntilActiveTimeout(t *testing.T) {
 		t.Errorf("deltas %d %d", r.u(idStartDelta), r.u(idEndDelta))
 	}
 	e.Flush()
-	d = decodeAll(t, c.wait(t, nTmpl+4))
+	d = decodeAll(t, c.Wait(t, nTmpl+4))
 	if r := d.records[1]; r.u(idFlowEndReason) != EndForced || r.u(idSrcPort) != 1 || r.u(idDstPort) != 3 || r.seq != d.records[0].seq+1 {
 		t.Errorf("flushed record: reason %d ports %d %d seq %d", r.u(idFlowEndReason), r.u(idSrcPort), r.u(idDstPort), r.seq)
 	}
@@ -336,8 +337,8 @@ func TestCacheOverflowExportsOldestForLackOfResources(t *testing.T) {
 	udp.dport = 9
 	e.Sample(&Sample{Packet: udp.bytes()})
 	nTmpl := len(templateSets(false))
-	d := decodeAll(t, c.wait(t, nTmpl+3))
-	c.quiet(t, nTmpl+3)
+	d := decodeAll(t, c.Wait(t, nTmpl+3))
+	c.Quiet(t, nTmpl+3)
 	if r := d.records[0]; r.u(idDstPort) != 2 || r.u(idFlowEndReason) != EndLackOfResources {
 		t.Fatalf("port %d reason %d", r.u(idDstPort), r.u(idFlowEndReason))
 	}
@@ -349,12 +350,12 @@ func TestSequenceCountsDataRecordsAndTemplatesAreRefreshed(t *testing.T) {
 	for range 5 {
 		e.Sample(&Sample{Packet: udp.bytes()})
 	}
-	clk.advance(11 * time.Second)
+	clk.Advance(11 * time.Second)
 	e.Sample(&Sample{Packet: udp.bytes()})
 	nTmpl := len(templateSets(false))
 	want := 2*(nTmpl+1) + 1 + 6
-	d := decodeAll(t, c.wait(t, want))
-	c.quiet(t, want)
+	d := decodeAll(t, c.Wait(t, want))
+	c.Quiet(t, want)
 	var seqs []uint32
 	for _, r := range d.records {
 		seqs = append(seqs, r.seq)
@@ -385,7 +386,7 @@ func TestOddFramesDoNotPanicAndStayDecodable(t *testing.T) {
 		e.Sample(&Sample{Packet: in, InName: string(make([]byte, 300))})
 	}
 	nTmpl := len(templateSets(true))
-	d := decodeAll(t, c.wait(t, nTmpl+2+len(inputs)))
+	d := decodeAll(t, c.Wait(t, nTmpl+2+len(inputs)))
 	if len(d.records) != len(inputs) {
 		t.Fatalf("%d records", len(d.records))
 	}
@@ -439,8 +440,8 @@ func TestSampleDoesNotAllocate(t *testing.T) {
 }
 
 func benchmarkSample(b *testing.B, cfg Config) {
-	c := newSinkCollector(b)
-	cfg.Targets = []string{c.addr()}
+	c := exporttest.NewSinkCollector(b)
+	cfg.Targets = []string{c.Addr()}
 	e, err := New(cfg, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -469,7 +470,7 @@ func TestTunnelSampleUsesTunnelTemplate(t *testing.T) {
 	e.Sample(&Sample{Packet: pkt, Tunnel: &Tunnel{Type: TunnelVXLAN, Src: [4]byte{192, 0, 2, 1}, Dst: [4]byte{192, 0, 2, 2},
 		SrcPort: 5555, DstPort: 4789, ID: 0xabcdef12}})
 	e.Sample(&Sample{Packet: pkt, Tunnel: &Tunnel{Type: TunnelGRE, ID: 0xabcdef12}})
-	d := decodeAll(t, c.wait(t, len(templateSets(false))+4))
+	d := decodeAll(t, c.Wait(t, len(templateSets(false))+4))
 	v := func(r record, id uint32) []byte { return r.vals[penVMware<<16|id][0] }
 	r := d.records[0]
 	if want := templateID(0, 1, 2, 1, 0); r.template != want {
@@ -490,22 +491,22 @@ func TestReconfigureAnnouncesTemplatesAgain(t *testing.T) {
 	pkt := frame{src: macA, dst: macB, ip: netip.MustParseAddr("10.0.0.1"), ipDst: netip.MustParseAddr("10.0.0.2"), proto: 17}.bytes()
 	e.Sample(&Sample{Packet: pkt})
 	nTmpl := len(templateSets(false))
-	c.wait(t, nTmpl+3)
-	c2 := newTestCollector(t)
-	if err := e.Reconfigure(Config{Targets: []string{c2.addr()}, ObsDomainID: 3}); err != nil {
+	c.Wait(t, nTmpl+3)
+	c2 := exporttest.NewCollector(t)
+	if err := e.Reconfigure(Config{Targets: []string{c2.Addr()}, ObsDomainID: 3}); err != nil {
 		t.Fatal(err)
 	}
 	e.Sample(&Sample{Packet: pkt})
 	// Templates for domain 3 and the record; statistics are not due.
-	d := decodeAll(t, c2.wait(t, nTmpl+2))
-	c2.quiet(t, nTmpl+2)
+	d := decodeAll(t, c2.Wait(t, nTmpl+2))
+	c2.Quiet(t, nTmpl+2)
 	if len(d.records) != 1 || d.records[0].domain != 3 || d.records[0].seq != 3 {
 		t.Fatalf("records %+v", d.records)
 	}
-	if err := e.Reconfigure(Config{Targets: []string{c2.addr()}, ObsDomainID: 3}); err != nil {
+	if err := e.Reconfigure(Config{Targets: []string{c2.Addr()}, ObsDomainID: 3}); err != nil {
 		t.Fatal(err)
 	}
 	e.Sample(&Sample{Packet: pkt}) // unchanged configuration: no new templates
-	c2.wait(t, nTmpl+3)
-	c2.quiet(t, nTmpl+3)
+	c2.Wait(t, nTmpl+3)
+	c2.Quiet(t, nTmpl+3)
 }

@@ -3,7 +3,7 @@ package netflow
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
+	"github.com/gvs-project/gvs/ofproto/flowexport/internal/exporttest"
 	"testing"
 	"time"
 
@@ -43,11 +43,11 @@ func ipv4Frame(k FlowKey, tcpFlags uint8) []byte {
 // datapath flows, and checks that this package, given the same statistics,
 // sends records with the same values (times aside).
 func TestSameRecordsAsOpenVSwitch(t *testing.T) {
-	requireOpenVSwitch(t)
-	o := startOpenVSwitch(t)
-	c := newTestCollector(t)
-	o.vsctl("--", "set", "Bridge", "br0", "netflow=@n", "--", "--id=@n", "create", "NetFlow",
-		fmt.Sprintf("targets=%q", c.addr()), "engine_type=3", "engine_id=5", "active_timeout=60")
+	exporttest.RequireOpenVSwitch(t, "ofproto/flowexport/netflow")
+	o := exporttest.StartOpenVSwitch(t)
+	c := exporttest.NewCollector(t)
+	o.Vsctl("--", "set", "Bridge", "br0", "netflow=@n", "--", "--id=@n", "create", "NetFlow",
+		fmt.Sprintf("targets=%q", c.Addr()), "engine_type=3", "engine_id=5", "active_timeout=60")
 	flows := []struct {
 		k     FlowKey
 		flags []uint8
@@ -58,10 +58,10 @@ func TestSameRecordsAsOpenVSwitch(t *testing.T) {
 	}
 	for _, f := range flows {
 		for _, fl := range f.flags {
-			o.receive(fmt.Sprintf("p%d", f.k.InPort), ipv4Frame(f.k, fl))
+			o.Receive(fmt.Sprintf("p%d", f.k.InPort), ipv4Frame(f.k, fl))
 		}
 	}
-	o.run("ovs-appctl", "revalidator/purge")
+	o.Run("ovs-appctl", "revalidator/purge")
 	sent := 0
 	for _, f := range flows {
 		sent += len(f.flags)
@@ -71,9 +71,7 @@ func TestSameRecordsAsOpenVSwitch(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for pkts < sent && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
-		c.mu.Lock()
-		msgs := slices.Clone(c.msgs)
-		c.mu.Unlock()
+		msgs := c.Msgs()
 		ovs, pkts = nil, 0
 		for _, m := range msgs {
 			p := decodeV5(t, m)
@@ -117,8 +115,8 @@ func TestSameRecordsAsOpenVSwitch(t *testing.T) {
 
 	// Replaying the same statistics, message by message, gives the same
 	// messages.
-	g := newTestCollector(t)
-	e, err := New(Config{Targets: []string{g.addr()}, EngineType: 3, EngineID: 5, ActiveTimeout: time.Minute}, nil)
+	g := exporttest.NewCollector(t)
+	e, err := New(Config{Targets: []string{g.Addr()}, EngineType: 3, EngineID: 5, ActiveTimeout: time.Minute}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +133,7 @@ func TestSameRecordsAsOpenVSwitch(t *testing.T) {
 		}
 		e.Run()
 	}
-	gotMsgs := g.wait(t, len(ovs))
+	gotMsgs := g.Wait(t, len(ovs))
 	for i, want := range ovs {
 		got := decodeV5(t, gotMsgs[i])
 		if got.Count != want.Count || got.EngineType != want.EngineType || got.EngineId != want.EngineId ||

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/gvs-project/gvs/ofproto/flowexport/internal/udpcoll"
 	"math"
 	"sync"
 	"time"
@@ -31,7 +32,7 @@ type Exporter struct {
 	// mu guards everything below.
 	mu            sync.Mutex
 	cfg           Config
-	coll          *collectors
+	coll          *udpcoll.Set
 	activeTimeout time.Duration // 0: no active timeout
 	nextTimeout   time.Duration // uptime of the next active-timeout scan
 	reconfigTime  time.Duration // uptime of the last active-timeout change
@@ -65,7 +66,7 @@ func New(cfg Config, now func() time.Time) (*Exporter, error) {
 	}
 	e := &Exporter{now: now, boot: now(), flows: make(map[FlowKey]*flowStats)}
 	err := e.Reconfigure(cfg)
-	if e.coll.count() == 0 {
+	if e.coll.Count() == 0 {
 		if err == nil {
 			err = errors.New("no targets")
 		}
@@ -79,7 +80,7 @@ func New(cfg Config, now func() time.Time) (*Exporter, error) {
 // netflow_set_options). Errors are as New's.
 func (e *Exporter) Reconfigure(cfg Config) error {
 	cfg.Targets = append([]string(nil), cfg.Targets...)
-	coll, err := openCollectors(cfg.Targets, 0)
+	coll, err := udpcoll.Open(cfg.Targets, 0)
 	if err != nil {
 		err = fmt.Errorf("netflow: %w", err)
 	}
@@ -101,7 +102,7 @@ func (e *Exporter) Reconfigure(cfg Config) error {
 		e.reconfigTime = up
 		e.nextTimeout = up
 	}
-	if cerr := old.close(); cerr != nil && err == nil {
+	if cerr := old.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("netflow: closing old collectors: %w", cerr)
 	}
 	return err
@@ -238,7 +239,7 @@ func (e *Exporter) Close() error {
 	}
 	e.flush()
 	e.closed = true
-	err := e.coll.close()
+	err := e.coll.Close()
 	e.coll = nil
 	if err != nil {
 		return fmt.Errorf("netflow: %w", err)
@@ -331,6 +332,6 @@ func (e *Exporter) sendMsg() {
 	if e.n == 0 {
 		return
 	}
-	e.coll.send(e.msg[:headerLen+e.n*recordLen])
+	e.coll.Send(e.msg[:headerLen+e.n*recordLen])
 	e.n = 0
 }

@@ -2,6 +2,7 @@ package netflow
 
 import (
 	"bytes"
+	"github.com/gvs-project/gvs/ofproto/flowexport/internal/exporttest"
 	"net/netip"
 	"testing"
 	"time"
@@ -27,12 +28,12 @@ func addrString(a netflowlegacy.IPAddress) string {
 	return netip.AddrFrom4([4]byte{byte(a >> 24), byte(a >> 16), byte(a >> 8), byte(a)}).String()
 }
 
-func newTest(t *testing.T, cfg Config) (*Exporter, *testCollector, *fakeClock) {
+func newTest(t *testing.T, cfg Config) (*Exporter, *exporttest.Collector, *exporttest.FakeClock) {
 	t.Helper()
-	c := newTestCollector(t)
-	clk := newFakeClock()
-	cfg.Targets = append(cfg.Targets, c.addr())
-	e, err := New(cfg, clk.now)
+	c := exporttest.NewCollector(t)
+	clk := exporttest.NewFakeClock()
+	cfg.Targets = append(cfg.Targets, c.Addr())
+	e, err := New(cfg, clk.Now)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -43,20 +44,20 @@ func newTest(t *testing.T, cfg Config) (*Exporter, *testCollector, *fakeClock) {
 func TestExpireSendsOneRecordWithExactFields(t *testing.T) {
 	e, c, clk := newTest(t, Config{EngineType: 3, EngineID: 9})
 	k := FlowKey{InPort: 5, Src: ip4("10.0.0.1"), Dst: ip4("10.0.0.2"), Proto: 6, TOS: 0x2b, SrcPort: 1234, DstPort: 80}
-	clk.advance(1500 * time.Millisecond)
-	e.Account(k, 7, 3, 180, 0x12, clk.now())
-	clk.advance(2 * time.Second)
-	e.Account(k, 7, 2, 120, 0x01, clk.now())
+	clk.Advance(1500 * time.Millisecond)
+	e.Account(k, 7, 3, 180, 0x12, clk.Now())
+	clk.Advance(2 * time.Second)
+	e.Account(k, 7, 2, 120, 0x01, clk.Now())
 	e.Expire(k)
 	e.Run()
-	p := decodeV5(t, c.wait(t, 1)[0])
+	p := decodeV5(t, c.Wait(t, 1)[0])
 	if p.Version != 5 || p.Count != 1 || p.EngineType != 3 || p.EngineId != 9 || p.SamplingInterval != 0 {
 		t.Fatalf("header %+v", p)
 	}
 	if p.SysUptime != 3500 || p.FlowSequence != 0 {
 		t.Errorf("uptime %d seq %d, want 3500 0", p.SysUptime, p.FlowSequence)
 	}
-	if want := clk.now(); p.UnixSecs != uint32(want.Unix()) || p.UnixNSecs != uint32(want.Nanosecond()) {
+	if want := clk.Now(); p.UnixSecs != uint32(want.Unix()) || p.UnixNSecs != uint32(want.Nanosecond()) {
 		t.Errorf("unix time %d.%09d, want %v", p.UnixSecs, p.UnixNSecs, want)
 	}
 	r := p.Records[0]
@@ -75,15 +76,15 @@ func TestExpireSendsOneRecordWithExactFields(t *testing.T) {
 	// The flow is forgotten: another Expire sends nothing.
 	e.Expire(k)
 	e.Run()
-	c.quiet(t, 1)
+	c.Quiet(t, 1)
 }
 
 func TestICMPTypeAndCodeGoInDstPort(t *testing.T) {
 	e, c, clk := newTest(t, Config{})
 	k := FlowKey{Src: ip4("1.1.1.1"), Dst: ip4("2.2.2.2"), Proto: 1, SrcPort: 8, DstPort: 3}
-	e.Account(k, OutputDrop, 1, 84, 0, clk.now())
+	e.Account(k, OutputDrop, 1, 84, 0, clk.Now())
 	e.Flush()
-	r := decodeV5(t, c.wait(t, 1)[0]).Records[0]
+	r := decodeV5(t, c.Wait(t, 1)[0]).Records[0]
 	if r.SrcPort != 0 || r.DstPort != 8<<8|3 || r.Output != OutputDrop {
 		t.Fatalf("src %d dst %#x out %#x", r.SrcPort, r.DstPort, r.Output)
 	}
@@ -92,9 +93,9 @@ func TestICMPTypeAndCodeGoInDstPort(t *testing.T) {
 func TestAddIDToInterfacePutsEngineIDInTopBits(t *testing.T) {
 	e, c, clk := newTest(t, Config{EngineID: 0x85, AddIDToInterface: true})
 	k := FlowKey{InPort: 0x3ff, Src: ip4("1.1.1.1"), Dst: ip4("2.2.2.2"), Proto: 17}
-	e.Account(k, 0x201, 1, 100, 0, clk.now())
+	e.Account(k, 0x201, 1, 100, 0, clk.Now())
 	e.Flush()
-	r := decodeV5(t, c.wait(t, 1)[0]).Records[0]
+	r := decodeV5(t, c.Wait(t, 1)[0]).Records[0]
 	if r.Input != 0x05<<9|0x1ff || r.Output != 0x05<<9|0x001 {
 		t.Fatalf("input %#x output %#x", r.Input, r.Output)
 	}
@@ -104,11 +105,11 @@ func TestThirtyRecordsPerMessageAndFlowSequence(t *testing.T) {
 	e, c, clk := newTest(t, Config{})
 	for i := range 75 {
 		k := FlowKey{InPort: uint16(i + 1), Src: ip4("10.0.0.1"), Dst: ip4("10.0.0.2"), Proto: 17, SrcPort: uint16(i)}
-		e.Account(k, 1, 1, 100, 0, clk.now())
+		e.Account(k, 1, 1, 100, 0, clk.Now())
 	}
 	e.Flush()
-	msgs := c.wait(t, 3)
-	c.quiet(t, 3)
+	msgs := c.Wait(t, 3)
+	c.Quiet(t, 3)
 	var total int
 	seen := map[uint16]bool{}
 	var counts []uint16
@@ -133,32 +134,32 @@ func TestThirtyRecordsPerMessageAndFlowSequence(t *testing.T) {
 func TestActiveTimeoutExportsRunningFlows(t *testing.T) {
 	e, c, clk := newTest(t, Config{ActiveTimeout: 10 * time.Second})
 	k := FlowKey{Src: ip4("1.1.1.1"), Dst: ip4("2.2.2.2"), Proto: 17}
-	e.Account(k, 1, 10, 1000, 0, clk.now())
-	clk.advance(5 * time.Second)
+	e.Account(k, 1, 10, 1000, 0, clk.Now())
+	clk.Advance(5 * time.Second)
 	e.Run()
-	c.quiet(t, 0)
-	clk.advance(6 * time.Second)
-	e.Account(k, 1, 1, 100, 0, clk.now())
+	c.Quiet(t, 0)
+	clk.Advance(6 * time.Second)
+	e.Account(k, 1, 1, 100, 0, clk.Now())
 	e.Run() // expires into the pending message
 	e.Run() // sends it
-	r := decodeV5(t, c.wait(t, 1)[0]).Records[0]
+	r := decodeV5(t, c.Wait(t, 1)[0]).Records[0]
 	if r.DPkts != 11 || r.DOctets != 1100 {
 		t.Fatalf("pkts %d bytes %d", r.DPkts, r.DOctets)
 	}
 	// Counters restart after an export; no packets, no record.
-	clk.advance(11 * time.Second)
+	clk.Advance(11 * time.Second)
 	e.Run()
 	e.Run()
-	c.quiet(t, 1)
+	c.Quiet(t, 1)
 }
 
 func TestOutputChangeExportsOldOutputFirst(t *testing.T) {
 	e, c, clk := newTest(t, Config{})
 	k := FlowKey{Src: ip4("1.1.1.1"), Dst: ip4("2.2.2.2"), Proto: 17}
-	e.Account(k, 1, 2, 200, 0, clk.now())
-	e.Account(k, 2, 3, 300, 0, clk.now())
+	e.Account(k, 1, 2, 200, 0, clk.Now())
+	e.Account(k, 2, 3, 300, 0, clk.Now())
 	e.Flush()
-	p := decodeV5(t, c.wait(t, 1)[0])
+	p := decodeV5(t, c.Wait(t, 1)[0])
 	if len(p.Records) != 2 || p.Records[0].Output != 1 || p.Records[0].DPkts != 2 ||
 		p.Records[1].Output != 2 || p.Records[1].DPkts != 3 {
 		t.Fatalf("records %+v", p.Records)
@@ -169,9 +170,9 @@ func TestCountersOver32BitsAreSplit(t *testing.T) {
 	e, c, clk := newTest(t, Config{})
 	k := FlowKey{Src: ip4("1.1.1.1"), Dst: ip4("2.2.2.2"), Proto: 17}
 	const bytes = 3*(1<<32) + 12345
-	e.Account(k, 1, 3000000, bytes, 0, clk.now())
+	e.Account(k, 1, 3000000, bytes, 0, clk.Now())
 	e.Flush()
-	p := decodeV5(t, c.wait(t, 1)[0])
+	p := decodeV5(t, c.Wait(t, 1)[0])
 	var pk, by uint64
 	for _, r := range p.Records {
 		pk += uint64(r.DPkts)
@@ -186,8 +187,8 @@ func TestPortIsMandatory(t *testing.T) {
 	if _, err := New(Config{Targets: []string{"127.0.0.1"}}, nil); err == nil {
 		t.Fatal("New accepted a target without port")
 	}
-	c := newTestCollector(t)
-	e, err := New(Config{Targets: []string{"127.0.0.1", c.addr()}}, nil)
+	c := exporttest.NewCollector(t)
+	e, err := New(Config{Targets: []string{"127.0.0.1", c.Addr()}}, nil)
 	if err == nil || e == nil {
 		t.Fatalf("New with one bad target: %v, %v", e, err)
 	}
@@ -202,12 +203,12 @@ func TestConcurrentAccountAndRun(t *testing.T) {
 			defer func() { done <- struct{}{} }()
 			for i := range 500 {
 				k := FlowKey{InPort: uint16(g), Src: ip4("1.1.1.1"), Dst: ip4("2.2.2.2"), Proto: 17, SrcPort: uint16(i % 50)}
-				e.Account(k, 1, 1, 64, 0, clk.now())
+				e.Account(k, 1, 1, 64, 0, clk.Now())
 			}
 		}()
 	}
 	for range 20 {
-		clk.advance(300 * time.Millisecond)
+		clk.Advance(300 * time.Millisecond)
 		e.Run()
 	}
 	for range 4 {
@@ -218,14 +219,12 @@ func TestConcurrentAccountAndRun(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for pkts < 2000 && time.Now().Before(deadline) {
 		pkts = 0
-		c.mu.Lock()
-		for _, m := range c.msgs {
+		for _, m := range c.Msgs() {
 			p := decodeV5(t, m)
 			for _, r := range p.Records {
 				pkts += uint64(r.DPkts)
 			}
 		}
-		c.mu.Unlock()
 		time.Sleep(10 * time.Millisecond)
 	}
 	if pkts != 2000 {
@@ -236,7 +235,7 @@ func TestConcurrentAccountAndRun(t *testing.T) {
 func TestAccountDoesNotAllocateForKnownFlow(t *testing.T) {
 	e, _, clk := newTest(t, Config{})
 	k := FlowKey{Src: ip4("1.1.1.1"), Dst: ip4("2.2.2.2"), Proto: 17}
-	now := clk.now()
+	now := clk.Now()
 	e.Account(k, 1, 1, 64, 0, now)
 	if n := testing.AllocsPerRun(1000, func() { e.Account(k, 1, 1, 64, 0x10, now) }); n != 0 {
 		t.Fatalf("Account allocates %v times", n)
@@ -247,8 +246,8 @@ func TestAccountDoesNotAllocateForKnownFlow(t *testing.T) {
 }
 
 func BenchmarkAccount(b *testing.B) {
-	c := newSinkCollector(b)
-	e, err := New(Config{Targets: []string{c.addr()}}, nil)
+	c := exporttest.NewSinkCollector(b)
+	e, err := New(Config{Targets: []string{c.Addr()}}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -273,24 +272,24 @@ func TestOddStatisticsSendNothingAndDoNotPanic(t *testing.T) {
 	e.Expire(FlowKey{Proto: 99})                              // unknown flow
 	e.Flush()
 	e.Run()
-	c.quiet(t, 0)
+	c.Quiet(t, 0)
 }
 
 func TestReconfigureKeepsFlowsAndSequence(t *testing.T) {
 	e, c, clk := newTest(t, Config{})
 	k := FlowKey{Src: ip4("1.1.1.1"), Dst: ip4("2.2.2.2"), Proto: 17}
-	e.Account(k, 1, 1, 64, 0, clk.now())
+	e.Account(k, 1, 1, 64, 0, clk.Now())
 	e.Flush()
-	c.wait(t, 1)
-	c2 := newTestCollector(t)
-	if err := e.Reconfigure(Config{Targets: []string{c2.addr()}, EngineID: 4}); err != nil {
+	c.Wait(t, 1)
+	c2 := exporttest.NewCollector(t)
+	if err := e.Reconfigure(Config{Targets: []string{c2.Addr()}, EngineID: 4}); err != nil {
 		t.Fatal(err)
 	}
-	e.Account(k, 1, 2, 128, 0, clk.now())
+	e.Account(k, 1, 2, 128, 0, clk.Now())
 	e.Flush()
-	p := decodeV5(t, c2.wait(t, 1)[0])
+	p := decodeV5(t, c2.Wait(t, 1)[0])
 	if p.FlowSequence != 1 || p.EngineId != 4 || p.Records[0].DPkts != 2 {
 		t.Fatalf("after reconfigure: %+v", p)
 	}
-	c.quiet(t, 1)
+	c.Quiet(t, 1)
 }

@@ -2,8 +2,8 @@ package sflow
 
 import (
 	"fmt"
+	"github.com/gvs-project/gvs/ofproto/flowexport/internal/exporttest"
 	"net/netip"
-	"slices"
 	"testing"
 	"time"
 
@@ -15,15 +15,15 @@ import (
 // for counter polls, then checks that this package, fed the same samples
 // and counters, writes the same flow and counter samples.
 func TestSameSamplesAsOpenVSwitch(t *testing.T) {
-	requireOpenVSwitch(t)
-	o := startOpenVSwitch(t)
-	c := newTestCollector(t)
-	o.vsctl("--", "set", "Bridge", "br0", "sflow=@s", "--", "--id=@s", "create", "sFlow",
-		fmt.Sprintf("targets=%q", c.addr()), "agent=127.0.0.1", "sampling=1", "header=64", "polling=1")
+	exporttest.RequireOpenVSwitch(t, "ofproto/flowexport/sflow")
+	o := exporttest.StartOpenVSwitch(t)
+	c := exporttest.NewCollector(t)
+	o.Vsctl("--", "set", "Bridge", "br0", "sflow=@s", "--", "--id=@s", "create", "sFlow",
+		fmt.Sprintf("targets=%q", c.Addr()), "agent=127.0.0.1", "sampling=1", "header=64", "polling=1")
 	frames := [][]byte{testFrame(100), testFrame(60), testFrame(1400)}
 	for i, f := range frames {
 		copy(f[6:12], []byte{2, 0, 0, 0, 0, byte(i)})
-		o.receive("p1", f)
+		o.Receive("p1", f)
 	}
 	var ovs []*gfsflow.Packet
 	var flows []gfsflow.FlowSample
@@ -32,9 +32,7 @@ func TestSameSamplesAsOpenVSwitch(t *testing.T) {
 	for (len(flows) < len(frames) || counters[1001].Header.Format == 0 || counters[1002].Header.Format == 0) &&
 		time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
-		c.mu.Lock()
-		msgs := slices.Clone(c.msgs)
-		c.mu.Unlock()
+		msgs := c.Msgs()
 		ovs, flows = nil, nil
 		clear(counters)
 		for _, m := range msgs {
@@ -63,8 +61,8 @@ func TestSameSamplesAsOpenVSwitch(t *testing.T) {
 	agent := netip.AddrFrom4([4]byte(ovs[0].AgentIP))
 
 	// Replay: the same flow samples, then one poll of the same counters.
-	g := newTestCollector(t)
-	clk := newFakeClock()
+	g := exporttest.NewCollector(t)
+	clk := exporttest.NewFakeClock()
 	ports := &portList{}
 	for _, ifindex := range []uint32{1001, 1002} {
 		ifc := counters[ifindex].Records[len(counters[ifindex].Records)-1].Data.(gfsflow.IfCounters)
@@ -76,8 +74,8 @@ func TestSameSamplesAsOpenVSwitch(t *testing.T) {
 			TxMulticast: uint64(ifc.IfOutMulticastPkts), TxBroadcast: uint64(ifc.IfOutBroadcastPkts),
 		})
 	}
-	e, err := New(Config{Targets: []string{g.addr()}, Sampling: 1, Header: 64, Polling: time.Second,
-		Agent: agent, SubID: ovs[0].SubAgentId, DatapathID: 0xabc}, clk.now, ports.get)
+	e, err := New(Config{Targets: []string{g.Addr()}, Sampling: 1, Header: 64, Polling: time.Second,
+		Agent: agent, SubID: ovs[0].SubAgentId, DatapathID: 0xabc}, clk.Now, ports.get)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,11 +86,11 @@ func TestSameSamplesAsOpenVSwitch(t *testing.T) {
 			InVLAN: uint16(sw.SrcVlan), InPriority: uint8(sw.SrcPriority), OutVLAN: uint16(sw.DstVlan), OutPriority: uint8(sw.DstPriority)})
 	}
 	e.Run() // schedules the first polls
-	clk.advance(5 * time.Second)
+	clk.Advance(5 * time.Second)
 	e.Run()
 	var mine []gfsflow.FlowSample
 	myCounters := map[uint32]gfsflow.CounterSample{}
-	for _, m := range g.wait(t, 2) {
+	for _, m := range g.Wait(t, 2) {
 		p := decode(t, m)
 		if string(p.AgentIP) != string(ovs[0].AgentIP) || p.SubAgentId != ovs[0].SubAgentId || p.IPVersion != ovs[0].IPVersion {
 			t.Errorf("datagram header %+v, Open vSwitch %+v", p, ovs[0])

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/gvs-project/gvs/ofproto/flowexport/internal/udpcoll"
 	"slices"
 	"sync"
 	"time"
@@ -46,7 +47,7 @@ type Exporter struct {
 	// mu guards everything below.
 	mu      sync.Mutex
 	cfg     Config
-	coll    *collectors
+	coll    *udpcoll.Set
 	dgSeq   uint32 // datagrams sent
 	flowSeq uint32 // flow samples written
 	pool    uint32 // sample pool kept for samples that bring none
@@ -81,7 +82,7 @@ func New(cfg Config, now func() time.Time, counters func() []PortCounters) (*Exp
 		dg:       make([]byte, 0, maxDatagram+64),
 	}
 	err := e.Reconfigure(cfg)
-	if e.coll.count() == 0 {
+	if e.coll.Count() == 0 {
 		if err == nil {
 			err = errors.New("sflow: no targets")
 		}
@@ -104,7 +105,7 @@ func (e *Exporter) Reconfigure(cfg Config) error {
 	if cfg.Header == 0 {
 		cfg.Header = DefaultHeader
 	}
-	coll, err := openCollectors(cfg.Targets, DefaultPort)
+	coll, err := udpcoll.Open(cfg.Targets, DefaultPort)
 	if err != nil {
 		err = fmt.Errorf("sflow: %w", err)
 	}
@@ -118,7 +119,7 @@ func (e *Exporter) Reconfigure(cfg Config) error {
 	}
 	e.cfg = cfg
 	e.resetDatagram()
-	if cerr := old.close(); cerr != nil && err == nil {
+	if cerr := old.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("sflow: closing old collectors: %w", cerr)
 	}
 	return err
@@ -161,7 +162,7 @@ func (e *Exporter) send() {
 	// Open vSwitch's agent clock ticks in whole seconds.
 	binary.BigEndian.PutUint32(h[4:], uint32((e.now().Unix()-e.boot)*1000))
 	binary.BigEndian.PutUint32(h[8:], e.nSample)
-	e.coll.send(e.dg)
+	e.coll.Send(e.dg)
 	e.dg = e.dg[:e.hdrLen]
 	e.nSample = 0
 }
@@ -349,7 +350,7 @@ func (e *Exporter) Close() error {
 	}
 	e.send()
 	e.closed = true
-	err := e.coll.close()
+	err := e.coll.Close()
 	e.coll = nil
 	if err != nil {
 		return fmt.Errorf("sflow: %w", err)

@@ -2,6 +2,7 @@ package sflow
 
 import (
 	"bytes"
+	"github.com/gvs-project/gvs/ofproto/flowexport/internal/exporttest"
 	"net/netip"
 	"sync"
 	"testing"
@@ -33,16 +34,16 @@ func (l *portList) get() []PortCounters {
 	return append([]PortCounters(nil), l.ports...)
 }
 
-func newTest(t *testing.T, cfg Config, ports *portList) (*Exporter, *testCollector, *fakeClock) {
+func newTest(t *testing.T, cfg Config, ports *portList) (*Exporter, *exporttest.Collector, *exporttest.FakeClock) {
 	t.Helper()
-	c := newTestCollector(t)
-	clk := newFakeClock()
-	cfg.Targets = append(cfg.Targets, c.addr())
+	c := exporttest.NewCollector(t)
+	clk := exporttest.NewFakeClock()
+	cfg.Targets = append(cfg.Targets, c.Addr())
 	var cb func() []PortCounters
 	if ports != nil {
 		cb = ports.get
 	}
-	e, err := New(cfg, clk.now, cb)
+	e, err := New(cfg, clk.Now, cb)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -63,12 +64,12 @@ func testFrame(n int) []byte {
 
 func TestFlowSampleDecodesWithHeaderAndSwitchRecords(t *testing.T) {
 	e, c, clk := newTest(t, Config{Sampling: 100, Header: 64, Agent: netip.MustParseAddr("192.0.2.1"), SubID: 3}, nil)
-	clk.advance(2 * time.Second)
+	clk.Advance(2 * time.Second)
 	pkt := testFrame(150)
 	e.Sample(&Sample{Packet: pkt, InIfindex: 11, OutIfindex: 12, InVLAN: 10, InPriority: 3, OutVLAN: 20, OutPriority: 5})
 	e.Sample(&Sample{Packet: pkt[:61], FrameLen: 1500, InIfindex: 11, OutIfindex: OutputMultiple(3), SamplePool: 7777, Drops: 2})
 	e.Run()
-	p := decode(t, c.wait(t, 1)[0])
+	p := decode(t, c.Wait(t, 1)[0])
 	if p.Version != 5 || p.IPVersion != 1 || netip.AddrFrom4([4]byte(p.AgentIP)).String() != "192.0.2.1" ||
 		p.SubAgentId != 3 || p.SequenceNumber != 1 || p.Uptime != 2000 || p.SamplesCount != 2 {
 		t.Fatalf("datagram header %+v", p)
@@ -111,7 +112,7 @@ func TestFlowSampleDecodesWithHeaderAndSwitchRecords(t *testing.T) {
 	// The next datagram goes on with both sequences.
 	e.Sample(&Sample{Packet: pkt, OutIfindex: OutputDropped})
 	e.Flush()
-	p = decode(t, c.wait(t, 2)[1])
+	p = decode(t, c.Wait(t, 2)[1])
 	fs := p.Samples[0].(gfsflow.FlowSample)
 	if p.SequenceNumber != 2 || fs.Header.SampleSequenceNumber != 3 || fs.SamplePool != 200 || fs.Output != 0x40000100 {
 		t.Errorf("seq %d sample seq %d pool %d output %#x", p.SequenceNumber, fs.Header.SampleSequenceNumber, fs.SamplePool, fs.Output)
@@ -125,8 +126,8 @@ func TestDatagramsStayUnder1400Bytes(t *testing.T) {
 	}
 	e.Flush()
 	// 40-byte header (IPv6 agent) + 216-byte samples: 6 per datagram.
-	msgs := c.wait(t, 7)
-	c.quiet(t, 7)
+	msgs := c.Wait(t, 7)
+	c.Quiet(t, 7)
 	var n uint32
 	for i, m := range msgs {
 		if len(m) >= maxDatagram {
@@ -158,10 +159,10 @@ func TestCounterSamplesEveryPollingInterval(t *testing.T) {
 	}}
 	e, c, clk := newTest(t, Config{Polling: 10 * time.Second, DatapathID: 0xabc}, ports)
 	e.Run()
-	c.quiet(t, 0)
-	clk.advance(11 * time.Second)
+	c.Quiet(t, 0)
+	clk.Advance(11 * time.Second)
 	e.Run()
-	p := decode(t, c.wait(t, 1)[0])
+	p := decode(t, c.Wait(t, 1)[0])
 	if len(p.Samples) != 2 {
 		t.Fatalf("%d samples", len(p.Samples))
 	}
@@ -204,12 +205,12 @@ func TestCounterSamplesEveryPollingInterval(t *testing.T) {
 		t.Errorf("defaults: %+v", ifc)
 	}
 	// Not before the next interval; then the per-port sequence goes on.
-	clk.advance(5 * time.Second)
+	clk.Advance(5 * time.Second)
 	e.Run()
-	c.quiet(t, 1)
-	clk.advance(6 * time.Second)
+	c.Quiet(t, 1)
+	clk.Advance(6 * time.Second)
 	e.Run()
-	p = decode(t, c.wait(t, 2)[1])
+	p = decode(t, c.Wait(t, 2)[1])
 	if len(p.Samples) != 2 || p.Samples[0].(gfsflow.CounterSample).Header.SampleSequenceNumber != 2 || p.SequenceNumber != 2 {
 		t.Errorf("second poll: %+v", p)
 	}
@@ -221,15 +222,15 @@ func TestOddSamplesDoNotPanic(t *testing.T) {
 		e.Sample(&Sample{Packet: b, FrameLen: -5})
 	}
 	e.Flush()
-	msgs := c.wait(t, 1)
-	c.quiet(t, 1)
+	msgs := c.Wait(t, 1)
+	c.Quiet(t, 1)
 	if p := decode(t, msgs[0]); len(p.Samples) != 4 { // the 9000-byte header does not fit a datagram
 		t.Fatalf("%d samples", len(p.Samples))
 	}
 	e.Run() // first sight of the port: its first poll is scheduled
-	clk.advance(31 * time.Second)
+	clk.Advance(31 * time.Second)
 	e.Run()
-	p := decode(t, c.wait(t, 2)[1])
+	p := decode(t, c.Wait(t, 2)[1])
 	name := p.Samples[0].(gfsflow.CounterSample).Records[2].Data.(gfsflow.RawRecord).Data
 	if len(name) != 4+256 || name[3] != 255 {
 		t.Errorf("port name record of %d bytes, length %d", len(name), name[3])
@@ -245,8 +246,8 @@ func TestSampleDoesNotAllocate(t *testing.T) {
 }
 
 func BenchmarkSample(b *testing.B) {
-	c := newSinkCollector(b)
-	e, err := New(Config{Targets: []string{c.addr()}}, nil, nil)
+	c := exporttest.NewSinkCollector(b)
+	e, err := New(Config{Targets: []string{c.Addr()}}, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package ipfix
+// Package udpcoll owns the UDP sockets a flow exporter sends to, as Open
+// vSwitch's ofproto/collectors.c: one connected socket per target and a
+// send to all that counts failures. It imports only the standard library.
+package udpcoll
 
 import (
 	"errors"
@@ -7,19 +10,17 @@ import (
 	"strconv"
 )
 
-// collectors is the set of UDP sockets an exporter sends to, like Open
-// vSwitch's ofproto/collectors.c: one connected socket per target, and a
-// send to all of them that counts the failures.
-type collectors struct {
+// Set is the set of UDP sockets an exporter sends to.
+type Set struct {
 	conns []*net.UDPConn
 }
 
-// openCollectors opens a connected UDP socket to each target. A target
+// Open opens a connected UDP socket to each target. A target
 // without a port gets defaultPort; if defaultPort is 0 the port is
 // mandatory. Targets that fail are skipped and reported in the error, the
 // way Open vSwitch keeps the collectors it could open.
-func openCollectors(targets []string, defaultPort int) (*collectors, error) {
-	c := &collectors{}
+func Open(targets []string, defaultPort int) (*Set, error) {
+	c := &Set{}
 	var errs []error
 	for _, t := range targets {
 		addr, err := resolveTarget(t, defaultPort)
@@ -50,8 +51,8 @@ func resolveTarget(t string, defaultPort int) (*net.UDPAddr, error) {
 	return net.ResolveUDPAddr("udp", net.JoinHostPort(host, port))
 }
 
-// send writes b to every collector and returns how many sends failed.
-func (c *collectors) send(b []byte) (errs int) {
+// Send writes b to every collector and returns how many sends failed.
+func (c *Set) Send(b []byte) (errs int) {
 	if c == nil {
 		return 0
 	}
@@ -63,14 +64,16 @@ func (c *collectors) send(b []byte) (errs int) {
 	return errs
 }
 
-func (c *collectors) count() int {
+// Count is the number of open collectors.
+func (c *Set) Count() int {
 	if c == nil {
 		return 0
 	}
 	return len(c.conns)
 }
 
-func (c *collectors) close() error {
+// Close closes every socket.
+func (c *Set) Close() error {
 	if c == nil {
 		return nil
 	}
