@@ -99,6 +99,7 @@ func FuzzParseCookie(f *testing.F) {
 		{Type: CookieSFlow, InPort: 1, VLANTCI: 0x200a, SFlowOutput: 7},
 		{Type: CookieIPFIX, OutputPort: PortNone},
 		{Type: CookieFlowSample, Probability: 1, CollectorSetID: 2, ObsDomainID: 3, ObsPointID: 4, OutputPort: 5, Direction: SampleDirIngress},
+		{Type: CookieController, InPort: 0xffff, Continuation: true, Reason: 1, RecircID: 9, RuleCookie: 0x7a205761, MaxLen: 65535},
 	} {
 		f.Add(c.Marshal())
 	}
@@ -117,4 +118,25 @@ func FuzzParseCookie(f *testing.F) {
 			t.Fatalf("%s does not parse back: %v", a.String(), err)
 		}
 	})
+}
+
+// Open vSwitch 3.1 prints a controller action's cookie this way (the
+// dpctl/dump-flows of an OVN router's ARP resolution flow).
+func TestControllerCookieTextRoundTrips(t *testing.T) {
+	const text = "userspace(pid=0,controller(reason=1,dont_send=0,continuation=0,recirc_id=12,rule_cookie=0x7a205761,controller_id=0,max_len=65535))"
+	acts, err := ParseActions(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := acts.String(); got != text {
+		t.Fatalf("printed %s, want %s", got, text)
+	}
+	c, ok := ParseCookie(acts[0].Userspace.Userdata)
+	if !ok || c.Type != CookieController || c.RecircID != 12 || c.RuleCookie != 0x7a205761 || c.MaxLen != 65535 || c.Reason != 1 {
+		t.Fatalf("cookie %+v %v", c, ok)
+	}
+	zero := "userspace(pid=0,controller(reason=2,dont_send=1,continuation=1,recirc_id=1,rule_cookie=0,controller_id=3,max_len=128))"
+	if acts, err := ParseActions(zero); err != nil || acts.String() != zero {
+		t.Fatalf("%s: %v %v", zero, acts, err)
+	}
 }

@@ -342,7 +342,7 @@ func (p *parser) userspace(int) (Action, error) {
 			if err := p.expect(")"); err != nil {
 				return Action{}, err
 			}
-		case "sFlow", "ipfix", "flow_sample":
+		case "sFlow", "ipfix", "flow_sample", "controller":
 			ud, err := p.cookie(key)
 			if err != nil {
 				return Action{}, err

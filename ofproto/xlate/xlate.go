@@ -68,10 +68,12 @@ type Port struct {
 	ODP     uint32
 	Name    string
 	NoFlood bool
-	// Tag is the access VLAN (Port.tag), -1 for none: the port then
-	// trunks the VLANs in Trunks (all when empty).
-	Tag    int
-	Trunks []uint16
+	// Tag is the access or native VLAN (Port.tag), -1 for none; Trunks
+	// the trunked VLANs (all when empty); VLANMode says how NORMAL uses
+	// them (vlan.go).
+	Tag      int
+	Trunks   []uint16
+	VLANMode VLANMode
 	// PeerBridge and PeerPort name the other end of a patch port:
 	// output to it continues translation in the peer bridge.
 	PeerBridge string
@@ -654,104 +656,6 @@ func (c *ctx) outputODP(no uint32) {
 	c.commit()
 	c.sampleOutput(no)
 	c.emit(odp.Output(no))
-}
-
-// normal translates NORMAL into the datapath's learn-and-forward action.
-// Patch ports cannot be datapath members: a packet that arrived through a
-// patch port is flooded to the VLAN's datapath ports without learning,
-// and a packet from a datapath port is also passed to every patch port of
-// its VLAN (as flooding would), so traffic crosses patched bridges in
-// both directions.
-func (c *ctx) normal() {
-	in := c.snap.Ports[uint16(c.flow.InPort)]
-	if in == nil {
-		c.trace("NORMAL: no input port")
-		return
-	}
-	// The VLAN the packet belongs to, by the input port's mode.
-	c.wc.VLANs[0].TCI |= 0xffff
-	tagged := c.flow.VLANs[0].TCI&flow.VLANCFI != 0
-	vid := c.flow.VLANs[0].TCI & 0xfff
-	var vlan uint16
-	switch {
-	case in.Tag >= 0:
-		if tagged {
-			c.trace("NORMAL: dropping VLAN %d tagged packet received on access port", vid)
-			return
-		}
-		vlan = uint16(in.Tag)
-	case tagged:
-		if !trunks(in, vid) {
-			c.trace("NORMAL: dropping VLAN %d packet received on port %s not configured for trunking VLAN %d", vid, in.Name, vid)
-			return
-		}
-		vlan = vid
-	}
-	p := odp.MACLearnParams{Table: c.snap.FDBTable, VLAN: vlan, InTagged: tagged && in.Tag < 0}
-	var patches []*Port
-	for _, q := range c.snap.Sorted {
-		member, tagged := false, false
-		switch {
-		case q.Tag >= 0 && uint16(q.Tag) == vlan:
-			member = true
-		case q.Tag < 0 && trunks(q, vlan):
-			member, tagged = true, vlan != 0
-		}
-		switch {
-		case !member:
-		case q.PeerBridge != "":
-			if q != in {
-				patches = append(patches, q)
-			}
-		case q.ODP != NoODP:
-			p.Ports = append(p.Ports, odp.MACLearnPort{Port: q.ODP, Tagged: tagged})
-		}
-	}
-	c.commit()
-	if in.ODP == NoODP {
-		for _, q := range p.Ports {
-			c.emitVLANOutput(q, p.InTagged, vlan)
-		}
-	} else {
-		a, err := odp.MACLearn(p)
-		if err != nil {
-			c.fail(err)
-			return
-		}
-		c.emit(a)
-	}
-	c.sampleFlood(false)
-	for _, q := range patches {
-		c.patch(q)
-	}
-}
-
-// emitVLANOutput outputs to a member port with the VLAN tag it needs.
-func (c *ctx) emitVLANOutput(q odp.MACLearnPort, inTagged bool, vlan uint16) {
-	switch {
-	case q.Tagged && !inTagged:
-		c.emit(odp.PushVLAN(flow.EthTypeVLAN, vlan|flow.VLANCFI))
-		c.emit(odp.Output(q.Port))
-		c.emit(odp.PopVLAN())
-	case !q.Tagged && inTagged:
-		c.emit(odp.PopVLAN())
-		c.emit(odp.Output(q.Port))
-		c.emit(odp.PushVLAN(flow.EthTypeVLAN, vlan|flow.VLANCFI))
-	default:
-		c.emit(odp.Output(q.Port))
-	}
-}
-
-func trunks(p *Port, vid uint16) bool {
-	if len(p.Trunks) == 0 {
-		return true
-	}
-	for _, t := range p.Trunks {
-		if t == vid {
-			return true
-		}
-	}
-	return false
 }
 
 // controller sends the packet to the controllers: with side effects a

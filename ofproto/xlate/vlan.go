@@ -1,0 +1,256 @@
+package xlate
+
+import (
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/odp"
+)
+
+// VLANMode is a port's vlan_mode (Port table): how NORMAL maps the
+// frames it receives to VLANs and which VLANs, tagged or not, it sends.
+type VLANMode uint8
+
+// The zero mode follows the Port row with vlan_mode unset: access when
+// a tag is set, else trunk. dot1q-tunnel is not supported.
+const (
+	VLANModeDefault VLANMode = iota
+	// VLANAccess: the port carries only its Tag's VLAN (0 without a
+	// tag), untagged; received frames must be untagged or
+	// priority-tagged (VID 0).
+	VLANAccess
+	// VLANTrunk: the port carries the VLANs in Trunks (all when empty),
+	// tagged except VLAN 0.
+	VLANTrunk
+	// VLANNativeTagged: a trunk whose untagged and priority-tagged
+	// frames belong to the native VLAN (Tag); it sends every VLAN,
+	// the native one included, tagged.
+	VLANNativeTagged
+	// VLANNativeUntagged: as VLANNativeTagged, but the native VLAN is
+	// sent untagged.
+	VLANNativeUntagged
+)
+
+var vlanModeNames = map[string]VLANMode{
+	"":                VLANModeDefault,
+	"access":          VLANAccess,
+	"trunk":           VLANTrunk,
+	"native-tagged":   VLANNativeTagged,
+	"native-untagged": VLANNativeUntagged,
+}
+
+// ParseVLANMode maps a Port row's vlan_mode to a VLANMode; it reports
+// false for values it does not support (dot1q-tunnel, unknown).
+func ParseVLANMode(s string) (VLANMode, bool) {
+	m, ok := vlanModeNames[s]
+	return m, ok
+}
+
+// vlanMode is the port's effective mode.
+func (p *Port) vlanMode() VLANMode {
+	if p.VLANMode != VLANModeDefault {
+		return p.VLANMode
+	}
+	if p.Tag >= 0 {
+		return VLANAccess
+	}
+	return VLANTrunk
+}
+
+// nativeVLAN is the access or native VLAN: Tag, or 0 when none is set
+// (as Open vSwitch's bundle configuration).
+func (p *Port) nativeVLAN() uint16 {
+	if p.Tag >= 0 && p.Tag <= 0xfff {
+		return uint16(p.Tag)
+	}
+	return 0
+}
+
+// listed reports whether the configured trunk list holds vid (an empty
+// list means every VLAN).
+func (p *Port) listed(vid uint16) bool {
+	if len(p.Trunks) == 0 {
+		return true
+	}
+	for _, t := range p.Trunks {
+		if t == vid {
+			return true
+		}
+	}
+	return false
+}
+
+// trunksVLAN reports whether a non-access port carries vid. A native
+// port with a non-zero native VLAN always carries it and never carries
+// VLAN 0 (whose frames are the native VLAN's).
+func (p *Port) trunksVLAN(vid uint16) bool {
+	switch p.vlanMode() {
+	case VLANAccess:
+		return false
+	case VLANNativeTagged, VLANNativeUntagged:
+		if n := p.nativeVLAN(); n != 0 {
+			switch vid {
+			case n:
+				return true
+			case 0:
+				return false
+			}
+		}
+	}
+	return p.listed(vid)
+}
+
+// inputVLAN returns the VLAN of a frame received on p whose outer
+// 802.1Q TCI is tci (flow.VLANCFI set when tagged), or false when p
+// must drop it.
+func inputVLAN(p *Port, tci uint16) (uint16, bool) {
+	vid := uint16(0)
+	if tci&flow.VLANCFI != 0 {
+		vid = tci & 0xfff
+	}
+	switch p.vlanMode() {
+	case VLANAccess:
+		return p.nativeVLAN(), vid == 0
+	case VLANNativeTagged, VLANNativeUntagged:
+		if vid == 0 {
+			return p.nativeVLAN(), true
+		}
+	}
+	return vid, p.trunksVLAN(vid)
+}
+
+// includesVLAN reports whether p is a member of vlan for a frame whose
+// inner VLAN ID (after the outer tag) is innerVID (0 when none): an
+// access port takes no frame that would keep an inner tag.
+func includesVLAN(p *Port, vlan, innerVID uint16) bool {
+	if p.vlanMode() == VLANAccess {
+		return vlan == p.nativeVLAN() && innerVID == 0
+	}
+	return p.trunksVLAN(vlan)
+}
+
+// outputTCI returns the 802.1Q TCI, without flow.VLANCFI, that a frame
+// of vlan with priority bits pcp (the PCP field in place) leaves p with;
+// 0 means untagged. Priority tags are Open vSwitch's default
+// (other_config:priority-tags=never): a tag whose VID and PCP would both
+// be zero is left off, so VLAN 0 goes out untagged unless the frame came
+// with a non-zero priority.
+func outputTCI(p *Port, vlan, pcp uint16) uint16 {
+	switch p.vlanMode() {
+	case VLANAccess:
+		return 0
+	case VLANNativeUntagged:
+		if vlan == p.nativeVLAN() {
+			return 0
+		}
+	}
+	return vlan&0xfff | pcp&0xe000
+}
+
+// normal translates NORMAL into the datapath's learn-and-forward action.
+// Patch ports cannot be datapath members: a packet that arrived through a
+// patch port is flooded to the VLAN's datapath ports without learning,
+// and a packet from a datapath port is also passed to every patch port of
+// its VLAN (as flooding would), so traffic crosses patched bridges in
+// both directions.
+//
+// Every tagged output of one packet carries the same tag (the VLAN and
+// the received priority), so the datapath action needs only to know
+// whether the packet reaches it tagged and which ports want the tag. A
+// priority-tagged packet that joins a non-zero access or native VLAN
+// has its tag rewritten to that VLAN first.
+func (c *ctx) normal() {
+	in := c.snap.Ports[uint16(c.flow.InPort)]
+	if in == nil {
+		c.trace("NORMAL: no input port")
+		return
+	}
+	c.wc.VLANs[0].TCI |= 0xffff
+	outer := c.flow.VLANs[0]
+	tagged := outer.TCI&flow.VLANCFI != 0
+	if !tagged && (c.flow.EthType == flow.EthTypeVLAN || c.flow.EthType == flow.EthTypeQinQ) {
+		c.trace("NORMAL: dropping packet with partial VLAN tag received on port %s", in.Name)
+		return
+	}
+	vlan, ok := inputVLAN(in, outer.TCI)
+	if !ok {
+		vid := uint16(0)
+		if tagged {
+			vid = outer.TCI & 0xfff
+		}
+		if in.vlanMode() == VLANAccess {
+			c.trace("NORMAL: dropping VLAN %d tagged packet received on port %s configured as VLAN %d access port", vid, in.Name, in.nativeVLAN())
+		} else {
+			c.trace("NORMAL: dropping VLAN %d packet received on port %s not configured for trunking VLAN %d", vid, in.Name, vid)
+		}
+		return
+	}
+	var pcp, innerVID uint16
+	if tagged {
+		pcp = outer.TCI & 0xe000
+		if c.flow.VLANs[1].TCI&flow.VLANCFI != 0 {
+			innerVID = c.flow.VLANs[1].TCI & 0xfff
+		}
+	}
+	p := odp.MACLearnParams{Table: c.snap.FDBTable, VLAN: vlan, InTagged: tagged}
+	var patches []*Port
+	for _, q := range c.snap.Sorted {
+		if q.vlanMode() == VLANAccess && tagged && q.nativeVLAN() == vlan {
+			// Membership depended on the inner tag.
+			c.wc.VLANs[1].TCI |= flow.VLANCFI | 0xfff
+		}
+		if !includesVLAN(q, vlan, innerVID) {
+			continue
+		}
+		switch {
+		case q.PeerBridge != "":
+			if q != in {
+				patches = append(patches, q)
+			}
+		case q.ODP != NoODP:
+			p.Ports = append(p.Ports, odp.MACLearnPort{Port: q.ODP, Tagged: outputTCI(q, vlan, pcp) != 0})
+		}
+	}
+	if tagged && outer.TCI&0xfff != vlan {
+		// A priority tag on an access or native port: tagged outputs
+		// carry the port's VLAN with the received priority.
+		c.flow.VLANs[0].TCI = vlan | pcp | flow.VLANCFI
+	}
+	c.commit()
+	if in.ODP == NoODP {
+		for _, q := range p.Ports {
+			c.outputNormal(c.snap.ByODP[q.Port], vlan, pcp, func() { c.emit(odp.Output(q.Port)) })
+		}
+	} else {
+		a, err := odp.MACLearn(p)
+		if err != nil {
+			c.flow.VLANs[0] = outer
+			c.fail(err)
+			return
+		}
+		c.emit(a)
+	}
+	c.flow.VLANs[0] = outer
+	c.sampleFlood(false)
+	for _, q := range patches {
+		c.outputNormal(q, vlan, pcp, func() { c.patch(q) })
+	}
+}
+
+// outputNormal runs out with the packet's outer tag set as it leaves q
+// (committed for a datapath output; a patch peer sees it in its flow),
+// then restores the tag the packet had.
+func (c *ctx) outputNormal(q *Port, vlan, pcp uint16, out func()) {
+	saved := c.flow.VLANs[0]
+	if tci := outputTCI(q, vlan, pcp); tci != 0 {
+		c.flow.VLANs[0].TCI = tci | flow.VLANCFI
+		if saved.TCI&flow.VLANCFI == 0 {
+			c.flow.VLANs[0].TPID = flow.EthTypeVLAN
+		}
+	} else {
+		c.flow.VLANs[0] = flow.VLAN{}
+	}
+	if q.PeerBridge == "" {
+		c.commit()
+	}
+	out()
+	c.flow.VLANs[0] = saved
+}
