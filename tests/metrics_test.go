@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -223,6 +224,31 @@ func TestMetricsEndpointReportsPortsFlowsAndTables(t *testing.T) {
 	}
 	if v, _ := metricValue(fams, "gvs_ovsdb_transactions_total"); v < 2 {
 		t.Errorf("gvs_ovsdb_transactions_total = %v, want at least the two ovs-vsctl transactions", v)
+	}
+	// OpenFlow messages by type, error replies, zone flushes, OVSDB
+	// monitors: a refused flow_mod and a zone flush move them by one.
+	errs0, _ := metricValue(fams, "gvs_openflow_errors_sent_total", "bridge=br0")
+	c := exec.Command("ovs-ofctl", "add-flow", "br0", "actions=group:99")
+	c.Env = env
+	if out, err := c.CombinedOutput(); err == nil {
+		t.Fatalf("a flow to a missing group was accepted: %s", out)
+	}
+	run(t, env, "ovs-appctl", "-t", "gvs-vswitchd", "dpctl/flush-conntrack", "zone=7")
+	fams = scrape(t, url)
+	if v, _ := metricValue(fams, "gvs_openflow_errors_sent_total", "bridge=br0"); v != errs0+1 {
+		t.Errorf("gvs_openflow_errors_sent_total = %v, want %v", v, errs0+1)
+	}
+	if v, _ := metricValue(fams, "gvs_conntrack_zone_flushes_total", dp, "zone=7"); v != 1 {
+		t.Errorf("gvs_conntrack_zone_flushes_total{zone=7} = %v, want 1", v)
+	}
+	types := strings.Join(labelValues(fams, "gvs_openflow_messages_received_total", "type"), ",")
+	for _, want := range []string{"BARRIER_REQUEST", "FLOW_MOD", "FEATURES_REQUEST"} {
+		if !strings.Contains(types, want) {
+			t.Errorf("gvs_openflow_messages_received_total types %q lack %s", types, want)
+		}
+	}
+	if _, ok := metricValue(fams, "gvs_ovsdb_monitors"); !ok {
+		t.Errorf("gvs_ovsdb_monitors missing")
 	}
 	if f := fams["gvs_port_rx_packets_total"]; f.GetType() != dto.MetricType_COUNTER {
 		t.Errorf("gvs_port_rx_packets_total has type %v, want counter", f.GetType())

@@ -118,6 +118,11 @@ var (
 	descOFUpcalls  = prometheus.NewDesc("gvs_openflow_upcalls_total", "Datapath misses translated by a bridge.", []string{"bridge"}, nil)
 	descOFUkeys    = prometheus.NewDesc("gvs_openflow_megaflows_tracked", "Megaflows a bridge tracks for revalidation.", []string{"bridge"}, nil)
 	descOVSDBTxn   = prometheus.NewDesc("gvs_ovsdb_transactions_total", "OVSDB transact requests received by the embedded database server.", nil, nil)
+	descOVSDBMon   = prometheus.NewDesc("gvs_ovsdb_monitors", "Active OVSDB monitors on the embedded database server.", nil, nil)
+	descOVSDBSess  = prometheus.NewDesc("gvs_ovsdb_sessions", "Clients connected to the embedded database server.", nil, nil)
+	descOFMsgs     = prometheus.NewDesc("gvs_openflow_messages_received_total", "OpenFlow messages a bridge handled, by type (Open vSwitch's OFPRAW name).", []string{"bridge", "type"}, nil)
+	descOFErrors   = prometheus.NewDesc("gvs_openflow_errors_sent_total", "OpenFlow error replies a bridge sent for messages it could not apply.", []string{"bridge"}, nil)
+	descCTFlushes  = prometheus.NewDesc("gvs_conntrack_zone_flushes_total", "Flushes of a zone (NXT_CT_FLUSH_ZONE, flush-conntrack zone=N), per zone.", []string{"datapath", "zone"}, nil)
 )
 
 // portCounters and macCounters list the counters each metric family is
@@ -173,7 +178,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDPHits, descDPMisses, descDPLost, descDPUpcalls, descDPRecirc,
 		descDPFlows, descDPMasks, descDPLimit, descDPWorkers, descCTConns, descCTLimit, descCTZRefused,
 		descCTDefault, descCTMax, descCTRefused, descCTInvalid, descMACEntries, descMACStatic, descMACMax,
-		descOFRules, descOFLookups, descOFMatched, descOFPacketIn, descOFUpcalls, descOFUkeys, descOVSDBTxn} {
+		descOFRules, descOFLookups, descOFMatched, descOFPacketIn, descOFUpcalls, descOFUkeys, descOVSDBTxn,
+		descOVSDBMon, descOVSDBSess, descOFMsgs, descOFErrors, descCTFlushes} {
 		ch <- d
 	}
 }
@@ -221,6 +227,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descOFPacketIn, bc.PacketIns, b.Name())
 		counter(descOFUpcalls, bc.Upcalls, b.Name())
 		gauge(descOFUkeys, float64(bc.Ukeys), b.Name())
+		b.MessagesReceived(func(name string, n uint64) { counter(descOFMsgs, n, b.Name(), name) })
+		counter(descOFErrors, b.ErrorsSent(), b.Name())
 		t := b.Tables()
 		for i := 0; i < oftable.NumTables; i++ {
 			st := t.Stats(uint8(i))
@@ -235,6 +243,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.d.db != nil {
 		counter(descOVSDBTxn, c.d.db.Transactions())
+		gauge(descOVSDBMon, float64(c.d.db.Monitors()))
+		gauge(descOVSDBSess, float64(c.d.db.Sessions()))
 	}
 }
 
@@ -263,7 +273,8 @@ func collectConntrack(ct *conntrack.Tracker, dp string,
 		zone := uint16(z)
 		n := ct.ZoneCount(zone)
 		lim, has := explicit[zone]
-		if n == 0 && !has {
+		flushes := ct.ZoneFlushes(zone)
+		if n == 0 && !has && flushes == 0 {
 			continue
 		}
 		if !has {
@@ -273,6 +284,7 @@ func collectConntrack(ct *conntrack.Tracker, dp string,
 		gauge(descCTConns, float64(n), dp, label)
 		gauge(descCTLimit, float64(lim), dp, label)
 		counter(descCTZRefused, ct.ZoneRefused(zone), dp, label)
+		counter(descCTFlushes, uint64(flushes), dp, label)
 	}
 }
 

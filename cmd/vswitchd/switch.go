@@ -76,6 +76,7 @@ type swBridge struct {
 // portVLAN is a port's VLAN configuration as NORMAL uses it.
 type portVLAN struct {
 	tag    int
+	mode   xlate.VLANMode
 	trunks string // canonical text of the trunk list, for comparison
 	list   []uint16
 }
@@ -262,7 +263,8 @@ func (s *dpSwitch) syncPorts(b *swBridge) {
 }
 
 // ConfigurePorts applies the Port rows' VLAN settings (tag, trunks,
-// vlan_mode access/trunk) to NORMAL (bridge.PortConfigurer).
+// vlan_mode access/trunk/native-tagged/native-untagged) to NORMAL
+// (bridge.PortConfigurer).
 func (s *dpSwitch) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -273,8 +275,20 @@ func (s *dpSwitch) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 	next := map[string]portVLAN{}
 	for _, pc := range ports {
 		v := portVLAN{tag: -1}
-		if pc.Tag >= 0 && pc.Tag < 4096 && pc.VLANMode != "trunk" {
+		if pc.Tag >= 0 && pc.Tag < 4096 {
 			v.tag = int(pc.Tag)
+		}
+		mode, ok := xlate.ParseVLANMode(pc.VLANMode)
+		if !ok {
+			// Open vSwitch falls back to trunk for a mode it does not
+			// know; dot1q-tunnel is not supported here.
+			s.d.log.Warn(fmt.Sprintf("port %s: unsupported vlan_mode %s, falling back to trunk mode", pc.Name, pc.VLANMode))
+			mode = xlate.VLANTrunk
+		}
+		v.mode = mode
+		// An access port's trunks are ignored, as Open vSwitch does.
+		if mode == xlate.VLANAccess || (mode == xlate.VLANModeDefault && v.tag >= 0) {
+			pc.Trunks = nil
 		}
 		for _, t := range pc.Trunks {
 			if t >= 0 && t < 4096 {
@@ -288,7 +302,7 @@ func (s *dpSwitch) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 	}
 	changed := len(next) != len(b.vlans)
 	for n, v := range next {
-		if o, ok := b.vlans[n]; !ok || o.tag != v.tag || o.trunks != v.trunks {
+		if o, ok := b.vlans[n]; !ok || o.tag != v.tag || o.mode != v.mode || o.trunks != v.trunks {
 			changed = true
 		}
 	}
@@ -304,7 +318,7 @@ func (s *dpSwitch) ofPorts(b *swBridge) []ofswitch.Port {
 	for _, p := range b.ports {
 		op := ofswitch.Port{Port: xlate.Port{OFPort: uint16(p.ofport), ODP: xlate.NoODP, Name: p.name, Tag: -1}, HWAddr: p.mac}
 		if v, ok := b.vlans[p.name]; ok {
-			op.Tag, op.Trunks = v.tag, v.list
+			op.Tag, op.Trunks, op.VLANMode = v.tag, v.list, v.mode
 		}
 		if p.dev != nil {
 			op.ODP = p.odp

@@ -59,11 +59,13 @@ type Stats struct {
 // Tracker is the connection tracker of one datapath: 65,536 zones, each
 // its own table created on first commit.
 type Tracker struct {
-	zones   [NumZones]atomic.Pointer[zone]
-	seed    *hashSeed
-	natSeed *hashSeed
-	now     func() int64
-	verify  bool
+	zones [NumZones]atomic.Pointer[zone]
+	// zoneFlushes counts FlushZone calls per zone (metrics); 256 KiB.
+	zoneFlushes [NumZones]atomic.Uint32
+	seed        *hashSeed
+	natSeed     *hashSeed
+	now         func() int64
+	verify      bool
 
 	// sizeHint is the bucket count a zone had when it was last flushed:
 	// a zone refilled after a flush (router failover) starts at that

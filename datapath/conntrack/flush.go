@@ -6,6 +6,7 @@ package conntrack
 // garbage collector reclaims the connections. Packets already past the
 // lookup finish with the connection they found (at most one batch).
 func (t *Tracker) FlushZone(z uint16) int {
+	t.zoneFlushes[z].Add(1)
 	if t.zones[z].Load() == nil {
 		return 0 // never written: no cache-line transfer for an empty zone
 	}
@@ -120,3 +121,6 @@ func (t *Tracker) Sweep(now int64, budget int) (removed int, wrapped bool) {
 	t.swept.Add(uint64(removed))
 	return removed, wrapped
 }
+
+// ZoneFlushes returns how many times zone z was flushed (FlushZone).
+func (t *Tracker) ZoneFlushes(z uint16) uint32 { return t.zoneFlushes[z].Load() }

@@ -47,6 +47,9 @@ const (
 	maxMessageLen    = 0xffff
 )
 
+// NumRaws bounds the raw message types (for per-type counters).
+const NumRaws = numRaws
+
 // String returns the Open vSwitch name of the raw type (without OFPRAW_).
 func (r Raw) String() string {
 	if r > 0 && r < numRaws {

@@ -112,6 +112,10 @@ type Bridge struct {
 
 	stats struct {
 		upcalls, revalidated, deleted, packetIns atomic.Uint64
+		// msgs counts the OpenFlow messages received, by raw type;
+		// errors the error replies the handler sent.
+		msgs   [ofp.NumRaws]atomic.Uint64
+		errors atomic.Uint64
 	}
 	// lastXlateWarn rate-limits translation warnings (UnixNano).
 	lastXlateWarn atomic.Int64
@@ -175,6 +179,19 @@ type Counters struct {
 	// Ukeys is the number of megaflows the switch tracks.
 	Ukeys int
 }
+
+// MessagesReceived calls f for each OpenFlow message type the bridge has
+// received (handled by it, on any connection), with its count.
+func (b *Bridge) MessagesReceived(f func(name string, n uint64)) {
+	for r := range b.stats.msgs {
+		if n := b.stats.msgs[r].Load(); n != 0 {
+			f(ofp.Raw(r).String(), n)
+		}
+	}
+}
+
+// ErrorsSent is the number of OpenFlow error replies the bridge sent.
+func (b *Bridge) ErrorsSent() uint64 { return b.stats.errors.Load() }
 
 // Counters returns the bridge's counts.
 func (b *Bridge) Counters() Counters {

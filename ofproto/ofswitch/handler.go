@@ -114,7 +114,11 @@ func (b *Bridge) ServeOpenFlow(s ofconn.Sender, m *ofp.Msg) { b.serveConn(s, m, 
 
 func (b *Bridge) serveConn(s ofconn.Sender, m *ofp.Msg, primary bool) {
 	st := b.conns.get(s, primary)
+	if int(m.Raw) < len(b.stats.msgs) {
+		b.stats.msgs[m.Raw].Add(1)
+	}
 	if err := b.serve(s, st, m); err != nil {
+		b.stats.errors.Add(1)
 		code := ofp.CodeOf(err)
 		if code == 0 {
 			code = ofp.OFPBRC_EPERM

@@ -40,6 +40,25 @@ type Server struct {
 // received (valid or not), over all databases and sessions.
 func (s *Server) Transactions() uint64 { return s.transactions.Load() }
 
+// Monitors returns the number of active monitors (monitor, monitor_cond
+// and monitor_cond_since) over all databases and sessions.
+func (s *Server) Monitors() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, e := range s.dbs {
+		n += len(e.monitors)
+	}
+	return n
+}
+
+// Sessions returns the number of connected clients.
+func (s *Server) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
 // SetErrorHook sets a function told about errors that no client sees,
 // such as a failed log compaction. The package itself never logs.
 func (s *Server) SetErrorHook(fn func(error)) {
