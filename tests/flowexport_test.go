@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -169,6 +171,14 @@ print('sent')`, udpSrcPort, nUDP, udpPayload, udpDstPort))
 		}, func() string { return fmt.Sprintf("%d records, problems %q", len(recs), pr) })
 		pr.report(t)
 		checkIPFIX(t, recs, a, b, 9)
+		// ovs-ofctl dump-ipfix-bridge reads the exporter's counters.
+		out := run(t, env, "ovs-ofctl", "dump-ipfix-bridge", "br0")
+		if n := ipfixCounter(t, out, "sampled pkts"); n < 2*nUDP {
+			t.Errorf("dump-ipfix-bridge: sampled pkts=%d, want at least %d:\n%s", n, 2*nUDP, out)
+		}
+		if n := ipfixCounter(t, out, "tx pkts"); n == 0 {
+			t.Errorf("dump-ipfix-bridge: no tx pkts:\n%s", out)
+		}
 	})
 	t.Run("IPFIXPerFlow", func(t *testing.T) {
 		var recs []ipfixRecord
@@ -182,6 +192,13 @@ print('sent')`, udpSrcPort, nUDP, udpPayload, udpDstPort))
 		checkIPFIX(t, recs, a, b, 12)
 		if n := countIPFIX(recs, a, b, true); n != 0 {
 			t.Errorf("%d egress records from an ingress sample action", n)
+		}
+		out := run(t, env, "ovs-ofctl", "dump-ipfix-flow", "br0")
+		if !strings.Contains(out, "1 ids") || !strings.Contains(out, "id   5: ") {
+			t.Errorf("dump-ipfix-flow does not list collector set 5:\n%s", out)
+		}
+		if n := ipfixCounter(t, out, "sampled pkts"); n < nUDP {
+			t.Errorf("dump-ipfix-flow: sampled pkts=%d, want at least %d:\n%s", n, nUDP, out)
 		}
 	})
 	t.Run("SFlow", func(t *testing.T) {
@@ -588,4 +605,15 @@ func isMeasuredFrame(h []byte, a, b flowPort) bool {
 	}
 	return binary.BigEndian.Uint32(ip[12:]) == ip4(a.ip) && binary.BigEndian.Uint32(ip[16:]) == ip4(b.ip) &&
 		binary.BigEndian.Uint16(ip[ihl:]) == udpSrcPort && binary.BigEndian.Uint16(ip[ihl+2:]) == udpDstPort
+}
+
+// ipfixCounter reads "NAME=N" from ovs-ofctl's dump-ipfix-* output.
+func ipfixCounter(t *testing.T, out, name string) int {
+	t.Helper()
+	m := regexp.MustCompile(regexp.QuoteMeta(name) + `=(\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no %s= in:\n%s", name, out)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }

@@ -118,6 +118,9 @@ func ofctlSession() []ofStep {
 			"50540000000150540000000308004500001c0001000040117ab60a0000030a000009003500350008ccf1"),
 		ofctl("dump-ports", "br0", "2"),
 		ofctl("dump-tables", "br0"),
+		// No IPFIX on br0: both refuse with NXST_NOT_CONFIGURED.
+		ofctl("dump-ipfix-bridge", "br0"),
+		ofctl("dump-ipfix-flow", "br0"),
 		ofctl("-O", "OpenFlow13", "dump-tables", "br0"),
 		ofctl("-O", "OpenFlow13", "dump-table-features", "br0"),
 		ofctl("add-tlv-map", "br0", "{class=0xffff,type=0,len=4}->tun_metadata0,{class=0xffff,type=1,len=8}->tun_metadata1"),

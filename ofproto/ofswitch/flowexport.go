@@ -14,6 +14,8 @@ import (
 	"github.com/gvs-project/gvs/ofproto/flowexport/ipfix"
 	"github.com/gvs-project/gvs/ofproto/flowexport/netflow"
 	"github.com/gvs-project/gvs/ofproto/flowexport/sflow"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
+	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
@@ -422,4 +424,45 @@ func (b *Bridge) netflowExpire(uk *ukey) {
 	if k, ok := b.netflowKey(&uk.key); ok {
 		b.fe.nf.Expire(k)
 	}
+}
+
+// ipfixStats converts an exporter's counters to the reply's.
+func ipfixStats(st ipfix.Stats, set uint32) ofp.IPFIXStats {
+	return ofp.IPFIXStats{TotalFlows: st.Flows, CurrentFlows: st.CurrentFlows, Pkts: st.SampledPackets,
+		IPv4Pkts: st.IPv4OK, IPv6Pkts: st.IPv6OK, ErrorPkts: st.Errors, IPv4ErrorPkts: st.IPv4Errors,
+		IPv6ErrorPkts: st.IPv6Errors, TxPkts: st.TxPackets, TxErrors: st.TxErrors, CollectorSetID: set}
+}
+
+// ipfixBridgeStats answers dump-ipfix-bridge; without bridge IPFIX it is
+// NXST_NOT_CONFIGURED, as Open vSwitch.
+func (b *Bridge) ipfixBridgeStats(s ofconn.Sender, m *ofp.Msg) error {
+	b.fe.mu.RLock()
+	e := b.fe.ipb
+	b.fe.mu.RUnlock()
+	if e == nil {
+		return &ofp.Error{Code: ofp.NXST_NOT_CONFIGURED}
+	}
+	return replyMultipart(s, m, &ofp.IPFIXBridgeReply{Stats: ipfixStats(e.Stats(), 0)})
+}
+
+// ipfixFlowStats answers dump-ipfix-flow: one entry per collector set,
+// by id; none configured is NXST_NOT_CONFIGURED.
+func (b *Bridge) ipfixFlowStats(s ofconn.Sender, m *ofp.Msg) error {
+	b.fe.mu.RLock()
+	ids := make([]uint32, 0, len(b.fe.sets))
+	es := map[uint32]*ipfix.Exporter{}
+	for id, e := range b.fe.sets {
+		ids = append(ids, id)
+		es[id] = e
+	}
+	b.fe.mu.RUnlock()
+	if len(ids) == 0 {
+		return &ofp.Error{Code: ofp.NXST_NOT_CONFIGURED}
+	}
+	slices.Sort(ids)
+	rep := &ofp.IPFIXFlowReply{}
+	for _, id := range ids {
+		rep.Stats = append(rep.Stats, ipfixStats(es[id].Stats(), id))
+	}
+	return replyMultipart(s, m, rep)
 }

@@ -117,12 +117,13 @@ func inputVLAN(p *Port, tci uint16) (uint16, bool) {
 	return vid, p.trunksVLAN(vid)
 }
 
-// includesVLAN reports whether p is a member of vlan for a frame whose
-// inner VLAN ID (after the outer tag) is innerVID (0 when none): an
-// access port takes no frame that would keep an inner tag.
-func includesVLAN(p *Port, vlan, innerVID uint16) bool {
+// includesVLAN reports whether p is a member of vlan. Only the outer
+// tag counts, as in Open vSwitch with its default other_config:vlan-limit
+// of 1: an inner tag is payload, so an access port gets a double-tagged
+// frame of its VLAN with the outer tag removed.
+func includesVLAN(p *Port, vlan uint16) bool {
 	if p.vlanMode() == VLANAccess {
-		return vlan == p.nativeVLAN() && innerVID == 0
+		return vlan == p.nativeVLAN()
 	}
 	return p.trunksVLAN(vlan)
 }
@@ -183,21 +184,14 @@ func (c *ctx) normal() {
 		}
 		return
 	}
-	var pcp, innerVID uint16
+	var pcp uint16
 	if tagged {
 		pcp = outer.TCI & 0xe000
-		if c.flow.VLANs[1].TCI&flow.VLANCFI != 0 {
-			innerVID = c.flow.VLANs[1].TCI & 0xfff
-		}
 	}
 	p := odp.MACLearnParams{Table: c.snap.FDBTable, VLAN: vlan, InTagged: tagged}
 	var patches []*Port
 	for _, q := range c.snap.Sorted {
-		if q.vlanMode() == VLANAccess && tagged && q.nativeVLAN() == vlan {
-			// Membership depended on the inner tag.
-			c.wc.VLANs[1].TCI |= flow.VLANCFI | 0xfff
-		}
-		if !includesVLAN(q, vlan, innerVID) {
+		if !includesVLAN(q, vlan) {
 			continue
 		}
 		switch {
