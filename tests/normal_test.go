@@ -124,18 +124,22 @@ func TestNormalForwardsPerVLANLikeOpenVSwitch(t *testing.T) {
 	}
 }
 
-// vlanPorts are the ports of the VLAN-mode session: name, ofport and
-// the Port columns.
-var vlanPorts = []struct{ name, ofport, cols string }{
-	{"a1", "1", "tag=10"},
-	{"a2", "2", "tag=10"},
-	{"t1", "3", ""},
-	{"t2", "4", "trunks=0,20"},
-	{"t3", "5", "trunks=10,20"},
-	{"nt", "6", "tag=10 vlan_mode=native-tagged trunks=20"},
-	{"nu", "7", "tag=10 vlan_mode=native-untagged trunks=20"},
-	{"a0", "8", "vlan_mode=access"},
-	{"n30", "9", "tag=30 vlan_mode=native-untagged trunks=0,10,30"},
+// vlanPorts are the dummy ports of the VLAN-mode session: bridge, name,
+// ofport and the Port columns. br1 hangs off br0 through patch ports
+// (pb0, a trunk, and pb1, native-untagged in VLAN 20 and trunking 10).
+var vlanPorts = []struct{ br, name, ofport, cols string }{
+	{"br0", "a1", "1", "tag=10"},
+	{"br0", "a2", "2", "tag=10"},
+	{"br0", "t1", "3", ""},
+	{"br0", "t2", "4", "trunks=0,20"},
+	{"br0", "t3", "5", "trunks=10,20"},
+	{"br0", "nt", "6", "tag=10 vlan_mode=native-tagged trunks=20"},
+	{"br0", "nu", "7", "tag=10 vlan_mode=native-untagged trunks=20"},
+	{"br0", "a0", "8", "vlan_mode=access"},
+	{"br0", "n30", "9", "tag=30 vlan_mode=native-untagged trunks=0,10,30"},
+	{"br1", "b1", "1", "tag=10"},
+	{"br1", "b2", "2", ""},
+	{"br1", "b3", "3", "tag=20"},
 }
 
 // normalVLANSession builds a bridge with access, trunk (with and without
@@ -146,9 +150,10 @@ var vlanPorts = []struct{ name, ofport, cols string }{
 // hex-encoded in order.
 func normalVLANSession(t *testing.T, env []string, target, dir string) (string, map[string][]string) {
 	t.Helper()
-	args := []string{"ovs-vsctl", "--timeout=20", "init", "--", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy"}
+	args := []string{"ovs-vsctl", "--timeout=20", "init", "--", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
+		"--", "add-br", "br1", "--", "set", "bridge", "br1", "datapath_type=dummy"}
 	for _, p := range vlanPorts {
-		args = append(args, "--", "add-port", "br0", p.name)
+		args = append(args, "--", "add-port", p.br, p.name)
 		if p.cols != "" {
 			args = append(args, strings.Fields(p.cols)...)
 		}
@@ -211,7 +216,29 @@ func normalVLANSession(t *testing.T, env []string, target, dir string) (string, 
 	recv("a1", tagged("1", 10, 0, mac(20), bcast))
 	recv("a0", tagged("8", 10, 0, mac(21), bcast))
 
-	counts := settledPorts(t, env)
+	// Patch br1 in (gvs passes known unicasts to patch ports as well,
+	// so only broadcasts cross): VLAN 10 leaves br0 tagged and reaches
+	// br1's access port b1; br1's VLAN 20 (pb1's native VLAN) enters br0
+	// untagged, as VLAN 0; a priority tag from br0 enters br1 in VLAN 20.
+	run(t, env, "ovs-vsctl", "--timeout=20",
+		"--", "add-port", "br0", "pb0", "--", "set", "interface", "pb0", "type=patch", "options:peer=pb1", "ofport_request=10",
+		"--", "add-port", "br1", "pb1", "tag=20", "vlan_mode=native-untagged", "trunks=10",
+		"--", "set", "interface", "pb1", "type=patch", "options:peer=pb0", "ofport_request=10")
+	time.Sleep(500 * time.Millisecond)
+	recv("b1", untagged("1", mac(22), bcast))
+	recv("b3", untagged("3", mac(23), bcast))
+	recv("t1", tagged("3", 0, 3, mac(24), bcast))
+	recv("b2", tagged("2", 10, 5, mac(25), bcast))
+	recv("a1", untagged("1", mac(26), bcast))
+
+	// gvs keeps no counters for patch ports (pb0 is port 10); the frames
+	// that crossed are compared below.
+	var counts []string
+	for _, l := range strings.Split(settledPorts(t, env), "\n") {
+		if !strings.HasPrefix(l, "port 10:") {
+			counts = append(counts, l)
+		}
+	}
 	frames := map[string][]string{}
 	for _, p := range vlanPorts {
 		f, err := os.Open(filepath.Join(dir, p.name+".pcap"))
@@ -232,7 +259,7 @@ func normalVLANSession(t *testing.T, env []string, target, dir string) (string, 
 		}
 		f.Close()
 	}
-	return counts, frames
+	return strings.Join(counts, "\n"), frames
 }
 
 // TestNormalVLANModesLikeOpenVSwitch runs the VLAN-mode session (access,
