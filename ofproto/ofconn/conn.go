@@ -215,7 +215,14 @@ type Conn struct {
 	peer    uint32 // peer's version bitmap
 	state   State
 
-	queue     chan []byte
+	queue chan []byte
+	// wmu guards bw; pending counts messages queued but not yet written.
+	// A send with nothing pending writes directly (no hand-off to the
+	// writer goroutine: one wake-up fewer per reply); otherwise it queues
+	// behind the pending ones, so order is kept.
+	wmu       sync.Mutex
+	bw        *bufio.Writer
+	pending   atomic.Int64
 	done      chan struct{}
 	closeOnce sync.Once
 	mu        sync.Mutex
@@ -288,10 +295,27 @@ func (c *Conn) SendRaw(b []byte) error {
 	if tap := c.tap.Load(); tap != nil {
 		(*tap)(b)
 	}
+	if c.pending.Load() == 0 && c.wmu.TryLock() {
+		if c.pending.Load() == 0 {
+			_, err := c.bw.Write(b)
+			if err == nil {
+				err = c.bw.Flush()
+			}
+			c.wmu.Unlock()
+			if err != nil {
+				c.shutdown(fmt.Errorf("ofconn: writing: %w", err))
+				return ErrClosed
+			}
+			return nil
+		}
+		c.wmu.Unlock()
+	}
+	c.pending.Add(1)
 	select {
 	case c.queue <- b:
 		return nil
 	case <-c.done:
+		c.pending.Add(-1)
 		return ErrClosed
 	}
 }
@@ -342,19 +366,19 @@ func (c *Conn) shutdown(err error) {
 // share system calls.
 func (c *Conn) writer() {
 	defer close(c.wdone)
-	w := bufio.NewWriterSize(c.nc, writeBufSize)
 	for {
 		select {
 		case b := <-c.queue:
-			if _, err := w.Write(b); err != nil {
+			c.wmu.Lock()
+			_, err := c.bw.Write(b)
+			c.pending.Add(-1)
+			if err == nil && len(c.queue) == 0 {
+				err = c.bw.Flush()
+			}
+			c.wmu.Unlock()
+			if err != nil {
 				c.shutdown(fmt.Errorf("ofconn: writing: %w", err))
 				return
-			}
-			if len(c.queue) == 0 {
-				if err := w.Flush(); err != nil {
-					c.shutdown(fmt.Errorf("ofconn: writing: %w", err))
-					return
-				}
 			}
 		case <-c.done:
 			return
@@ -396,7 +420,7 @@ func handshake(ctx context.Context, nc net.Conn, cfg *Config, h Handler) (*Conn,
 		return nil, nil, errors.New("ofconn: no valid versions configured")
 	}
 	c := &Conn{nc: nc, cfg: cfg, h: h, queue: make(chan []byte, cfg.queueLen()),
-		done: make(chan struct{}), wdone: make(chan struct{})}
+		done: make(chan struct{}), wdone: make(chan struct{}), bw: bufio.NewWriterSize(nc, writeBufSize)}
 	var vs []uint8
 	for v := uint8(minVersion); v <= maxVersion; v++ {
 		if local&(1<<v) != 0 {
