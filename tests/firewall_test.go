@@ -42,13 +42,11 @@ func vethPort(t *testing.T, vsctl func(...string) string, port, ip string, ofpor
 	return nsPort{ns: ns, ip: ip}
 }
 
-// TestStatefulFirewallOverVeths is a conntrack firewall on real ports:
-// two namespaces joined by gvs system ports, OpenFlow ct() flows that let
-// connections from the first namespace out and their replies back, and
-// drop new connections from the second. A TCP transfer one way works;
-// the other way is refused by the firewall; the conntrack table lists
-// the connection in its zone.
-func TestStatefulFirewallOverVeths(t *testing.T) {
+// secureBridge starts gvs-vswitchd with br0 (fail_mode secure) for tests
+// with veth ports in namespaces, and returns its environment and an
+// ovs-vsctl runner.
+func secureBridge(t *testing.T) ([]string, func(...string) string) {
+	t.Helper()
 	nstest.Require(t, "tests", "python3")
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
@@ -58,6 +56,17 @@ func TestStatefulFirewallOverVeths(t *testing.T) {
 	}
 	vsctl("init")
 	vsctl("add-br", "br0", "--", "set", "bridge", "br0", "fail_mode=secure")
+	return env, vsctl
+}
+
+// TestStatefulFirewallOverVeths is a conntrack firewall on real ports:
+// two namespaces joined by gvs system ports, OpenFlow ct() flows that let
+// connections from the first namespace out and their replies back, and
+// drop new connections from the second. A TCP transfer one way works;
+// the other way is refused by the firewall; the conntrack table lists
+// the connection in its zone.
+func TestStatefulFirewallOverVeths(t *testing.T) {
+	env, vsctl := secureBridge(t)
 	inside := vethPort(t, vsctl, "in", "10.9.0.1", 1)
 	outside := vethPort(t, vsctl, "out", "10.9.0.2", 2)
 	for _, f := range []string{

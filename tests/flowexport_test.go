@@ -103,15 +103,7 @@ const (
 // UDP stream between two namespaces through gvs system ports, and decodes
 // what reaches loopback collectors with goflow2's decoders.
 func TestFlowExportToGoflow2(t *testing.T) {
-	nstest.Require(t, "tests", "python3")
-	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
-	nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
-	_, env := startDaemon(t)
-	vsctl := func(args ...string) string {
-		return run(t, env, append([]string{"ovs-vsctl", "--timeout=20"}, args...)...)
-	}
-	vsctl("init")
-	vsctl("add-br", "br0", "--", "set", "bridge", "br0", "fail_mode=secure")
+	env, vsctl := secureBridge(t)
 	a := flowVethPort(t, vsctl, "10.31.0.1", 1)
 	b := flowVethPort(t, vsctl, "10.31.0.2", 2)
 	for _, f := range []string{

@@ -537,19 +537,7 @@ func printErrorMsg(w *bufio.Writer, b []byte) {
 		fmt.Fprintf(w, "OFPT_ERROR: %v\n", err)
 		return
 	}
-	em := m.Body.(*ofp.ErrorMsg)
-	header(w, "OFPT_ERROR", m)
-	code := em.ErrCode(m.Version)
-	if code == 0 {
-		fmt.Fprintf(w, " ***decode error: type %d code %d***\n", em.Type, em.Code)
-	} else {
-		fmt.Fprintf(w, " %s\n", code)
-	}
-	if len(em.Data) >= 8 {
-		if err := printMessage(w, em.Data); err != nil {
-			hexDump(w, em.Data)
-		}
-	}
+	printErrorMsgBody(w, m)
 }
 
 func addFlowCmd(e *env, args []string) error {
