@@ -37,6 +37,10 @@ var ovnTracePackets = []string{
 	"tcp,in_port=3,dl_src=00:00:00:00:00:23,dl_dst=00:00:00:00:02:01,nw_src=10.0.2.23,nw_dst=10.0.1.11,nw_ttl=64,tp_src=22,tp_dst=40000",
 	"tcp,in_port=3,dl_src=00:00:00:00:00:23,dl_dst=00:00:00:00:02:01,nw_src=10.0.2.23,nw_dst=10.0.1.100,nw_ttl=64,tp_src=5555,tp_dst=80",
 	"dl_vlan=5,ip,in_port=1,dl_src=00:00:00:00:00:11,dl_dst=00:00:00:00:00:12,nw_src=10.0.1.11,nw_dst=10.0.1.12",
+	// Through the router's NAT, and a TTL that expires in the router.
+	"icmp,in_port=1,dl_src=00:00:00:00:00:11,dl_dst=00:00:00:00:01:01,nw_src=10.0.1.11,nw_dst=172.16.0.23,nw_ttl=64,icmp_type=8",
+	"udp,in_port=3,dl_src=00:00:00:00:00:23,dl_dst=00:00:00:00:02:01,nw_src=10.0.2.23,nw_dst=10.0.1.11,nw_ttl=64,udp_src=9,udp_dst=9",
+	"icmp,in_port=1,dl_src=00:00:00:00:00:11,dl_dst=00:00:00:00:01:01,nw_src=10.0.1.11,nw_dst=10.0.2.23,nw_ttl=1,icmp_type=8",
 }
 
 // ovnInjected are frames received on VIFs (odp flow syntax, composed by
@@ -54,6 +58,9 @@ var ovnInjected = []struct{ port, pkt string }{
 	{"vm1", "in_port(1),eth(src=00:00:00:00:00:11,dst=00:00:00:00:00:12),eth_type(0x0800),ipv4(src=10.0.1.11,dst=10.0.1.100,proto=6,tos=0,ttl=64,frag=no),tcp(src=40001,dst=80),tcp_flags(syn)"},
 	{"vm1", "in_port(1),eth(src=00:00:00:00:00:99,dst=00:00:00:00:00:12),eth_type(0x0800),ipv4(src=10.0.1.11,dst=10.0.1.12,proto=6,tos=0,ttl=64,frag=no),tcp(src=40000,dst=22),tcp_flags(syn)"},
 	{"vm3", "in_port(3),eth(src=00:00:00:00:00:23,dst=00:00:00:00:02:01),eth_type(0x0800),ipv4(src=10.0.2.23,dst=10.0.1.11,proto=6,tos=0,ttl=64,frag=no),tcp(src=5000,dst=22),tcp_flags(syn)"},
+	{"vm1", "in_port(1),eth(src=00:00:00:00:00:11,dst=00:00:00:00:01:01),eth_type(0x0800),ipv4(src=10.0.1.11,dst=172.16.0.23,proto=1,tos=0,ttl=64,frag=no),icmp(type=8,code=0)"},
+	{"vm3", "in_port(3),eth(src=00:00:00:00:00:23,dst=00:00:00:00:02:01),eth_type(0x0800),ipv4(src=10.0.2.23,dst=10.0.1.11,proto=17,tos=0,ttl=64,frag=no),udp(src=9,dst=9)"},
+	{"vm1", "in_port(1),eth(src=00:00:00:00:00:11,dst=00:00:00:00:01:01),eth_type(0x0800),ipv4(src=10.0.1.11,dst=10.0.2.23,proto=1,tos=0,ttl=1,frag=no),icmp(type=8,code=0)"},
 }
 
 // injectAndCapture sends ovnInjected through the switch (env, appctl
@@ -120,6 +127,12 @@ func buildOVNTopology(o *ovnCluster) {
 	opts := strings.TrimSpace(o.nbctl("create", "DHCP_Options", "cidr=10.0.2.0/24",
 		`options="lease_time"="3600" "router"="10.0.2.1" "server_id"="10.0.2.1" "server_mac"="00:00:00:00:02:01"`))
 	o.nbctl("lsp-set-dhcpv4-options", "vm3", opts)
+	// IPv6 on the router and vm1, and NAT on the router: vm3 (10.0.2.23)
+	// is reached from ls1 as 172.16.0.23 and its traffic leaves as that
+	// address; ls1's subnet is SNATed to 172.16.0.1 toward ls2.
+	o.nbctl("lrp-set-gateway-chassis", "lr1-ls2", "hv1")
+	o.nbctl("lr-nat-add", "lr1", "dnat_and_snat", "172.16.0.23", "10.0.2.23")
+	o.nbctl("lr-nat-add", "lr1", "snat", "172.16.0.1", "10.0.1.0/24")
 }
 
 var (
