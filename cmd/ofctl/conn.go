@@ -2,9 +2,11 @@ package ofctl
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"io"
 	"net"
 	"os"
@@ -75,12 +77,28 @@ func (e *env) openAt(name, suffix string) (*vconn, error) {
 		switch kind {
 		case "unix":
 			nc, err = net.DialTimeout("unix", rest, e.timeout)
-		case "tcp":
+		case "tcp", "ssl":
 			host, port := rest, "6653"
 			if i := strings.LastIndex(rest, ":"); i >= 0 && !strings.HasSuffix(rest, "]") {
 				host, port = rest[:i], rest[i+1:]
 			}
-			nc, err = net.DialTimeout("tcp", net.JoinHostPort(strings.Trim(host, "[]"), port), e.timeout)
+			addr := net.JoinHostPort(strings.Trim(host, "[]"), port)
+			if kind == "tcp" {
+				nc, err = net.DialTimeout("tcp", addr, e.timeout)
+				break
+			}
+			// As ovs-ofctl: the key, certificate and CA certificate are
+			// required, the peer is checked against the CA, not its name.
+			if e.tls.PrivateKey == "" || e.tls.Certificate == "" || e.tls.CACert == "" {
+				return nil, fmt.Errorf("%s: Private key, certificate and CA certificate must be specified (use -p, -c, -C)", name)
+			}
+			var ts ofconn.TLSSettings
+			ts.Set(e.tls)
+			cfg, cerr := ts.ClientConfig()
+			if cerr != nil {
+				return nil, fmt.Errorf("connecting to %s (%v)", name, cerr)
+			}
+			nc, err = tls.DialWithDialer(&net.Dialer{Timeout: e.timeout}, "tcp", addr, cfg)
 		default:
 			return nil, fmt.Errorf("connecting to %s (Address family not supported by protocol)", name)
 		}

@@ -3,6 +3,7 @@ package ofctl
 import (
 	"bufio"
 	"fmt"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"io"
 	"os"
 	"strconv"
@@ -38,7 +39,10 @@ type env struct {
 	verbosity      int  // -m/--more, once per use
 	// stderrTTY enables progress lines for long flow table changes.
 	stderrTTY bool
-	now       func() time.Time // nil: time.Now (tests fake it)
+	// tls are -p/-c/-C (--private-key, --certificate, --ca-cert), for
+	// ssl: targets.
+	tls ofconn.TLSFiles
+	now func() time.Time // nil: time.Now (tests fake it)
 }
 
 // command is one row of the command table, like ovs-ofctl's all_commands[].
@@ -152,6 +156,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return fail("value %s on -t or --timeout is invalid", v)
 			}
 			e.timeout = time.Duration(n) * time.Second
+		case "-p", "--private-key", "-c", "--certificate", "-C", "--ca-cert":
+			v, ok := needVal()
+			if !ok {
+				return fail("option '%s' requires an argument", name)
+			}
+			switch name {
+			case "-p", "--private-key":
+				e.tls.PrivateKey = v
+			case "-c", "--certificate":
+				e.tls.Certificate = v
+			default:
+				e.tls.CACert = v
+			}
 		case "-P", "--packet-in-format":
 			v, ok := needVal()
 			if !ok {
