@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,13 +69,16 @@ func startOVS(t testing.TB) *realOVS {
 	ctl := appctl.SocketPath(dir, "ovs-vswitchd", cmd.Process.Pid)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, err := os.Stat(ctl); err == nil {
-			if _, err := os.Stat(filepath.Join(dir, "ovs-vswitchd.pid")); err == nil {
+		// The socket file appears at bind(), before listen(): only a
+		// successful connect shows the daemon is ready for commands.
+		if _, err := os.Stat(filepath.Join(dir, "ovs-vswitchd.pid")); err == nil {
+			if c, err := net.Dial("unix", ctl); err == nil {
+				c.Close()
 				break
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("ovs-vswitchd did not create %s", ctl)
+			t.Fatalf("ovs-vswitchd did not accept on %s", ctl)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -364,8 +364,13 @@ func execute(ctx context.Context, g *globals, invs []*invocation, args []string,
 	var res *client.Result
 	for attempt := 1; ; attempt++ {
 		var retry bool
-		seq := rep.Seq()
-		res, retry, err = commitOnce(ctx, g, cl, rep, schema, invs, args, stderr)
+		// The wait below must be for a state newer than the one this
+		// attempt reads (not one taken earlier): otherwise a retry can
+		// re-read the same stale snapshot and burn its attempts while the
+		// conflicting update is still on its way.
+		snap := rep.Snapshot()
+		seq := snap.Seq
+		res, retry, err = commitOnce(ctx, g, cl, rep, snap, schema, invs, args, stderr)
 		if err == nil || !retry || attempt == maxAttempts {
 			break
 		}
@@ -398,13 +403,13 @@ func execute(ctx context.Context, g *globals, invs []*invocation, args []string,
 // client changed the rows it read.
 const maxAttempts = 100
 
-// commitOnce runs the commands against the replica's current snapshot and
+// commitOnce runs the commands against snapshot snap of the replica and
 // commits their changes (waiting for gvs-vswitchd unless --no-wait).
 // retry reports that the transaction failed only because the verified
 // columns changed meanwhile.
-func commitOnce(ctx context.Context, g *globals, cl *client.Client, rep *client.Replica, schema *model.DatabaseSchema,
+func commitOnce(ctx context.Context, g *globals, cl *client.Client, rep *client.Replica, snap *client.Snapshot, schema *model.DatabaseSchema,
 	invs []*invocation, args []string, stderr io.Writer) (res *client.Result, retry bool, err error) {
-	dc := newDBCtx(schema, rep.Snapshot(), stderr)
+	dc := newDBCtx(schema, snap, stderr)
 	for _, inv := range invs {
 		inv.ctx, inv.post = dc, nil
 		inv.out.Reset()
