@@ -183,6 +183,16 @@ func maskOfctl(tool string, args []string, out string) string {
 		// Match fields gvs does not have (listed in its known gaps).
 		out = missingFieldsRE.ReplaceAllString(out, "")
 	}
+	if tool == "ovs-appctl" && (args[0] == "tnl/ports/show" || args[0] == "tnl/neigh/show" || args[0] == "tnl/arp/show") {
+		// Listed in hash order (after the heading).
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		head := min(len(lines), 1)
+		if args[0] != "tnl/ports/show" {
+			head = min(len(lines), 2)
+		}
+		slices.Sort(lines[head:])
+		out = strings.Join(lines, "\n") + "\n"
+	}
 	if tool == "ovs-appctl" && args[0] == "dpctl/dump-flows" {
 		out = dpStatsRE.ReplaceAllString(out, "packets:<n>, bytes:<n>")
 		// Megaflows are listed in hash order: compare them as a set.

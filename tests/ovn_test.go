@@ -73,6 +73,15 @@ func requireOVN(t *testing.T) {
 // of datapath type dpType.
 func startOVNOn(t *testing.T, env []string, dpType string) *ovnCluster {
 	t.Helper()
+	o := startOVNCentral(t, env)
+	o.startController(env, "hv1", "127.0.0.1", dpType, "controller")
+	return o
+}
+
+// startOVNCentral runs the NB and SB databases and ovn-northd; env is the
+// ovs-vsctl environment of the (first) switch.
+func startOVNCentral(t *testing.T, env []string) *ovnCluster {
+	t.Helper()
 	o := &ovnCluster{t: t, dir: t.TempDir(), gvsEnv: env}
 	// Whatever happens to the pidfiles, no OVN daemon outlives the test.
 	t.Cleanup(func() { exec.Command("pkill", "-f", o.dir).Run() })
@@ -81,12 +90,16 @@ func startOVNOn(t *testing.T, env []string, dpType string) *ovnCluster {
 		if !t.Failed() {
 			return
 		}
-		for _, name := range []string{"controller.log", "northd.log"} {
-			if b, err := os.ReadFile(filepath.Join(o.dir, name)); err == nil {
+		logs, _ := filepath.Glob(filepath.Join(o.dir, "*.log"))
+		for _, name := range logs {
+			if !strings.Contains(name, "controller") && !strings.HasSuffix(name, "northd.log") {
+				continue
+			}
+			if b, err := os.ReadFile(name); err == nil {
 				if len(b) > 4000 {
 					b = b[len(b)-4000:]
 				}
-				t.Logf("%s (tail):\n%s", name, b)
+				t.Logf("%s (tail):\n%s", filepath.Base(name), b)
 			}
 		}
 	})
@@ -106,22 +119,35 @@ func startOVNOn(t *testing.T, env []string, dpType string) *ovnCluster {
 	o.daemon(filepath.Join(o.dir, "northd.pid"), "ovn-northd", "--ovnnb-db=unix:"+o.nb, "--ovnsb-db=unix:"+o.sb,
 		"--pidfile="+filepath.Join(o.dir, "northd.pid"), "--log-file="+filepath.Join(o.dir, "northd.log"),
 		"--detach", "--no-chdir")
-	o.vsctl("set", "open", ".", "external_ids:system-id=hv1", "external_ids:ovn-remote=unix:"+o.sb,
-		"external_ids:ovn-encap-type=geneve", "external_ids:ovn-encap-ip=127.0.0.1",
+	return o
+}
+
+// startController runs ovn-controller (files NAME.pid and NAME.log)
+// for chassis sysID with tunnel endpoint encapIP against the switch whose
+// ovs-vsctl environment is env, and waits for it to create br-int.
+func (o *ovnCluster) startController(env []string, sysID, encapIP, dpType, name string) {
+	t := o.t
+	t.Helper()
+	vsctl := func(args ...string) string {
+		return run(t, env, append([]string{"ovs-vsctl", "--timeout=30"}, args...)...)
+	}
+	vsctl("set", "open", ".", "external_ids:system-id="+sysID, "external_ids:ovn-remote=unix:"+o.sb,
+		"external_ids:ovn-encap-type=geneve", "external_ids:ovn-encap-ip="+encapIP,
 		"external_ids:ovn-bridge-datapath-type="+dpType)
-	db := gvsDB(env)
-	o.daemon(filepath.Join(o.dir, "controller.pid"), "ovn-controller", "unix:"+db,
-		"--pidfile="+filepath.Join(o.dir, "controller.pid"), "--log-file="+filepath.Join(o.dir, "controller.log"),
+	saved := o.gvsEnv
+	o.gvsEnv = env
+	o.daemon(filepath.Join(o.dir, name+".pid"), "ovn-controller", "unix:"+gvsDB(env),
+		"--pidfile="+filepath.Join(o.dir, name+".pid"), "--log-file="+filepath.Join(o.dir, name+".log"),
 		"--detach", "--no-chdir")
+	o.gvsEnv = saved
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(o.vsctl("list-br"), "br-int") {
+	for !strings.Contains(vsctl("list-br"), "br-int") {
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(o.dir, "controller.log"))
+			log, _ := os.ReadFile(filepath.Join(o.dir, name+".log"))
 			t.Fatalf("ovn-controller did not create br-int; its log:\n%s", log)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return o
 }
 
 // gvsDB is gvs-vswitchd's database socket in its run directory.

@@ -184,7 +184,12 @@ func Start(cfg *Config) (*Daemon, error) {
 		return nil, err
 	}
 	d.sw = newDPSwitch(d)
+	d.sw.tnl = newTunnelEnv(d.sw, !cfg.DisableSystem)
+	d.sw.tnl.watch(d.ctx)
 	if err := d.registerCommands(); err != nil {
+		return nil, err
+	}
+	if err := d.sw.tnl.registerCommands(d.reg); err != nil {
 		return nil, err
 	}
 	if err := d.startBridges(); err != nil {
@@ -291,7 +296,7 @@ func (d *Daemon) startBridges() error {
 	info := bridge.Info{
 		OVSVersion:    Version,
 		DatapathTypes: []string{"dummy", "netdev", "system"},
-		IfaceTypes:    []string{"dummy", "internal", "patch", "system"},
+		IfaceTypes:    []string{"dummy", "geneve", "internal", "patch", "system", "vxlan"},
 	}
 	if d.cfg.DisableSystem {
 		// As Open vSwitch with --disable-system: no system datapath type.
@@ -364,6 +369,9 @@ func (d *Daemon) Close() error {
 		d.db.Close()
 	}
 	d.wg.Wait()
+	if d.sw != nil && d.sw.tnl != nil {
+		d.sw.tnl.close()
+	}
 	for _, dp := range d.datapaths() {
 		dp.Close()
 		for _, p := range dp.Ports() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"github.com/gvs-project/gvs/datapath/flow"
 	"strings"
 	"time"
 
@@ -28,14 +29,29 @@ func (d *Daemon) cmdTrace(_ context.Context, args []string) (string, error) {
 		return "", fmt.Errorf("syntax: ofproto/trace bridge flow [packet]")
 	}
 	br := d.sw.ofBridge(args[0])
-	if br == nil {
-		return "", fmt.Errorf("%s: unknown bridge", args[0])
+	var in ofswitch.TraceInput
+	if br == nil && strings.Contains(args[1], "(") {
+		// "dp_name odp_flow": a datapath flow, traced through the
+		// bridge that owns its input port.
+		m, err := flow.ParseMatch(args[1])
+		if err != nil {
+			return "", fmt.Errorf("trace: %w", err)
+		}
+		key := m.Key
+		if br = d.sw.odpBridge(&key); br == nil {
+			return "", fmt.Errorf("no bridge owns datapath port %d", key.InPort)
+		}
+		in.ODPKey = &key
+	} else {
+		if br == nil {
+			return "", fmt.Errorf("%s: unknown bridge", args[0])
+		}
+		fl, err := ofswitch.ParseTraceFlow(args[1])
+		if err != nil {
+			return "", err
+		}
+		in.Flow = fl
 	}
-	fl, err := ofswitch.ParseTraceFlow(args[1])
-	if err != nil {
-		return "", err
-	}
-	in := ofswitch.TraceInput{Flow: fl}
 	if len(args) == 3 {
 		b, err := hex.DecodeString(strings.ReplaceAll(args[2], " ", ""))
 		if err != nil {

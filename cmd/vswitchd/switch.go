@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/gvs-project/gvs/datapath/flow"
 	"net"
 	"os"
 	"path/filepath"
@@ -40,6 +41,10 @@ type dpSwitch struct {
 	// packet's in_port; recircs are the datapaths' recirculation ids.
 	muxes   map[string]*upcallMux
 	recircs map[string]*xlate.RecircTable
+	// vports are the datapaths' shared tunnel vports by name.
+	vports map[string]map[string]*vportRef
+	// tnl is the native tunnelling environment (routes, neighbours).
+	tnl *tunnelEnv
 }
 
 type swBridge struct {
@@ -95,12 +100,17 @@ type swPort struct {
 	lastLink   string
 	linkResets int64
 	dev        netdev.Device
+	// tunnel is a tunnel port's configuration (odp is its shared vport),
+	// tunnelOpts the options it came from.
+	tunnel     *xlate.TunnelConfig
+	tunnelOpts map[string]string
 }
 
 var _ bridge.Switch = (*dpSwitch)(nil)
 
 func newDPSwitch(d *Daemon) *dpSwitch {
-	return &dpSwitch{d: d, bridges: map[string]*swBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{}}
+	return &dpSwitch{d: d, bridges: map[string]*swBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
+		vports: map[string]map[string]*vportRef{}}
 }
 
 // dpType maps a Bridge.datapath_type to gvs's datapath: every type is the
@@ -148,6 +158,9 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 	if s.muxes[br.dpTyp] == nil {
 		s.muxes[br.dpTyp] = &upcallMux{}
 		s.recircs[br.dpTyp] = xlate.NewRecircTable()
+		if s.tnl != nil {
+			s.recircs[br.dpTyp].SetTunnelEnv(s.tnl)
+		}
 		dp.SetUpcallHandler(s.muxes[br.dpTyp])
 	}
 	name := cfg.Name
@@ -324,6 +337,8 @@ func (s *dpSwitch) ofPorts(b *swBridge) []ofswitch.Port {
 			op.ODP = p.odp
 			op.HWAddr = p.dev.MAC()
 			op.LinkDown = p.dev.LinkState() == netdev.LinkDown
+		} else if p.tunnel != nil {
+			op.ODP, op.Tunnel = p.odp, p.tunnel
 		} else if p.typ == "patch" {
 			for _, ob := range s.bridges {
 				if q := ob.ports[p.peer]; ob.dpTyp == b.dpTyp && q != nil && q.typ == "patch" && q.peer == p.name {
@@ -355,11 +370,29 @@ func (s *dpSwitch) reroute(dpTyp string) {
 		}
 	}
 	mux.routes.Store(&routes)
+	tunnels := map[uint32][]*ofswitch.Bridge{}
+	for _, bn := range sortedKeys(s.bridges) {
+		b := s.bridges[bn]
+		if b.dpTyp != dpTyp || b.of == nil {
+			continue
+		}
+		seen := map[uint32]bool{}
+		for _, p := range b.ports {
+			if p.tunnel != nil && !seen[p.odp] {
+				seen[p.odp] = true
+				tunnels[p.odp] = append(tunnels[p.odp], b.of)
+			}
+		}
+	}
+	mux.tunnels.Store(&tunnels)
 }
 
 // upcallMux hands each upcall to the bridge that owns its in_port.
 type upcallMux struct {
 	routes atomic.Pointer[map[uint32]*ofswitch.Bridge]
+	// tunnels lists, per tunnel vport, the bridges with tunnel ports on
+	// it; the one whose tunnel port receives the packet gets it.
+	tunnels atomic.Pointer[map[uint32][]*ofswitch.Bridge]
 }
 
 var errNoBridge = errors.New("no bridge owns the packet's input port")
@@ -369,7 +402,17 @@ func (m *upcallMux) bridge(u *dpif.Upcall) *ofswitch.Bridge {
 	if r == nil {
 		return nil
 	}
-	return (*r)[u.Key.InPort]
+	if b := (*r)[u.Key.InPort]; b != nil {
+		return b
+	}
+	if t := m.tunnels.Load(); t != nil {
+		for _, b := range (*t)[u.Key.InPort] {
+			if b.TunnelReceives(u.Key) {
+				return b
+			}
+		}
+	}
+	return nil
 }
 
 func (m *upcallMux) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
@@ -600,8 +643,11 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (int64, error) 
 		p.peer = ic.Options["peer"]
 		// A patch port has no device, but Open vSwitch still gives it a
 		// random locally administered unicast MAC.
-		rand.Read(p.mac[:])
-		p.mac[0] = p.mac[0]&^1 | 2
+		randomMAC(&p.mac)
+	} else if isTunnelType(ic.Type) {
+		if err := s.addTunnelPort(b, ic, p); err != nil {
+			return -1, err
+		}
 	} else {
 		dev, err := s.openDevice(b, ic)
 		if err != nil {
@@ -637,6 +683,9 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (int64, error) 
 			s.d.Datapath(b.dpTyp).DelPort(p.odp)
 			p.dev.Close()
 		}
+		if p.tunnel != nil {
+			s.releaseVport(b.dpTyp, p.tunnel)
+		}
 		return -1, fmt.Errorf("could not add network device %s to ofproto (No space left on device)", ic.Name)
 	}
 	b.ports[ic.Name] = p
@@ -663,8 +712,11 @@ func (s *dpSwitch) dpifShowBridges(dpTyp string) string {
 		for _, pn := range sortedKeys(b.ports) {
 			p := b.ports[pn]
 			odp, typ := "none", "patch: peer="+p.peer
-			if p.dev != nil {
+			switch {
+			case p.dev != nil:
 				odp, typ = strconv.FormatUint(uint64(p.odp), 10), p.dev.Type()
+			case p.tunnel != nil:
+				odp, typ = strconv.FormatUint(uint64(p.odp), 10), tunnelConfigText(p.tunnel, p.tunnelOpts)
 			}
 			if typ == "system" {
 				fmt.Fprintf(&sb, "    %s %d/%s:\n", pn, p.ofport, odp)
@@ -767,6 +819,9 @@ func (s *dpSwitch) DelPort(bname, iface string) error {
 	if p.ofport != bridge.OFPPLocal {
 		b.freedAt[p.ofport] = time.Now()
 	}
+	if p.tunnel != nil {
+		s.releaseVport(b.dpTyp, p.tunnel)
+	}
 	if p.dev != nil {
 		s.d.Datapath(b.dpTyp).DelPort(p.odp)
 		p.dev.Close()
@@ -789,8 +844,8 @@ func (s *dpSwitch) IfaceStatus(bname, iface string) bridge.IfaceStatus {
 	}
 	p := b.ports[iface]
 	st := bridge.IfaceStatus{Ofport: p.ofport, AdminState: "up", LinkState: "up", Status: p.status}
-	if p.dev == nil { // patch ports have no device
-		if !s.patchPeered(b, p) {
+	if p.dev == nil { // patch and tunnel ports have no device
+		if p.tunnel == nil && !s.patchPeered(b, p) {
 			st.Error = fmt.Sprintf("No usable peer '%s' exists in '%s' datapath.", p.peer, b.cfgType)
 		}
 		st.MACInUse = macString(p.mac)
@@ -942,4 +997,51 @@ func (s *dpSwitch) BridgeStatus(bname string) bridge.BridgeStatus {
 		dpid = b.cfgDPID
 	}
 	return bridge.BridgeStatus{DatapathID: fmt.Sprintf("%016x", dpid), DatapathVersion: "<built-in>"}
+}
+
+// randomMAC makes a random locally administered unicast MAC.
+func randomMAC(m *[6]byte) {
+	rand.Read(m[:])
+	m[0] = m[0]&^1 | 2
+}
+
+// hasDummyDevice reports whether a dummy device of that name is a port.
+func (s *dpSwitch) hasDummyDevice(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range s.bridges {
+		if p := b.ports[name]; p != nil && p.dev != nil {
+			_, ok := p.dev.(*dummy.Device)
+			return ok
+		}
+	}
+	return false
+}
+
+// odpBridge returns the bridge that translates packets with datapath key
+// k: the owner of its input port, or of the tunnel port that receives it.
+func (s *dpSwitch) odpBridge(k *flow.Key) *ofswitch.Bridge {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var tunnels []*ofswitch.Bridge
+	for _, bn := range sortedKeys(s.bridges) {
+		b := s.bridges[bn]
+		for _, p := range b.ports {
+			if p.odp != k.InPort || b.of == nil {
+				continue
+			}
+			if p.dev != nil {
+				return b.of
+			}
+			if p.tunnel != nil {
+				tunnels = append(tunnels, b.of)
+			}
+		}
+	}
+	for _, b := range tunnels {
+		if b.TunnelReceives(k) {
+			return b
+		}
+	}
+	return nil
 }

@@ -78,6 +78,8 @@ type workerStats struct {
 	flowLimitHit, putFail, recircTooDeep  atomic.Uint64
 	outputNoPort, unsupported, rxPackets  atomic.Uint64
 	fragDropped                           atomic.Uint64
+	tnlPushDropped, tnlPopError           atomic.Uint64
+	tnlInvalidPort                        atomic.Uint64
 	_                                     [64]byte
 }
 
@@ -600,12 +602,6 @@ func (w *worker) Meter(_ *odp.Context, id uint32, b *packet.Batch) {
 	}
 	b.N = n
 }
-
-// TunnelPush is the hook for tunnel encapsulation.
-func (w *worker) TunnelPush(_ *odp.Context, a *odp.Action, b *packet.Batch) { w.unsupported(b) }
-
-// TunnelPop is the hook for tunnel decapsulation.
-func (w *worker) TunnelPop(_ *odp.Context, no uint32, b *packet.Batch) { w.unsupported(b) }
 
 // --- the poll loop ---
 

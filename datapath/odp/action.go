@@ -222,12 +222,6 @@ func MACLearn(p MACLearnParams) (Action, error) {
 	return Action{Kind: KindMACLearn, MACLearn: &p}, nil
 }
 
-// TunnelPushParams reserves tnl_push's payload (the prebuilt outer header
-// and ports) for the tunnel work; Raw is the verbatim argument text.
-type TunnelPushParams struct {
-	Raw string
-}
-
 // VLANCFI in a push_vlan TCI means "tag present" (OVS convention); the
 // bit is cleared in the tag that goes on the wire.
 const VLANCFI = 0x1000

@@ -13,9 +13,11 @@
 // (RFC 1624 for IPv4, TCP, UDP, ICMP and ICMPv6 including pseudo-header
 // changes; SCTP's CRC32c is recomputed, keeping a wrong checksum wrong).
 //
-// ct, the MAC learn-and-forward action and tnl_push are placeholders: the
-// kinds, the reserved parameter structs and the Datapath hooks exist, and
-// their text is carried verbatim until their own work lands.
+// ct and the MAC learn-and-forward action run in their own modules through
+// the Datapath hooks. tnl_push carries a prebuilt outer header
+// (TunnelPushParams, datapath/tnl) that the datapath pushes in place;
+// tnl_pop hands the packets to the datapath, which decapsulates and
+// recirculates them.
 //
 // # Text
 //
@@ -45,5 +47,6 @@
 // dec_ttl, lb_output, set(tunnel) Geneve options and GBP, decoding of
 // ofproto's 24-byte userspace cookies (printed as hex userdata).
 //
-// It imports only datapath/packet (and datapath/flow in tests).
+// It imports only datapath/packet and datapath/tnl (and datapath/flow in
+// tests).
 package odp

@@ -202,9 +202,9 @@ func TestMeterDroppingEverythingSkipsLaterActions(t *testing.T) {
 	h.ops("meter:1x0")
 }
 
-func TestPlaceholderHooks(t *testing.T) {
+func TestDatapathHooksSeeTunnelAndMACLearnActions(t *testing.T) {
 	h := newHarness(t)
-	h.run("mac_learn(table=2),tnl_push(tnl_port(4789),header(size=50)),tnl_pop(5),9", h.batch(tcpv4(t)))
+	h.run("mac_learn(table=2),tnl_push(tnl_port(4789),header(size=50,type=4,eth(dst=f8:bc:12:44:34:b6,src=aa:55:aa:55:00:00,dl_type=0x0800),ipv4(src=1.1.2.88,dst=1.1.2.92,proto=17,tos=0,ttl=64,frag=0x4000),udp(src=0,dst=4789,csum=0x0),vxlan(flags=0x8000000,vni=0x7b)),out_port(100)),tnl_pop(5),9", h.batch(tcpv4(t)))
 	h.ops("mac_learn:2x1", "tnl_push:0x1", "tnl_pop:5x1", "output:9x1")
 }
 

@@ -120,11 +120,7 @@ func (a *Action) AppendText(dst []byte) []byte {
 	case KindMACLearn:
 		return a.MACLearn.appendText(dst)
 	case KindTunnelPush:
-		raw := ""
-		if a.TunnelPush != nil {
-			raw = a.TunnelPush.Raw
-		}
-		return appendRaw(dst, "tnl_push", raw)
+		return appendTunnelPush(dst, a.TunnelPush)
 	}
 	return append(dst, "invalid"...)
 }
@@ -157,13 +153,6 @@ func (m *MACLearnParams) appendText(dst []byte) []byte {
 		}
 		dst = append(dst, ')')
 	}
-	return append(dst, ')')
-}
-
-func appendRaw(dst []byte, name, raw string) []byte {
-	dst = append(dst, name...)
-	dst = append(dst, '(')
-	dst = append(dst, raw...)
 	return append(dst, ')')
 }
 

@@ -27,7 +27,7 @@ var fuzzSeeds = []string{
 	"check_pkt_len(size=200,gt(4),le(drop))",
 	"userspace(pid=2,userdata(0102030400000000),actions,tunnel_out_port=4)",
 	"ct(commit,zone=5,mark=0x1/0xff,label=0x1/0xf,nat(src=10.0.0.1-10.0.0.5:100-200,random))",
-	"ct_clear,ct,recirc(0x2)", "tnl_pop(3)", "tnl_push(tnl_port(4789),header(size=50)),1", "mac_learn(table=1)",
+	"ct_clear,ct,recirc(0x2)", "tnl_pop(3)", "tnl_push(tnl_port(4789),header(size=50,type=4,eth(dst=f8:bc:12:44:34:b6,src=aa:55:aa:55:00:00,dl_type=0x0800),ipv4(src=1.1.2.88,dst=1.1.2.92,proto=17,tos=0,ttl=64,frag=0x4000),udp(src=0,dst=4789,csum=0x0),vxlan(flags=0x8000000,vni=0x7b)),out_port(100)),1", "mac_learn(table=1)",
 	"mac_learn(table=2,vlan=10,in_tagged,ports(1,2:tagged,3))",
 }
 

@@ -767,14 +767,6 @@ func (m *MACLearnParams) parseOpt(opt string) error {
 	return nil
 }
 
-func (p *parser) tnlPush(int) (Action, error) {
-	raw, err := p.raw()
-	if err != nil {
-		return Action{}, err
-	}
-	return Action{Kind: KindTunnelPush, TunnelPush: &TunnelPushParams{Raw: raw}}, nil
-}
-
 func (p *parser) set(int) (Action, error) {
 	if err := p.expect("("); err != nil {
 		return Action{}, err

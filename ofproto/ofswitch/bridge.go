@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -226,6 +228,14 @@ func (b *Bridge) Close() {
 	b.closeFlowExport()
 }
 
+// TunnelReceives reports whether one of the bridge's tunnel ports
+// receives a packet with datapath key k (in_port a tunnel vport).
+func (b *Bridge) TunnelReceives(k *flow.Key) bool { return b.xl.Snapshot().TunnelReceive(k) != nil }
+
+// TunnelStateChanged makes every megaflow be re-translated: the tunnel
+// routes or neighbours that native tunnel output depends on changed.
+func (b *Bridge) TunnelStateChanged() { b.changed() }
+
 // changed bumps the change sequence and wakes the revalidator.
 func (b *Bridge) changed() {
 	b.seq.Add(1)
@@ -251,9 +261,13 @@ func (b *Bridge) SetPorts(ports []Port) {
 		}
 		b.ports[p.OFPort] = &p
 		xp := p.Port
+		xp.MAC = p.HWAddr
 		xs = append(xs, &xp)
 	}
-	b.xl.SetSnapshot(xlate.NewSnapshot(b.cfg.Name, b.cfg.FDBTable, xs))
+	snap := xlate.NewSnapshot(b.cfg.Name, b.cfg.FDBTable, xs)
+	// The TLV table was accepted only if it fits, so this cannot fail.
+	_ = snap.SetTLVs(tunTLVs(b.tlv))
+	b.xl.SetSnapshot(snap)
 	var events []portEvent
 	for no, p := range b.ports {
 		if o := old[no]; o == nil {
@@ -395,3 +409,55 @@ func outputsTo(acts []ofp.Action, port, group uint32) bool {
 
 // inPortField is the in_port field, for matches built in code.
 var inPortField = mf.ByName("in_port")
+
+// tunTLVs converts TLV table mappings for translation.
+func tunTLVs(ms []ofp.TLVMap) []mf.TunTLV {
+	out := make([]mf.TunTLV, len(ms))
+	for i, m := range ms {
+		out[i] = mf.TunTLV{Class: m.OptClass, Type: m.OptType, Len: m.OptLen, Index: m.Index}
+	}
+	return out
+}
+
+// setTLVs installs a new TLV table in the translation snapshot. Called
+// with b.mu held.
+func (b *Bridge) setTLVs(ms []ofp.TLVMap) error {
+	old := b.xl.Snapshot()
+	next := *old
+	if err := next.SetTLVs(tunTLVs(ms)); err != nil {
+		return &ofp.Error{Code: ofp.NXTTMFC_TABLE_FULL, Err: err}
+	}
+	b.tlv = ms
+	b.xl.SetSnapshot(&next)
+	b.changed()
+	return nil
+}
+
+// injectPackets sends packets translation asked for (tunnel neighbour
+// requests) through their bridges, as packet-outs to OFPP_TABLE from
+// the given port.
+func (b *Bridge) injectPackets(injs []xlate.Inject) {
+	for _, inj := range injs {
+		x := b.cfg.Recirc.Bridge(inj.Bridge)
+		if x == nil || b.cfg.DP == nil {
+			continue
+		}
+		snap := x.Snapshot()
+		p := snap.Ports[inj.InPort]
+		if p == nil {
+			continue
+		}
+		pkt := packet.FromBytes(inj.Data)
+		var in xlate.In
+		flow.Extract(pkt, &in.Key)
+		in.Key.InPort = p.ODP
+		pkt.Md.InPort = p.ODP
+		in.Packet = pkt
+		in.OFActions, in.InPort = []ofp.Action{{Type: ofp.ActOutput, Port: uint32(xlate.PortTable)}}, inj.InPort
+		var out xlate.Out
+		x.Translate(&in, &out)
+		if out.Err == nil && len(out.Actions) > 0 {
+			_ = b.cfg.DP.Execute(pkt, out.Actions)
+		}
+	}
+}

@@ -77,6 +77,11 @@ func (b *Bridge) decodeFlowModNoGroups(fm *ofp.FlowMod, v uint8, st *connState) 
 	if fm.Command == ofp.FlowAdd && fm.TableID == 0xff && fm.Format == ofp.FormatOXM {
 		return nil, &ofp.Error{Code: ofp.OFPBRC_BAD_TABLE_ID}
 	}
+	// tun_metadata moves into the layout of the bridge's TLV table, where
+	// packets carry it; a field the table does not map is refused.
+	if err := out.Match.Relayout(b.xl.Snapshot().TunMap); err != nil {
+		return nil, &ofp.Error{Code: ofp.NXFMFC_INVALID_TLV_FIELD, Err: err}
+	}
 	acts, err := decodeOfpacts(fm.Instructions, v, fm.Format == ofp.FormatOXM)
 	if err != nil {
 		return nil, err

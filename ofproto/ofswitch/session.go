@@ -171,8 +171,7 @@ func (b *Bridge) tlvMod(tm *ofp.TLVTableMod) error {
 	defer b.mu.Unlock()
 	switch tm.Command {
 	case ofp.TLVClear:
-		b.tlv = nil
-		return nil
+		return b.setTLVs(nil)
 	case ofp.TLVAdd:
 		next := append([]ofp.TLVMap(nil), b.tlv...)
 		for _, nm := range tm.Mappings {
@@ -195,8 +194,7 @@ func (b *Bridge) tlvMod(tm *ofp.TLVTableMod) error {
 			}
 			next = append(next, nm)
 		}
-		b.tlv = next
-		return nil
+		return b.setTLVs(next)
 	case ofp.TLVDelete:
 		next := b.tlv[:0:0]
 		for _, o := range b.tlv {
@@ -208,8 +206,7 @@ func (b *Bridge) tlvMod(tm *ofp.TLVTableMod) error {
 				next = append(next, o)
 			}
 		}
-		b.tlv = next
-		return nil
+		return b.setTLVs(next)
 	}
 	return &ofp.Error{Code: ofp.OFPBRC_BAD_SUBTYPE}
 }

@@ -20,6 +20,9 @@ import (
 type TraceInput struct {
 	Flow   mf.Flow
 	Packet []byte
+	// ODPKey, if not nil, is a datapath flow to trace instead of Flow
+	// (ofproto/trace dp_name odp_flow).
+	ODPKey *flow.Key
 }
 
 // ParseTraceFlow reads ofproto/trace's flow argument in ovs-ofctl match
@@ -46,6 +49,17 @@ func (b *Bridge) Trace(in TraceInput) string {
 	odpIn := uint32(xlate.NoODP)
 	if p := snap.Ports[uint16(fl.InPort)]; p != nil {
 		odpIn = p.ODP
+	}
+	if in.ODPKey != nil {
+		key = *in.ODPKey
+		odpIn = key.InPort
+		fl = mf.Flow{Key: key}
+		fl.InPort = uint32(xlate.PortNone)
+		if p := snap.ByODP[key.InPort]; p != nil {
+			fl.InPort = uint32(p.OFPort)
+		} else if p := snap.TunnelReceive(&key); p != nil {
+			fl.InPort = uint32(p.OFPort)
+		}
 	}
 	var pkt *packet.Packet
 	if in.Packet != nil {
@@ -118,7 +132,7 @@ func traceLine(sb *strings.Builder, ev *xlate.TraceEvent) {
 	case xlate.TraceNote:
 		fmt.Fprintf(sb, "%s-> %s\n", pad(ev.Indent), ev.Text)
 	case xlate.TraceBridge:
-		fmt.Fprintf(sb, "\nbridge(\"%s\")\n%s\n", ev.Text, strings.Repeat("-", len(ev.Text)+10))
+		fmt.Fprintf(sb, "\n%sbridge(\"%s\")\n%s%s\n", pad(ev.Indent), ev.Text, pad(ev.Indent), strings.Repeat("-", len(ev.Text)+10))
 	case xlate.TraceSkip:
 		fmt.Fprintf(sb, "%s>> %s\n", pad(ev.Indent), ev.Text)
 	}
@@ -268,5 +282,33 @@ func flowString(fl *mf.Flow) string {
 		w.CtMark = ^uint32(0)
 	}
 	flow.MarkL3L4(w, k)
-	return ofptext.FormatMatch(&m, ofptext.DefaultPriority)
+	tunnel := k.TunDst != 0 || k.TunIPv6Dst != [16]byte{}
+	switch {
+	case tunnel:
+		// Every tunnel field of a tunnel packet, as flow_format.
+		if k.TunFlags&packet.TunFlagKey != 0 {
+			w.TunID = ^uint64(0)
+		}
+		w.TunSrc, w.TunDst = ^uint32(0), ^uint32(0)
+		for i := range w.TunIPv6Src {
+			w.TunIPv6Src[i], w.TunIPv6Dst[i] = 0xff, 0xff
+		}
+		w.TunFlags = packet.TunFlagOAM
+		w.TunTos, w.TunTTL = 0xff, 0xff
+		w.TunGbpID, w.TunGbpFlags = 0xffff, 0xff
+	case k.TunID != 0:
+		w.TunID = ^uint64(0)
+	}
+	s := ofptext.FormatMatch(&m, ofptext.DefaultPriority)
+	if tunnel {
+		// Fields gvs does not model, which Open vSwitch prints as zero,
+		// and the public tunnel flags.
+		flags := "0"
+		if k.TunFlags&packet.TunFlagOAM != 0 {
+			flags = "oam"
+		}
+		ttl := fmt.Sprintf("tun_ttl=%d,", k.TunTTL)
+		s = strings.Replace(s, ttl, ttl+"tun_erspan_ver=0,gtpu_flags=0,gtpu_msgtype=0,tun_flags="+flags+",", 1)
+	}
+	return s
 }

@@ -96,6 +96,7 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 		b.sendPacketIns(out.PacketIns)
 	}
 	b.applyLearned(out.Learned)
+	b.injectPackets(out.Injects)
 	return nil
 }
 

@@ -32,11 +32,11 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 	}
 	zone := ct.ZoneImm
 	if ct.ZoneSrc.Field != nil {
-		v := fieldBytes(ct.ZoneSrc.Field, &c.flow)
+		v := c.fieldBytes(ct.ZoneSrc.Field, &c.flow)
 		z := make([]byte, 2)
 		copyBits(z, 0, v, ct.ZoneSrc.Ofs, min(ct.ZoneSrc.NBits, 16))
 		zone = uint16(z[0])<<8 | uint16(z[1])
-		orField(ct.ZoneSrc.Field, &c.wc, subfieldMask(ct.ZoneSrc.Field.Bytes, ct.ZoneSrc.Ofs, ct.ZoneSrc.NBits))
+		c.orField(ct.ZoneSrc.Field, &c.wc, subfieldMask(ct.ZoneSrc.Field.Bytes, ct.ZoneSrc.Ofs, ct.ZoneSrc.NBits))
 	}
 	c.commit()
 	var args []string

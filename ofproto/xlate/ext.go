@@ -108,8 +108,8 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		if f == nil {
 			return true
 		}
-		orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
-		v := fieldBytes(f, &c.flow)
+		c.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
+		v := c.fieldBytes(f, &c.flow)
 		p := make([]byte, 8)
 		copyBits(p, 0, v, a.Src.Ofs, a.Src.NBits)
 		var port uint64
@@ -128,8 +128,8 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		if f == nil {
 			return true
 		}
-		orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
-		v := fieldBytes(f, &c.flow)
+		c.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
+		v := c.fieldBytes(f, &c.flow)
 		e := make([]byte, 16)
 		copyBits(e, 0, v, a.Src.Ofs, a.Src.NBits)
 		c.stack = append(c.stack, e)
@@ -147,8 +147,8 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		v := make([]byte, f.Bytes)
 		copyBits(v, a.Dst.Ofs, e, 0, a.Dst.NBits)
 		m := subfieldMask(f.Bytes, a.Dst.Ofs, a.Dst.NBits)
-		orField(f, &c.wc, m)
-		setMasked(f, &c.flow, v, m)
+		c.orField(f, &c.wc, m)
+		c.setMasked(f, &c.flow, v, m)
 	case ofp.ActLearn:
 		c.learn(a.Learn)
 	case ofp.ActGroup:
@@ -297,8 +297,8 @@ func (c *ctx) learn(l *ofp.Learn) {
 		if sp.SrcImm {
 			copyBits(val, 0, sp.Imm, 0, sp.NBits)
 		} else if f := sp.Src.Field; f != nil {
-			orField(f, &c.wc, subfieldMask(f.Bytes, sp.Src.Ofs, sp.Src.NBits))
-			copyBits(val, 0, fieldBytes(f, &c.flow), sp.Src.Ofs, sp.NBits)
+			c.orField(f, &c.wc, subfieldMask(f.Bytes, sp.Src.Ofs, sp.Src.NBits))
+			copyBits(val, 0, c.fieldBytes(f, &c.flow), sp.Src.Ofs, sp.NBits)
 		}
 		switch sp.Dst {
 		case ofp.LearnMatch:
@@ -408,7 +408,7 @@ func (c *ctx) checkPktLen(a *ofp.Action) {
 		if bit == 1 {
 			v = subfieldMask(f.Bytes, a.Dst.Ofs, 1)
 		}
-		setMasked(f, &c.flow, v, subfieldMask(f.Bytes, a.Dst.Ofs, 1))
+		c.setMasked(f, &c.flow, v, subfieldMask(f.Bytes, a.Dst.Ofs, 1))
 		c.out.Actions = nil
 		c.frames = c.frames[:0:0]
 		c.noTail = bit == 1

@@ -9,20 +9,34 @@ import (
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
-// fieldBytes returns f's value in fl (network order, f.Bytes long).
-func fieldBytes(f *mf.Field, fl *mf.Flow) []byte {
+// fieldBytes returns f's value in fl (network order, f.Bytes long);
+// tun_metadata is read through the bridge's TLV layout.
+func (c *ctx) fieldBytes(f *mf.Field, fl *mf.Flow) []byte {
 	b := make([]byte, f.Bytes)
+	if _, ok := f.TunIndex(); ok {
+		f.GetTun(fl, c.tunMap(), b)
+		return b
+	}
 	f.Get(fl, b)
 	return b
 }
 
+// setBytes stores a whole field value into fl.
+func (c *ctx) setBytes(f *mf.Field, fl *mf.Flow, v []byte) {
+	if _, ok := f.TunIndex(); ok {
+		_ = f.SetTun(fl, c.tunMap(), v)
+		return
+	}
+	_ = f.Set(fl, clampValid(f, v))
+}
+
 // orField ORs mask into f's bits of wc (un-wildcards them).
-func orField(f *mf.Field, wc *mf.Flow, mask []byte) {
-	cur := fieldBytes(f, wc)
+func (c *ctx) orField(f *mf.Field, wc *mf.Flow, mask []byte) {
+	cur := c.fieldBytes(f, wc)
 	for i := range cur {
 		cur[i] |= mask[i]
 	}
-	_ = f.Set(wc, clampValid(f, cur))
+	c.setBytes(f, wc, cur)
 }
 
 // clampValid drops bits f cannot hold, so Set never refuses a mask.
@@ -44,8 +58,8 @@ func clampValid(f *mf.Field, v []byte) []byte {
 }
 
 // setMasked writes value under mask into f's bits of fl.
-func setMasked(f *mf.Field, fl *mf.Flow, value, mask []byte) {
-	cur := fieldBytes(f, fl)
+func (c *ctx) setMasked(f *mf.Field, fl *mf.Flow, value, mask []byte) {
+	cur := c.fieldBytes(f, fl)
 	for i := range cur {
 		m := byte(0xff)
 		if mask != nil {
@@ -53,7 +67,7 @@ func setMasked(f *mf.Field, fl *mf.Flow, value, mask []byte) {
 		}
 		cur[i] = cur[i]&^m | value[i]&m
 	}
-	_ = f.Set(fl, clampValid(f, cur))
+	c.setBytes(f, fl, cur)
 }
 
 func allOnes(n int) []byte {
@@ -123,7 +137,17 @@ func (c *ctx) prereqsOK(f *mf.Field) bool {
 // set_field): the field must have its prerequisites, and the bits written
 // are un-wildcarded.
 func (c *ctx) setField(f *mf.Field, value, mask []byte) {
-	if f == nil || len(value) != f.Bytes {
+	if f == nil {
+		return
+	}
+	if _, ok := f.TunIndex(); ok && len(value) < f.Bytes {
+		// tun_metadata values come as wide as they were written.
+		value = rightAlign(value, f.Bytes)
+		if mask != nil {
+			mask = rightAlign(mask, f.Bytes)
+		}
+	}
+	if len(value) != f.Bytes {
 		return
 	}
 	if !c.prereqsOK(f) {
@@ -137,8 +161,8 @@ func (c *ctx) setField(f *mf.Field, value, mask []byte) {
 	if isIPHeader(f) {
 		c.wc.NwProto = 0xff // as Open vSwitch does for IP header writes
 	}
-	orField(f, &c.wc, m)
-	setMasked(f, &c.flow, value, m)
+	c.orField(f, &c.wc, m)
+	c.setMasked(f, &c.flow, value, m)
 }
 
 // changed is a masked set's mask for one field: the consulted bits m if
@@ -204,13 +228,13 @@ func (c *ctx) move(a *ofp.Action) {
 		c.trace("skipping move: prerequisites not met")
 		return
 	}
-	orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
-	src := fieldBytes(sf, &c.flow)
+	c.orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
+	src := c.fieldBytes(sf, &c.flow)
 	v := make([]byte, df.Bytes)
 	copyBits(v, a.Dst.Ofs, src, a.Src.Ofs, a.Src.NBits)
 	m := subfieldMask(df.Bytes, a.Dst.Ofs, a.Dst.NBits)
-	orField(df, &c.wc, m)
-	setMasked(df, &c.flow, v, m)
+	c.orField(df, &c.wc, m)
+	c.setMasked(df, &c.flow, v, m)
 }
 
 // commit emits datapath actions that make the packet look like the
@@ -327,4 +351,11 @@ func (c *ctx) commitVLAN() {
 		c.emit(odp.PushVLAN(tpid, f.VLANs[0].TCI))
 	}
 	b.VLANs[0] = f.VLANs[0]
+}
+
+// rightAlign returns b right-aligned in n bytes.
+func rightAlign(b []byte, n int) []byte {
+	out := make([]byte, n)
+	copy(out[n-len(b):], b)
+	return out
 }

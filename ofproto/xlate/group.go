@@ -164,8 +164,8 @@ func (c *ctx) selectGroup(g *Group) {
 			if f == nil || !c.prereqsOK(f) {
 				continue
 			}
-			v := fieldBytes(f, &c.flow)
-			orField(f, &c.wc, allOnes(f.Bytes))
+			v := c.fieldBytes(f, &c.flow)
+			c.orField(f, &c.wc, allOnes(f.Bytes))
 			for _, x := range v {
 				h = (h ^ uint64(x)) * 0x100000001b3
 			}

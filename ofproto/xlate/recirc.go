@@ -52,6 +52,8 @@ type RecircTable struct {
 	// bridges are the translators of the datapath's bridges by name,
 	// for patch ports and for resuming a frozen pass.
 	bridges map[string]*Xlator
+	// env is the native tunnelling environment (tunnel.go).
+	env TunnelEnv
 
 	// Readers is the translation lock of the datapath's bridges: every
 	// translation holds it shared, and a flow table commit takes it

@@ -199,7 +199,15 @@ func (c *ctx) normal() {
 			if q != in {
 				patches = append(patches, q)
 			}
+		case q.Tunnel != nil:
+			// NORMAL does not flood into tunnels (gvs's mac_learn
+			// action has no tunnel output).
 		case q.ODP != NoODP:
+			// A tunnel packet for the address of a port it would reach
+			// is decapsulated instead (terminate_native_tunnel).
+			if q != in && c.terminate(q) {
+				return
+			}
 			p.Ports = append(p.Ports, odp.MACLearnPort{Port: q.ODP, Tagged: outputTCI(q, vlan, pcp) != 0})
 		}
 	}

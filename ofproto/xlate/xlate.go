@@ -78,6 +78,12 @@ type Port struct {
 	// output to it continues translation in the peer bridge.
 	PeerBridge string
 	PeerPort   uint16
+	// MAC is the port's Ethernet address (the source of tunnel headers
+	// sent through it, the destination of tunnel packets it terminates).
+	MAC [6]byte
+	// Tunnel, when not nil, makes this a native tunnel port (geneve,
+	// vxlan): ODP is then the datapath's shared tunnel vport.
+	Tunnel *TunnelConfig
 }
 
 // Snapshot is the immutable bridge configuration a translation uses.
@@ -89,6 +95,22 @@ type Snapshot struct {
 	Sorted []*Port
 	// FDBTable identifies the bridge's MAC table for mac_learn.
 	FDBTable uint32
+	// Tunnels are the tunnel ports, in OpenFlow port order.
+	Tunnels []*Port
+	// TunMap places tun_metadata fields by the bridge's TLV table and
+	// TLVs are its mappings (Geneve options <-> tun_metadata).
+	TunMap *mf.TunMap
+	TLVs   []mf.TunTLV
+}
+
+// SetTLVs installs the bridge's TLV table mappings.
+func (s *Snapshot) SetTLVs(tlvs []mf.TunTLV) error {
+	tm, err := mf.NewTunMap(tlvs)
+	if err != nil {
+		return err
+	}
+	s.TunMap, s.TLVs = tm, tlvs
+	return nil
 }
 
 // NewSnapshot indexes ports.
@@ -96,12 +118,17 @@ func NewSnapshot(bridge string, fdb uint32, ports []*Port) *Snapshot {
 	s := &Snapshot{Bridge: bridge, FDBTable: fdb, Ports: map[uint16]*Port{}, ByODP: map[uint32]*Port{}}
 	for _, p := range ports {
 		s.Ports[p.OFPort] = p
-		if p.ODP != NoODP {
+		switch {
+		case p.Tunnel != nil:
+			s.Tunnels = append(s.Tunnels, p)
+		case p.ODP != NoODP:
 			s.ByODP[p.ODP] = p
 		}
 		s.Sorted = append(s.Sorted, p)
 	}
 	slices.SortFunc(s.Sorted, func(a, b *Port) int { return cmp.Compare(a.OFPort, b.OFPort) })
+	slices.SortFunc(s.Tunnels, func(a, b *Port) int { return cmp.Compare(a.OFPort, b.OFPort) })
+	s.TunMap = &mf.TunMap{}
 	return s
 }
 
@@ -247,6 +274,9 @@ type Out struct {
 	// NetFlowOutput is the OpenFlow output port NetFlow reports, or one
 	// of NetFlowOutDrop, NetFlowOutMulti, NetFlowOutFlood.
 	NetFlowOutput uint16
+	// Injects are packets to send through a bridge (tunnel neighbour
+	// requests), produced whatever SideEffects says.
+	Injects []Inject
 }
 
 // TableLookup is one table lookup of a translation.
@@ -290,6 +320,10 @@ type ctx struct {
 	// recirculation that started it): only then does ct_clear act.
 	conntracked bool
 	smp         sampleState
+	// udpif holds the packet's raw Geneve options (udpifLen bytes) when
+	// they were converted to tun_metadata, for the megaflow mask.
+	udpif    [len(flow.Key{}.TunMeta)]byte
+	udpifLen int
 }
 
 // Translate runs in through the bridge's pipeline.
@@ -319,10 +353,12 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.flow.Regs, c.flow.Metadata = in.Regs, in.Metadata
 	} else {
 		p := c.snap.ByODP[in.Key.InPort]
-		if p == nil {
-			c.flow.InPort = PortNone
-		} else {
+		switch {
+		case p != nil:
 			c.flow.InPort = uint32(p.OFPort)
+		case c.tunnelReceive():
+		default:
+			c.flow.InPort = PortNone
 		}
 		if in.Key.RecircID != 0 {
 			fz, ok := x.Recirc.Get(in.Key.RecircID)
@@ -353,6 +389,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 			c.conntracked = true
 		}
 	}
+	c.udpifToMetadata()
 	c.startSampling()
 	switch {
 	case in.Resume != nil:
@@ -427,8 +464,14 @@ func (c *ctx) finish() {
 	if c.in.Key.NwFrag&flow.FragLater != 0 {
 		k.TpSrc, k.TpDst, k.TCPFlags = 0, 0, 0
 	}
+	// A packet that did not come from a tunnel matches no tunnel field
+	// (set_field may have consulted some).
+	if c.in.Key.TunDst == 0 && c.in.Key.TunIPv6Dst == [16]byte{} {
+		clearTunnel(k)
+	}
 	c.out.Mask = flow.Mask(*k)
 	c.out.Mask.InPort = ^uint32(0)
+	c.udpifMask(&c.out.Mask)
 	if c.in.Trace != nil {
 		c.out.Final = c.flow
 	}
@@ -567,8 +610,10 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		switch {
 		case p != nil && p.PeerBridge != "":
 			c.patch(p)
+		case p != nil && p.Tunnel != nil:
+			c.tunnelOutput(p)
 		case p != nil && p.ODP != NoODP:
-			c.outputODP(p.ODP)
+			c.outputPort(p)
 		default:
 			c.trace("IN_PORT: input port %d has no datapath port", c.flow.InPort)
 		}
@@ -580,13 +625,20 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		c.normal()
 	case PortFlood, PortAll:
 		c.commit()
+		last := c.last
+		c.last = false
 		for _, p := range c.snap.Sorted {
 			if p.ODP == NoODP || uint32(p.OFPort) == c.flow.InPort || (port == PortFlood && p.NoFlood) {
+				continue
+			}
+			if p.Tunnel != nil {
+				c.tunnelOutput(p)
 				continue
 			}
 			c.sampleOutput(p.ODP)
 			c.emit(odp.Output(p.ODP))
 		}
+		c.last = last
 		c.sampleFlood(true)
 	case PortController:
 		c.controller(ReasonAction, maxLen, 0, nil)
@@ -605,12 +657,25 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 			c.patch(p)
 			return
 		}
+		if p.Tunnel != nil {
+			c.tunnelOutput(p)
+			return
+		}
 		if p.ODP == NoODP {
 			c.trace("output to port %d without a datapath port", port)
 			return
 		}
-		c.outputODP(p.ODP)
+		c.outputPort(p)
 	}
+}
+
+// outputPort outputs to a port with a datapath port of its own, unless
+// the packet is a tunnel packet arriving for the port's address.
+func (c *ctx) outputPort(p *Port) {
+	if c.terminate(p) {
+		return
+	}
+	c.outputODP(p.ODP)
 }
 
 // switchBridge makes translation continue with another bridge's tables

@@ -213,7 +213,21 @@ func (r *Reconciler) applyPorts(ab *appliedBridge, bc *BridgeConfig, owner map[s
 		delete(ab.ifaces, name)
 	}
 	clear(ab.failed)
-	for _, name := range slices.Sorted(maps.Keys(want)) {
+	// Interfaces with an ofport_request first, then the others (Open
+	// vSwitch's bridge_add_ports), so that datapath port numbers chosen
+	// by order come out the same.
+	names := slices.Sorted(maps.Keys(want))
+	slices.SortStableFunc(names, func(a, b string) int {
+		ra, rb := want[a].OfportRequest > 0, want[b].OfportRequest > 0
+		switch {
+		case ra && !rb:
+			return -1
+		case rb && !ra:
+			return 1
+		}
+		return 0
+	})
+	for _, name := range names {
 		if _, ok := ab.ifaces[name]; ok {
 			continue
 		}

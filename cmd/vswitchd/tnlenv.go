@@ -1,0 +1,182 @@
+package vswitchd
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/ofproto/router"
+	"github.com/gvs-project/gvs/ofproto/tnlneigh"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// tunnelEnv is native tunnelling's view of the host: the routing table
+// (ovs/route), the neighbour cache (tnl/neigh) and device addresses —
+// the kernel's for real devices, netdev-dummy/ip4addr's for dummy ones.
+type tunnelEnv struct {
+	s      *dpSwitch
+	routes *router.Table
+	neigh  *tnlneigh.Cache
+	kernel *router.Kernel // nil without kernel access (--disable-system)
+
+	mu    sync.Mutex
+	dummy map[string][]netip.Prefix // addresses set by netdev-dummy/ip4addr
+}
+
+var _ xlate.TunnelEnv = (*tunnelEnv)(nil)
+
+func newTunnelEnv(s *dpSwitch, useKernel bool) *tunnelEnv {
+	e := &tunnelEnv{s: s, dummy: map[string][]netip.Prefix{}, neigh: tnlneigh.New()}
+	e.routes = router.New(e.Addrs)
+	if useKernel {
+		if k, err := router.OpenKernel(); err == nil {
+			e.kernel = k
+			if err := e.routes.Sync(k); err != nil {
+				s.d.log.Warn(fmt.Sprintf("route table: %v", err))
+			}
+		}
+	}
+	return e
+}
+
+// watch keeps the kernel routes current until ctx ends.
+func (e *tunnelEnv) watch(ctx context.Context) {
+	if e.kernel == nil {
+		return
+	}
+	go func() {
+		if err := e.routes.Watch(ctx, e.kernel); err != nil && ctx.Err() == nil {
+			e.s.d.log.Warn(fmt.Sprintf("route table: %v", err))
+		}
+	}()
+}
+
+func (e *tunnelEnv) close() {
+	if e.kernel != nil {
+		e.kernel.Close()
+	}
+}
+
+func (e *tunnelEnv) Route(dst netip.Addr, mark uint32) (string, netip.Addr, netip.Addr, bool) {
+	r, ok := e.routes.Lookup(dst, mark)
+	if !ok {
+		return "", netip.Addr{}, netip.Addr{}, false
+	}
+	return r.Dev, r.Gateway, r.Src, true
+}
+
+func (e *tunnelEnv) Neighbor(bridge string, ip netip.Addr) ([6]byte, bool) {
+	return e.neigh.Lookup(bridge, ip)
+}
+
+func (e *tunnelEnv) NeighborMiss(bridge string, ip netip.Addr) bool {
+	return e.neigh.ShouldSendRequest(bridge, ip)
+}
+
+// Learn records a neighbour; a new or changed entry makes every bridge
+// re-translate its megaflows (those that dropped while it was unknown).
+func (e *tunnelEnv) Learn(bridge string, ip netip.Addr, mac [6]byte) {
+	old, ok := e.neigh.Lookup(bridge, ip)
+	e.neigh.Set(bridge, ip, mac)
+	if !ok || old != mac {
+		e.changed()
+	}
+}
+
+func (e *tunnelEnv) changed() {
+	for _, b := range e.s.ofBridges() {
+		b.TunnelStateChanged()
+	}
+}
+
+// Addrs returns a device's addresses: those set with
+// netdev-dummy/ip4addr, else the kernel's.
+func (e *tunnelEnv) Addrs(dev string) []netip.Prefix {
+	e.mu.Lock()
+	a := e.dummy[dev]
+	e.mu.Unlock()
+	if a != nil || e.kernel == nil {
+		return a
+	}
+	return e.kernel.Addrs(dev)
+}
+
+func (e *tunnelEnv) Request(src [6]byte, srcIP, dstIP netip.Addr) []byte {
+	if dstIP.Is4() {
+		return tnlneigh.ARPRequest(src, srcIP, dstIP)
+	}
+	return tnlneigh.NeighborSolicit(src, srcIP, dstIP)
+}
+
+// setDummyAddr is netdev-dummy/ip4addr and ip6addr.
+func (e *tunnelEnv) setDummyAddr(_ context.Context, args []string) (string, error) {
+	dev, addr := args[0], args[1]
+	if !e.s.hasDummyDevice(dev) {
+		return "", fmt.Errorf("Unknown Dummy Interface")
+	}
+	p, err := netip.ParsePrefix(addr)
+	if err != nil {
+		return "", fmt.Errorf("Invalid parameters")
+	}
+	e.mu.Lock()
+	e.dummy[dev] = append(e.dummy[dev], p)
+	e.mu.Unlock()
+	e.changed()
+	return "OK", nil
+}
+
+// portsShow is tnl/ports/show: the datapath tunnel vports and how many
+// tunnel ports use each.
+func (e *tunnelEnv) portsShow(context.Context, []string) (string, error) {
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	var vs []*vportRef
+	for _, m := range e.s.vports {
+		for _, v := range m {
+			vs = append(vs, v)
+		}
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i].no < vs[j].no })
+	var lines []string
+	for _, v := range vs {
+		lines = append(lines, fmt.Sprintf("%s (%d) ref_cnt=%d", v.name, v.no, v.refs))
+	}
+	return "Listening ports:\n" + strings.Join(lines, "\n") + "\n", nil
+}
+
+// registerCommands adds ovs/route/*, tnl/neigh/*, tnl/arp/*,
+// tnl/ports/show and netdev-dummy/ip4addr|ip6addr.
+func (e *tunnelEnv) registerCommands(reg *appctl.Registry) error {
+	for _, c := range e.routes.Commands() {
+		if err := reg.Register(c.Name, c.Usage, c.MinArgs, c.MaxArgs, appctl.Handler(c.Run)); err != nil {
+			return err
+		}
+	}
+	for _, c := range e.neigh.Commands() {
+		run := c.Run
+		name := c.Name
+		h := func(ctx context.Context, args []string) (string, error) {
+			out, err := run(ctx, args)
+			if err == nil && (strings.HasSuffix(name, "/set") || strings.HasSuffix(name, "/flush")) {
+				e.changed()
+			}
+			return out, err
+		}
+		if err := reg.Register(c.Name, c.Usage, c.MinArgs, c.MaxArgs, h); err != nil {
+			return err
+		}
+	}
+	if err := reg.Register("tnl/ports/show", "-v", 0, 1, e.portsShow); err != nil {
+		return err
+	}
+	for _, n := range []string{"netdev-dummy/ip4addr", "netdev-dummy/ip6addr"} {
+		if err := reg.Register(n, "[netdev] ipaddr/mask-prefix-len", 2, 2, e.setDummyAddr); err != nil {
+			return err
+		}
+	}
+	return nil
+}

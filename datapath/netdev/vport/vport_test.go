@@ -1,0 +1,55 @@
+package vport
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/datapath/tnl"
+)
+
+func TestNewNamesPortsAsOpenVSwitch(t *testing.T) {
+	for _, c := range []struct {
+		typ      tnl.Type
+		dst      uint16
+		name, ty string
+	}{
+		{tnl.TypeGeneve, 0, "genev_sys_6081", "geneve"},
+		{tnl.TypeVXLAN, 0, "vxlan_sys_4789", "vxlan"},
+		{tnl.TypeVXLAN, 4790, "vxlan_sys_4790", "vxlan"},
+	} {
+		d, err := New("", c.typ, c.dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Name() != c.name || d.Type() != c.ty || d.TunnelType() != c.typ || d.NumRxQueues() != 0 {
+			t.Errorf("New(%d, %d) = %s %s %d queues", c.typ, c.dst, d.Name(), d.Type(), d.NumRxQueues())
+		}
+		if c.dst != 0 && d.DstPort() != c.dst {
+			t.Errorf("DstPort() = %d, want %d", d.DstPort(), c.dst)
+		}
+	}
+	if _, err := New("gre", 3, 0); err == nil {
+		t.Error("New accepted GRE")
+	}
+}
+
+func TestSendDropsAndCounts(t *testing.T) {
+	d, _ := New("", tnl.TypeGeneve, 0)
+	pool := packet.NewPool(4)
+	var b packet.Batch
+	b.Add(pool.Get())
+	b.Add(pool.Get())
+	if err := d.Send(0, &b, pool); err != nil {
+		t.Fatal(err)
+	}
+	if b.N != 0 || pool.Free() != 4 {
+		t.Errorf("batch %d left, pool %d free; want 0 and 4", b.N, pool.Free())
+	}
+	if s := d.Stats(); s.TxDropped != 2 || s.TxPackets != 0 {
+		t.Errorf("stats %+v, want 2 tx drops", s)
+	}
+	if _, err := d.Recv(0, &b, pool); !errors.Is(err, ErrNoQueues) {
+		t.Errorf("Recv error %v, want ErrNoQueues", err)
+	}
+}

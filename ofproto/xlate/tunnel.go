@@ -1,0 +1,651 @@
+package xlate
+
+import (
+	"encoding/binary"
+	"net/netip"
+
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/datapath/tnl"
+	"github.com/gvs-project/gvs/ofproto/mf"
+)
+
+// Native tunnelling, as Open vSwitch's userspace datapath does it: output
+// to a tunnel port becomes tnl_push with a header built from the route
+// and neighbour of the remote endpoint, followed by the translation of the
+// outer packet through the bridge that owns the route's device; a tunnel
+// packet output to a port that holds the local endpoint's address becomes
+// tnl_pop, and the datapath brings the inner packet back in on the
+// tunnel vport, where TunnelReceive picks the OpenFlow tunnel port.
+
+// TunnelConfig is a tunnel port's configuration (Interface options).
+type TunnelConfig struct {
+	// Type is "geneve" or "vxlan".
+	Type string
+	// DstPort is the UDP destination port (6081, 4789 by default).
+	DstPort uint16
+	// RemoteIP is options:remote_ip; RemoteFlow when it is "flow".
+	RemoteIP   netip.Addr
+	RemoteFlow bool
+	// LocalIP is options:local_ip (invalid: any); LocalFlow for "flow".
+	LocalIP   netip.Addr
+	LocalFlow bool
+	// InKey/OutKey are options:in_key/out_key (key sets both); the
+	// *Flow variants mean "flow", OutKeyPresent that a key is sent.
+	InKey, OutKey          uint64
+	InKeyFlow, OutKeyFlow  bool
+	OutKeyPresent          bool
+	TTL, Tos               uint8
+	TTLInherit, TosInherit bool
+	DontFragment, Csum     bool
+}
+
+// TunnelEnv is what native tunnelling needs from outside the bridges:
+// the routing table, the neighbour cache and device addresses.
+type TunnelEnv interface {
+	// Route finds the device (a bridge's port name), gateway (invalid if
+	// none) and source address for dst.
+	Route(dst netip.Addr, mark uint32) (dev string, gw, src netip.Addr, ok bool)
+	// Neighbor looks ip up in bridge's neighbour cache.
+	Neighbor(bridge string, ip netip.Addr) ([6]byte, bool)
+	// NeighborMiss records a lookup miss; true means a request should be
+	// sent now (not one already outstanding).
+	NeighborMiss(bridge string, ip netip.Addr) bool
+	// Learn records ip at mac in bridge's neighbour cache.
+	Learn(bridge string, ip netip.Addr, mac [6]byte)
+	// Addrs returns a device's addresses.
+	Addrs(dev string) []netip.Prefix
+	// Request returns an ARP request (IPv4) or neighbour solicitation.
+	Request(src [6]byte, srcIP, dstIP netip.Addr) []byte
+}
+
+// SetTunnelEnv gives the datapath's bridges their tunnelling environment.
+func (t *RecircTable) SetTunnelEnv(env TunnelEnv) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.env = env
+}
+
+func (t *RecircTable) tunnelEnv() TunnelEnv {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.env
+}
+
+// Bridge returns a registered translator by bridge name, or nil.
+func (t *RecircTable) Bridge(name string) *Xlator { return t.bridge(name) }
+
+// Inject is a packet translation wants sent through a bridge as if it
+// came in on InPort (a tunnel's ARP or ND request from the bridge's
+// local port), as Open vSwitch's compose_table_xlate.
+type Inject struct {
+	Bridge string
+	InPort uint16
+	Data   []byte
+}
+
+// TunnelReceive returns the tunnel port of s that receives a packet with
+// datapath key k (in_port a tunnel vport), trying exact matches first as
+// Open vSwitch's tnl_find: configured key before key=flow, configured
+// remote before remote=flow, configured local address before any before
+// local=flow.
+func (s *Snapshot) TunnelReceive(k *flow.Key) *Port {
+	if len(s.Tunnels) == 0 {
+		return nil
+	}
+	src, dst := tunSrc(k), tunDst(k)
+	for keyFlow := 0; keyFlow < 2; keyFlow++ {
+		for remFlow := 0; remFlow < 2; remFlow++ {
+			for local := 0; local < 3; local++ {
+				for _, p := range s.Tunnels {
+					t := p.Tunnel
+					if p.ODP != k.InPort || t.InKeyFlow != (keyFlow == 1) || t.RemoteFlow != (remFlow == 1) {
+						continue
+					}
+					if !t.InKeyFlow && t.InKey != k.TunID {
+						continue
+					}
+					if !t.RemoteFlow && t.RemoteIP != src {
+						continue
+					}
+					switch local {
+					case 0:
+						if t.LocalFlow || !t.LocalIP.IsValid() || t.LocalIP != dst {
+							continue
+						}
+					case 1:
+						if t.LocalFlow || t.LocalIP.IsValid() {
+							continue
+						}
+					case 2:
+						if !t.LocalFlow {
+							continue
+						}
+					}
+					return p
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func tunSrc(k *flow.Key) netip.Addr {
+	if k.TunSrc != 0 {
+		return v4(k.TunSrc)
+	}
+	return netip.AddrFrom16(k.TunIPv6Src).Unmap()
+}
+
+func tunDst(k *flow.Key) netip.Addr {
+	if k.TunDst != 0 {
+		return v4(k.TunDst)
+	}
+	return netip.AddrFrom16(k.TunIPv6Dst).Unmap()
+}
+
+func v4(a uint32) netip.Addr {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], a)
+	return netip.AddrFrom4(b)
+}
+
+func fromV4(a netip.Addr) uint32 {
+	b := a.As4()
+	return binary.BigEndian.Uint32(b[:])
+}
+
+// tunnelReceive starts a translation of a packet that came in on a
+// tunnel vport: in_port becomes the tunnel's OpenFlow port, the tunnel
+// fields it was chosen by are un-wildcarded (tnl_wc_init) and raw Geneve
+// options become tun_metadata through the TLV table. It reports false
+// when no tunnel port takes the packet.
+func (c *ctx) tunnelReceive() bool {
+	k := &c.in.Key
+	if k.TunDst == 0 && k.TunIPv6Dst == [16]byte{} {
+		return false
+	}
+	p := c.snap.TunnelReceive(k)
+	if p == nil {
+		return false
+	}
+	c.flow.InPort = uint32(p.OFPort)
+	w := &c.wc.Key
+	w.TunID = ^uint64(0)
+	if k.TunDst != 0 {
+		w.TunSrc, w.TunDst = ^uint32(0), ^uint32(0)
+	} else {
+		w.TunIPv6Src, w.TunIPv6Dst = allOnes16, allOnes16
+	}
+	w.TunFlags |= packet.TunFlagDontFragment | packet.TunFlagCsum | packet.TunFlagKey
+	w.TunTos = 0xff
+	return true
+}
+
+var allOnes16 = [16]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// udpifToMetadata converts the raw Geneve options of the flow into the
+// bridge's tun_metadata layout; options without a mapping are left out
+// (as Open vSwitch, which matches them only through their raw form).
+func (c *ctx) udpifToMetadata() {
+	k := &c.flow.Key
+	if k.TunFlags&flow.TunFlagUDPIF == 0 {
+		return
+	}
+	n := int(min(k.TunMetaPresent, uint64(len(k.TunMeta))))
+	raw := k.TunMeta
+	c.udpif, c.udpifLen = raw, n
+	k.TunMeta, k.TunMetaPresent = [len(k.TunMeta)]byte{}, 0
+	k.TunFlags &^= flow.TunFlagUDPIF
+	tm := c.tunMap()
+	for off := 0; off+4 <= n; {
+		l := int(raw[off+3]&0x1f) * 4
+		if off+4+l > n {
+			break
+		}
+		class, typ := binary.BigEndian.Uint16(raw[off:]), raw[off+2]
+		for _, t := range c.snap.TLVs {
+			if t.Class == class && t.Type == typ && int(t.Len) == l {
+				loc := tm.Opts[t.Index]
+				copy(k.TunMeta[loc.Off:loc.Off+loc.Len], raw[off+4:off+4+l])
+				k.TunMetaPresent |= 1 << t.Index
+			}
+		}
+		off += 4 + l
+	}
+}
+
+// udpifMask turns the tun_metadata bits consulted into the raw-option
+// mask of the megaflow: an option whose field was consulted is matched
+// on its class, type, length and the consulted data bits.
+func (c *ctx) udpifMask(m *flow.Mask) {
+	if c.udpifLen == 0 && c.in.Key.TunFlags&flow.TunFlagUDPIF == 0 {
+		return
+	}
+	var raw [len(m.TunMeta)]byte
+	tm := c.tunMap()
+	for off := 0; off+4 <= c.udpifLen; {
+		l := int(c.udpif[off+3]&0x1f) * 4
+		if off+4+l > c.udpifLen {
+			break
+		}
+		class, typ := binary.BigEndian.Uint16(c.udpif[off:]), c.udpif[off+2]
+		for _, t := range c.snap.TLVs {
+			if t.Class != class || t.Type != typ || int(t.Len) != l || c.wc.TunMetaPresent&(1<<t.Index) == 0 {
+				continue
+			}
+			loc := tm.Opts[t.Index]
+			raw[off], raw[off+1], raw[off+2], raw[off+3] = 0xff, 0xff, 0xff, 0x1f
+			copy(raw[off+4:off+4+l], c.wc.TunMeta[loc.Off:loc.Off+loc.Len])
+		}
+		off += 4 + l
+	}
+	m.TunMeta = raw
+	m.TunMetaPresent = 0xff
+	m.TunFlags |= flow.TunFlagUDPIF
+}
+
+func (c *ctx) tunMap() *mf.TunMap {
+	if c.snap.TunMap == nil {
+		return &mf.TunMap{}
+	}
+	return c.snap.TunMap
+}
+
+// geneveOptions encodes the present tun_metadata fields as Geneve options
+// in field order (tun_metadata_to_geneve_header).
+func (c *ctx) geneveOptions(k *flow.Key) []byte {
+	var out []byte
+	tm := c.tunMap()
+	for i := 0; i < 64; i++ {
+		if k.TunMetaPresent&(1<<i) == 0 {
+			continue
+		}
+		for _, t := range c.snap.TLVs {
+			if int(t.Index) != i {
+				continue
+			}
+			loc := tm.Opts[i]
+			out = append(out, byte(t.Class>>8), byte(t.Class), t.Type, t.Len/4)
+			out = append(out, k.TunMeta[loc.Off:loc.Off+loc.Len]...)
+		}
+	}
+	return out
+}
+
+// tunnelOutput is output to a native tunnel port.
+func (c *ctx) tunnelOutput(p *Port) {
+	env := c.x.Recirc.tunnelEnv()
+	if env == nil {
+		c.trace("native tunnelling is not configured")
+		return
+	}
+	c.commit()
+	saveFlow := c.flow
+	defer func() {
+		// The tunnel port's settings are not visible to later actions.
+		c.flow = saveFlow
+	}()
+	t := p.Tunnel
+	k := &c.flow.Key
+	w := &c.wc.Key
+	// tnl_port_send.
+	if !t.LocalFlow {
+		setTunAddr(k, t.LocalIP, true)
+	}
+	if !t.RemoteFlow {
+		setTunAddr(k, t.RemoteIP, false)
+	}
+	k.TunTpDst = t.DstPort
+	if !t.OutKeyFlow {
+		k.TunID = t.OutKey
+	}
+	ip := isIP(k)
+	if t.TTLInherit && ip {
+		w.NwTTL = 0xff
+		k.TunTTL = k.NwTTL
+	} else {
+		k.TunTTL = t.TTL
+	}
+	if t.TosInherit && ip {
+		w.NwTos |= 0xfc
+		k.TunTos = k.NwTos & 0xfc
+	} else {
+		k.TunTos = t.Tos
+	}
+	if ip {
+		w.NwTos |= 0x03
+		if k.NwTos&3 == 3 {
+			k.TunTos |= 1
+		} else {
+			k.TunTos |= k.NwTos & 3
+		}
+	}
+	k.TunFlags &= packet.TunFlagOAM
+	if t.DontFragment {
+		k.TunFlags |= packet.TunFlagDontFragment
+	}
+	if t.Csum {
+		k.TunFlags |= packet.TunFlagCsum
+	}
+	if t.OutKeyPresent {
+		k.TunFlags |= packet.TunFlagKey
+	}
+	c.trace("output to native tunnel")
+	dst := tunDst(k)
+	if !dst.IsValid() || dst.IsUnspecified() {
+		c.trace("native tunnel routing failed")
+		return
+	}
+	if orig := tunDst(&c.in.Key); orig.IsValid() && !orig.IsUnspecified() && orig == dst {
+		c.trace("Not tunneling to our own address")
+		return
+	}
+	dev, gw, src, ok := env.Route(dst, k.PktMark)
+	if !ok {
+		c.trace("native tunnel routing failed")
+		return
+	}
+	nh := dst
+	if gw.IsValid() && !gw.IsUnspecified() {
+		nh = gw
+	}
+	if s := tunSrc(k); s.IsValid() && !s.IsUnspecified() {
+		src = s
+	}
+	ox, op := c.x.Recirc.devicePort(dev)
+	if op == nil {
+		c.trace("native tunnel routing failed")
+		return
+	}
+	c.trace("tunneling to %s via %s", dst, dev)
+	obridge := ox.snap.Load().Bridge
+	dmac, ok := env.Neighbor(obridge, nh)
+	if !ok {
+		kind := "ARP"
+		if !nh.Is4() {
+			kind = "ND"
+		}
+		c.trace("neighbor cache miss for %s on bridge %s, sending %s request", nh, obridge, kind)
+		if env.NeighborMiss(obridge, nh) {
+			c.out.Injects = append(c.out.Injects, Inject{Bridge: obridge, InPort: op.OFPort, Data: env.Request(op.MAC, src, nh)})
+		}
+		return
+	}
+	c.trace("tunneling from %s %s to %s %s", macString(op.MAC), src, macString(dmac), nh)
+	hp := tnl.Params{EthDst: dmac, EthSrc: op.MAC, Src: src, Dst: dst, Tos: k.TunTos, TTL: k.TunTTL,
+		DontFragment: k.TunFlags&packet.TunFlagDontFragment != 0, UDPDst: t.DstPort, Csum: k.TunFlags&packet.TunFlagCsum != 0,
+		VNI: uint32(k.TunID), OAM: k.TunFlags&packet.TunFlagOAM != 0}
+	switch t.Type {
+	case "geneve":
+		hp.Type = tnl.TypeGeneve
+		hp.GeneveOpts = c.geneveOptions(k)
+	case "vxlan":
+		hp.Type = tnl.TypeVXLAN
+	}
+	h, err := tnl.Build(&hp)
+	if err != nil {
+		c.trace("native tunnel header build failed")
+		return
+	}
+	last := c.last
+	saveOut := c.out.Actions
+	c.out.Actions = nil
+	c.emit(odp.TunnelPush(p.ODP, op.ODP, h))
+	c.underlay(ox, op, src, dst, dmac, last)
+	sub := c.out.Actions
+	c.out.Actions = saveOut
+	if len(sub) <= 1 {
+		return
+	}
+	if last {
+		c.out.Actions = append(c.out.Actions, sub...)
+	} else {
+		c.emit(odp.Clone(sub))
+	}
+}
+
+// underlay translates the encapsulated packet through the bridge that
+// owns the route's device, as if it came in on that device, with its own
+// wildcards (the outer headers follow from the tunnel configuration, not
+// from the inner packet) and without side effects.
+func (c *ctx) underlay(ox *Xlator, op *Port, src, dst netip.Addr, dmac [6]byte, last bool) {
+	saveX, saveSnap, saveV := c.x, c.snap, c.v
+	saveFlow, saveBase, saveWC := c.flow, c.base, c.wc
+	saveTable, saveRule, saveStack, saveIn, saveInd := c.table, c.rule, c.stack, c.in, c.ind
+	saveCT := c.conntracked
+	defer func() {
+		c.x, c.snap, c.v = saveX, saveSnap, saveV
+		c.flow, c.base, c.wc = saveFlow, saveBase, saveWC
+		c.table, c.rule, c.stack, c.in, c.ind = saveTable, saveRule, saveStack, saveIn, saveInd
+		c.conntracked = saveCT
+		if c.err == nil {
+			c.exit = false
+		}
+	}()
+	in := *c.in
+	in.SideEffects, in.Packet = false, nil
+	c.in = &in
+	outer := func(k *flow.Key) {
+		tun := *k
+		*k = flow.Key{}
+		k.RecircID, k.DPHash, k.PktMark, k.SkbPriority = tun.RecircID, tun.DPHash, tun.PktMark, tun.SkbPriority
+		k.EthDst, k.EthSrc = dmac, op.MAC
+		if dst.Is4() {
+			k.EthType = flow.EthTypeIPv4
+			k.NwSrc, k.NwDst = fromV4(src), fromV4(dst)
+		} else {
+			k.EthType = flow.EthTypeIPv6
+			k.IPv6Src, k.IPv6Dst = src.As16(), dst.As16()
+		}
+		k.NwTos, k.NwTTL = tun.TunTos, tun.TunTTL
+		k.NwProto = flow.IPProtoUDP
+		k.TpSrc, k.TpDst = tun.TunTpSrc, tun.TunTpDst
+	}
+	outer(&c.flow.Key)
+	c.flow.Regs, c.flow.Metadata, c.flow.ActsetOutput = [mf.NumRegs]uint32{}, 0, 0
+	c.base = c.flow.Key
+	c.wc = mf.Flow{}
+	c.conntracked = false
+	c.switchBridge(ox)
+	// The outer packet's pipeline nests in the trace unless the tunnel
+	// output was the last action.
+	hdr := 0
+	c.ind = 4
+	if !last {
+		hdr, c.ind = saveInd, saveInd+8
+	}
+	if saveIn.Trace != nil {
+		saveIn.Trace(&TraceEvent{Kind: TraceBridge, Indent: hdr, Text: c.snap.Bridge})
+	}
+	c.flow.InPort = uint32(op.OFPort)
+	c.stack = nil
+	c.lookupTable(0, true)
+}
+
+func setTunAddr(k *flow.Key, a netip.Addr, src bool) {
+	var v4a uint32
+	var v6a [16]byte
+	if a.IsValid() {
+		if a.Is4() {
+			v4a = fromV4(a)
+		} else {
+			v6a = a.As16()
+		}
+	}
+	if src {
+		k.TunSrc, k.TunIPv6Src = v4a, v6a
+	} else {
+		k.TunDst, k.TunIPv6Dst = v4a, v6a
+	}
+}
+
+func macString(m [6]byte) string {
+	const hexd = "0123456789abcdef"
+	b := make([]byte, 0, 17)
+	for i, x := range m {
+		if i > 0 {
+			b = append(b, ':')
+		}
+		b = append(b, hexd[x>>4], hexd[x&15])
+	}
+	return string(b)
+}
+
+// devicePort finds the bridge port named dev among the datapath's
+// bridges, preferring the bridge of that name (tnl_route_lookup_flow).
+func (t *RecircTable) devicePort(dev string) (*Xlator, *Port) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if x := t.bridges[dev]; x != nil {
+		for _, p := range x.snap.Load().Sorted {
+			if p.Name == dev && p.ODP != NoODP {
+				return x, p
+			}
+		}
+	}
+	for _, x := range t.bridges {
+		for _, p := range x.snap.Load().Sorted {
+			if p.Name == dev && p.ODP != NoODP && p.Tunnel == nil {
+				return x, p
+			}
+		}
+	}
+	return nil, nil
+}
+
+// tunnelVports lists the datapath's tunnel vports and their UDP ports.
+func (t *RecircTable) tunnelVports() map[uint16]uint32 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := map[uint16]uint32{}
+	for _, x := range t.bridges {
+		for _, p := range x.snap.Load().Tunnels {
+			out[p.Tunnel.DstPort] = p.ODP
+		}
+	}
+	return out
+}
+
+// terminate checks whether output to port p (a port with IP addresses)
+// is really the arrival of a tunnel packet for one of p's addresses; if
+// so it emits tnl_pop and reports true. Otherwise an ARP reply or
+// neighbour advertisement for p's addresses is snooped into the
+// neighbour cache (terminate_native_tunnel).
+func (c *ctx) terminate(p *Port) bool {
+	if p.Tunnel != nil || p.ODP == NoODP {
+		return false
+	}
+	env := c.x.Recirc.tunnelEnv()
+	if env == nil {
+		return false
+	}
+	addrs := env.Addrs(p.Name)
+	if len(addrs) == 0 {
+		return false
+	}
+	vports := c.x.Recirc.tunnelVports()
+	k, w := &c.flow.Key, &c.wc.Key
+	if no, ok := c.tnlPortLookup(p, addrs, vports); ok {
+		if c.in.SideEffects && isIP(k) {
+			var s netip.Addr
+			if k.EthType == flow.EthTypeIPv4 {
+				s = v4(k.NwSrc)
+			} else {
+				s = netip.AddrFrom16(k.IPv6Src)
+			}
+			env.Learn(c.snap.Bridge, s, k.EthSrc)
+		}
+		c.commit()
+		c.emit(odp.Action{Kind: odp.KindTunnelPop, Arg: no})
+		return true
+	}
+	if k.EthType == flow.EthTypeARP {
+		// An ARP reply (or gratuitous ARP) for one of our addresses.
+		w.NwDst = ^uint32(0)
+		w.NwProto = 0xff
+		tpa := v4(k.NwDst)
+		if !hasAddr(addrs, tpa) && !(k.NwSrc == k.NwDst) {
+			return false
+		}
+		if k.NwProto != 2 && k.NwSrc != k.NwDst {
+			return false
+		}
+		w.NwSrc = ^uint32(0)
+		w.ArpSha = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+		if c.in.SideEffects {
+			env.Learn(c.snap.Bridge, v4(k.NwSrc), k.ArpSha)
+		}
+	}
+	return false
+}
+
+func hasAddr(addrs []netip.Prefix, a netip.Addr) bool {
+	for _, p := range addrs {
+		if p.Addr() == a {
+			return true
+		}
+	}
+	return false
+}
+
+// tnlPortLookup is the tunnel port map lookup: Ethernet destination p's
+// address, no VLAN, IP destination one of p's addresses, UDP to a tunnel
+// vport's port. Like a staged classifier lookup, it un-wildcards the
+// fields of each stage it reaches.
+func (c *ctx) tnlPortLookup(p *Port, addrs []netip.Prefix, vports map[uint16]uint32) (uint32, bool) {
+	k, w := &c.flow.Key, &c.wc.Key
+	if len(vports) == 0 {
+		return 0, false
+	}
+	w.EthDst = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	w.VLANs[0].TCI = 0xffff
+	if k.EthDst != p.MAC || k.VLANs[0].TCI != 0 || !isIP(k) {
+		return 0, false
+	}
+	w.NwProto = 0xff
+	w.NwFrag = flow.FragMask
+	var dst netip.Addr
+	if k.EthType == flow.EthTypeIPv4 {
+		w.NwDst = ^uint32(0)
+		dst = v4(k.NwDst)
+	} else {
+		w.IPv6Dst = allOnes16
+		dst = netip.AddrFrom16(k.IPv6Dst)
+	}
+	if k.NwProto != flow.IPProtoUDP || k.NwFrag != 0 || !hasAddr(addrs, dst) {
+		return 0, false
+	}
+	no, ok := vports[k.TpDst]
+	if ok {
+		w.TpDst = 0xffff
+		return no, true
+	}
+	// A miss needs only the leading bits that tell tp_dst from every
+	// tunnel port (the classifier's port prefix trie).
+	bits := 0
+	for port := range vports {
+		bits = max(bits, min(16, lzc16(k.TpDst^port)+1))
+	}
+	w.TpDst |= uint16(0xffff << (16 - bits))
+	return 0, false
+}
+
+// lzc16 counts the leading zero bits of a 16-bit value.
+func lzc16(x uint16) int {
+	n := 0
+	for b := uint16(0x8000); b != 0 && x&b == 0; b >>= 1 {
+		n++
+	}
+	return n
+}
+
+// clearTunnel zeroes the tunnel segment of k.
+func clearTunnel(k *flow.Key) {
+	k.TunID, k.TunSrc, k.TunDst = 0, 0, 0
+	k.TunIPv6Src, k.TunIPv6Dst = [16]byte{}, [16]byte{}
+	k.TunFlags, k.TunTos, k.TunTTL, k.TunTpSrc, k.TunTpDst = 0, 0, 0, 0, 0
+	k.TunGbpID, k.TunGbpFlags = 0, 0
+	k.TunMetaPresent, k.TunMeta = 0, [len(k.TunMeta)]byte{}
+}
