@@ -170,7 +170,11 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		Version:    Version,
 		PortStats:  func(no uint32) (ofp.PortStats, bool) { return portStats(dp, no) },
 		CTFlushZone: func(zone uint16) error {
-			dp.Conntrack().FlushZone(zone)
+			// The cost of a flush is that zone's connections only; the
+			// log says how many and how long (OVN router failover).
+			start := time.Now()
+			n := dp.Conntrack().FlushZone(zone)
+			s.d.log.Info(fmt.Sprintf("%s: flushed conntrack zone %d (%d connections) in %v", name, zone, n, time.Since(start)))
 			return nil
 		},
 		Meters: dp.Meters(),

@@ -101,6 +101,15 @@ func pipelineMatch(fl *mf.Flow) mf.Match {
 func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 	for i := range pis {
 		pi := &pis[i]
+		if pi.Bridge != "" && pi.Bridge != b.cfg.Name {
+			// Made in a patch peer's pipeline: its controllers get it.
+			if x := b.cfg.Recirc.Bridge(pi.Bridge); x != nil {
+				if ob, ok := x.Owner.(*Bridge); ok && ob != b {
+					ob.sendPacketIns(pis[i : i+1])
+				}
+			}
+			continue
+		}
 		b.stats.packetIns.Add(1)
 		b.conns.each(func(s ofconn.Sender, st *connState) {
 			if uint16(st.controllerID.Load()) != pi.ControllerID || !wants(s, st, ofp.AsyncPacketIn, pi.Reason) {

@@ -156,6 +156,7 @@ func New(cfg Config) (*Bridge, error) {
 	b.tables = t
 	t.OnChange(b.changed)
 	b.xl = xlate.New(t, cfg.Recirc)
+	b.xl.Owner = b
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.server = &ofconn.Server{Handler: b, ErrorLog: func(err error) { cfg.Logf("%s: %v", cfg.Name, err) }}
 	b.server.OnClose = func(s ofconn.Sender, _ error) { b.conns.remove(s) }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/xlate"
@@ -35,14 +36,17 @@ func (b *Bridge) packetOut(s ofconn.Sender, m *ofp.Msg, po *ofp.PacketOut) error
 	if err != nil {
 		return err
 	}
-	if err := ofp.ValidateOfpactsVersion(m.Version, acts, &po.Match, 0xff00, 0, 255); err != nil {
-		return err
-	}
 	pkt := packet.FromBytes(po.Data)
 	pkt.Md.InPort = odpIn
 	var in xlate.In
 	flow.Extract(pkt, &in.Key)
 	in.Key.InPort = odpIn
+	// Actions are checked against the packet's own headers plus the
+	// pipeline fields the message sets, as Open vSwitch does (an ARP
+	// packet-out may set arp_spa although its match has no dl_type).
+	if err := ofp.ValidateOfpactsVersion(m.Version, acts, packetMatch(&po.Match, &in.Key), 0xff00, 0, 255); err != nil {
+		return err
+	}
 	in.Packet, in.SideEffects = pkt, true
 	in.OFActions, in.InPort = acts, inPort
 	in.Regs, in.Metadata = po.Match.Flow.Regs, po.Match.Flow.Metadata
@@ -116,4 +120,22 @@ func (b *Bridge) resume(s ofconn.Sender, r *resumeMsg) error {
 type resumeMsg struct {
 	*ofp.Resume
 	Version uint8
+}
+
+// packetMatch is meta (a packet-out's pipeline fields) with every header
+// field of the packet with key k matched exactly.
+func packetMatch(meta *mf.Match, k *flow.Key) *mf.Match {
+	m := *meta
+	in, min := m.Flow.InPort, m.Mask.InPort
+	m.Flow.Key = *k
+	m.Flow.InPort, m.Mask.InPort = in, min
+	w := &m.Mask.Key
+	w.EthSrc = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	w.EthDst = w.EthSrc
+	w.EthType = 0xffff
+	for i := range w.VLANs {
+		w.VLANs[i].TCI, w.VLANs[i].TPID = 0xffff, 0xffff
+	}
+	flow.MarkL3L4(w, k)
+	return &m
 }

@@ -142,6 +142,9 @@ func (b *Bridge) Userspace(u *dpif.Upcall) {
 	if u.Action == nil || u.Action.Userspace == nil || !xlate.IsControllerCookie(u.Action.Userspace.Userdata) {
 		return
 	}
+	if b.frozenPacketIn(u) {
+		return
+	}
 	in := xlate.In{Key: *u.Key, Packet: u.Packet, SideEffects: true}
 	var out xlate.Out
 	b.xl.Translate(&in, &out)
@@ -379,4 +382,43 @@ func (b *Bridge) expirer() {
 			b.checkFailOpen(now)
 		}
 	}
+}
+
+// frozenPacketIn makes the packet-in of a datapath controller action
+// from the state its cookie froze, as Open vSwitch's CONTROLLER_UPCALL:
+// the packet as the datapath actions before it left it, the pipeline
+// fields and userdata of the moment of the controller action. (Translating
+// the packet again would start from its modified headers.) It reports
+// false when the cookie needs a translation (a continuation). A freeze in
+// a patch peer's pipeline sends the packet-in to that bridge's
+// controllers.
+func (b *Bridge) frozenPacketIn(u *dpif.Upcall) bool {
+	ck, ok := odp.ParseCookie(u.Action.Userspace.Userdata)
+	if !ok || ck.Continuation {
+		return false
+	}
+	if ck.DontSend {
+		return true
+	}
+	fz, ok := b.cfg.Recirc.Get(ck.RecircID)
+	if !ok {
+		return false
+	}
+	pi := xlate.PacketIn{Bridge: fz.Bridge, Reason: uint8(ck.Reason), TableID: fz.Table, Cookie: ck.RuleCookie, MaxLen: ck.MaxLen,
+		ControllerID: ck.ControllerID}
+	if fz.Userdata != "" {
+		pi.Userdata = []byte(fz.Userdata)
+	}
+	pi.Flow.Key = *u.Key
+	if !fz.Conntracked {
+		k := &pi.Flow.Key
+		k.CtState, k.CtZone, k.CtMark, k.CtLabel = 0, 0, 0, [16]byte{}
+		clearCtTuple(k)
+	}
+	pi.Flow.InPort, pi.Flow.Regs, pi.Flow.Metadata, pi.Flow.ActsetOutput = fz.InPort, fz.Regs, fz.Metadata, fz.ActsetOutput
+	if u.Packet != nil {
+		pi.Data = append([]byte(nil), u.Packet.Data()...)
+	}
+	b.sendPacketIns([]xlate.PacketIn{pi})
+	return true
 }

@@ -5,18 +5,13 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
+
+	"github.com/gvs-project/gvs/ofproto/internal/ovscmd"
 )
 
-// Command is one unixctl command, shaped like the daemon's registry rows:
-// Run gets the arguments after the command name, already count-checked, and
-// returns the reply text (ending in a newline) or an error whose message is
-// Open vSwitch's error reply.
-type Command struct {
-	Name             string
-	Usage            string
-	MinArgs, MaxArgs int
-	Run              func(ctx context.Context, args []string) (string, error)
-}
+// Command is one unixctl command, shaped like the daemon's registry rows;
+// see ovscmd.Command.
+type Command = ovscmd.Command
 
 // Error replies, as Open vSwitch 3.1 words them.
 var (
@@ -61,7 +56,7 @@ func parseAddArgs(args []string) (addArgs, error) {
 		if ok {
 			a.mark = m
 		} else if is4 {
-			gw, ok := parseIPv4(args[2])
+			gw, ok := ovscmd.ParseIPv4(args[2])
 			if !ok {
 				return a, errInvalidMarkOrGW
 			}
@@ -69,7 +64,7 @@ func parseAddArgs(args []string) (addArgs, error) {
 				a.gw = gw
 			}
 		} else {
-			gw, ok := parseIPv6(args[2])
+			gw, ok := ovscmd.ParseIPv6(args[2])
 			if !ok {
 				return a, errInvalidMarkOrGW6
 			}
@@ -162,9 +157,9 @@ func (t *Table) cmdLookup(_ context.Context, args []string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("src ")
-	b.WriteString(formatAddr(r.Src))
+	b.WriteString(ovscmd.FormatAddr(r.Src))
 	b.WriteString("\ngateway ")
-	b.WriteString(formatAddr(r.Gateway))
+	b.WriteString(ovscmd.FormatAddr(r.Gateway))
 	b.WriteString("\ndev ")
 	b.WriteString(r.Dev)
 	b.WriteString("\n")

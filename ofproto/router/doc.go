@@ -37,7 +37,9 @@
 //
 // # Imports
 //
-// Only the standard library and golang.org/x/sys/unix. It must not import
-// cmd/*, ovsdb/* or other ofproto packages; commands are exposed as plain
-// Command values that the daemon adapts into its unixctl registry.
+// Only the standard library, golang.org/x/sys/unix and
+// ofproto/internal/ovscmd (the Command type and Open vSwitch-compatible
+// scanners it shares with ofproto/tnlneigh). It must not import cmd/*,
+// ovsdb/* or other ofproto packages; commands are exposed as plain Command
+// values that the daemon adapts into its unixctl registry.
 package router

@@ -48,6 +48,20 @@ func inNetns(t *testing.T, ns string, fn func()) {
 	}
 }
 
+// openKernelIn opens a Kernel whose sockets live in namespace ns; it is
+// closed at cleanup.
+func openKernelIn(t *testing.T, ns string) *Kernel {
+	t.Helper()
+	var k *Kernel
+	var err error
+	inNetns(t, ns, func() { k, err = OpenKernel() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	return k
+}
+
 // dummyAddrs models netdev-dummy/ip4addr and ip6addr: one IPv4 and one
 // IPv6 address per dummy device, IPv4 listed first.
 type dummyAddrs struct {
@@ -67,6 +81,16 @@ func (d *dummyAddrs) get(dev string) []netip.Prefix {
 		out = append(out, p)
 	}
 	return out
+}
+
+// orKernel returns the addresses of dummy devices, else k's.
+func (d *dummyAddrs) orKernel(k *Kernel) AddrsFunc {
+	return func(dev string) []netip.Prefix {
+		if a := d.get(dev); a != nil {
+			return a
+		}
+		return k.Addrs(dev)
+	}
 }
 
 // commands returns tbl's commands plus netdev-dummy/ip4addr and ip6addr,
@@ -102,20 +126,8 @@ func replayScript(t *testing.T, script string) string {
 	}
 	env.Need(t, ovscmdtest.CanNetns(), "root and ip netns")
 	ns := env.NewNetns(t)
-	var k *Kernel
-	var err error
-	inNetns(t, ns, func() { k, err = OpenKernel() })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
-	addrs := func(dev string) []netip.Prefix {
-		if a := d.get(dev); a != nil {
-			return a
-		}
-		return k.Addrs(dev)
-	}
-	tbl := New(addrs)
+	k := openKernelIn(t, ns)
+	tbl := New(d.orKernel(k))
 	if err := tbl.Sync(k); err != nil {
 		t.Fatal(err)
 	}
@@ -160,19 +172,9 @@ func TestCachedRoutesMatchLiveOVS(t *testing.T) {
 		"ovs/route/lookup ::1\n" +
 		"ovs/route/lookup 10.8.1.1\n"
 	want := ovscmdtest.RunOracle(t, ns, script)
-	var k *Kernel
-	inNetns(t, ns, func() { k, err = OpenKernel() })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	k := openKernelIn(t, ns)
 	d := newDummyAddrs()
-	tbl := New(func(dev string) []netip.Prefix {
-		if a := d.get(dev); a != nil {
-			return a
-		}
-		return k.Addrs(dev)
-	})
+	tbl := New(d.orKernel(k))
 	if err := tbl.Sync(k); err != nil {
 		t.Fatal(err)
 	}

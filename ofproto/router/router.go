@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gvs-project/gvs/ofproto/internal/ovscmd"
 )
 
 // Kind says where a route came from.
@@ -424,7 +426,7 @@ func (t *Table) Show() string {
 		} else {
 			b.WriteString("User: ")
 		}
-		b.WriteString(formatAddr(r.Prefix.Addr()))
+		b.WriteString(ovscmd.FormatAddr(r.Prefix.Addr()))
 		b.WriteString("/")
 		b.WriteString(itoa(uint64(r.Prefix.Bits())))
 		if r.Mark != 0 {
@@ -435,10 +437,10 @@ func (t *Table) Show() string {
 		b.WriteString(r.Dev)
 		if r.Gateway.IsValid() {
 			b.WriteString(" GW ")
-			b.WriteString(formatAddr(r.Gateway))
+			b.WriteString(ovscmd.FormatAddr(r.Gateway))
 		}
 		b.WriteString(" SRC ")
-		b.WriteString(formatAddr(r.Src))
+		b.WriteString(ovscmd.FormatAddr(r.Src))
 		if r.Local {
 			b.WriteString(" local")
 		}

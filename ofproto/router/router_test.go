@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gvs-project/gvs/ofproto/internal/ovscmd/ovscmdtest"
 )
 
 func staticAddrs(m map[string][]netip.Prefix) AddrsFunc {
@@ -196,13 +198,7 @@ func TestWatchFollowsKernelRouteChanges(t *testing.T) {
 		}
 	}
 	sh("sysctl -qw net.ipv6.conf.default.addr_gen_mode=1 net.ipv6.conf.all.addr_gen_mode=1; ip link set lo up; ip link add v0 type veth peer name v1; ip link set v0 up; ip link set v1 up; ip addr add 10.1.0.1/24 dev v0")
-	var k *Kernel
-	var err error
-	inNetns(t, ns, func() { k, err = OpenKernel() })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	k := openKernelIn(t, ns)
 	if got := k.Addrs("v0"); len(got) != 1 || got[0] != netip.MustParsePrefix("10.1.0.1/24") {
 		t.Fatalf("Addrs(v0) = %v", got)
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gvs-project/gvs/ofproto/internal/ovscmd"
 )
 
 // Defaults and limits, in Open vSwitch's units.
@@ -259,7 +261,7 @@ func (c *Cache) Show() string {
 	b.WriteString("IP                                            MAC                 Bridge\n")
 	b.WriteString("==========================================================================\n")
 	for _, e := range c.Entries() {
-		ip := formatAddr(e.IP)
+		ip := ovscmd.FormatAddr(e.IP)
 		b.WriteString(ip)
 		for i := len(ip); i < 46; i++ { // INET6_ADDRSTRLEN
 			b.WriteByte(' ')
@@ -283,24 +285,4 @@ func formatMAC(m [6]byte) string {
 		b[i*3], b[i*3+1] = hexDigits[x>>4], hexDigits[x&15]
 	}
 	return string(b[:])
-}
-
-// formatAddr prints IPv4 and IPv4-mapped addresses in dotted quad, others as
-// glibc's inet_ntop does (IPv4-compatible ::a.b.c.d included).
-func formatAddr(a netip.Addr) string {
-	a = a.Unmap()
-	if a.Is4() {
-		return a.String()
-	}
-	b := a.As16()
-	compat := true
-	for _, c := range b[:12] {
-		if c != 0 {
-			compat = false
-		}
-	}
-	if compat && (b[12] != 0 || b[13] != 0) {
-		return "::" + netip.AddrFrom4([4]byte(b[12:16])).String()
-	}
-	return a.WithZone("").String()
 }

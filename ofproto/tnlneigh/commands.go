@@ -7,18 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gvs-project/gvs/ofproto/internal/ovscmd"
 )
 
-// Command is one unixctl command, shaped like the daemon's registry rows
-// (the same shape as ofproto/router.Command): Run gets the arguments after
-// the name, already count-checked, and returns the reply (ending in a
-// newline) or an error whose message is the error reply.
-type Command struct {
-	Name             string
-	Usage            string
-	MinArgs, MaxArgs int
-	Run              func(ctx context.Context, args []string) (string, error)
-}
+// Command is one unixctl command, shaped like the daemon's registry rows;
+// see ovscmd.Command (ofproto/router.Command is the same type).
+type Command = ovscmd.Command
 
 // Error replies, as Open vSwitch 3.1 words them (retrans_time is gvs's).
 var (
@@ -34,16 +29,18 @@ var (
 func (c *Cache) Commands() []Command {
 	show := func(context.Context, []string) (string, error) { return c.Show(), nil }
 	flush := func(context.Context, []string) (string, error) { c.Flush(""); return "OK\n", nil }
+	aging := durationCmd(c.Aging, c.SetAging, time.Second, MaxAging, errBadAging)
 	var cmds []Command
 	for _, p := range []string{"tnl/arp/", "tnl/neigh/"} {
 		cmds = append(cmds,
 			Command{Name: p + "show", Run: show},
 			Command{Name: p + "set", Usage: "BRIDGE IP MAC", MinArgs: 3, MaxArgs: 3, Run: c.cmdSet},
 			Command{Name: p + "flush", Run: flush},
-			Command{Name: p + "aging", Usage: "[SECS]", MaxArgs: 1, Run: c.cmdAging},
+			Command{Name: p + "aging", Usage: "[SECS]", MaxArgs: 1, Run: aging},
 		)
 	}
-	return append(cmds, Command{Name: "tnl/neigh/retrans_time", Usage: "[MSECS]", MaxArgs: 1, Run: c.cmdRetrans})
+	retrans := durationCmd(c.RetransTime, c.SetRetransTime, time.Millisecond, MaxRetrans, errBadRetrans)
+	return append(cmds, Command{Name: "tnl/neigh/retrans_time", Usage: "[MSECS]", MaxArgs: 1, Run: retrans})
 }
 
 // parseSetArgs parses "BRIDGE IP MAC" as tnl/neigh/set does.
@@ -54,9 +51,9 @@ func parseSetArgs(args []string) (string, netip.Addr, [6]byte, error) {
 	var ip netip.Addr
 	var ok bool
 	if strings.Contains(args[1], ":") {
-		ip, ok = parseIPv6(args[1])
+		ip, ok = ovscmd.ParseIPv6(args[1])
 	} else {
-		ip, ok = parseIPv4(args[1])
+		ip, ok = ovscmd.ParseIPv4(args[1])
 	}
 	if !ok {
 		return "", netip.Addr{}, [6]byte{}, errBadIP
@@ -77,84 +74,32 @@ func (c *Cache) cmdSet(_ context.Context, args []string) (string, error) {
 	return "OK\n", nil
 }
 
-// parseSeconds is ovs_scan(s, "%"SCNu32) with 1 <= v <= max: leading white
+// parseUint32 is ovs_scan(s, "%"SCNu32) with 1 <= v <= max: leading white
 // space and a sign are accepted, trailing text is ignored, and the value
 // wraps to 32 bits.
 func parseUint32(s string, max uint32) (uint32, bool) {
-	v, _, ok := scanInt(s, 10)
+	v, _, ok := ovscmd.ScanInt(s, 10)
 	if !ok || uint32(v) == 0 || uint32(v) > max {
 		return 0, false
 	}
 	return uint32(v), true
 }
 
-func (c *Cache) cmdAging(_ context.Context, args []string) (string, error) {
-	if len(args) == 0 {
-		return strconv.FormatInt(int64(c.Aging()/time.Second), 10) + "\n", nil
-	}
-	v, ok := parseUint32(args[0], uint32(MaxAging/time.Second))
-	if !ok {
-		return "", errBadAging
-	}
-	c.SetAging(time.Duration(v) * time.Second)
-	return "OK\n", nil
-}
-
-func (c *Cache) cmdRetrans(_ context.Context, args []string) (string, error) {
-	if len(args) == 0 {
-		return strconv.FormatInt(int64(c.RetransTime()/time.Millisecond), 10) + "\n", nil
-	}
-	v, ok := parseUint32(args[0], uint32(MaxRetrans/time.Millisecond))
-	if !ok {
-		return "", errBadRetrans
-	}
-	c.SetRetransTime(time.Duration(v) * time.Millisecond)
-	return "OK\n", nil
-}
-
-func isSpace(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') }
-
-func hexit(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
-}
-
-// scanInt is Open vSwitch's ovs_scan integer conversion: white space, an
-// optional sign, a 0x prefix for base 16, digits, wrapping modulo 2^64.
-func scanInt(s string, base int) (v uint64, rest string, ok bool) {
-	for len(s) > 0 && isSpace(s[0]) {
-		s = s[1:]
-	}
-	neg := len(s) > 0 && s[0] == '-'
-	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
-		s = s[1:]
-	}
-	if base == 16 && len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
-		s = s[2:]
-	}
-	n := 0
-	for n < len(s) {
-		d := hexit(s[n])
-		if d < 0 || d >= base {
-			break
+// durationCmd is the shape of tnl/neigh/aging and retrans_time: without an
+// argument it prints the setting in whole units, with one it sets it to
+// 1..max units or fails with errBad.
+func durationCmd(get func() time.Duration, set func(time.Duration), unit, max time.Duration, errBad error) func(context.Context, []string) (string, error) {
+	return func(_ context.Context, args []string) (string, error) {
+		if len(args) == 0 {
+			return strconv.FormatInt(int64(get()/unit), 10) + "\n", nil
 		}
-		v = v*uint64(base) + uint64(d)
-		n++
+		v, ok := parseUint32(args[0], uint32(max/unit))
+		if !ok {
+			return "", errBad
+		}
+		set(time.Duration(v) * unit)
+		return "OK\n", nil
 	}
-	if n == 0 {
-		return 0, s, false
-	}
-	if neg {
-		v = -v
-	}
-	return v, s[n:], true
 }
 
 // parseMAC is eth_addr_from_string: six %hhx separated by colons and
@@ -168,7 +113,7 @@ func parseMAC(s string) (mac [6]byte, ok bool) {
 			s = s[1:]
 		}
 		var v uint64
-		if v, s, ok = scanInt(s, 16); !ok {
+		if v, s, ok = ovscmd.ScanInt(s, 16); !ok {
 			return [6]byte{}, false
 		}
 		mac[i] = byte(v)
@@ -177,25 +122,4 @@ func parseMAC(s string) (mac [6]byte, ok bool) {
 		return [6]byte{}, false
 	}
 	return mac, true
-}
-
-// parseIPv6 is inet_pton(AF_INET6, s).
-func parseIPv6(s string) (netip.Addr, bool) {
-	if strings.Contains(s, "%") {
-		return netip.Addr{}, false
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil || !a.Is6() {
-		return netip.Addr{}, false
-	}
-	return a, true
-}
-
-// parseIPv4 is inet_pton(AF_INET, s).
-func parseIPv4(s string) (netip.Addr, bool) {
-	a, err := netip.ParseAddr(s)
-	if err != nil || !a.Is4() {
-		return netip.Addr{}, false
-	}
-	return a, true
 }

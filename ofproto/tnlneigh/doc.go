@@ -28,6 +28,8 @@
 //
 // # Imports
 //
-// The standard library and datapath/flow (for FieldsFromKey) only. It must
-// not import cmd/*, ovsdb/* or other ofproto packages.
+// The standard library, datapath/flow (for FieldsFromKey) and
+// ofproto/internal/ovscmd (the Command type and Open vSwitch-compatible
+// scanners it shares with ofproto/router) only. It must not import cmd/*,
+// ovsdb/* or other ofproto packages.
 package tnlneigh

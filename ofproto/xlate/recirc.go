@@ -27,6 +27,10 @@ type Frozen struct {
 	Rest     string
 	// Conntracked is set when ct ran before the freeze.
 	Conntracked bool
+	// Userdata is a controller action's userdata: its packet-in is made
+	// from this state when the datapath's userspace action brings the
+	// packet back (the packet has the header changes made before it).
+	Userdata string
 }
 
 func (fz *Frozen) restore(fl *mf.Flow) {

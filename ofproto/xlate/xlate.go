@@ -134,6 +134,9 @@ func NewSnapshot(bridge string, fdb uint32, ports []*Port) *Snapshot {
 
 // Xlator translates flows for one bridge.
 type Xlator struct {
+	// Owner is the bridge's switch (set by its owner), so that work a
+	// translation produced for another bridge reaches it.
+	Owner  any
 	Tables *oftable.Tables
 	Recirc *RecircTable
 	snap   atomic.Pointer[Snapshot]
@@ -228,6 +231,9 @@ type TraceEvent struct {
 
 // PacketIn is a packet-in a translation produced.
 type PacketIn struct {
+	// Bridge is the bridge whose controllers get it (translation may
+	// have crossed a patch port); empty means the translating bridge.
+	Bridge       string
 	Reason       uint8
 	TableID      uint8
 	Cookie       uint64
@@ -742,6 +748,9 @@ func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata [
 	if !pause || c.in.Trace == nil {
 		fz := freeze(c.snap.Bridge, c.table, &c.flow)
 		fz.Conntracked = c.conntracked
+		if !pause {
+			fz.Userdata = string(userdata)
+		}
 		ck := odp.Cookie{Type: odp.CookieController, InPort: 0xffff, DontSend: c.in.Trace != nil, Continuation: pause,
 			Reason: uint16(reason), RecircID: c.x.Recirc.ID(fz), ControllerID: id, MaxLen: maxLen}
 		if c.rule != nil {
@@ -757,7 +766,7 @@ func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata [
 	if !c.in.SideEffects || c.in.Packet == nil {
 		return
 	}
-	pi := PacketIn{Reason: reason, TableID: c.table, MaxLen: maxLen, ControllerID: id, Userdata: userdata, Flow: c.flow, Continuation: cont}
+	pi := PacketIn{Bridge: c.snap.Bridge, Reason: reason, TableID: c.table, MaxLen: maxLen, ControllerID: id, Userdata: userdata, Flow: c.flow, Continuation: cont}
 	if c.rule != nil {
 		pi.Cookie = c.rule.Cookie
 	}
