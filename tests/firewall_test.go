@@ -9,12 +9,15 @@ import (
 	"github.com/gvs-project/gvs/internal/nstest"
 )
 
-// ethtoolOff turns TSO and GSO off on the interface named by argv[1]
-// (SIOCETHTOOL with ETHTOOL_STSO and ETHTOOL_SGSO).
+// ethtoolOff turns TSO, GSO and transmit checksum offload off on the
+// interface named by argv[1] (SIOCETHTOOL with ETHTOOL_STSO, ETHTOOL_SGSO
+// and ETHTOOL_STXCSUM), as Open vSwitch's userspace system tests do
+// (`ethtool -K ... tx off`): its netdev datapath does not complete
+// partial checksums.
 const ethtoolOff = `
 import fcntl, socket, struct, sys, array
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for cmd in (0x1f, 0x24):
+for cmd in (0x1f, 0x24, 0x17):
     buf = array.array('B', struct.pack('II', cmd, 0))
     ifr = struct.pack('16sP', sys.argv[1].encode(), buf.buffer_info()[0])
     fcntl.ioctl(s.fileno(), 0x8946, ifr)

@@ -41,6 +41,18 @@ s=socket.create_connection(('%s',%d),timeout=10); print(s.recv(100).decode())`, 
 // external host reaches it through that address.
 func TestOVNGatewayRouterSNATAndFloatingIP(t *testing.T) {
 	o := startOVN(t)
+	r := runGatewayScenario(t, o)
+	for _, s := range r.steps {
+		if !strings.HasSuffix(s, ": ok") {
+			t.Error(s)
+		}
+	}
+}
+
+// runGatewayScenario builds the gateway router topology on the switch
+// behind o and checks SNAT and the floating IP with traffic.
+func runGatewayScenario(t *testing.T, o *ovnCluster) ovnScenario {
+	var r ovnScenario
 	o.vsctl("add-br", "br-ex", "--", "set", "bridge", "br-ex", "datapath_type=netdev")
 	o.vsctl("set", "open", ".", "external_ids:ovn-bridge-mappings=physnet:br-ex")
 	ext := nstest.Netns(t)
@@ -49,18 +61,19 @@ func TestOVNGatewayRouterSNATAndFloatingIP(t *testing.T) {
 	ex := func(args ...string) { nstest.InNetns(t, ext, args...) }
 	ex("python3", "-c", ethtoolOff, b)
 	ex("ip", "addr", "add", "172.16.0.100/24", "dev", b)
+	ex("ip", "addr", "add", "fd16::100/64", "dev", b, "nodad")
 	ex("ip", "link", "set", b, "up")
 	ex("ip", "link", "set", "lo", "up")
 	o.vsctl("add-port", "br-ex", a)
 
 	o.nbctl("ls-add", "sw0")
-	o.nbctl("lsp-add", "sw0", "vm1", "--", "lsp-set-addresses", "vm1", "50:54:00:00:00:01 10.0.0.1")
+	o.nbctl("lsp-add", "sw0", "vm1", "--", "lsp-set-addresses", "vm1", "50:54:00:00:00:01 10.0.0.1 fd00::1")
 	o.nbctl("lsp-add", "sw0", "vm2", "--", "lsp-set-addresses", "vm2", "50:54:00:00:00:02 10.0.0.2")
 	o.nbctl("lr-add", "gw0", "--", "set", "logical_router", "gw0", "options:chassis=hv1")
-	o.nbctl("lrp-add", "gw0", "gw0-sw0", "00:00:00:00:ff:01", "10.0.0.254/24")
+	o.nbctl("lrp-add", "gw0", "gw0-sw0", "00:00:00:00:ff:01", "10.0.0.254/24", "fd00::fe/64")
 	o.nbctl("lsp-add", "sw0", "sw0-gw0", "--", "lsp-set-type", "sw0-gw0", "router", "--", "lsp-set-addresses", "sw0-gw0", "router",
 		"--", "lsp-set-options", "sw0-gw0", "router-port=gw0-sw0")
-	o.nbctl("lrp-add", "gw0", "gw0-public", "00:00:00:00:ff:02", "172.16.0.1/24")
+	o.nbctl("lrp-add", "gw0", "gw0-public", "00:00:00:00:ff:02", "172.16.0.1/24", "fd16::1/64")
 	o.nbctl("ls-add", "public")
 	o.nbctl("lsp-add", "public", "public-gw0", "--", "lsp-set-type", "public-gw0", "router", "--", "lsp-set-addresses", "public-gw0", "router",
 		"--", "lsp-set-options", "public-gw0", "router-port=gw0-public")
@@ -71,26 +84,30 @@ func TestOVNGatewayRouterSNATAndFloatingIP(t *testing.T) {
 	ns1 := o.vif("vm1", "50:54:00:00:00:01", "10.0.0.1/24", "10.0.0.254")
 	ns2 := o.vif("vm2", "50:54:00:00:00:02", "10.0.0.2/24", "10.0.0.254")
 	ex("ip", "route", "add", "10.0.0.0/24", "via", "172.16.0.1")
+	ex("ip", "-6", "route", "add", "fd00::/64", "via", "fd16::1")
+	nstest.InNetns(t, ns1, "ip", "addr", "add", "fd00::1/64", "dev", "vm1", "nodad")
+	nstest.InNetns(t, ns1, "ip", "-6", "route", "add", "default", "via", "fd00::fe")
 	o.nbctl("--wait=hv", "sync")
 
 	// ovn-controller patches br-int to br-ex for the localnet port.
 	waitFor(t, "the localnet patch port on br-ex", func() bool {
 		return strings.Contains(o.vsctl("list-ports", "br-ex"), "patch-")
 	})
-	if !ping(ns1, "172.16.0.100") {
-		t.Logf("dpctl/dump-flows:\n%s", run(t, o.gvsEnv, "ovs-appctl", "-t", "gvs-vswitchd", "dpctl/dump-flows"))
-		t.Fatalf("vm1 cannot reach the external host through the gateway router")
+	r.check("vm1 reaches the external host", ping(ns1, "172.16.0.100"), "")
+	// The router resolves the external host's IPv6 address with a
+	// neighbour solicitation from ovn-controller (nd_ns, put_nd).
+	r.check("vm1 reaches the external host over IPv6 (router ND resolution)", ping(ns1, "fd16::100"), "")
+	got := peerAddr(t, ns1, ext, "172.16.0.100", 8081)
+	r.check("vm1's connection leaves SNATed to 172.16.0.1", got == "172.16.0.1", got)
+	got = peerAddr(t, ns2, ext, "172.16.0.100", 8082)
+	r.check("vm2's connection leaves as its floating IP 172.16.0.50", got == "172.16.0.50", got)
+	got = peerAddr(t, ext, ns2, "172.16.0.50", 8083)
+	r.check("the external host reaches vm2 through its floating IP", got == "172.16.0.100", got)
+	got = tcpTransfer(t, ext, ns2, "172.16.0.50", 8084, 1<<20)
+	r.check("1 MB from the external host to the floating IP", got == "got 1048576", got)
+	agg := run(t, o.gvsEnv, "ovs-ofctl", "-O", "OpenFlow15", "--timeout=20", "dump-aggregate", "br-int")
+	if i := strings.Index(agg, "flow_count="); i >= 0 {
+		r.flows = strings.Fields(agg[i+len("flow_count="):])[0]
 	}
-	if got := peerAddr(t, ns1, ext, "172.16.0.100", 8081); got != "172.16.0.1" {
-		t.Errorf("vm1's connection reached the external host from %q, want the SNAT address 172.16.0.1", got)
-	}
-	if got := peerAddr(t, ns2, ext, "172.16.0.100", 8082); got != "172.16.0.50" {
-		t.Errorf("vm2's connection reached the external host from %q, want its floating IP 172.16.0.50", got)
-	}
-	if got := peerAddr(t, ext, ns2, "172.16.0.50", 8083); got != "172.16.0.100" {
-		t.Errorf("the external host's connection to the floating IP: %q, want vm2 to see 172.16.0.100", got)
-	}
-	if got := tcpTransfer(t, ext, ns2, "172.16.0.50", 8084, 1<<20); got != "got 1048576" {
-		t.Errorf("1 MB from the external host to the floating IP: %s", got)
-	}
+	return r
 }

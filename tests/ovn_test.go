@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -227,24 +228,37 @@ s=socket.create_connection(('%s',%d),timeout=10); s.sendall(b'x'*%d); s.shutdown
 
 var ovnControllerTrouble = regexp.MustCompile(`(?m)^.*\|(WARN|ERR|EMER)\|.*$`)
 
-// TestOVNDrivesGvs runs Debian's OVN (northd, NB/SB databases and
-// ovn-controller) against gvs-vswitchd: two VIFs on a logical switch ping
-// each other; a logical router connects a second switch (ping and a 1 MB
-// TCP transfer across it, TTL decremented); an allow-related ACL lets TCP
-// to port 80 and its replies through while other inbound IPv4 is dropped,
-// and deleting the drop ACL with --wait=hv takes effect at once. No
-// OpenFlow error or warning may appear in ovn-controller's log.
-func TestOVNDrivesGvs(t *testing.T) {
-	o := startOVN(t)
+// ovnScenario is what a switch did under OVN's scenario: one line per
+// check ("name: ok" or "name: FAILED ...") and the number of flows
+// ovn-controller installed into br-int at the end.
+type ovnScenario struct {
+	steps []string
+	flows string
+}
+
+func (r *ovnScenario) check(name string, ok bool, detail string) {
+	if ok {
+		r.steps = append(r.steps, name+": ok")
+	} else {
+		r.steps = append(r.steps, name+": FAILED "+detail)
+	}
+}
+
+// runOVNScenario drives the switch behind o through OVN: two VIFs on a
+// logical switch ping each other; a logical router connects a second
+// switch (ping and a 1 MB TCP transfer across it, TTL decremented); an
+// allow-related ACL lets TCP to port 80 and its replies through while
+// other inbound IPv4 is dropped, and deleting the drop ACL with --wait=hv
+// takes effect at once; a load balancer VIP; DHCP through ovn-controller.
+func runOVNScenario(t *testing.T, o *ovnCluster) ovnScenario {
+	var r ovnScenario
 	o.nbctl("ls-add", "sw0")
 	o.nbctl("lsp-add", "sw0", "vm1", "--", "lsp-set-addresses", "vm1", "50:54:00:00:00:01 10.0.0.1")
 	o.nbctl("lsp-add", "sw0", "vm2", "--", "lsp-set-addresses", "vm2", "50:54:00:00:00:02 10.0.0.2")
 	ns1 := o.vif("vm1", "50:54:00:00:00:01", "10.0.0.1/24", "10.0.0.254")
 	ns2 := o.vif("vm2", "50:54:00:00:00:02", "10.0.0.2/24", "")
 	o.nbctl("--wait=hv", "sync")
-	if !ping(ns1, "10.0.0.2") {
-		t.Fatalf("vm1 cannot ping vm2 on the same logical switch")
-	}
+	r.check("ping on the logical switch", ping(ns1, "10.0.0.2"), "")
 
 	o.nbctl("ls-add", "sw1")
 	o.nbctl("lsp-add", "sw1", "vm3", "--", "lsp-set-addresses", "vm3", "50:54:00:00:00:03 10.0.1.3")
@@ -258,59 +272,117 @@ func TestOVNDrivesGvs(t *testing.T) {
 	}
 	ns3 := o.vif("vm3", "50:54:00:00:00:03", "10.0.1.3/24", "10.0.1.254")
 	o.nbctl("--wait=hv", "sync")
-	if !ping(ns1, "10.0.1.3") {
-		t.Fatalf("vm1 cannot ping vm3 across the logical router")
-	}
+	r.check("ping across the logical router", ping(ns1, "10.0.1.3"), "")
 	out, _ := exec.Command("ip", "netns", "exec", ns1, "ping", "-c", "1", "-W", "1", "10.0.1.3").CombinedOutput()
-	if !strings.Contains(string(out), "ttl=63") {
-		t.Errorf("the router did not decrement the TTL once:\n%s", out)
-	}
-	if got := tcpTransfer(t, ns1, ns3, "10.0.1.3", 8080, 1<<20); got != "got 1048576" {
-		t.Fatalf("TCP across the router: %s", got)
-	}
+	r.check("TTL decremented once by the router", strings.Contains(string(out), "ttl=63"), string(out))
+	got := tcpTransfer(t, ns1, ns3, "10.0.1.3", 8080, 1<<20)
+	r.check("1 MB TCP across the router", got == "got 1048576", got)
 
 	o.nbctl("--wait=hv", "acl-add", "sw1", "to-lport", "1000", `outport == "vm3" && ip4 && tcp.dst == 80`, "allow-related")
 	o.nbctl("--wait=hv", "acl-add", "sw1", "to-lport", "900", `outport == "vm3" && ip4`, "drop")
-	if ping(ns1, "10.0.1.3") {
-		t.Errorf("the drop ACL lets ICMP to vm3 through")
-	}
-	if got := tcpTransfer(t, ns1, ns3, "10.0.1.3", 80, 1<<20); got != "got 1048576" {
-		t.Fatalf("TCP to port 80 through the allow-related ACL: %s", got)
-	}
-	if got := tcpTransfer(t, ns1, ns3, "10.0.1.3", 8080, 1000); got == "got 1000" {
-		t.Errorf("TCP to port 8080 passed the drop ACL")
-	}
+	r.check("drop ACL stops ICMP", !ping(ns1, "10.0.1.3"), "")
+	got = tcpTransfer(t, ns1, ns3, "10.0.1.3", 80, 1<<20)
+	r.check("allow-related ACL passes TCP to port 80 and replies", got == "got 1048576", got)
+	got = tcpTransfer(t, ns1, ns3, "10.0.1.3", 8080, 1000)
+	r.check("drop ACL stops TCP to port 8080", got != "got 1000", got)
 	o.nbctl("--wait=hv", "acl-del", "sw1", "to-lport", "900", `outport == "vm3" && ip4`)
-	if !ping(ns1, "10.0.1.3") {
-		t.Errorf("deleting the drop ACL (--wait=hv) did not let ICMP through")
-	}
-	_ = ns2
+	r.check("deleting the drop ACL (--wait=hv) lets ICMP through", ping(ns1, "10.0.1.3"), "")
 
-	// A load balancer VIP on sw0 with vm3 behind it: ct(nat) to the
-	// backend and back.
-	o.nbctl("lb-add", "lb0", "10.0.1.100:80", "10.0.1.3:80", "tcp")
+	// ICMP errors come from ovn-controller (icmp4 action through a
+	// packet-in and packet-out): TTL 1 expires at the router.
+	out, _ = exec.Command("ip", "netns", "exec", ns1, "ping", "-c", "1", "-W", "2", "-t", "1", "10.0.1.3").CombinedOutput()
+	r.check("the router answers TTL 1 with time exceeded", strings.Contains(string(out), "From 10.0.0.254") &&
+		strings.Contains(string(out), "Time to live exceeded"), string(out))
+
+	// A load balancer VIP on sw0 with two backends, vm3 (across the
+	// router) and vm2: ct(nat) to a backend and back.
+	o.nbctl("lb-add", "lb0", "10.0.1.100:80", "10.0.1.3:80,10.0.0.2:80", "tcp")
 	o.nbctl("--wait=hv", "ls-lb-add", "sw0", "lb0")
-	if got := tcpTransfer(t, ns1, ns3, "10.0.1.100", 80, 100000); got != "got 100000" {
-		t.Errorf("TCP to the load balancer VIP: %s", got)
-	}
+	got = lbSpread(t, ns1, "10.0.1.100", 80, 20, ns3, ns2)
+	r.check("20 connections to the VIP reach both backends, replies un-NATed", got == "ok", got)
 
 	// DHCP: ovn-controller answers a DISCOVER through a paused packet-in
 	// (put_dhcp_opts) and NXT_RESUME; the OFFER carries vm2's address.
-	opts := strings.TrimSpace(o.nbctl("dhcp-options-create", "10.0.0.0/24"))
+	o.nbctl("dhcp-options-create", "10.0.0.0/24")
 	uuid := strings.TrimSpace(o.nbctl("--bare", "--columns=_uuid", "find", "dhcp_options", "cidr=\"10.0.0.0/24\""))
-	_ = opts
 	o.nbctl("dhcp-options-set-options", uuid, "lease_time=3600", "router=10.0.0.254", "server_id=10.0.0.254",
 		"server_mac=00:00:00:00:ff:01")
 	o.nbctl("--wait=hv", "lsp-set-dhcpv4-options", "vm2", uuid)
 	script, _ := filepath.Abs("testdata/dhcp_discover.py")
 	offer, err := exec.Command("ip", "netns", "exec", ns2, "python3", script, "vm2", "50:54:00:00:00:02").CombinedOutput()
-	if err != nil || strings.TrimSpace(string(offer)) != "10.0.0.2" {
-		t.Errorf("DHCP through ovn-controller's pinctrl: offered %q (%v)", offer, err)
-	}
+	r.check("DHCP offer from ovn-controller", err == nil && strings.TrimSpace(string(offer)) == "10.0.0.2", fmt.Sprintf("%q %v", offer, err))
 
-	log, _ := os.ReadFile(filepath.Join(o.dir, "controller.log"))
+	agg := run(t, o.gvsEnv, "ovs-ofctl", "-O", "OpenFlow15", "--timeout=20", "dump-aggregate", "br-int")
+	if i := strings.Index(agg, "flow_count="); i >= 0 {
+		r.flows = strings.Fields(agg[i+len("flow_count="):])[0]
+	}
+	return r
+}
+
+// lbSpread opens n TCP connections from ns to vip:port, each a new
+// source port, with a server on port in every backend namespace that
+// answers with its own address; it returns "ok" when every connection was
+// answered from the VIP (replies un-NATed) and every backend took at
+// least one, else what happened.
+func lbSpread(t *testing.T, ns, vip string, port, n int, backends ...string) string {
+	t.Helper()
+	var srvs []*exec.Cmd
+	var outs []*strings.Builder
+	for _, b := range backends {
+		srv := exec.Command("ip", "netns", "exec", b, "python3", "-c", fmt.Sprintf(`
+import socket
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0',%d)); s.listen(64); s.settimeout(15)
+n=0
+try:
+    while n < %d:
+        c,a=s.accept(); c.sendall(b'hello'); c.close(); n+=1
+        print(n, flush=True)
+except socket.timeout:
+    pass`, port, n))
+		var out strings.Builder
+		srv.Stdout = &out
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		srvs, outs = append(srvs, srv), append(outs, &out)
+	}
+	stop := func() {
+		for _, srv := range srvs {
+			srv.Process.Kill()
+			srv.Wait()
+		}
+	}
+	defer stop()
+	time.Sleep(300 * time.Millisecond)
+	out, err := exec.Command("ip", "netns", "exec", ns, "python3", "-c", fmt.Sprintf(`
+import socket
+ok=0
+for i in range(%d):
+    s=socket.create_connection(('%s',%d),timeout=5)
+    if s.getpeername()[0]=='%s' and s.recv(10)==b'hello': ok+=1
+    s.close()
+print(ok)`, n, vip, port, vip)).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("client: %v: %s", err, out)
+	}
+	if strings.TrimSpace(string(out)) != strconv.Itoa(n) {
+		return fmt.Sprintf("%s of %d connections answered from the VIP", strings.TrimSpace(string(out)), n)
+	}
+	stop() // the servers' output is complete once they have exited
+	srvs = nil
+	for i, o := range outs {
+		if strings.TrimSpace(o.String()) == "" {
+			return fmt.Sprintf("backend %d took no connection", i)
+		}
+	}
+	return "ok"
+}
+
+// controllerTrouble returns the warnings and errors in an ovn-controller
+// log, except those that are about the host rather than the switch.
+func controllerTrouble(log string) []string {
 	var trouble []string
-	for _, l := range ovnControllerTrouble.FindAllString(string(log), -1) {
+	for _, l := range ovnControllerTrouble.FindAllString(log, -1) {
 		// The representor plug provider is absent on this host, not a
 		// switch problem.
 		if strings.Contains(l, "vif_plug_provider") {
@@ -324,7 +396,51 @@ func TestOVNDrivesGvs(t *testing.T) {
 		}
 		trouble = append(trouble, l)
 	}
-	if len(trouble) > 0 {
+	return trouble
+}
+
+// TestOVNDrivesGvs runs Debian's OVN (northd, NB/SB databases and
+// ovn-controller) against gvs-vswitchd through runOVNScenario: every check
+// passes and no OpenFlow error or warning appears in ovn-controller's log.
+func TestOVNDrivesGvs(t *testing.T) {
+	o := startOVN(t)
+	r := runOVNScenario(t, o)
+	for _, s := range r.steps {
+		if !strings.HasSuffix(s, ": ok") {
+			t.Error(s)
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(o.dir, "controller.log"))
+	if trouble := controllerTrouble(string(log)); len(trouble) > 0 {
 		t.Errorf("ovn-controller logged:\n%s", strings.Join(trouble, "\n"))
+	}
+}
+
+// TestOVNScenarioSameOnOpenVSwitch runs the same OVN scenario against
+// Open vSwitch's ovs-vswitchd with its userspace (netdev) datapath and
+// against gvs-vswitchd: every check must come out the same, and
+// ovn-controller must install the same number of flows into both.
+func TestOVNScenarioSameOnOpenVSwitch(t *testing.T) {
+	requireOVN(t)
+	nstest.RequireBinary(t, "ovs-vswitchd", "openvswitch-switch")
+	for _, sc := range []struct {
+		name string
+		run  func(*testing.T, *ovnCluster) ovnScenario
+	}{{"switch, router, ACLs, load balancer, DHCP", runOVNScenario}, {"gateway router SNAT and floating IP", runGatewayScenario}} {
+		t.Run(sc.name, func(t *testing.T) {
+			ovsEnv, stopOVS := startOpenVSwitchWith(t)
+			run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
+			want := sc.run(t, startOVNOn(t, ovsEnv, "netdev"))
+			stopOVS()
+			got := sc.run(t, startOVN(t))
+			if strings.Join(got.steps, "\n") != strings.Join(want.steps, "\n") {
+				t.Errorf("the scenario differs\n--- Open vSwitch (netdev):\n%s\n--- gvs:\n%s",
+					strings.Join(want.steps, "\n"), strings.Join(got.steps, "\n"))
+			}
+			if got.flows == "" || got.flows != want.flows {
+				t.Errorf("ovn-controller installed %s flows into Open vSwitch and %s into gvs", want.flows, got.flows)
+			}
+			t.Logf("both switches: %d checks, %s flows", len(got.steps), got.flows)
+		})
 	}
 }

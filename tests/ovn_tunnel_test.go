@@ -15,41 +15,79 @@ import (
 // namespace's), with the tunnel endpoint address on br-phy's local port
 // and a veth into the underlay, and an ovn-controller.
 type chassis struct {
-	ns  string
-	env []string // ovs-vsctl/ovs-appctl environment (OVS_RUNDIR)
+	ns     string
+	env    []string // ovs-vsctl/ovs-appctl environment (OVS_RUNDIR)
+	target string   // ovs-appctl -t name of the switch daemon
+}
+
+// chassisSwitch starts a switch daemon inside namespace ns with its files
+// in dir and returns its ovs-appctl target name.
+type chassisSwitch func(t *testing.T, ns, dir string, env []string) string
+
+// gvsChassis runs gvs-vswitchd (binary bin) with its embedded database.
+func gvsChassis(bin string) chassisSwitch {
+	return func(t *testing.T, ns, dir string, env []string) string {
+		cmd := exec.Command("ip", "netns", "exec", ns, bin, "--log-file="+filepath.Join(dir, "gvs-vswitchd.log"),
+			"--pidfile="+filepath.Join(dir, "gvs-vswitchd.pid"))
+		cmd.Env = env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+			if t.Failed() {
+				if b, err := os.ReadFile(filepath.Join(dir, "gvs-vswitchd.log")); err == nil {
+					if len(b) > 3000 {
+						b = b[len(b)-3000:]
+					}
+					t.Logf("%s gvs-vswitchd.log (tail):\n%s", ns, b)
+				}
+			}
+		})
+		return "gvs-vswitchd"
+	}
+}
+
+// ovsChassis runs Open vSwitch's ovsdb-server and ovs-vswitchd (netdev
+// datapath on real devices).
+func ovsChassis(t *testing.T, ns, dir string, env []string) string {
+	db := filepath.Join(dir, "conf.db")
+	run(t, env, "ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema")
+	for _, args := range [][]string{
+		{"ovsdb-server", db, "--remote=punix:" + filepath.Join(dir, "db.sock"), "--pidfile=" + filepath.Join(dir, "ovsdb-server.pid"),
+			"--log-file=" + filepath.Join(dir, "ovsdb-server.log"), "--detach", "--no-chdir"},
+		{"ovs-vswitchd", "unix:" + filepath.Join(dir, "db.sock"), "--pidfile=" + filepath.Join(dir, "ovs-vswitchd.pid"),
+			"--log-file=" + filepath.Join(dir, "ovs-vswitchd.log"), "--detach", "--no-chdir"},
+	} {
+		pid := args[3]
+		if args[0] == "ovs-vswitchd" {
+			pid = args[2]
+		}
+		run(t, env, append([]string{"ip", "netns", "exec", ns}, args...)...)
+		pidfile := strings.TrimPrefix(pid, "--pidfile=")
+		t.Cleanup(func() { stopPidfile(pidfile) })
+		if args[0] == "ovsdb-server" {
+			run(t, env, "ovs-vsctl", "--no-wait", "init")
+		}
+	}
+	return "ovs-vswitchd"
 }
 
 // startChassis runs gvs-vswitchd in a new namespace, gives br-phy the
 // tunnel address ip/24 and the underlay link (already in the namespace),
 // and starts ovn-controller for it.
-func startChassis(t *testing.T, o *ovnCluster, bin, name, ip, underlay, srcNS string) *chassis {
+func startChassis(t *testing.T, o *ovnCluster, start chassisSwitch, name, ip, underlay, srcNS string) *chassis {
 	t.Helper()
 	ns := nstest.Netns(t)
 	dir := t.TempDir()
 	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
-	cmd := exec.Command("ip", "netns", "exec", ns, bin, "--log-file="+filepath.Join(dir, "gvs-vswitchd.log"),
-		"--pidfile="+filepath.Join(dir, "gvs-vswitchd.pid"))
-	cmd.Env = env
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			if b, err := os.ReadFile(filepath.Join(dir, "gvs-vswitchd.log")); err == nil {
-				if len(b) > 3000 {
-					b = b[len(b)-3000:]
-				}
-				t.Logf("%s gvs-vswitchd.log (tail):\n%s", name, b)
-			}
-		}
-	})
-	waitFor(t, name+" gvs-vswitchd database", func() bool {
+	target := start(t, ns, dir, env)
+	waitFor(t, name+" switch database", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "db.sock"))
 		return err == nil
 	})
-	c := &chassis{ns: ns, env: env}
+	c := &chassis{ns: ns, env: env, target: target}
 	in := func(args ...string) { nstest.InNetns(t, ns, args...) }
 	if srcNS == "" {
 		nstest.Run(t, "ip", "link", "set", underlay, "netns", ns)
@@ -85,19 +123,18 @@ func (c *chassis) vif(t *testing.T, lsp, mac, cidr string) string {
 	return ns
 }
 
-// TestOVNTwoChassisOverGeneve runs two gvs-vswitchd chassis, each in its
-// own namespace with its tunnel endpoint on br-phy and a veth between
-// them, under one OVN: ovn-controller creates Geneve tunnel ports, and
+// runTwoChassis runs two chassis started by start, each in its own
+// namespace with its tunnel endpoint on br-phy and a veth between them,
+// under one OVN, and checks that ovn-controller creates the Geneve ports,
 // VIFs on different chassis ping each other and move 1 MB over TCP
-// through the tunnel; the tunnel vports count the packets both ways and
-// neither ovn-controller logs a warning.
-func TestOVNTwoChassisOverGeneve(t *testing.T) {
-	requireOVN(t)
-	bin := daemonBinary(t)
+// through the tunnel, and each chassis resolved the other endpoint.
+func runTwoChassis(t *testing.T, start chassisSwitch) (ovnScenario, *ovnCluster, [2]*chassis) {
+	var r ovnScenario
 	a, b := nstest.Veth(t)
 	o := startOVNCentral(t, nil)
-	hv1 := startChassis(t, o, bin, "hv1", "172.31.0.1", a, "")
-	hv2 := startChassis(t, o, bin, "hv2", "172.31.0.2", b, "")
+	hv1 := startChassis(t, o, start, "hv1", "172.31.0.1", a, "")
+	hv2 := startChassis(t, o, start, "hv2", "172.31.0.2", b, "")
+	chs := [2]*chassis{hv1, hv2}
 
 	o.nbctl("ls-add", "sw0")
 	o.nbctl("lsp-add", "sw0", "vm1", "--", "lsp-set-addresses", "vm1", "50:54:00:00:00:01 10.0.0.1")
@@ -106,38 +143,46 @@ func TestOVNTwoChassisOverGeneve(t *testing.T) {
 	ns2 := hv2.vif(t, "vm2", "50:54:00:00:00:02", "10.0.0.2/24")
 	o.nbctl("--wait=hv", "sync")
 
-	// Each chassis has a Geneve port to the other.
-	for _, c := range []struct {
-		ch     *chassis
-		remote string
-	}{{hv1, "172.31.0.2"}, {hv2, "172.31.0.1"}} {
-		waitFor(t, "tunnel port to "+c.remote, func() bool {
-			out := run(t, c.ch.env, "ovs-vsctl", "--timeout=30", "--bare", "--columns=options", "find", "interface", "type=geneve")
-			return strings.Contains(out, "remote_ip="+c.remote)
+	remotes := [2]string{"172.31.0.2", "172.31.0.1"}
+	for i, c := range chs {
+		waitFor(t, "tunnel port to "+remotes[i], func() bool {
+			out := run(t, c.env, "ovs-vsctl", "--timeout=30", "--bare", "--columns=options", "find", "interface", "type=geneve")
+			return strings.Contains(out, "remote_ip="+remotes[i])
 		})
 	}
-	if !ping(ns1, "10.0.0.2") {
-		for _, c := range []*chassis{hv1, hv2} {
-			t.Logf("dpctl/dump-flows:\n%s", run(t, c.env, "ovs-appctl", "-t", "gvs-vswitchd", "dpctl/dump-flows"))
-			t.Logf("tnl/neigh/show:\n%s", run(t, c.env, "ovs-appctl", "-t", "gvs-vswitchd", "tnl/neigh/show"))
-			t.Logf("ovs/route/show:\n%s", run(t, c.env, "ovs-appctl", "-t", "gvs-vswitchd", "ovs/route/show"))
+	r.check("ping between chassis over Geneve", ping(ns1, "10.0.0.2"), "")
+	got := tcpTransfer(t, ns2, ns1, "10.0.0.1", 8080, 1<<20)
+	r.check("1 MB TCP from hv2 to hv1 over Geneve", got == "got 1048576", got)
+	for i, c := range chs {
+		out := run(t, c.env, "ovs-appctl", "-t", c.target, "tnl/neigh/show")
+		r.check("tnl/neigh/show has "+remotes[i], strings.Contains(out, remotes[i]), out)
+	}
+	agg := run(t, hv1.env, "ovs-ofctl", "-O", "OpenFlow15", "--timeout=20", "dump-aggregate", "br-int")
+	if i := strings.Index(agg, "flow_count="); i >= 0 {
+		r.flows = strings.Fields(agg[i+len("flow_count="):])[0]
+	}
+	return r, o, chs
+}
+
+// TestOVNTwoChassisOverGeneve runs runTwoChassis with two gvs-vswitchd
+// chassis: every check passes, the megaflows decapsulate with tnl_pop and
+// encapsulate with tnl_push carrying OVN's Geneve option, and neither
+// ovn-controller logs a warning.
+func TestOVNTwoChassisOverGeneve(t *testing.T) {
+	requireOVN(t)
+	r, o, chs := runTwoChassis(t, gvsChassis(daemonBinary(t)))
+	for _, s := range r.steps {
+		if !strings.HasSuffix(s, ": ok") {
+			t.Error(s)
 		}
-		t.Fatalf("vm1 on hv1 cannot ping vm2 on hv2 through the Geneve tunnel")
 	}
-	if got := tcpTransfer(t, ns2, ns1, "10.0.0.1", 8080, 1<<20); got != "got 1048576" {
-		t.Fatalf("TCP from hv2 to hv1 over Geneve: %s", got)
-	}
-	// The neighbour cache learned the other endpoint by ARP.
-	for _, c := range []struct {
-		ch     *chassis
-		remote string
-	}{{hv1, "172.31.0.2"}, {hv2, "172.31.0.1"}} {
-		if out := run(t, c.ch.env, "ovs-appctl", "-t", "gvs-vswitchd", "tnl/neigh/show"); !strings.Contains(out, c.remote) {
-			t.Errorf("tnl/neigh/show lacks %s:\n%s", c.remote, out)
+	if t.Failed() {
+		for _, c := range chs {
+			t.Logf("dpctl/dump-flows:\n%s", run(t, c.env, "ovs-appctl", "-t", c.target, "dpctl/dump-flows"))
+			t.Logf("ovs/route/show:\n%s", run(t, c.env, "ovs-appctl", "-t", c.target, "ovs/route/show"))
 		}
 	}
-	// Datapath flows decapsulate (tnl_pop) and encapsulate (tnl_push).
-	flows := run(t, hv1.env, "ovs-appctl", "-t", "gvs-vswitchd", "dpctl/dump-flows")
+	flows := run(t, chs[0].env, "ovs-appctl", "-t", "gvs-vswitchd", "dpctl/dump-flows")
 	for _, want := range []string{"actions:tnl_pop(", "tnl_push(tnl_port(", "geneve({class=0x102,type=0x80,len=4,"} {
 		if !strings.Contains(flows, want) {
 			t.Errorf("hv1's megaflows lack %s:\n%s", want, flows)
@@ -145,15 +190,26 @@ func TestOVNTwoChassisOverGeneve(t *testing.T) {
 	}
 	for _, name := range []string{"controller-hv1.log", "controller-hv2.log"} {
 		log, _ := os.ReadFile(filepath.Join(o.dir, name))
-		var trouble []string
-		for _, l := range ovnControllerTrouble.FindAllString(string(log), -1) {
-			if strings.Contains(l, "vif_plug_provider") || strings.Contains(l, "br-int.mgmt: connection failed (No such file or directory)") {
-				continue
-			}
-			trouble = append(trouble, l)
-		}
-		if len(trouble) > 0 {
+		if trouble := controllerTrouble(string(log)); len(trouble) > 0 {
 			t.Errorf("%s:\n%s", name, strings.Join(trouble, "\n"))
 		}
 	}
+}
+
+// TestOVNTwoChassisSameOnOpenVSwitch runs the two-chassis scenario with
+// Open vSwitch (netdev datapath) chassis and with gvs chassis: the checks
+// come out the same and ovn-controller installs as many flows.
+func TestOVNTwoChassisSameOnOpenVSwitch(t *testing.T) {
+	requireOVN(t)
+	nstest.RequireBinary(t, "ovs-vswitchd", "openvswitch-switch")
+	want, _, _ := runTwoChassis(t, ovsChassis)
+	got, _, _ := runTwoChassis(t, gvsChassis(daemonBinary(t)))
+	if strings.Join(got.steps, "\n") != strings.Join(want.steps, "\n") {
+		t.Errorf("the scenario differs\n--- Open vSwitch (netdev):\n%s\n--- gvs:\n%s",
+			strings.Join(want.steps, "\n"), strings.Join(got.steps, "\n"))
+	}
+	if got.flows == "" || got.flows != want.flows {
+		t.Errorf("ovn-controller installed %s flows into Open vSwitch and %s into gvs", want.flows, got.flows)
+	}
+	t.Logf("both: %d checks, %s flows on hv1", len(got.steps), got.flows)
 }

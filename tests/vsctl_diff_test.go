@@ -216,6 +216,14 @@ func runSession(t *testing.T, env []string, veth string) []string {
 // for ovs-vsctl.
 func startOpenVSwitch(t *testing.T) (env []string, stop func()) {
 	t.Helper()
+	return startOpenVSwitchWith(t, "--enable-dummy", "--disable-system")
+}
+
+// startOpenVSwitchWith runs Debian's ovsdb-server and ovs-vswitchd with
+// the given datapath options (none: the userspace netdev datapath on real
+// devices, which creates tap devices in this namespace).
+func startOpenVSwitchWith(t *testing.T, dpArgs ...string) (env []string, stop func()) {
+	t.Helper()
 	dir := t.TempDir()
 	env = append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir, "OVS_SYSCONFDIR="+dir, "OVS_PKGDATADIR=/usr/share/openvswitch")
 	db := filepath.Join(dir, "conf.db")
@@ -233,9 +241,9 @@ func startOpenVSwitch(t *testing.T) (env []string, stop func()) {
 			syscall.Kill(pid, syscall.SIGTERM)
 		}
 	}
-	vs := exec.Command("ovs-vswitchd", "--enable-dummy", "--disable-system", "--no-chdir",
+	vs := exec.Command("ovs-vswitchd", append(dpArgs, "--no-chdir",
 		"--log-file="+filepath.Join(dir, "ovs-vswitchd.log"), "--pidfile="+filepath.Join(dir, "ovs-vswitchd.pid"),
-		"unix:"+sock)
+		"unix:"+sock)...)
 	vs.Env = env
 	if err := vs.Start(); err != nil {
 		stopServer()
