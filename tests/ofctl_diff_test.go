@@ -139,6 +139,10 @@ func ofctlSession() []ofStep {
 		settle,
 		appctl("dpctl/dump-flows"),
 		ofctl("dump-flows", "br1"),
+		// A packet-out's actions traced instead of the tables.
+		appctl("ofproto/trace-packet-out", "br0", "in_port=1,icmp,nw_src=10.0.0.1,nw_dst=10.0.0.2",
+			"set_field:10.0.0.9->nw_dst,output:2,resubmit(,1),output:10"),
+		appctl("ofproto/trace-packet-out", "br1", "in_port=4,udp,nw_src=10.0.0.1,nw_dst=10.0.0.2", "output:IN_PORT,resubmit(,1)"),
 	}
 }
 

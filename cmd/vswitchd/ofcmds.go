@@ -10,6 +10,7 @@ import (
 
 	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
 )
 
@@ -18,6 +19,7 @@ import (
 func (d *Daemon) ofCommands() []appctl.Command {
 	return []appctl.Command{
 		{Name: "ofproto/trace", Usage: "{[dp_name] odp_flow | bridge br_flow} [packet]", MinArgs: 1, MaxArgs: 3, Run: d.cmdTrace},
+		{Name: "ofproto/trace-packet-out", Usage: "[-consistent] {[dp_name] odp_flow | bridge br_flow} [packet] actions", MinArgs: 2, MaxArgs: 5, Run: d.cmdTracePacketOut},
 		{Name: "dpif/dump-flows", Usage: "[-m] bridge", MinArgs: 1, MaxArgs: 2, Run: d.cmdDpifDumpFlows},
 		{Name: "revalidator/wait", Run: d.cmdRevalidatorWait},
 		{Name: "ofproto/list", Run: d.cmdOfprotoList},
@@ -25,6 +27,12 @@ func (d *Daemon) ofCommands() []appctl.Command {
 }
 
 func (d *Daemon) cmdTrace(_ context.Context, args []string) (string, error) {
+	return d.trace(args, "")
+}
+
+// trace runs ofproto/trace's arguments; acts, if not empty, are a
+// packet-out's actions to trace instead of the tables.
+func (d *Daemon) trace(args []string, acts string) (string, error) {
 	if len(args) < 2 {
 		return "", fmt.Errorf("syntax: ofproto/trace bridge flow [packet]")
 	}
@@ -58,6 +66,16 @@ func (d *Daemon) cmdTrace(_ context.Context, args []string) (string, error) {
 			return "", fmt.Errorf("trace: packet: %w", err)
 		}
 		in.Packet = b
+	}
+	if acts != "" {
+		fl := in.Flow
+		if in.ODPKey != nil {
+			fl = mf.Flow{Key: *in.ODPKey}
+		}
+		var err error
+		if in.Actions, err = ofswitch.ParseTraceActions(acts, &fl); err != nil {
+			return "", err
+		}
 	}
 	return br.Trace(in), nil
 }
@@ -105,4 +123,16 @@ func (d *Daemon) cmdOfprotoList(context.Context, []string) (string, error) {
 		b.WriteString(br.Name() + "\n")
 	}
 	return b.String(), nil
+}
+
+// cmdTracePacketOut is ofproto/trace-packet-out: ofproto/trace with the
+// last argument as a packet-out's actions, run instead of the tables.
+func (d *Daemon) cmdTracePacketOut(ctx context.Context, args []string) (string, error) {
+	if len(args) > 0 && (args[0] == "-consistent" || args[0] == "--consistent") {
+		args = args[1:]
+	}
+	if len(args) < 2 {
+		return "", fmt.Errorf("syntax: ofproto/trace-packet-out bridge flow [packet] actions")
+	}
+	return d.trace(args[:len(args)-1], args[len(args)-1])
 }

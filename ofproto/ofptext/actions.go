@@ -61,6 +61,32 @@ func splitAction(s string) (name, arg string) {
 	return s[:i], s[i+1:]
 }
 
+// ParseActionsFor parses an action list (ovs-ofctl syntax, OpenFlow 1.0
+// with Nicira extensions) checked against match m rather than a flow's
+// own match, as ofproto/trace-packet-out checks a packet-out's actions
+// against the traced packet.
+func ParseActionsFor(s string, m *mf.Match) ([]ofp.Action, error) {
+	acts, err := parseActionList(s, mf.OF10, m, 0)
+	if err != nil {
+		return nil, err
+	}
+	if acts == nil {
+		return []ofp.Action{}, nil
+	}
+	// Checked but kept as parsed: no flow_mod carries them, so they
+	// need no version's encoding (set_field stays set_field).
+	if err := verifyActions(acts, mf.OF10, false); err != nil {
+		return nil, err
+	}
+	if err := ofp.ValidateOfpactsVersion(mf.OF15, acts, m, portMax, TableUnset, 0xff); err != nil {
+		if code := ofp.CodeOf(err); code != 0 {
+			return nil, errf("actions are invalid with specified match (%s)", code)
+		}
+		return nil, &syntaxError{err.Error()}
+	}
+	return acts, nil
+}
+
 // parseActions parses the action list of a flow in table (TableUnset if
 // none), checks it against the flow's match and returns it in the form
 // version v carries, as ovs-ofctl prints the flow mod it sends.

@@ -23,6 +23,18 @@ type TraceInput struct {
 	// ODPKey, if not nil, is a datapath flow to trace instead of Flow
 	// (ofproto/trace dp_name odp_flow).
 	ODPKey *flow.Key
+	// Actions, if not nil, are traced as a packet-out's actions instead
+	// of the flow tables (ofproto/trace-packet-out).
+	Actions []ofp.Action
+}
+
+// ParseTraceActions reads ofproto/trace-packet-out's actions argument in
+// ovs-ofctl syntax, checked against the traced flow fl (every header field
+// exact, as Open vSwitch checks a packet-out's actions against its packet).
+func ParseTraceActions(s string, fl *mf.Flow) ([]ofp.Action, error) {
+	meta := mf.Match{}
+	meta.Flow.InPort, meta.Mask.InPort = fl.InPort, 0xffff
+	return ofptext.ParseActionsFor(s, packetMatch(&meta, &fl.Key))
 }
 
 // ParseTraceFlow reads ofproto/trace's flow argument in ovs-ofctl match
@@ -72,7 +84,7 @@ func (b *Bridge) Trace(in TraceInput) string {
 	key.InPort = odpIn
 	var sb strings.Builder
 	var queue []*xlate.TraceEvent
-	b.tracePass(&sb, fl, key, pkt, &queue, 0)
+	b.tracePassActions(&sb, fl, key, pkt, &queue, 0, in.Actions)
 	// Follow the recirculations ct() made, as Open vSwitch does, with
 	// ct_state=trk|new and NAT simulated as translating to the first
 	// address and port of the range. Bounded: each pass is a fresh
@@ -146,6 +158,12 @@ const maxTracePasses = 64
 // recirculation (resume > 0 or a recirc_id) starts with Open vSwitch's
 // "thaw" lines. Recirculations ct() queued go to queue.
 func (b *Bridge) tracePass(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt *packet.Packet, queue *[]*xlate.TraceEvent, resume uint8) {
+	b.tracePassActions(sb, fl, key, pkt, queue, resume, nil)
+}
+
+// tracePassActions is tracePass; with acts not nil the pass runs them as
+// a packet-out's actions (each printed as translation reaches it).
+func (b *Bridge) tracePassActions(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt *packet.Packet, queue *[]*xlate.TraceEvent, resume uint8, acts []ofp.Action) {
 	fmt.Fprintf(sb, "Flow: %s\n\nbridge(\"%s\")\n%s\n", flowString(&fl), b.cfg.Name, strings.Repeat("-", len(b.cfg.Name)+10))
 	if key.RecircID != 0 {
 		fmt.Fprintf(sb, "    thaw\n        Resuming from table %d\n", resume)
@@ -159,6 +177,10 @@ func (b *Bridge) tracePass(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt *p
 		}
 		traceLine(sb, ev)
 	}}
+	if acts != nil {
+		xin.OFActions, xin.InPort = acts, uint16(fl.InPort)
+		xin.Regs, xin.Metadata = fl.Regs, fl.Metadata
+	}
 	var out xlate.Out
 	b.xl.Translate(&xin, &out)
 	final := out.Final
@@ -171,11 +193,11 @@ func (b *Bridge) tracePass(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt *p
 	}
 	mm := megaflowMatch(&key, &out.Mask, uint16(fl.InPort))
 	fmt.Fprintf(sb, "Megaflow: %s\n", ofptext.FormatMegaflow(&mm))
-	acts := out.Actions.String()
+	dpActs := out.Actions.String()
 	if len(out.Actions) == 0 {
-		acts = "drop"
+		dpActs = "drop"
 	}
-	fmt.Fprintf(sb, "Datapath actions: %s\n", acts)
+	fmt.Fprintf(sb, "Datapath actions: %s\n", dpActs)
 	if out.Err != nil {
 		fmt.Fprintf(sb, "Translation failed (%v), packet is dropped.\n", out.Err)
 	}

@@ -410,6 +410,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.ind = 4
 		c.resume(in.Resume)
 	case in.OFActions != nil:
+		c.ind = 4
 		c.doActions(in.OFActions)
 	case resumeGroup:
 		c.ind, c.table = 4, start
