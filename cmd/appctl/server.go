@@ -8,13 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/ovsdb/jsonrpc"
 )
 
@@ -65,18 +65,17 @@ func ResolvePath(rundir, path string) string {
 	return filepath.Join(rundir, path)
 }
 
-// Listen creates the unix socket at path (punix semantics): a stale
-// socket file left by a dead daemon is removed first, and the file is
-// removed again when the listener closes.
-func Listen(path string) (net.Listener, error) {
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("appctl: removing stale socket: %w", err)
-		}
-	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+// Listen creates the unix socket at path (punix semantics) with mode
+// 0770 and the daemon's group; see ListenPerm.
+func Listen(path string) (net.Listener, error) { return ListenPerm(path, unixsock.Perm{}) }
+
+// ListenPerm creates the unix socket at path with the permissions p: a
+// stale socket file left by a dead daemon is removed first, and the file
+// is removed again when the listener closes.
+func ListenPerm(path string, p unixsock.Perm) (net.Listener, error) {
+	ln, err := unixsock.Listen(path, p)
 	if err != nil {
-		return nil, fmt.Errorf("appctl: listen: %w", err)
+		return nil, fmt.Errorf("appctl: %w", err)
 	}
 	ln.SetUnlinkOnClose(true)
 	return ln, nil

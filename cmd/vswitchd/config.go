@@ -55,6 +55,10 @@ type Config struct {
 	// for pssl:/ssl: OVSDB remotes and OpenFlow connections ("" or a
 	// db:Open_vSwitch,SSL,COLUMN form: the SSL table's value).
 	PrivateKey, Certificate, CACert string
+	// SocketGroup is the group (name or number) given the unix sockets
+	// (control socket, db.sock, <bridge>.mgmt, <bridge>.snoop, punix:
+	// remotes); "" keeps the daemon's primary group. They are mode 0770.
+	SocketGroup string
 }
 
 // defaultDir returns the Open vSwitch environment variable's value or a
@@ -122,6 +126,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 			cfg.Workers = v.GetInt("workers")
 			cfg.Database = v.GetString("db")
 			cfg.MetricsAddress = v.GetString("metrics-address")
+			cfg.SocketGroup = v.GetString("socket-group")
 			if len(args) == 1 {
 				cfg.Database = args[0]
 			}
@@ -134,7 +139,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&configFile, "config", "", "configuration file (YAML, TOML or JSON) with keys rundir, dbdir, logdir, db, db-file, workers, metrics-address")
+	f.StringVar(&configFile, "config", "", "configuration file (YAML, TOML or JSON) with keys rundir, dbdir, logdir, db, db-file, workers, metrics-address, socket-group")
 	f.String("rundir", "", "directory for sockets and the pidfile (default $OVS_RUNDIR or /var/run/openvswitch)")
 	f.String("dbdir", "", "directory of the embedded database (default $OVS_DBDIR or /etc/openvswitch)")
 	f.String("logdir", "", "directory for the log file (default $OVS_LOGDIR or /var/log/openvswitch)")
@@ -142,6 +147,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.String("db-file", "", "embedded database file (default DBDIR/conf.db)")
 	f.Int("workers", 1, "poll-mode workers (cores) per datapath")
 	f.String("metrics-address", "", "serve Prometheus metrics on http://HOST:PORT/metrics (default off)")
+	f.String("socket-group", "", "group (name or number) of the unix sockets, which are mode 0770 (default: the daemon's primary group)")
 	f.StringVar(&cfg.Pidfile, "pidfile", "default", "write a pidfile (default RUNDIR/PROGRAM.pid; \"none\" for none)")
 	f.Lookup("pidfile").NoOptDefVal = "default"
 	f.StringVar(&cfg.LogFile, "log-file", "", "also log to this file (default LOGDIR/PROGRAM.log)")
@@ -166,7 +172,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		f.String(n, "", "accepted for ovs-vswitchd compatibility; ignored")
 		f.Lookup(n).Hidden = true
 	}
-	for _, k := range []string{"rundir", "dbdir", "logdir", "db", "db-file", "workers", "metrics-address"} {
+	for _, k := range []string{"rundir", "dbdir", "logdir", "db", "db-file", "workers", "metrics-address", "socket-group"} {
 		_ = v.BindPFlag(k, f.Lookup(k))
 	}
 	v.SetEnvPrefix("GVS")

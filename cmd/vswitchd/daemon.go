@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
+	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 	"github.com/gvs-project/gvs/ovsdb/client"
 	"github.com/gvs-project/gvs/ovsdb/server"
@@ -50,9 +52,18 @@ type Daemon struct {
 
 	ctlPath string
 	dbSock  string
+	// sockPerm is the mode and group of every unix socket the daemon
+	// listens on (sockperm.go).
+	sockPerm unixsock.Perm
 
 	mu  sync.Mutex
 	dps map[string]*dpnetdev.Datapath // by datapath type ("netdev")
+	// restoreWait and maxIdle are Open_vSwitch.other_config's
+	// flow-restore-wait and max-idle (restorewait.go); a datapath
+	// created later takes them at creation.
+	restoreWait atomic.Bool
+	maxIdle     atomic.Int64 // time.Duration; 0: the datapath default
+	flowLimit   atomic.Int64 // other_config:flow-limit; 0: the default
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -164,6 +175,11 @@ func Start(cfg *Config) (*Daemon, error) {
 			d.Close()
 		}
 	}()
+	perm, err := socketPerm(cfg.SocketGroup)
+	if err != nil {
+		return nil, err
+	}
+	d.sockPerm = perm
 	if cfg.Pidfile != "" {
 		p, err := appctl.CreatePidfile(cfg.Pidfile)
 		if err != nil {
@@ -236,7 +252,7 @@ func (d *Daemon) startDatabase() error {
 		return err
 	}
 	d.dbSock = filepath.Join(d.cfg.RunDir, "db.sock")
-	ln, err := listenUnix(d.dbSock)
+	ln, err := listenUnix(d.dbSock, d.sockPerm)
 	if err != nil {
 		return err
 	}
@@ -245,18 +261,11 @@ func (d *Daemon) startDatabase() error {
 	return nil
 }
 
-// listenUnix listens on a unix socket path, replacing a stale socket file
-// left by a process that died (never a live one: the pidfile lock guards
-// against two daemons).
-func listenUnix(path string) (net.Listener, error) {
-	if _, err := os.Stat(path); err == nil {
-		os.Remove(path)
-	}
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", path, err)
-	}
-	return ln, nil
+// listenUnix listens on a unix socket path with the permissions p,
+// replacing a stale socket file left by a process that died (never a live
+// one: the pidfile lock guards against two daemons).
+func listenUnix(path string, p unixsock.Perm) (net.Listener, error) {
+	return unixsock.Listen(path, p)
 }
 
 func (d *Daemon) startControl() error {
@@ -270,7 +279,7 @@ func (d *Daemon) startControl() error {
 	default:
 		d.ctlPath = appctl.ResolvePath(d.cfg.RunDir, d.cfg.Unixctl)
 	}
-	ln, err := appctl.Listen(d.ctlPath)
+	ln, err := appctl.ListenPerm(d.ctlPath, d.sockPerm)
 	if err != nil {
 		return err
 	}
@@ -325,7 +334,14 @@ func (d *Daemon) Datapath(typ string) *dpnetdev.Datapath {
 	if d.cfg.Workers > 0 {
 		cfg.Workers = d.cfg.Workers
 	}
+	if mi := time.Duration(d.maxIdle.Load()); mi > 0 {
+		cfg.MaxIdle = mi
+	}
+	if fl := d.flowLimit.Load(); fl > 0 {
+		cfg.FlowLimit = int(fl)
+	}
 	dp := dpnetdev.New("ovs-"+typ, cfg)
+	dp.SetRestoreWait(d.restoreWait.Load())
 	if typ == "dummy" {
 		// Open vSwitch's dummy datapath has its own internal port 0.
 		if dev, err := dummy.New(dummy.Config{Name: "ovs-dummy", Internal: true}); err == nil {

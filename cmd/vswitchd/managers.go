@@ -106,6 +106,7 @@ func (d *Daemon) startRemotes() error {
 	if target == "" {
 		target = "unix:" + d.dbSock
 		rm.set = newRemoteSet(d.ctx, d.db, &rm.tls, d.cfg.RunDir, rm.log)
+		rm.set.perm = d.sockPerm
 	} else if len(d.cfg.Remotes) > 0 {
 		rm.log.Warn("--remote ignored: the database is served by " + target)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
+	"github.com/gvs-project/gvs/ofproto/ofswitch"
 )
 
 // pmdCommands are Open vSwitch's dpif-netdev/pmd-stats-show and
@@ -89,19 +90,50 @@ func writePmdStats(b *strings.Builder, s dpif.Stats) {
 	fmt.Fprintf(b, "  miss with failed upcall: %d\n", s.UpcallFail)
 }
 
-// cmdUpcallShow prints, per datapath, what Open vSwitch's upcall/show
-// does as far as gvs keeps it: the current megaflows and the flow limit
-// (per worker in gvs), and that flows are keyed by UFID. The average and
-// maximum flow counts, the dump duration and the per-revalidator key
-// counts are not tracked and are left out.
+// cmdUpcallShow prints, per datapath, Open vSwitch's upcall/show: the
+// megaflows (current, running average and maximum at revalidation
+// rounds, and the dynamic limit: ofproto/ofswitch/flowlimit.go), the
+// duration of the last revalidation round, and that flows are keyed by
+// UFID. The per-revalidator key counts are left out (gvs revalidates per
+// bridge, not with a pool of threads).
 func (d *Daemon) cmdUpcallShow(context.Context, []string) (string, error) {
 	var b strings.Builder
 	for _, dp := range d.datapaths() {
 		fmt.Fprintf(&b, "%s:\n", dpName(dp))
-		fmt.Fprintf(&b, "  flows         : (current %d) (limit %d)\n", dp.Stats().Flows, dp.Config().FlowLimit)
-		b.WriteString("  ufid enabled : true\n")
+		st := ofswitch.FlowLimitStatus{Limit: dp.Config().FlowLimit}
+		if d.sw != nil {
+			d.sw.mu.Lock()
+			if fl := d.sw.sharedFlowLimitLocked(strings.TrimPrefix(dp.Name(), "ovs-")); fl != nil {
+				st = fl.Status()
+			}
+			d.sw.mu.Unlock()
+		}
+		fmt.Fprintf(&b, "  flows         : (current %d) (avg %d) (max %d) (limit %d)\n", dp.FlowCount(), st.Avg, st.Max, st.Limit)
+		fmt.Fprintf(&b, "  dump duration : %dms\n", st.DumpDuration.Milliseconds())
+		b.WriteString("  ufid enabled : true\n\n")
 	}
 	return b.String(), nil
+}
+
+// sharedFlowLimitLocked returns the dynamic flow limit of the bridges of
+// datapath type typ, nil if it has none. Called with s.mu held.
+func (s *dpSwitch) sharedFlowLimitLocked(typ string) *ofswitch.FlowLimit {
+	for _, br := range s.bridges {
+		if br.dpTyp == typ && br.of != nil {
+			return br.of.FlowLimit()
+		}
+	}
+	return nil
+}
+
+// flowLimitLocked returns the dynamic flow limit a new bridge of datapath
+// type typ shares with the others (a new one for the first, bounded by
+// the datapath's other_config:flow-limit). Called with s.mu held.
+func (s *dpSwitch) flowLimitLocked(typ string) *ofswitch.FlowLimit {
+	if fl := s.sharedFlowLimitLocked(typ); fl != nil {
+		return fl
+	}
+	return ofswitch.NewFlowLimit(s.d.Datapath(typ).ConfiguredFlowLimit())
 }
 
 // pmdUsageMaxSecs is the longest pmd usage window Open vSwitch keeps.

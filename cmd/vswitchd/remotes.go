@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ovsdb/server"
 )
@@ -144,6 +145,8 @@ type remoteSet struct {
 	runDir string
 	log    *slog.Logger
 	ctx    context.Context
+	// perm is the mode and group of punix: remotes' sockets.
+	perm unixsock.Perm
 	// kick is signalled when a remote's state changes (listening,
 	// connecting, connected, backing off), so that Manager.status is
 	// written soon.
@@ -297,7 +300,7 @@ func (r *remote) runPassive(ctx context.Context, t remoteTarget) {
 		var l net.Listener
 		var err error
 		if t.network == "unix" {
-			l, err = listenUnix(t.addr)
+			l, err = listenUnix(t.addr, r.rs.perm)
 		} else {
 			l, err = net.Listen("tcp", t.addr)
 		}

@@ -74,6 +74,9 @@ type swBridge struct {
 
 	// of is the bridge's OpenFlow switch: tables, connections, upcalls.
 	of *ofswitch.Bridge
+	// settings are the bridge's fail mode and controllers as configured
+	// (restorewait.go holds the controllers during flow-restore-wait).
+	settings ofswitch.Settings
 	// vlans are the Port rows' VLAN settings by interface name.
 	vlans map[string]portVLAN
 }
@@ -165,7 +168,8 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 	}
 	name := cfg.Name
 	of, err := ofswitch.New(ofswitch.Config{
-		Name: name, DP: dp, Recirc: s.recircs[br.dpTyp], FDBTable: br.fdbID, RunDir: s.d.cfg.RunDir,
+		Name: name, DP: dp, Recirc: s.recircs[br.dpTyp], FDBTable: br.fdbID, RunDir: s.d.cfg.RunDir, SocketPerm: s.d.sockPerm,
+		FlowLimit:  s.flowLimitLocked(br.dpTyp), // one dynamic limit per datapath (pmdcmds.go)
 		DatapathID: func() uint64 { return s.datapathID(name) },
 		Version:    Version,
 		PortStats:  func(no uint32) (ofp.PortStats, bool) { return portStats(dp, no) },
@@ -194,7 +198,9 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		}
 	}
 	s.recircs[br.dpTyp].Register(name, of.Xlator())
-	of.SetConfig(ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers})
+	of.SetFlowRestoreWait(s.d.restoreWait.Load())
+	br.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg)}
+	of.SetConfig(s.d.ofSettings(br.settings))
 	return nil
 }
 
@@ -454,7 +460,8 @@ func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
 		b.hwaddr, b.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"])
 		b.applyHWAddr()
 		if b.of != nil {
-			b.of.SetConfig(ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers})
+			b.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg)}
+			b.of.SetConfig(s.d.ofSettings(b.settings))
 		}
 		if b.fdb != nil {
 			age := fdbConfig(cfg.OtherConfig).AgingTime
@@ -1048,4 +1055,16 @@ func (s *dpSwitch) odpBridge(k *flow.Key) *ofswitch.Bridge {
 		}
 	}
 	return nil
+}
+
+// rateLimits converts the Controller rows' packet-in rate limits.
+func rateLimits(cfg *bridge.BridgeConfig) map[string]ofswitch.RateLimit {
+	if len(cfg.ControllerLimits) == 0 {
+		return nil
+	}
+	out := make(map[string]ofswitch.RateLimit, len(cfg.ControllerLimits))
+	for t, l := range cfg.ControllerLimits {
+		out[t] = ofswitch.RateLimit{Rate: int(l[0]), Burst: int(l[1])}
+	}
+	return out
 }

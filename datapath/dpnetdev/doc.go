@@ -6,7 +6,9 @@
 // miss becomes a synchronous upcall into the registered
 // dpif.UpcallHandler; recirculation re-enters the worker's pipeline with a
 // bounded depth; megaflow counters are written only by the worker that
-// owns the megaflow.
+// owns the megaflow. A saturated worker with megaflow hits waiting spends
+// at most a share of its time on upcalls and drops (and counts) the other
+// misses (missbudget.go).
 //
 // Lock order: Datapath.mu (ports, flow index, configuration) is taken
 // before any classifier's internal writer lock. Workers never take

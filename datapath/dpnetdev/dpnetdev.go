@@ -74,6 +74,13 @@ type Datapath struct {
 	exec     sync.Mutex
 	execWork *worker
 
+	// restoreWait is other_config:flow-restore-wait: no upcalls and no
+	// idle expiry while set (restorewait.go).
+	restoreWait atomic.Bool
+
+	// missShare is the workers' miss budget (missbudget.go).
+	missShare atomic.Int64
+
 	started atomic.Bool
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -102,6 +109,7 @@ func New(name string, cfg dpif.Config) *Datapath {
 		meters: meter.NewTable(nil),
 	}
 	dp.ports.Store(&portTable{byName: map[string]*port{}})
+	dp.missShare.Store(DefaultMissShare)
 	for i := 0; i < cfg.Workers; i++ {
 		dp.workers = append(dp.workers, newWorker(dp, i))
 	}
@@ -565,7 +573,7 @@ func (dp *Datapath) runSweeper() {
 			dp.mu.Lock()
 			idle := dp.cfg.MaxIdle
 			dp.mu.Unlock()
-			if idle > 0 {
+			if idle > 0 && !dp.restoreWait.Load() {
 				dp.ExpireIdle(now, idle)
 			}
 			for _, w := range dp.workers {

@@ -148,6 +148,9 @@ type worker struct {
 	tokens     float64
 	lastRefill int64
 
+	budget   missBudget  // missbudget.go
+	missShed shedCounter // misses dropped by the budget
+
 	stats workerStats
 }
 
@@ -281,7 +284,11 @@ func (w *worker) lookupMisses(b *packet.Batch, fr *frame, nmiss int) {
 func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 	w.stats.missed.Add(1)
 	hb := w.dp.handler.Load()
-	if hb == nil || !w.takeToken() {
+	t0 := time.Now().UnixNano()
+	if hb == nil || w.dp.restoreWait.Load() || !w.takeToken() || !w.budget.admit(w, t0) {
+		if w.budget.limited {
+			w.missShed.Add(1)
+		}
 		w.stats.lost.Add(1)
 		w.pool.Put(b.Pkts[i])
 		b.Pkts[i] = nil
@@ -289,7 +296,9 @@ func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 	}
 	u := dpif.Upcall{Kind: dpif.UpcallMiss, Packet: b.Pkts[i], Key: &fr.keys[i], Worker: w.id}
 	var r dpif.MissReply
-	if err := hb.h.Miss(&u, &r); err != nil {
+	err := hb.h.Miss(&u, &r)
+	w.budget.upcallNs += time.Now().UnixNano() - t0
+	if err != nil {
 		w.stats.upcallFail.Add(1)
 		w.stats.lost.Add(1)
 		w.pool.Put(b.Pkts[i])
@@ -670,6 +679,7 @@ func (w *worker) runPoll() {
 			w.flushTx()
 			b.Clear()
 		}
+		w.budget.roll(w, w.nowNano, got)
 		if w.rankRequest.Load() {
 			w.rankRequest.Store(false)
 			w.cls.Rank()

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gvs-project/gvs/internal/unixsock"
 )
 
 // Server accepts OpenFlow connections and serves each with Handler.
@@ -20,6 +21,9 @@ type Server struct {
 	// ErrorLog receives per-connection failures (handshake errors, closes
 	// with an error); nil discards them.
 	ErrorLog func(err error)
+	// UnixPerm is the mode and group of punix: sockets (zero: 0770 with
+	// the process's group).
+	UnixPerm unixsock.Perm
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -56,12 +60,12 @@ func (s *Server) Listen(target string) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
+	var l net.Listener
 	if network == "unix" {
-		if fi, err := os.Lstat(addr); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			os.Remove(addr)
-		}
+		l, err = unixsock.Listen(addr, s.UnixPerm)
+	} else {
+		l, err = net.Listen(network, addr)
 	}
-	l, err := net.Listen(network, addr)
 	if err != nil {
 		return nil, fmt.Errorf("ofconn: listening on %s: %w", target, err)
 	}

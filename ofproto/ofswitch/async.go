@@ -111,6 +111,7 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 			continue
 		}
 		b.stats.packetIns.Add(1)
+		limited := b.pins.active()
 		b.conns.each(func(s ofconn.Sender, st *connState) {
 			if uint16(st.controllerID.Load()) != pi.ControllerID || !wants(s, st, ofp.AsyncPacketIn, pi.Reason) {
 				return
@@ -135,9 +136,18 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 			if maxLen != 0xffff && len(msg.Data) > maxLen {
 				msg.Data = msg.Data[:maxLen]
 			}
-			if err := s.Send(0, msg); err != nil {
-				b.cfg.Debugf("%s: packet-in: %v", b.cfg.Name, err)
+			send := func() {
+				if err := s.Send(0, msg); err != nil {
+					b.cfg.Debugf("%s: packet-in: %v", b.cfg.Name, err)
+				}
 			}
+			if limited {
+				if sched := b.pinsched(s, pi.Reason == ofp.ReasonNoMatch); sched != nil {
+					sched.send(pi.Flow.InPort, send)
+					return
+				}
+			}
+			send()
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -43,6 +44,9 @@ type Config struct {
 	DatapathID func() uint64
 	// RunDir holds the <name>.mgmt socket; empty: no listener.
 	RunDir string
+	// SocketPerm is the mode and group of the bridge's unix sockets
+	// (<name>.mgmt, <name>.snoop, punix: controller targets).
+	SocketPerm unixsock.Perm
 	// Logf receives warnings; nil discards them.
 	Logf func(format string, args ...any)
 	// Debugf receives per-message detail (OpenFlow requests refused with
@@ -64,6 +68,9 @@ type Config struct {
 	// TLS is the SSL configuration for ssl: and pssl: controller targets
 	// (the Open_vSwitch SSL table); nil: such targets fail.
 	TLS *ofconn.TLSSettings
+	// FlowLimit is the datapath's dynamic megaflow limit, shared by the
+	// bridges of one datapath; nil: the bridge keeps its own.
+	FlowLimit *FlowLimit
 }
 
 // Bridge is one OpenFlow switch.
@@ -71,6 +78,8 @@ type Bridge struct {
 	cfg    Config
 	tables *oftable.Tables
 	xl     *xlate.Xlator
+	// pins are the controllers' packet-in rate limits (pinsched.go).
+	pins pinLimitSet
 
 	mu    sync.Mutex // ports, settings
 	ports map[uint16]*Port
@@ -91,6 +100,9 @@ type Bridge struct {
 	clients  map[string]context.CancelFunc
 	// ctlStates track the active controller connections by target.
 	ctlStates map[string]*ctlState
+	// held are the controller targets not connected while
+	// flow-restore-wait holds them (restorewait.go).
+	held map[string]bool
 
 	// gmu guards the group and meter tables.
 	gmu    sync.Mutex
@@ -105,6 +117,13 @@ type Bridge struct {
 
 	ukeys   ukeyMap
 	learned learnedSet
+	// flowLimit is the dynamic megaflow limit (flowlimit.go) and
+	// nflows counts the datapath's megaflows for it.
+	flowLimit *FlowLimit
+	nflows    func() int
+	// restoreWait is other_config:flow-restore-wait: no revalidation
+	// round changes megaflows while it is set (restorewait.go).
+	restoreWait atomic.Bool
 	// seq counts table and port changes; revalidation compares it.
 	seq    atomic.Uint64
 	wake   chan struct{}
@@ -149,6 +168,13 @@ func New(cfg Config) (*Bridge, error) {
 	b.conns.init()
 	b.revCond = sync.NewCond(&b.revMu)
 	b.ukeys.init()
+	if cfg.DP != nil {
+		if cfg.FlowLimit == nil {
+			cfg.FlowLimit = NewFlowLimit(ceilingOf(cfg.DP))
+			b.cfg.FlowLimit = cfg.FlowLimit
+		}
+		b.flowLimit, b.nflows = cfg.FlowLimit, flowCountFunc(cfg.DP)
+	}
 	t, err := oftable.New(oftable.Config{OutputsTo: outputsTo, Readers: &cfg.Recirc.Readers})
 	if err != nil {
 		return nil, err
@@ -158,9 +184,9 @@ func New(cfg Config) (*Bridge, error) {
 	b.xl = xlate.New(t, cfg.Recirc)
 	b.xl.Owner = b
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.server = &ofconn.Server{Handler: b, ErrorLog: func(err error) { cfg.Logf("%s: %v", cfg.Name, err) }}
+	b.server = &ofconn.Server{Handler: b, ErrorLog: func(err error) { cfg.Logf("%s: %v", cfg.Name, err) }, UnixPerm: cfg.SocketPerm}
 	b.server.OnClose = func(s ofconn.Sender, _ error) { b.conns.remove(s) }
-	b.ctl = &ofconn.Server{Handler: primaryHandler{b}, ErrorLog: b.server.ErrorLog}
+	b.ctl = &ofconn.Server{Handler: primaryHandler{b}, ErrorLog: b.server.ErrorLog, UnixPerm: cfg.SocketPerm}
 	b.ctl.OnClose = b.server.OnClose
 	if cfg.RunDir != "" {
 		l, err := b.server.Listen("punix:" + filepath.Join(cfg.RunDir, cfg.Name+".mgmt"))
@@ -311,17 +337,29 @@ type Settings struct {
 	// Controllers are Controller.target values ("tcp:IP:PORT",
 	// "unix:PATH", "ptcp:PORT", "punix:PATH").
 	Controllers []string
+	// HoldControllers keeps the controllers configured but neither
+	// connects to nor listens for them (flow-restore-wait).
+	HoldControllers bool
+	// RateLimits are the targets' packet-in rate limits
+	// (controller_rate_limit, controller_burst_limit); none: unlimited.
+	RateLimits map[string]RateLimit
 }
 
 // SetConfig applies settings: controllers are connected or listened for,
 // and the default NORMAL flow follows Open vSwitch's rule (present only
 // in standalone mode without controllers).
 func (b *Bridge) SetConfig(s Settings) {
+	b.pins.setLimits(s.RateLimits)
 	b.mu.Lock()
 	b.standalone = s.FailMode != "secure"
 	b.hasCtrl = len(s.Controllers) > 0
 	want := map[string]bool{}
+	b.held = nil
 	for _, t := range s.Controllers {
+		if s.HoldControllers {
+			b.hold(t)
+			continue
+		}
 		want[t] = true
 	}
 	for t, cancel := range b.clients {
@@ -355,7 +393,12 @@ func (b *Bridge) startController(target string) context.CancelFunc {
 	st := &ctlState{created: time.Now()}
 	b.ctlStates[target] = st
 	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{ProbeInterval: 5 * time.Second}, TLS: b.cfg.TLS,
-		OnConnect: func(c *ofconn.Conn) { st.connected(c) },
+		OnConnect: func(c *ofconn.Conn) {
+			// A controller gets asynchronous messages from the moment it
+			// connects, whether or not it has sent a request yet.
+			b.conns.get(c, true)
+			st.connected(c)
+		},
 		OnError: func(err error) {
 			st.failed(err)
 			b.cfg.Logf("%s<->%s: connection failed (%s)", b.cfg.Name, target, errnoText(err))

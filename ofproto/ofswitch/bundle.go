@@ -141,6 +141,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 		}
 	}
 	x := b.tables.Begin()
+	x.Tag = bundleMonitorTag(s, bd)
 	for _, bm := range bd.msgs {
 		if bm.fm == nil {
 			continue

@@ -23,6 +23,10 @@ type ctlState struct {
 	// hub holds the target's snoopers across reconnections (snoop.go);
 	// nil until someone snoops.
 	hub *snoopHub
+	// pins are the connection's packet-in schedulers (action, miss) when
+	// the target has a rate limit (pinsched.go).
+	pins     *[2]*pinsched
+	pinsConn ofconn.Sender
 }
 
 func (st *ctlState) connected(c ofconn.Sender) {
@@ -79,7 +83,12 @@ type ControllerStatus struct {
 func (b *Bridge) ControllerStatus(target string) (ControllerStatus, bool) {
 	b.mu.Lock()
 	st := b.ctlStates[target]
+	held := b.held[target]
 	b.mu.Unlock()
+	if held {
+		// As Open vSwitch: not connected, no role, no status.
+		return ControllerStatus{Status: map[string]string{}}, true
+	}
 	if st == nil {
 		return ControllerStatus{}, false
 	}
@@ -110,6 +119,17 @@ func (b *Bridge) ControllerStatus(target string) (ControllerStatus, bool) {
 	}
 	if !st.disconnectedAt.IsZero() {
 		cs.Status["sec_since_disconnect"] = strconv.Itoa(int(now.Sub(st.disconnectedAt) / time.Second))
+	}
+	if st.conn != nil && st.pins != nil {
+		// Open vSwitch 3.1 reports its action scheduler (index 0) as
+		// "miss" and its miss scheduler as "action"; the same here.
+		for i, kind := range [2]string{"miss", "action"} {
+			ps := st.pins[i].snapshot()
+			cs.Status["packet-in-"+kind+"-backlog"] = strconv.Itoa(ps.Backlog)
+			cs.Status["packet-in-"+kind+"-bypassed"] = strconv.FormatUint(ps.Bypassed, 10)
+			cs.Status["packet-in-"+kind+"-queued"] = strconv.FormatUint(ps.Queued, 10)
+			cs.Status["packet-in-"+kind+"-dropped"] = strconv.FormatUint(ps.Dropped, 10)
+		}
 	}
 	return cs, true
 }

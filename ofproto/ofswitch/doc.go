@@ -30,6 +30,12 @@
 // mask changed is deleted (the next packet makes a new one). Megaflows
 // without a ukey (added with dpctl) are left alone.
 //
+// The number of megaflows is bounded by a dynamic flow limit (FlowLimit,
+// one per datapath), adjusted after every round from its duration as
+// Open vSwitch's revalidator does: a miss with the datapath at the limit
+// is executed without a megaflow, and a datapath over it loses its idle
+// megaflows after 100 ms (all of them over twice the limit).
+//
 // # Flow export
 //
 // SetFlowExport gives the bridge its NetFlow, sFlow and IPFIX exporters
@@ -38,6 +44,14 @@
 // flow_sample cookies) to the exporters; pushStats accounts megaflow
 // statistics to NetFlow and a deleted megaflow expires its NetFlow flow;
 // a ticker runs the exporters once a second.
+//
+// # Flow monitors
+//
+// NXST/ONFST13/OFPMP flow monitors (flowmonitor.go) see every committed
+// change through oftable's OnCommit hook, whatever made it (flow_mods of
+// any connection, bundles, learn, expiry, group and meter deletes), and
+// queue updates per connection; a backlog over 128 KiB pauses monitoring
+// until it drains, as Open vSwitch's connmgr.c.
 //
 // # Concurrency
 //

@@ -41,6 +41,8 @@ type connState struct {
 	// hub holds the snoopers of an accepted passive controller
 	// connection (snoop.go; guarded by connSet.mu); nil: none yet.
 	hub *snoopHub
+	// fm is the connection's flow monitors (flowmonitor.go); nil: none.
+	fm atomic.Pointer[monitorState]
 }
 
 // connSet tracks the bridge's connections, for asynchronous messages.
@@ -141,9 +143,10 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		if err != nil {
 			return err
 		}
-		return b.applyFlowMods([]*oftable.FlowMod{fm})
+		return b.applyFlowModsFrom(s, m.XID, []*oftable.FlowMod{fm})
 	case *ofp.BarrierRequest:
 		b.waitRevalidated()
+		drainMonitors(st)
 		return s.Reply(m, &ofp.BarrierReply{})
 	case *ofp.FeaturesRequest:
 		return s.Reply(m, b.featuresReply(m.Version))

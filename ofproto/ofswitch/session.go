@@ -99,6 +99,10 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		return b.meterStats(s, m, body)
 	case *ofp.MeterFeaturesRequest:
 		return s.Reply(m, ofp.OVSMeterFeatures())
+	case *ofp.FlowMonitorRequest:
+		return b.flowMonitorRequest(s, st, m, body)
+	case *ofp.FlowMonitorCancel:
+		return b.flowMonitorCancel(st, body)
 	case *ofp.IPFIXBridgeRequest:
 		return b.ipfixBridgeStats(s, m)
 	case *ofp.IPFIXFlowRequest:

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
@@ -279,12 +279,9 @@ func (b *Bridge) snoopTarget() *snoopHub {
 // <rundir>/<bridge>.snoop, a stale socket file is replaced) and serves
 // it until the bridge is closed.
 func (b *Bridge) ListenSnoop(path string) error {
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
-		os.Remove(path)
-	}
-	l, err := net.Listen("unix", path)
+	l, err := unixsock.Listen(path, b.cfg.SocketPerm)
 	if err != nil {
-		return fmt.Errorf("bridge %s: listening on %s: %w", b.cfg.Name, path, err)
+		return fmt.Errorf("bridge %s: %w", b.cfg.Name, err)
 	}
 	stop := context.AfterFunc(b.ctx, func() { l.Close() })
 	go func() {

@@ -30,6 +30,9 @@ type ukey struct {
 	missed int
 	// nfOut is the NetFlow output port of the translation.
 	nfOut uint16
+	// created is when the miss made it (idle time of a megaflow never
+	// used since).
+	created time.Time
 }
 
 type ukeyMap struct {
@@ -84,11 +87,18 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	m := flow.Match{Key: *u.Key, Mask: out.Mask}
 	m.Normalize()
 	r.UFID = dpif.UFIDFromMatch(&m)
-	b.ukeys.mu.Lock()
-	if _, ok := b.ukeys.m[r.UFID]; !ok {
-		b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, seq: seq, nfOut: out.NetFlowOutput}
+	if b.flowLimit != nil && !b.flowLimit.Admit(b.nflows()) {
+		// Over the dynamic flow limit: the datapath executes the
+		// actions on this packet without installing a megaflow.
+		r.Install = false
+		b.creditUninstalled(&out, u)
+	} else {
+		b.ukeys.mu.Lock()
+		if _, ok := b.ukeys.m[r.UFID]; !ok {
+			b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+		}
+		b.ukeys.mu.Unlock()
 	}
-	b.ukeys.mu.Unlock()
 	// A megaflow with controller actions sends its packets to userspace
 	// (Userspace makes their packet-ins), this one included: the
 	// datapath runs the installed actions on it.
@@ -191,7 +201,7 @@ func (b *Bridge) revalidator() {
 // those whose actions or mask differ, and forget ukeys whose megaflow is
 // gone.
 func (b *Bridge) Revalidate() {
-	if b.cfg.DP == nil {
+	if b.cfg.DP == nil || b.restoreWait.Load() {
 		return
 	}
 	b.ukeys.reval.Lock()
@@ -199,6 +209,19 @@ func (b *Bridge) Revalidate() {
 	seq := b.seq.Load()
 	defer b.revalidated(seq)
 	now := time.Now()
+	nflows := b.nflows()
+	pol := b.flowLimit.policy(nflows)
+	defer func() {
+		// The round's duration adjusts the dynamic flow limit.
+		d := time.Since(now)
+		b.flowLimit.roundIfDue(time.Now(), b.cfg.RevalidateInterval/2, nflows, d)
+		if d > 2*time.Second {
+			b.cfg.Logf("%s: spent an unreasonably long %dms revalidating %d flows", b.cfg.Name, d.Milliseconds(), nflows)
+		}
+	}()
+	if c := ceilingOf(b.cfg.DP); c > 0 {
+		b.flowLimit.SetCeiling(c)
+	}
 	seen := map[dpif.UFID]dpif.FlowStats{}
 	b.cfg.DP.FlowDump(func(f *dpif.Flow) bool {
 		seen[f.UFID] = f.Stats
@@ -231,6 +254,13 @@ func (b *Bridge) Revalidate() {
 		}
 		uk.missed = 0
 		b.pushStats(uk, st, now)
+		if pol.over && (pol.killAll || idleSince(st.Used, uk.created, now) > overLimitMaxIdle) {
+			// More megaflows than the limit: idle ones go now, all of
+			// them over twice the limit.
+			b.flowLimit.kills.Add(1)
+			del = append(del, id)
+			continue
+		}
 		if uk.seq == seq {
 			continue
 		}
@@ -302,7 +332,7 @@ func (b *Bridge) waitRevalidated() {
 	// With no megaflow in the datapath (nor one being made) nothing can
 	// be stale: a barrier after each of many flow_mods loading an idle
 	// switch (ovs-ofctl add-flows) must not wait for rounds.
-	if b.cfg.DP == nil || b.ukeys.idle() {
+	if b.cfg.DP == nil || b.ukeys.idle() || b.restoreWait.Load() {
 		return
 	}
 	b.revMu.Lock()

@@ -17,6 +17,14 @@
 // version and inherits its counters (unless reset_counts), so readers of
 // the old version still find a complete rule.
 //
+// # Change reports
+//
+// OnCommit registers a hook that every commit that changed a table (and
+// expiry) calls, under the writer lock, with the transaction's Tag and its
+// changes in flow_mod order: rules added (with the rule an add replaced),
+// modified (with the old rule) and removed (with the flow_removed reason).
+// The switch's flow monitors are built on it (changes.go).
+//
 // # Concurrency
 //
 // Lookups (Lookup, Version) never block. Writers (Begin/Apply/Commit,

@@ -199,6 +199,7 @@ type Tables struct {
 	lookups  [NumTables]atomic.Uint64
 	matched  [NumTables]atomic.Uint64
 	onChange func()
+	onCommit func(tag any, changes []Change)
 	// readers is held shared by every translation (ReadLock) and
 	// exclusively by a commit while it frees the rules it removed, so
 	// a rule leaves the classifier (and its prefix tries, which would
@@ -346,6 +347,12 @@ type Txn struct {
 	// it replaced.
 	pred map[*Rule]*Rule
 	done bool
+	// Tag is passed to the OnCommit hook with the changes (the switch
+	// names the requesting connection); op counts Apply calls; log
+	// records the changes in order (changes.go).
+	Tag any
+	op  int
+	log []Change
 }
 
 // ErrTxnDone is returned when a finished Txn is used.
@@ -355,7 +362,7 @@ var ErrTxnDone = errors.New("oftable: transaction already committed or aborted")
 func (t *Tables) Begin() *Txn {
 	t.mu.Lock()
 	t.inTxn = true
-	return &Txn{t: t, v: t.Version() + 1}
+	return &Txn{t: t, v: t.Version() + 1, op: -1}
 }
 
 // Apply stages one flow_mod. On error nothing of this flow_mod is staged
@@ -364,6 +371,16 @@ func (x *Txn) Apply(fm *FlowMod) error {
 	if x.done {
 		return ErrTxnDone
 	}
+	x.op++
+	logLen := len(x.log)
+	err := x.apply(fm)
+	if err != nil {
+		x.log = x.log[:logLen]
+	}
+	return err
+}
+
+func (x *Txn) apply(fm *FlowMod) error {
 	switch fm.Command {
 	case ofp.FlowAdd:
 		return x.add(fm)
@@ -375,7 +392,11 @@ func (x *Txn) Apply(fm *FlowMod) error {
 				return err
 			}
 		}
-		x.delete(fm, fm.Command == ofp.FlowDeleteStrict, RemovedDelete)
+		reason := RemovedDelete
+		if fm.RemoveReason != 0 {
+			reason = fm.RemoveReason
+		}
+		x.delete(fm, fm.Command == ofp.FlowDeleteStrict, reason)
 		return nil
 	}
 	return errCode(ofp.OFPFMFC_BAD_COMMAND, "flow_mod command %d", fm.Command)
@@ -442,8 +463,17 @@ func (x *Txn) add(fm *FlowMod) error {
 			return err
 		}
 		x.replaces(r, old.Payload)
+		if err := x.insert(r); err != nil {
+			return err
+		}
+		x.record(ChangeAdded, r, old.Payload, 0)
+		return nil
 	}
-	return x.insert(r)
+	if err := x.insert(r); err != nil {
+		return err
+	}
+	x.record(ChangeAdded, r, nil, 0)
+	return nil
 }
 
 func (x *Txn) insert(r *Rule) error {
@@ -534,6 +564,7 @@ func (x *Txn) modify(fm *FlowMod, strict bool) error {
 		if err := x.insert(&n); err != nil {
 			return err
 		}
+		x.record(ChangeModified, &n, o, 0)
 	}
 	return nil
 }
@@ -546,6 +577,7 @@ func (x *Txn) delete(fm *FlowMod, strict bool, reason int) {
 			for p := r; p != nil; p = x.pred[p] {
 				p.removeReason = reason
 			}
+			x.record(ChangeRemoved, r, nil, reason)
 		}
 	}
 }
@@ -587,6 +619,7 @@ func (x *Txn) Commit() []Removal {
 		if t.onChange != nil {
 			t.onChange()
 		}
+		x.notify()
 		return nil
 	}
 	// Only the tables this transaction removed rules from need a sweep.
@@ -616,6 +649,7 @@ func (x *Txn) Commit() []Removal {
 	if t.onChange != nil {
 		t.onChange()
 	}
+	x.notify()
 	return out
 }
 
@@ -683,6 +717,7 @@ func (t *Tables) Expire(now time.Time) []Removal {
 			}
 			if reason >= 0 && x.remove(r) == nil {
 				r.removeReason = reason
+				x.record(ChangeRemoved, r, nil, reason)
 			}
 		}
 	}

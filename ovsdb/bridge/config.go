@@ -7,7 +7,10 @@ type Config struct {
 	// NextCfg is Open_vSwitch.next_cfg; once applied it is written to
 	// cur_cfg, which is what `ovs-vsctl --wait` waits for.
 	NextCfg int64
-	Bridges []BridgeConfig
+	// OtherConfig is Open_vSwitch.other_config (flow-restore-wait,
+	// max-idle, ...), handed to a GlobalConfigurer.
+	OtherConfig map[string]string
+	Bridges     []BridgeConfig
 	// Datapaths is Open_vSwitch.datapaths by datapath type ("netdev",
 	// "system", ...): per-zone conntrack timeout policies and limits.
 	Datapaths map[string]DatapathConfig
@@ -25,8 +28,12 @@ type BridgeConfig struct {
 	// ControllerRows maps each target to its Controller row's UUID, for
 	// the status write-back.
 	ControllerRows map[string]string
-	Protocols      []string
-	Ports          []PortConfig
+	// ControllerLimits are the packet-in rate limits of the targets that
+	// set Controller.controller_rate_limit: packets per second and burst
+	// (controller_burst_limit, 0 when unset).
+	ControllerLimits map[string][2]int64
+	Protocols        []string
+	Ports            []PortConfig
 	// FlowExport is the NetFlow, sFlow and IPFIX configuration; nil
 	// when none.
 	FlowExport *FlowExportConfig

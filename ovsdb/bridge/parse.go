@@ -13,7 +13,7 @@ var MonitoredTables = []client.MonitorTable{
 	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix"}},
 	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode"}},
 	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status"}},
-	{Table: "Controller", Columns: []string{"target", "is_connected", "role", "status"}},
+	{Table: "Controller", Columns: []string{"target", "is_connected", "role", "status", "controller_rate_limit", "controller_burst_limit"}},
 	// All of Datapath's and CT_Zone's columns: Open vSwitch 3.2's schema
 	// adds the zone limits (Datapath.ct_zone_default_limit, CT_Zone.limit),
 	// read when the server has them.
@@ -108,7 +108,8 @@ func Parse(s *client.Snapshot) Config {
 	if root == nil {
 		return Config{}
 	}
-	cfg := Config{NextCfg: integer(root.Get("next_cfg"), 0), Datapaths: parseDatapaths(s, root)}
+	cfg := Config{NextCfg: integer(root.Get("next_cfg"), 0), OtherConfig: strMap(root.Get("other_config")),
+		Datapaths: parseDatapaths(s, root)}
 	for _, bu := range uuids(root.Get("bridges")) {
 		br := s.Row("Bridge", bu)
 		if br == nil {
@@ -131,6 +132,16 @@ func Parse(s *client.Snapshot) Config {
 					bc.ControllerRows = map[string]string{}
 				}
 				bc.ControllerRows[t] = cu.String()
+				if rate := optInt64(c.Get("controller_rate_limit")); rate != nil {
+					var burst int64
+					if b := optInt64(c.Get("controller_burst_limit")); b != nil {
+						burst = *b
+					}
+					if bc.ControllerLimits == nil {
+						bc.ControllerLimits = map[string][2]int64{}
+					}
+					bc.ControllerLimits[t] = [2]int64{*rate, burst}
+				}
 			}
 		}
 		sort.Strings(bc.Controllers)

@@ -40,6 +40,14 @@ type PortConfigurer interface {
 	ConfigurePorts(bridge string, ports []PortConfig)
 }
 
+// GlobalConfigurer is implemented by switches that use
+// Open_vSwitch.other_config. It gets the map on every reconciliation,
+// before any bridge is added or changed, so that a setting such as
+// flow-restore-wait is in force before the first bridge exists.
+type GlobalConfigurer interface {
+	ConfigureGlobal(otherConfig map[string]string)
+}
+
 // ControllerStatuser is implemented by switches that report their
 // controller connections (Controller.is_connected, role and status).
 type ControllerStatuser interface {
@@ -73,7 +81,8 @@ func NewReconciler(sw Switch) *Reconciler {
 // their ports.
 func bridgeLevelEqual(a, b *BridgeConfig) bool {
 	return a.FailMode == b.FailMode && maps.Equal(a.OtherConfig, b.OtherConfig) &&
-		slices.Equal(a.Controllers, b.Controllers) && slices.Equal(a.Protocols, b.Protocols) &&
+		slices.Equal(a.Controllers, b.Controllers) && maps.Equal(a.ControllerLimits, b.ControllerLimits) &&
+		slices.Equal(a.Protocols, b.Protocols) &&
 		maps.Equal(a.ExternalIDs, b.ExternalIDs)
 }
 
@@ -88,6 +97,9 @@ func ifaceEqual(a, b *IfaceConfig) bool {
 // Interfaces that cannot be added get an error in their status; the rest
 // of the configuration still applies.
 func (r *Reconciler) Apply(cfg *Config) Status {
+	if gc, ok := r.sw.(GlobalConfigurer); ok {
+		gc.ConfigureGlobal(cfg.OtherConfig)
+	}
 	want := map[string]*BridgeConfig{}
 	for i := range cfg.Bridges {
 		want[cfg.Bridges[i].Name] = &cfg.Bridges[i]

@@ -11,9 +11,10 @@
 # bundles, TLV maps, conntrack flushes and monitor sessions (packet-ins,
 # flow-removed, port-status, NXT_RESUME) through the same kind of proxy,
 # plus the switch's answers to role and async-config requests
-# (async_capture_test.go).
+# (async_capture_test.go), and testdata/flowmonitor_captures.txt: ovs-ofctl
+# monitor watch:... sessions through the proxy (flowmonitor_test.go).
 # Review the diff before committing.
 set -eu
 cd "$(dirname "$0")/.."
 command -v ovs-ofctl >/dev/null || { echo "capture.sh: ovs-ofctl not installed (apt-get install openvswitch-common)" >&2; exit 1; }
-exec go test -count=1 -run '^(TestCapturesMatchOVSOfctl|TestRecordStatsCaptures|TestRecordAsyncCaptures)$' . -args -update
+exec go test -count=1 -run '^(TestCapturesMatchOVSOfctl|TestRecordStatsCaptures|TestRecordAsyncCaptures|TestRecordFlowMonitorCaptures)$' . -args -update

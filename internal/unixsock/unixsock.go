@@ -1,0 +1,74 @@
+package unixsock
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultMode is the mode of gvs's unix sockets: owner and group may
+// connect, others may not.
+const DefaultMode os.FileMode = 0o770
+
+// Perm is the ownership and mode a socket file gets.
+type Perm struct {
+	// Mode is the socket file's permission bits; 0 means DefaultMode.
+	Mode os.FileMode
+	// GID is the group the file is chowned to when SetGID is true;
+	// otherwise the file keeps the group bind gave it (the daemon's).
+	GID    int
+	SetGID bool
+}
+
+func (p Perm) mode() os.FileMode {
+	if p.Mode == 0 {
+		return DefaultMode
+	}
+	return p.Mode & os.ModePerm
+}
+
+// Listen removes a stale socket file at path (never another kind of
+// file), listens on it with the permissions p, and returns the listener;
+// closing it removes the file.
+func Listen(path string, p Perm) (*net.UnixListener, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("removing stale socket %s: %w", path, err)
+		}
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var ferr error
+		err := c.Control(func(fd uintptr) { ferr = unix.Fchmod(int(fd), 0o700) })
+		if err != nil {
+			return err
+		}
+		return ferr
+	}}
+	l, err := lc.Listen(context.Background(), "unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", path, err)
+	}
+	ul := l.(*net.UnixListener)
+	if err := Apply(path, p); err != nil {
+		ul.Close()
+		return nil, err
+	}
+	return ul, nil
+}
+
+// Apply sets path's group (when p.SetGID) and then its mode.
+func Apply(path string, p Perm) error {
+	if p.SetGID {
+		if err := os.Lchown(path, -1, p.GID); err != nil {
+			return fmt.Errorf("setting the group of %s: %w", path, err)
+		}
+	}
+	if err := os.Chmod(path, p.mode()); err != nil {
+		return fmt.Errorf("setting the mode of %s: %w", path, err)
+	}
+	return nil
+}
