@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/ofproto/router"
@@ -25,12 +27,28 @@ type tunnelEnv struct {
 
 	mu    sync.Mutex
 	dummy map[string][]netip.Prefix // addresses set by netdev-dummy/ip4addr
+	// kaddrs caches the kernel's addresses per device: translation reads
+	// them on upcalls and must never wait for rtnetlink, so a stale or
+	// missing entry is refreshed in the background (refreshing marks the
+	// devices being read) and a change makes the bridges revalidate.
+	kaddrs     map[string]kernelAddrs
+	refreshing map[string]bool
 }
+
+type kernelAddrs struct {
+	addrs []netip.Prefix
+	at    time.Time
+}
+
+// kernelAddrTTL is how long a device's kernel addresses are trusted
+// before the next upcall that needs them refreshes them.
+const kernelAddrTTL = time.Second
 
 var _ xlate.TunnelEnv = (*tunnelEnv)(nil)
 
 func newTunnelEnv(s *dpSwitch, useKernel bool) *tunnelEnv {
-	e := &tunnelEnv{s: s, dummy: map[string][]netip.Prefix{}, neigh: tnlneigh.New()}
+	e := &tunnelEnv{s: s, dummy: map[string][]netip.Prefix{}, neigh: tnlneigh.New(),
+		kaddrs: map[string]kernelAddrs{}, refreshing: map[string]bool{}}
 	e.routes = router.New(e.Addrs)
 	if useKernel {
 		if k, err := router.OpenKernel(); err == nil {
@@ -97,12 +115,30 @@ func (e *tunnelEnv) changed() {
 // netdev-dummy/ip4addr, else the kernel's.
 func (e *tunnelEnv) Addrs(dev string) []netip.Prefix {
 	e.mu.Lock()
-	a := e.dummy[dev]
-	e.mu.Unlock()
-	if a != nil || e.kernel == nil {
+	defer e.mu.Unlock()
+	if a := e.dummy[dev]; a != nil || e.kernel == nil {
 		return a
 	}
-	return e.kernel.Addrs(dev)
+	c, ok := e.kaddrs[dev]
+	if (!ok || time.Since(c.at) > kernelAddrTTL) && !e.refreshing[dev] {
+		e.refreshing[dev] = true
+		go e.refresh(dev)
+	}
+	return c.addrs
+}
+
+// refresh reads dev's kernel addresses and, when they changed, makes
+// every bridge revalidate (tunnel termination depends on them).
+func (e *tunnelEnv) refresh(dev string) {
+	a := e.kernel.Addrs(dev)
+	e.mu.Lock()
+	old, had := e.kaddrs[dev]
+	e.kaddrs[dev] = kernelAddrs{addrs: a, at: time.Now()}
+	delete(e.refreshing, dev)
+	e.mu.Unlock()
+	if !had || !slices.Equal(old.addrs, a) {
+		e.changed()
+	}
 }
 
 func (e *tunnelEnv) Request(src [6]byte, srcIP, dstIP netip.Addr) []byte {

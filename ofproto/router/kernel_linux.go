@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -54,6 +55,13 @@ func openRtnl(groups uint32) (int, error) {
 	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: groups}); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("router: rtnetlink bind: %w", err)
+	}
+	// A dump whose answer never comes must fail, not hold the socket's
+	// lock (and everyone waiting for it) forever.
+	tv := unix.NsecToTimeval((2 * time.Second).Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("router: rtnetlink timeout: %w", err)
 	}
 	return fd, nil
 }
