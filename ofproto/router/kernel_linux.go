@@ -352,9 +352,9 @@ func (t *Table) Watch(ctx context.Context, k *Kernel) error {
 			stale = true
 		}
 		if stale {
-			if err := t.Sync(k); err != nil {
-				return err
-			}
+			// A failed re-dump (a timeout, say) is retried on the next
+			// notification: the watch itself must not end.
+			_ = t.Sync(k)
 		}
 	}
 }
