@@ -118,14 +118,7 @@ func ovlUDPFrame(buf []byte, src, dst [6]byte, sip, dip [4]byte, sport, dport ui
 	f = append(f, 0x45, 0, 0, 28+18, 0, 0, 0x40, 0, 64, 17, 0, 0)
 	f = append(f, sip[:]...)
 	f = append(f, dip[:]...)
-	var sum uint32
-	for i := ip; i < ip+20; i += 2 {
-		sum += uint32(f[i])<<8 | uint32(f[i+1])
-	}
-	for sum > 0xffff {
-		sum = sum>>16 + sum&0xffff
-	}
-	binary.BigEndian.PutUint16(f[ip+10:], ^uint16(sum))
+	binary.BigEndian.PutUint16(f[ip+10:], ipChecksum(f[ip:ip+20]))
 	f = binary.BigEndian.AppendUint16(f, sport)
 	f = binary.BigEndian.AppendUint16(f, dport)
 	f = append(f, 0, 8+18, 0, 0)

@@ -1,7 +1,6 @@
 package ofp_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -452,32 +451,7 @@ func recordAsync(t *testing.T, ofctl string) string {
 	return sb.String()
 }
 
-func readAsyncCaptures(t testing.TB) []captured {
-	t.Helper()
-	f, err := os.Open(asyncCapturesFile)
-	if err != nil {
-		t.Fatalf("open async captures: %v", err)
-	}
-	defer f.Close()
-	var out []captured
-	name := ""
-	s := bufio.NewScanner(f)
-	s.Buffer(nil, 1<<20)
-	for s.Scan() {
-		line := s.Text()
-		switch {
-		case strings.HasPrefix(line, "# "):
-			name, _, _ = strings.Cut(line[2:], ":")
-		case strings.HasPrefix(line, "> "), strings.HasPrefix(line, "< "):
-			b, err := hex.DecodeString(line[2:])
-			if err != nil {
-				t.Fatalf("bad hex in %s: %v", name, err)
-			}
-			out = append(out, captured{name: name, sent: line[0] == '>', data: b})
-		}
-	}
-	return out
-}
+func readAsyncCaptures(t testing.TB) []captured { return readCaptureFile(t, asyncCapturesFile) }
 
 // TestRecordAsyncCaptures rewrites testdata/async_captures.txt with
 // -update (run testdata/capture.sh); otherwise it does nothing, because

@@ -114,11 +114,16 @@ type captured struct {
 	data []byte
 }
 
-func readCaptures(t testing.TB) []captured {
+func readCaptures(t testing.TB) []captured { return readCaptureFile(t, capturesFile) }
+
+// readCaptureFile reads a capture file: "# NAME: ..." lines name the
+// capture, "> HEX" lines are messages ovs-ofctl sent and "< HEX" those
+// the recorder answered.
+func readCaptureFile(t testing.TB, path string) []captured {
 	t.Helper()
-	f, err := os.Open(capturesFile)
+	f, err := os.Open(path)
 	if err != nil {
-		t.Fatalf("open captures: %v", err)
+		t.Fatalf("open %s: %v", path, err)
 	}
 	defer f.Close()
 	var out []captured

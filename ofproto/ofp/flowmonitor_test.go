@@ -1,7 +1,6 @@
 package ofp_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
 	"fmt"
@@ -111,30 +110,7 @@ func TestRecordFlowMonitorCaptures(t *testing.T) {
 }
 
 func readFlowMonitorCaptures(t testing.TB) []captured {
-	t.Helper()
-	f, err := os.Open(flowMonitorCapturesFile)
-	if err != nil {
-		t.Fatalf("open flow monitor captures: %v", err)
-	}
-	defer f.Close()
-	var out []captured
-	name := ""
-	s := bufio.NewScanner(f)
-	s.Buffer(nil, 1<<20)
-	for s.Scan() {
-		line := s.Text()
-		switch {
-		case strings.HasPrefix(line, "# "):
-			name, _, _ = strings.Cut(line[2:], ":")
-		case strings.HasPrefix(line, "> "), strings.HasPrefix(line, "< "):
-			b, err := hex.DecodeString(line[2:])
-			if err != nil {
-				t.Fatalf("bad hex in %s: %v", name, err)
-			}
-			out = append(out, captured{name: name, sent: line[0] == '>', data: b})
-		}
-	}
-	return out
+	return readCaptureFile(t, flowMonitorCapturesFile)
 }
 
 func isFlowMonitorRaw(r ofp.Raw) bool {

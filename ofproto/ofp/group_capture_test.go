@@ -1,7 +1,6 @@
 package ofp_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -155,32 +154,7 @@ func lastLine(s string) string {
 	return s
 }
 
-func readGroupCaptures(t testing.TB) []captured {
-	t.Helper()
-	f, err := os.Open(groupCapturesFile)
-	if err != nil {
-		t.Fatalf("open group captures: %v", err)
-	}
-	defer f.Close()
-	var out []captured
-	name := ""
-	s := bufio.NewScanner(f)
-	s.Buffer(nil, 1<<20)
-	for s.Scan() {
-		line := s.Text()
-		switch {
-		case strings.HasPrefix(line, "# "):
-			name, _, _ = strings.Cut(line[2:], ":")
-		case strings.HasPrefix(line, "> "), strings.HasPrefix(line, "< "):
-			b, err := hex.DecodeString(line[2:])
-			if err != nil {
-				t.Fatalf("bad hex in %s: %v", name, err)
-			}
-			out = append(out, captured{name: name, sent: line[0] == '>', data: b})
-		}
-	}
-	return out
-}
+func readGroupCaptures(t testing.TB) []captured { return readCaptureFile(t, groupCapturesFile) }
 
 // TestRecordGroupCaptures rewrites testdata/group_captures.txt with
 // -update; otherwise it does nothing, because

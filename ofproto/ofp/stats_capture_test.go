@@ -1,7 +1,6 @@
 package ofp_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -241,32 +240,7 @@ func recordStats(t *testing.T, ofctl string) string {
 	return sb.String()
 }
 
-func readStatsCaptures(t testing.TB) []captured {
-	t.Helper()
-	f, err := os.Open(statsCapturesFile)
-	if err != nil {
-		t.Fatalf("open stats captures: %v", err)
-	}
-	defer f.Close()
-	var out []captured
-	name := ""
-	s := bufio.NewScanner(f)
-	s.Buffer(nil, 1<<20)
-	for s.Scan() {
-		line := s.Text()
-		switch {
-		case strings.HasPrefix(line, "# "):
-			name, _, _ = strings.Cut(line[2:], ":")
-		case strings.HasPrefix(line, "> "), strings.HasPrefix(line, "< "):
-			b, err := hex.DecodeString(line[2:])
-			if err != nil {
-				t.Fatalf("bad hex in %s: %v", name, err)
-			}
-			out = append(out, captured{name: name, sent: line[0] == '>', data: b})
-		}
-	}
-	return out
-}
+func readStatsCaptures(t testing.TB) []captured { return readCaptureFile(t, statsCapturesFile) }
 
 // TestRecordStatsCaptures rewrites testdata/stats_captures.txt with -update
 // (run testdata/capture.sh); otherwise it does nothing, because the
