@@ -96,7 +96,13 @@ func runGatewayScenario(t *testing.T, o *ovnCluster) ovnScenario {
 	r.check("vm1 reaches the external host", ping(ns1, "172.16.0.100"), "")
 	// The router resolves the external host's IPv6 address with a
 	// neighbour solicitation from ovn-controller (nd_ns, put_nd).
-	r.check("vm1 reaches the external host over IPv6 (router ND resolution)", ping(ns1, "fd16::100"), "")
+	// The MAC binding takes a round trip through the southbound database:
+	// give it a few more tries than an ARP-resolved ping.
+	ok6 := false
+	for i := 0; i < 4 && !ok6; i++ {
+		ok6 = ping(ns1, "fd16::100")
+	}
+	r.check("vm1 reaches the external host over IPv6 (router ND resolution)", ok6, "")
 	got := peerAddr(t, ns1, ext, "172.16.0.100", 8081)
 	r.check("vm1's connection leaves SNATed to 172.16.0.1", got == "172.16.0.1", got)
 	got = peerAddr(t, ns2, ext, "172.16.0.100", 8082)

@@ -49,7 +49,9 @@ var _ xlate.TunnelEnv = (*tunnelEnv)(nil)
 func newTunnelEnv(s *dpSwitch, useKernel bool) *tunnelEnv {
 	e := &tunnelEnv{s: s, dummy: map[string][]netip.Prefix{}, neigh: tnlneigh.New(),
 		kaddrs: map[string]kernelAddrs{}, refreshing: map[string]bool{}}
-	e.routes = router.New(e.Addrs)
+	// The route table reads addresses synchronously (off the packet path:
+	// route changes and commands), so a route gets its source at once.
+	e.routes = router.New(e.addrsNow)
 	if useKernel {
 		if k, err := router.OpenKernel(); err == nil {
 			e.kernel = k
@@ -125,6 +127,22 @@ func (e *tunnelEnv) Addrs(dev string) []netip.Prefix {
 		go e.refresh(dev)
 	}
 	return c.addrs
+}
+
+// addrsNow reads dev's addresses now (the dummy ones, else the kernel's)
+// and refreshes the cache translation reads.
+func (e *tunnelEnv) addrsNow(dev string) []netip.Prefix {
+	e.mu.Lock()
+	a := e.dummy[dev]
+	e.mu.Unlock()
+	if a != nil || e.kernel == nil {
+		return a
+	}
+	a = e.kernel.Addrs(dev)
+	e.mu.Lock()
+	e.kaddrs[dev] = kernelAddrs{addrs: a, at: time.Now()}
+	e.mu.Unlock()
+	return a
 }
 
 // refresh reads dev's kernel addresses and, when they changed, makes
