@@ -541,16 +541,11 @@ func (c *ctx) terminate(p *Port) bool {
 	if env == nil {
 		return false
 	}
-	// Without tunnel ports there is nothing to terminate (and no reason
-	// to read device addresses on every upcall).
-	vports := c.x.Recirc.tunnelVports()
-	if len(vports) == 0 {
-		return false
-	}
 	addrs := env.Addrs(p.Name)
 	if len(addrs) == 0 {
 		return false
 	}
+	vports := c.x.Recirc.tunnelVports()
 	k, w := &c.flow.Key, &c.wc.Key
 	if no, ok := c.tnlPortLookup(p, addrs, vports); ok {
 		if c.in.SideEffects && isIP(k) {
