@@ -31,8 +31,28 @@ func startDaemon(t testing.TB) (*vswitchd.Daemon, []string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
+	// Cleanups run last-in first-out: this one sees the daemon still up.
+	t.Cleanup(func() {
+		if t.Failed() {
+			logTail(t, cfg.LogFile, 60)
+		}
+	})
 	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
 	return d, env
+}
+
+// logTail prints the last n lines of a log file, to explain a failure.
+func logTail(t testing.TB, path string, n int) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("no log %s: %v", path, err)
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	t.Logf("last lines of %s:\n%s", path, strings.Join(lines, "\n"))
 }
 
 func run(t testing.TB, env []string, args ...string) string {

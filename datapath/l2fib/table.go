@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -219,6 +220,7 @@ type shard struct {
 	// Lock-free readers load buckets and chunks; writers hold mu.
 	buckets atomic.Pointer[[]atomic.Uint32]
 	chunks  []atomic.Pointer[chunk] // fixed length, filled on demand
+	mem     *arena                  // the table's, where chunks and buckets live
 	n       atomic.Int64            // live entries, for Stats without mu
 
 	mu sync.Mutex
@@ -250,6 +252,7 @@ type Table struct {
 	bucketMask           uint32
 	seed                 uint64
 	shards               []shard
+	mem                  *arena
 
 	clock atomic.Uint32 // coarse time in seconds (Tick); refresh stamps use it
 	count atomic.Int64  // entries, reserved before insertion (capacity check)
@@ -323,7 +326,11 @@ func New(cfg Config, now time.Time) (*Table, error) {
 		bucketMask:   uint32(nb - 1),
 		seed:         cfg.Seed,
 		shards:       make([]shard, cfg.Shards),
+		mem:          &arena{},
 	}
+	// Lock-free readers hold the *Table while they touch its memory, so
+	// unmapping once the table is unreachable is safe.
+	runtime.AddCleanup(t, func(a *arena) { a.release() }, t.mem)
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.limit = perShard
@@ -332,6 +339,7 @@ func New(cfg Config, now time.Time) (*Table, error) {
 		}
 		s.chunks = make([]atomic.Pointer[chunk], (s.limit+chunkSize-1)/chunkSize)
 		s.ports = make(map[uint32]*portLists)
+		s.mem = t.mem
 	}
 	t.aging.Store(secs(cfg.AgingTime))
 	t.Tick(now)
@@ -570,7 +578,7 @@ func (t *Table) learnSlow(k, h uint64, port, now uint32, static bool, w *Warning
 	}
 	b := s.buckets.Load()
 	if b == nil {
-		nb := make([]atomic.Uint32, t.bucketMask+1)
+		nb := t.mem.newBuckets(int(t.bucketMask + 1))
 		b = &nb
 		s.buckets.Store(b)
 	}
@@ -596,7 +604,7 @@ func (s *shard) alloc() uint32 {
 	idx := s.top
 	ci := (idx - 1) >> chunkBits
 	if s.chunks[ci].Load() == nil {
-		s.chunks[ci].Store(new(chunk))
+		s.chunks[ci].Store(s.mem.newChunk())
 	}
 	return idx
 }

@@ -335,3 +335,27 @@ func TestSetAgingTimeAppliesToTheNextSweep(t *testing.T) {
 		t.Errorf("not expired at the new aging time")
 	}
 }
+
+func TestTableMemoryComesFromHugePageArenaAndIsReleased(t *testing.T) {
+	tb, err := New(Config{Capacity: 1 << 16}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5000; i++ {
+		tb.Learn(1, MAC{2, 0, 0, 0, byte(i >> 8), byte(i)}, uint32(1+i%3))
+	}
+	a := tb.mem
+	a.mu.Lock()
+	mapped := a.mapped
+	a.mu.Unlock()
+	if mapped == 0 || mapped%hugePage != 0 {
+		t.Fatalf("arena mapped %d bytes, want a positive multiple of %d", mapped, hugePage)
+	}
+	if p, ok := tb.Lookup(1, MAC{2, 0, 0, 0, 0x12, 0x34}); !ok || p != uint32(1+0x1234%3) {
+		t.Fatalf("lookup = %d, %v", p, ok)
+	}
+	a.release()
+	if a.mapped != 0 || len(a.maps) != 0 {
+		t.Fatalf("after release: %d bytes in %d mappings", a.mapped, len(a.maps))
+	}
+}
