@@ -100,12 +100,13 @@ func drop(ctx *odp.Context, b *packet.Batch) {
 }
 
 // ForwardTable learns each packet's source in t on the packet's in_port
-// within m.VLAN, looks its destination up and outputs it: to the learned
-// port if that port is a member of the VLAN and not the input port
-// (hairpin: dropped, as Open vSwitch), else to every member port but the
-// input port (flood: unknown, broadcast and multicast destinations).
-// Packets leave tagged or untagged per port as m says. Packets to one
-// port go out as one batch, in arrival order.
+// (m.LearnPort instead when set) within m.VLAN, looks its destination up
+// and outputs it: to the learned port if that port is a member of the
+// VLAN and not the input port (hairpin: dropped, as Open vSwitch), else to
+// every member port but the input port (flood: unknown, broadcast and
+// multicast destinations). Packets leave tagged or untagged per port as m
+// says; a member with Recirc is recirculated instead of output. Packets
+// to one port go out as one batch, in arrival order.
 func (f *Forwarder) ForwardTable(ctx *odp.Context, t *Table, m *odp.MACLearnParams, b *packet.Batch) {
 	n := b.N
 	vlan := uint64(m.VLAN&0xfff) << 48
@@ -177,7 +178,7 @@ func (f *Forwarder) ForwardTable(ctx *odp.Context, t *Table, m *odp.MACLearnPara
 			f.dec[i] = decDrop
 			continue
 		}
-		in := p.Md.InPort
+		in := inPortOf(m, p)
 		if ks != 0 {
 			t.learnKey(ks, f.hashes[2*i], in, now)
 		}
@@ -225,13 +226,22 @@ func (f *Forwarder) ForwardTable(ctx *odp.Context, t *Table, m *odp.MACLearnPara
 			}
 		}
 		f.unicast += uint64(f.out.N)
-		f.send(ctx, mp.Port)
+		f.send(ctx, mp)
 	}
 	if nflood > 0 {
 		f.floodAll(ctx, m, b, nflood)
 	}
 	b.Clear()
 	f.flush(t)
+}
+
+// inPortOf is the port p came in on as far as the MAC table is
+// concerned.
+func inPortOf(m *odp.MACLearnParams, p *packet.Packet) uint32 {
+	if m.LearnPort != 0 {
+		return m.LearnPort
+	}
+	return p.Md.InPort
 }
 
 // portIndex finds port among m's members.
@@ -252,7 +262,7 @@ func portIndex(m *odp.MACLearnParams, port uint32) (int, bool) {
 // port: copies for all but the last port, which gets the original.
 func (f *Forwarder) floodAll(ctx *odp.Context, m *odp.MACLearnParams, b *packet.Batch, nflood int) {
 	for x := 0; x < nflood; x++ {
-		in := b.Pkts[f.flood[x]].Md.InPort
+		in := inPortOf(m, b.Pkts[f.flood[x]])
 		last := len(m.Ports) - 1
 		if last >= 0 && m.Ports[last].Port == in {
 			last--
@@ -268,7 +278,7 @@ func (f *Forwarder) floodAll(ctx *odp.Context, m *odp.MACLearnParams, b *packet.
 	for pi, mp := range m.Ports {
 		for x := 0; x < nflood; x++ {
 			p := b.Pkts[f.flood[x]]
-			if int(f.last[x]) < pi || p.Md.InPort == mp.Port {
+			if int(f.last[x]) < pi || inPortOf(m, p) == mp.Port {
 				continue
 			}
 			if int(f.last[x]) > pi {
@@ -278,7 +288,7 @@ func (f *Forwarder) floodAll(ctx *odp.Context, m *odp.MACLearnParams, b *packet.
 			}
 			f.emit(ctx, m, mp, p)
 		}
-		f.send(ctx, mp.Port)
+		f.send(ctx, mp)
 	}
 }
 
@@ -305,12 +315,20 @@ func (f *Forwarder) emit(ctx *odp.Context, m *odp.MACLearnParams, mp odp.MACLear
 	f.out.Add(p)
 }
 
-// send hands the output batch to the datapath, which takes ownership.
-func (f *Forwarder) send(ctx *odp.Context, port uint32) {
+// send hands the output batch to the datapath, which takes ownership:
+// output on mp's port, or recirculation for a patch port.
+func (f *Forwarder) send(ctx *odp.Context, mp odp.MACLearnPort) {
 	if f.out.N == 0 {
 		return
 	}
-	ctx.DP.Output(ctx, port, &f.out)
+	if mp.Recirc != 0 {
+		for _, p := range f.out.Slice() {
+			p.Md.RecircID = mp.Recirc
+		}
+		ctx.DP.Recirc(ctx, mp.Recirc, &f.out)
+	} else {
+		ctx.DP.Output(ctx, mp.Port, &f.out)
+	}
 	f.out.Clear()
 }
 

@@ -67,8 +67,12 @@ func (h *fwdHarness) run(action string, pkts ...pkt) []string {
 	}
 	var out []string
 	for _, c := range h.rec.Calls {
-		if c.Op != "output" {
+		if c.Op != "output" && c.Op != "recirc" {
 			h.t.Fatalf("unexpected callback %q", c.Op)
+		}
+		prefix := ""
+		if c.Op == "recirc" {
+			prefix = "recirc"
 		}
 		for _, f := range c.Frames {
 			idx := -1
@@ -81,7 +85,7 @@ func (h *fwdHarness) run(action string, pkts ...pkt) []string {
 			if binary.BigEndian.Uint16(f[12:]) == 0x8100 {
 				tag = fmt.Sprintf("t%d", binary.BigEndian.Uint16(f[14:])&0xfff)
 			}
-			out = append(out, fmt.Sprintf("%d:%d%s", c.Arg, idx, tag))
+			out = append(out, fmt.Sprintf("%s%d:%d%s", prefix, c.Arg, idx, tag))
 		}
 	}
 	if free := h.ctx.Pool.Free(); free != 256 {
@@ -230,4 +234,32 @@ func TestForwardAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(200, func() { fill(); fw.Forward(ctx, &acts[0], &b) }); n != 0 {
 		t.Errorf("Forward allocates %v per batch, want 0", n)
 	}
+}
+
+// A patch port has no datapath port: the translator gives it a number in
+// the MAC table and a recirculation id into the peer bridge, and a
+// packet that came through a patch port names it as its learn_port.
+func TestPatchPortsAreLearnedAndReachedByRecirculation(t *testing.T) {
+	h := newHarness(t)
+	const patch = "mac_learn(table=7,ports(1,2,1000:recirc=0x9))"
+	const fromPatch = "mac_learn(table=7,learn_port=1000,ports(1,2,1000:recirc=0x9))"
+	// Unknown destination: flooded to the datapath ports and into the
+	// peer bridge.
+	expect(t, h.run(patch, pkt{in: 1, dst: mB, src: mA, vlan: -1}), "2:0", "recirc9:0")
+	if md := h.rec.Calls[1].Md; len(md) != 1 || md[0].RecircID != 9 {
+		t.Errorf("recirculated packets' metadata %+v, want recirc_id 9", md)
+	}
+	// mB answers from the peer bridge: learned on the patch port, never
+	// sent back through it, and mA is known.
+	expect(t, h.run(fromPatch, pkt{in: 5, dst: mA, src: mB, vlan: -1}), "1:0")
+	if p, ok := h.tb.Lookup(0, mB); !ok || p != 1000 {
+		t.Errorf("mB learned on %d (%v), want the patch port 1000", p, ok)
+	}
+	// Now mB is reached through the patch port only.
+	expect(t, h.run(patch, pkt{in: 2, dst: mB, src: mC, vlan: -1}), "recirc9:0")
+	// A flood from the patch side does not go back into the patch port.
+	expect(t, h.run(fromPatch, pkt{in: 5, dst: bcast, src: mB, vlan: -1}), "1:0", "2:0")
+	// A destination behind the patch port, seen from the patch side, is a
+	// hairpin and dropped.
+	expect(t, h.run(fromPatch, pkt{in: 5, dst: mB, src: mC, vlan: -1}))
 }

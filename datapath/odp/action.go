@@ -158,7 +158,7 @@ type CtNAT struct {
 }
 
 // MACLearnParams are the arguments of the MAC learn-and-forward action,
-// mac_learn(table=T[,vlan=V][,in_tagged][,ports(P[:tagged],...)]). The
+// mac_learn(table=T[,vlan=V][,in_tagged][,learn_port=L][,ports(P[:tagged][:recirc=R],...)]). The
 // translator resolves every VLAN semantic (access, trunk, native modes)
 // into these: the datapath learns the packet's source as (VLAN, MAC) on its
 // in_port in table Table, looks the destination up, and outputs to the
@@ -173,6 +173,11 @@ type MACLearnParams struct {
 	// InTagged says the packet reaches the action carrying an 802.1Q
 	// tag for VLAN (a trunk input); otherwise it carries none.
 	InTagged bool
+	// LearnPort, when not 0, is the port the source is learned on and
+	// that the packet never goes back to, instead of its in_port: a
+	// packet that crossed a patch port into this bridge came in through
+	// the patch port, which has no datapath port of its own.
+	LearnPort uint32
 	// Ports are the ports of VLAN, sorted by Port without duplicates:
 	// the flood set, and the only ports a known destination is sent to.
 	Ports []MACLearnPort
@@ -183,10 +188,13 @@ type MACLearnParams struct {
 
 // MACLearnPort is one member port of a mac_learn VLAN and how packets
 // leave through it: Tagged ones carry an 802.1Q tag for the VLAN, the
-// others none.
+// others none. A port with Recirc is not a datapath port but a patch
+// port's number in the MAC table: packets for it are recirculated with
+// that id, whose pass continues in the peer bridge.
 type MACLearnPort struct {
 	Port   uint32
 	Tagged bool
+	Recirc uint32
 }
 
 // Find returns the member entry of port (binary search; Ports is sorted).

@@ -140,6 +140,10 @@ func (m *MACLearnParams) appendText(dst []byte) []byte {
 	if m.InTagged {
 		dst = append(dst, ",in_tagged"...)
 	}
+	if m.LearnPort != 0 {
+		dst = append(dst, ",learn_port="...)
+		dst = strconv.AppendUint(dst, uint64(m.LearnPort), 10)
+	}
 	if len(m.Ports) > 0 {
 		dst = append(dst, ",ports("...)
 		for i, pt := range m.Ports {
@@ -149,6 +153,10 @@ func (m *MACLearnParams) appendText(dst []byte) []byte {
 			dst = strconv.AppendUint(dst, uint64(pt.Port), 10)
 			if pt.Tagged {
 				dst = append(dst, ":tagged"...)
+			}
+			if pt.Recirc != 0 {
+				dst = append(dst, ":recirc=0x"...)
+				dst = strconv.AppendUint(dst, uint64(pt.Recirc), 16)
 			}
 		}
 		dst = append(dst, ')')

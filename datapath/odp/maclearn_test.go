@@ -10,9 +10,10 @@ func TestMACLearnTextRoundTrips(t *testing.T) {
 	for in, want := range map[string]string{
 		"mac_learn(table=1)": "mac_learn(table=1)",
 		"mac_learn()":        "mac_learn(table=0)",
-		"mac_learn(table=2,vlan=10,in_tagged,ports(1,2:tagged,3))": "mac_learn(table=2,vlan=10,in_tagged,ports(1,2:tagged,3))",
-		"mac_learn(ports(3,1:tagged),table=0x5,vlan=0)":            "mac_learn(table=5,ports(1:tagged,3))",
-		"mac_learn(table=1,ports())":                               "mac_learn(table=1)",
+		"mac_learn(table=2,vlan=10,in_tagged,ports(1,2:tagged,3))":                                            "mac_learn(table=2,vlan=10,in_tagged,ports(1,2:tagged,3))",
+		"mac_learn(ports(3,1:tagged),table=0x5,vlan=0)":                                                       "mac_learn(table=5,ports(1:tagged,3))",
+		"mac_learn(table=1,ports())":                                                                          "mac_learn(table=1)",
+		"mac_learn(table=3,learn_port=4293918722,ports(1,4293918721:tagged:recirc=0x1f,4293918723:recirc=7))": "mac_learn(table=3,learn_port=4293918722,ports(1,4293918721:tagged:recirc=0x1f,4293918723:recirc=0x7))",
 	} {
 		acts, err := odp.ParseActions(in)
 		if err != nil {
@@ -26,7 +27,7 @@ func TestMACLearnTextRoundTrips(t *testing.T) {
 
 func TestMACLearnParseRejectsBadOptions(t *testing.T) {
 	for _, in := range []string{
-		"mac_learn(table=x)", "mac_learn(vlan=4096)", "mac_learn(ports(1,1))",
+		"mac_learn(table=x)", "mac_learn(vlan=4096)", "mac_learn(ports(1,1))", "mac_learn(ports(1:recirc=0))", "mac_learn(ports(1:recirc=2:tagged))", "mac_learn(ports(1:recirc=1:recirc=2))", "mac_learn(learn_port=x)",
 		"mac_learn(ports(1:untagged))", "mac_learn(ports(a))", "mac_learn(flood)",
 		"mac_learn(table=1,,vlan=2)", "mac_learn(ports(1)x)",
 	} {

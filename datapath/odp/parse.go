@@ -727,8 +727,8 @@ func (p *parser) macLearn(int) (Action, error) {
 	return a, nil
 }
 
-// parseOpt parses one mac_learn option: table=N, vlan=N, in_tagged or
-// ports(P[:tagged],...).
+// parseOpt parses one mac_learn option: table=N, vlan=N, in_tagged,
+// learn_port=N or ports(P[:tagged][:recirc=R],...).
 func (m *MACLearnParams) parseOpt(opt string) error {
 	switch {
 	case opt == "in_tagged":
@@ -745,21 +745,39 @@ func (m *MACLearnParams) parseOpt(opt string) error {
 			return errors.New("bad mac_learn vlan")
 		}
 		m.VLAN = uint16(v)
+	case strings.HasPrefix(opt, "learn_port="):
+		v, err := strconv.ParseUint(opt[len("learn_port="):], 0, 32)
+		if err != nil {
+			return errors.New("bad mac_learn learn_port")
+		}
+		m.LearnPort = uint32(v)
 	case strings.HasPrefix(opt, "ports(") && strings.HasSuffix(opt, ")"):
 		list := opt[len("ports(") : len(opt)-1]
 		if list == "" {
 			return nil
 		}
 		for _, item := range strings.Split(list, ",") {
-			num, mode, tagged := strings.Cut(item, ":")
-			if tagged && mode != "tagged" {
-				return errors.New("bad mac_learn port mode")
-			}
-			v, err := strconv.ParseUint(num, 0, 32)
+			parts := strings.Split(item, ":")
+			v, err := strconv.ParseUint(parts[0], 0, 32)
 			if err != nil {
 				return errors.New("bad mac_learn port")
 			}
-			m.Ports = append(m.Ports, MACLearnPort{Port: uint32(v), Tagged: tagged})
+			mp := MACLearnPort{Port: uint32(v)}
+			for i, mod := range parts[1:] {
+				switch {
+				case mod == "tagged" && i == 0 && !mp.Tagged:
+					mp.Tagged = true
+				case strings.HasPrefix(mod, "recirc=") && mp.Recirc == 0:
+					r, err := strconv.ParseUint(mod[len("recirc="):], 0, 32)
+					if err != nil || r == 0 {
+						return errors.New("bad mac_learn port recirc")
+					}
+					mp.Recirc = uint32(r)
+				default:
+					return errors.New("bad mac_learn port mode")
+				}
+			}
+			m.Ports = append(m.Ports, mp)
 		}
 	default:
 		return errors.New("unknown mac_learn option")

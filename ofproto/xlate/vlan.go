@@ -147,11 +147,11 @@ func outputTCI(p *Port, vlan, pcp uint16) uint16 {
 }
 
 // normal translates NORMAL into the datapath's learn-and-forward action.
-// Patch ports cannot be datapath members: a packet that arrived through a
-// patch port is flooded to the VLAN's datapath ports without learning,
-// and a packet from a datapath port is also passed to every patch port of
-// its VLAN (as flooding would), so traffic crosses patched bridges in
-// both directions.
+// Patch ports have no datapath port: each takes a number in the bridge's
+// MAC table (PatchFDBPort) and a recirculation id whose pass continues in
+// the peer bridge at the peer port, so MACs behind a patch port are
+// learned and forwarded to like any other, and a packet that came
+// through a patch port is learned on it (learn_port).
 //
 // Every tagged output of one packet carries the same tag (the VLAN and
 // the received priority), so the datapath action needs only to know
@@ -189,16 +189,21 @@ func (c *ctx) normal() {
 		pcp = outer.TCI & 0xe000
 	}
 	p := odp.MACLearnParams{Table: c.snap.FDBTable, VLAN: vlan, InTagged: tagged}
-	var patches []*Port
+	if in.ODP == NoODP {
+		p.LearnPort = PatchFDBPort(in.OFPort)
+	}
 	for _, q := range c.snap.Sorted {
 		if !includesVLAN(q, vlan) {
 			continue
 		}
 		switch {
 		case q.PeerBridge != "":
-			if q != in {
-				patches = append(patches, q)
+			if q == in || c.x.Recirc == nil || c.x.Recirc.bridge(q.PeerBridge) == nil {
+				continue
 			}
+			fz := Frozen{Bridge: q.PeerBridge, InPort: uint32(q.PeerPort)}
+			p.Ports = append(p.Ports, odp.MACLearnPort{Port: PatchFDBPort(q.OFPort),
+				Tagged: outputTCI(q, vlan, pcp) != 0, Recirc: c.x.Recirc.ID(fz)})
 		case q.Tunnel != nil:
 			// NORMAL does not flood into tunnels (gvs's mac_learn
 			// action has no tunnel output).
@@ -217,25 +222,27 @@ func (c *ctx) normal() {
 		c.flow.VLANs[0].TCI = vlan | pcp | flow.VLANCFI
 	}
 	c.commit()
-	if in.ODP == NoODP {
-		for _, q := range p.Ports {
-			c.outputNormal(c.snap.ByODP[q.Port], vlan, pcp, func() { c.emit(odp.Output(q.Port)) })
-		}
-	} else {
-		a, err := odp.MACLearn(p)
-		if err != nil {
-			c.flow.VLANs[0] = outer
-			c.fail(err)
-			return
-		}
-		c.emit(a)
+	a, err := odp.MACLearn(p)
+	if err != nil {
+		c.flow.VLANs[0] = outer
+		c.fail(err)
+		return
 	}
+	c.emit(a)
 	c.flow.VLANs[0] = outer
 	c.sampleFlood(false)
-	for _, q := range patches {
-		c.outputNormal(q, vlan, pcp, func() { c.patch(q) })
-	}
 }
+
+// PatchFDBPort is the number a patch port (OpenFlow port ofport) has in
+// its bridge's MAC table, outside the range of datapath port numbers.
+func PatchFDBPort(ofport uint16) uint32 { return patchFDBBase | uint32(ofport) }
+
+// PatchFDBOFPort returns the OpenFlow port of a PatchFDBPort number.
+func PatchFDBOFPort(fdbPort uint32) (uint16, bool) {
+	return uint16(fdbPort), fdbPort&^0xffff == patchFDBBase
+}
+
+const patchFDBBase = 0xfffe0000
 
 // outputNormal runs out with the packet's outer tag set as it leaves q
 // (committed for a datapath output; a patch peer sees it in its flow),
