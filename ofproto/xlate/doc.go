@@ -26,7 +26,8 @@
 //
 // NORMAL translates into the datapath's mac_learn action over the bridge's
 // MAC table (see datapath/l2fib): one megaflow serves any number of MAC
-// addresses.
+// addresses. Patch ports take part through recirculation into the peer
+// bridge (vlan.go).
 //
 // With flow export configured (SetSampling), translation composes Open
 // vSwitch's sampling actions: sFlow and per-bridge IPFIX input samplers at

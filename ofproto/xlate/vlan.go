@@ -244,22 +244,3 @@ func PatchFDBOFPort(fdbPort uint32) (uint16, bool) {
 
 const patchFDBBase = 0xfffe0000
 
-// outputNormal runs out with the packet's outer tag set as it leaves q
-// (committed for a datapath output; a patch peer sees it in its flow),
-// then restores the tag the packet had.
-func (c *ctx) outputNormal(q *Port, vlan, pcp uint16, out func()) {
-	saved := c.flow.VLANs[0]
-	if tci := outputTCI(q, vlan, pcp); tci != 0 {
-		c.flow.VLANs[0].TCI = tci | flow.VLANCFI
-		if saved.TCI&flow.VLANCFI == 0 {
-			c.flow.VLANs[0].TPID = flow.EthTypeVLAN
-		}
-	} else {
-		c.flow.VLANs[0] = flow.VLAN{}
-	}
-	if q.PeerBridge == "" {
-		c.commit()
-	}
-	out()
-	c.flow.VLANs[0] = saved
-}
