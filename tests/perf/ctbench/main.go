@@ -1,8 +1,8 @@
 // Command ctbench measures the zone-keyed connection tracker the way Open
 // vSwitch's `ovstest test-conntrack` does:
 //
-//	ctbench benchmark-zones N_CONNS N_ZONES ITERATIONS
-//	ctbench benchmark N_THREADS N_PKTS BATCH_SIZE [CHANGE_CONNECTION]
+//	ctbench [-cpuprofile FILE] benchmark-zones N_CONNS N_ZONES ITERATIONS
+//	ctbench [-cpuprofile FILE] benchmark N_THREADS N_PKTS BATCH_SIZE [CHANGE_CONNECTION]
 //
 // benchmark-zones fills N_ZONES zones with N_CONNS UDP connections each,
 // then per iteration flushes zone 1, commits its N_CONNS connections again
@@ -14,8 +14,10 @@ package main
 
 import (
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -27,7 +29,7 @@ import (
 )
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ctbench benchmark-zones N_CONNS N_ZONES ITERATIONS\n       ctbench benchmark N_THREADS N_PKTS BATCH_SIZE [CHANGE_CONNECTION]")
+	fmt.Fprintln(os.Stderr, "usage: ctbench [-cpuprofile FILE] benchmark-zones N_CONNS N_ZONES ITERATIONS\n       ctbench [-cpuprofile FILE] benchmark N_THREADS N_PKTS BATCH_SIZE [CHANGE_CONNECTION]")
 	os.Exit(2)
 }
 
@@ -216,10 +218,29 @@ func benchmark(nThreads, nPkts, batchSize uint64, change bool) {
 }
 
 func main() {
-	if len(os.Args) < 2 {
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.Usage = usage
+	flag.Parse()
+	args := flag.Args()
+	if len(args) < 1 {
 		usage()
 	}
-	switch a := os.Args[2:]; os.Args[1] {
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ctbench:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "ctbench:", err)
+			os.Exit(1)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	switch a := args[1:]; args[0] {
 	case "benchmark-zones":
 		if len(a) != 3 {
 			usage()
