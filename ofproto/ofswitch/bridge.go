@@ -80,6 +80,8 @@ type Bridge struct {
 	xl     *xlate.Xlator
 	// pins are the controllers' packet-in rate limits (pinsched.go).
 	pins pinLimitSet
+	// patch are the patch ports' counters (patchstats.go).
+	patch patchStats
 
 	mu    sync.Mutex // ports, settings
 	ports map[uint16]*Port
@@ -308,7 +310,14 @@ func (b *Bridge) SetPorts(ports []Port) {
 			events = append(events, portEvent{reasonDelete, *o})
 		}
 	}
+	patches := map[uint16]bool{}
+	for no, p := range b.ports {
+		if p.PeerBridge != "" {
+			patches[no] = true
+		}
+	}
 	b.mu.Unlock()
+	b.patch.forget(func(no uint16) bool { return patches[no] })
 	b.sendPortStatus(events)
 	b.changed()
 }

@@ -234,4 +234,5 @@ func (b *Bridge) creditUninstalled(out *xlate.Out, u *dpif.Upcall) {
 	for _, tl := range out.Tables {
 		b.tables.CountLookups(tl.Table, tl.Matched, 1)
 	}
+	b.creditPatches(out.Patches, 1, n)
 }

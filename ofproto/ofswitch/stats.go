@@ -178,8 +178,11 @@ func (b *Bridge) portStats(s ofconn.Sender, m *ofp.Msg, req *ofp.PortStatsReques
 			continue
 		}
 		var ps ofp.PortStats
-		if b.cfg.PortStats != nil && p.ODP != xlate.NoODP {
+		switch {
+		case b.cfg.PortStats != nil && p.ODP != xlate.NoODP:
 			ps, _ = b.cfg.PortStats(p.ODP)
+		case p.PeerBridge != "":
+			ps = b.patchPortStats(p.OFPort)
 		}
 		ps.PortNo = no
 		d := now.Sub(p.Created).Truncate(time.Millisecond)

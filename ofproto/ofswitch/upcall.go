@@ -23,6 +23,8 @@ type ukey struct {
 	// learned are the flows the megaflow's learn actions install; they
 	// are (re)applied whenever packets hit it.
 	learned []xlate.LearnedFlow
+	// patches are the patch ports its packets cross.
+	patches []xlate.PatchCrossing
 	seq     uint64 // change sequence at translation
 	// pushed are the megaflow counters already credited to rules.
 	pushedPackets, pushedBytes uint64
@@ -95,7 +97,7 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	} else {
 		b.ukeys.mu.Lock()
 		if _, ok := b.ukeys.m[r.UFID]; !ok {
-			b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+			b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, patches: out.Patches, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
 		}
 		b.ukeys.mu.Unlock()
 	}
@@ -283,7 +285,7 @@ func (b *Bridge) Revalidate() {
 				uk.actions = out.Actions
 			}
 			uk.seq = seq
-			uk.rules, uk.tables, uk.learned, uk.nfOut = out.Rules, out.Tables, out.Learned, out.NetFlowOutput
+			uk.rules, uk.tables, uk.learned, uk.nfOut, uk.patches = out.Rules, out.Tables, out.Learned, out.NetFlowOutput, out.Patches
 			continue
 		}
 		del = append(del, id)
@@ -383,6 +385,7 @@ func (b *Bridge) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
 		r.Stats.Add(dp, db, used)
 	}
 	b.netflowAccount(uk, dp, db, st.TCPFlags, used)
+	b.creditPatches(uk.patches, dp, db)
 	for _, tl := range uk.tables {
 		b.tables.CountLookups(tl.Table, tl.Matched, dp)
 	}

@@ -31,6 +31,11 @@ type Frozen struct {
 	// from this state when the datapath's userspace action brings the
 	// packet back (the packet has the header changes made before it).
 	Userdata string
+	// FromBridge and FromPort name the patch port the pass crossed to get
+	// here (NORMAL's recirculation into a patch peer), for the patch
+	// ports' counters.
+	FromBridge string
+	FromPort   uint16
 }
 
 func (fz *Frozen) restore(fl *mf.Flow) {

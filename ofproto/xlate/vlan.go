@@ -201,7 +201,7 @@ func (c *ctx) normal() {
 			if q == in || c.x.Recirc == nil || c.x.Recirc.bridge(q.PeerBridge) == nil {
 				continue
 			}
-			fz := Frozen{Bridge: q.PeerBridge, InPort: uint32(q.PeerPort)}
+			fz := Frozen{Bridge: q.PeerBridge, InPort: uint32(q.PeerPort), FromBridge: c.snap.Bridge, FromPort: q.OFPort}
 			p.Ports = append(p.Ports, odp.MACLearnPort{Port: PatchFDBPort(q.OFPort),
 				Tagged: outputTCI(q, vlan, pcp) != 0, Recirc: c.x.Recirc.ID(fz)})
 		case q.Tunnel != nil:

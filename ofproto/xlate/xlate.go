@@ -283,6 +283,18 @@ type Out struct {
 	// Injects are packets to send through a bridge (tunnel neighbour
 	// requests), produced whatever SideEffects says.
 	Injects []Inject
+	// Patches are the patch ports every packet of the megaflow crosses
+	// (their counters are credited with the megaflow's).
+	Patches []PatchCrossing
+}
+
+// PatchCrossing is a pass from patch port Port of Bridge into its peer,
+// PeerPort of PeerBridge.
+type PatchCrossing struct {
+	Bridge     string
+	Port       uint16
+	PeerBridge string
+	PeerPort   uint16
 }
 
 // TableLookup is one table lookup of a translation.
@@ -382,6 +394,9 @@ func (x *Xlator) Translate(in *In, out *Out) {
 					return
 				}
 				c.switchBridge(px)
+			}
+			if fz.FromBridge != "" {
+				c.out.Patches = append(c.out.Patches, PatchCrossing{fz.FromBridge, fz.FromPort, fz.Bridge, uint16(fz.InPort)})
 			}
 			fz.restore(&c.flow)
 			c.conntracked = fz.Conntracked
@@ -700,6 +715,7 @@ func (c *ctx) patch(p *Port) {
 		c.trace("patch port %s: peer bridge %s not found", p.Name, p.PeerBridge)
 		return
 	}
+	c.out.Patches = append(c.out.Patches, PatchCrossing{c.snap.Bridge, p.OFPort, p.PeerBridge, p.PeerPort})
 	saveX, saveSnap, saveV := c.x, c.snap, c.v
 	saveFlow, saveTable, saveRule, saveStack := c.flow, c.table, c.rule, c.stack
 	c.switchBridge(px)
