@@ -243,4 +243,3 @@ func PatchFDBOFPort(fdbPort uint32) (uint16, bool) {
 }
 
 const patchFDBBase = 0xfffe0000
-
