@@ -390,8 +390,11 @@ func controllerTrouble(log string) []string {
 		}
 		// ovn-controller connects to br-int.mgmt as soon as its own
 		// transaction creating br-int commits, which can be before the
-		// switch has seen the bridge; rconn retries and connects.
-		if strings.Contains(l, "br-int.mgmt: connection failed (No such file or directory)") {
+		// switch has seen the bridge (no socket yet) or between the
+		// socket's bind and listen (refused); rconn retries and
+		// connects. Open vSwitch's punix has the same two windows.
+		if strings.Contains(l, "br-int.mgmt: connection failed (No such file or directory)") ||
+			strings.Contains(l, "br-int.mgmt: connection failed (Connection refused)") {
 			continue
 		}
 		trouble = append(trouble, l)

@@ -95,6 +95,11 @@ func startChassis(t *testing.T, o *ovnCluster, start chassisSwitch, name, ip, un
 		nstest.InNetns(t, srcNS, "ip", "link", "set", underlay, "netns", ns)
 	}
 	in("ip", "link", "set", "lo", "up")
+	// The underlay link is the switch's port, not an interface of the
+	// host's stack: without this the namespace's kernel would also answer
+	// ARP for the tunnel address on it, with the veth's own MAC, racing
+	// the answer from br-phy (whichever the peer snoops last wins).
+	in("sysctl", "-qw", "net.ipv4.conf."+underlay+".arp_ignore=1")
 	in("ip", "link", "set", underlay, "up")
 	run(t, env, "ovs-vsctl", "--timeout=30", "add-br", "br-phy", "--", "set", "bridge", "br-phy", "datapath_type=netdev",
 		"--", "add-port", "br-phy", underlay)

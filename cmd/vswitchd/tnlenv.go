@@ -114,18 +114,27 @@ func (e *tunnelEnv) changed() {
 }
 
 // Addrs returns a device's addresses: those set with
-// netdev-dummy/ip4addr, else the kernel's.
+// netdev-dummy/ip4addr, else the kernel's. The first read of a device
+// waits for rtnetlink (bounded by its receive timeout): answering "no
+// addresses" would let the ARP reply that resolves a tunnel endpoint
+// pass unsnooped into a megaflow that hides every later one. After
+// that, stale entries are refreshed in the background.
 func (e *tunnelEnv) Addrs(dev string) []netip.Prefix {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if a := e.dummy[dev]; a != nil || e.kernel == nil {
+		e.mu.Unlock()
 		return a
 	}
 	c, ok := e.kaddrs[dev]
-	if (!ok || time.Since(c.at) > kernelAddrTTL) && !e.refreshing[dev] {
+	if !ok {
+		e.mu.Unlock()
+		return e.addrsNow(dev)
+	}
+	if time.Since(c.at) > kernelAddrTTL && !e.refreshing[dev] {
 		e.refreshing[dev] = true
 		go e.refresh(dev)
 	}
+	e.mu.Unlock()
 	return c.addrs
 }
 

@@ -89,9 +89,10 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	m := flow.Match{Key: *u.Key, Mask: out.Mask}
 	m.Normalize()
 	r.UFID = dpif.UFIDFromMatch(&m)
-	if b.flowLimit != nil && !b.flowLimit.Admit(b.nflows()) {
-		// Over the dynamic flow limit: the datapath executes the
-		// actions on this packet without installing a megaflow.
+	if out.Transient || (b.flowLimit != nil && !b.flowLimit.Admit(b.nflows())) {
+		// A tunnel neighbour being resolved, or over the dynamic flow
+		// limit: the datapath executes the actions on this packet
+		// without installing a megaflow.
 		r.Install = false
 		b.creditUninstalled(&out, u)
 	} else {
@@ -270,7 +271,7 @@ func (b *Bridge) Revalidate() {
 		var out xlate.Out
 		b.xl.Translate(&in, &out)
 		b.stats.revalidated.Add(1)
-		if out.Err == nil && maskWithin(&out.Mask, &uk.mask) {
+		if out.Err == nil && !out.Transient && maskWithin(&out.Mask, &uk.mask) {
 			// The installed megaflow is at least as specific as the new
 			// translation needs: keep it, changing its actions in place
 			// if they differ (as Open vSwitch's UKEY_MODIFY).

@@ -368,6 +368,7 @@ func (c *ctx) tunnelOutput(p *Port) {
 			kind = "ND"
 		}
 		c.trace("neighbor cache miss for %s on bridge %s, sending %s request", nh, obridge, kind)
+		c.out.Transient = true
 		if env.NeighborMiss(obridge, nh) {
 			c.out.Injects = append(c.out.Injects, Inject{Bridge: obridge, InPort: op.OFPort, Data: env.Request(op.MAC, src, nh)})
 		}

@@ -286,6 +286,11 @@ type Out struct {
 	// Patches are the patch ports every packet of the megaflow crosses
 	// (their counters are credited with the megaflow's).
 	Patches []PatchCrossing
+	// Transient says the result depends on state being resolved (a
+	// tunnel neighbour that is not known yet): no megaflow should be
+	// installed, so that later packets come back, retransmit the request
+	// at its pace and take the path as soon as it is known.
+	Transient bool
 }
 
 // PatchCrossing is a pass from patch port Port of Bridge into its peer,
