@@ -6,7 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gvs-project/gvs/datapath/netdev/pcap"
 	"github.com/gvs-project/gvs/internal/nstest"
 )
 
@@ -113,5 +115,85 @@ func TestNativeTunnelsLikeOpenVSwitch(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
 		}
+	}
+}
+
+// TestUnresolvedTunnelNeighbourIsRetriedNotCached sends tunnel traffic to
+// an endpoint whose MAC is unknown: no megaflow is installed while the
+// neighbour is unresolved (so a lost reply cannot leave a drop megaflow
+// that hides every later packet), the ARP request is sent again after
+// the retransmit time, and once the reply arrives the traffic is
+// encapsulated by a megaflow.
+func TestUnresolvedTunnelNeighbourIsRetriedNotCached(t *testing.T) {
+	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
+	_, env := startDaemon(t)
+	dir := t.TempDir()
+	pcapFile := dir + "/p0.pcap"
+	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "other-config:hwaddr=aa:55:aa:55:00:00",
+		"--", "add-port", "br0", "p0", "--", "set", "Interface", "p0", "type=dummy", "ofport_request=1", "options:tx_pcap="+pcapFile,
+		"--", "add-br", "int-br", "--", "set", "bridge", "int-br", "datapath_type=dummy",
+		"--", "add-port", "int-br", "t2", "--", "set", "Interface", "t2", "type=vxlan", "options:remote_ip=1.1.2.92", "options:key=123", "ofport_request=2",
+		"--", "add-port", "int-br", "p1", "--", "set", "Interface", "p1", "type=dummy", "ofport_request=10")
+	appctl := appctlFunc(t, env)
+	appctl("netdev-dummy/ip4addr", "br0", "1.1.2.88/24")
+	appctl("ovs/route/add", "1.1.2.92/24", "br0")
+	run(t, env, "ovs-ofctl", "add-flow", "int-br", "in_port=10,actions=2")
+	const inner = "in_port(10),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.2,proto=1,tos=0,ttl=64,frag=no),icmp(type=8,code=0)"
+	arpRequests := func() int {
+		f, err := os.Open(pcapFile)
+		if err != nil {
+			return 0
+		}
+		defer f.Close()
+		r, err := pcap.NewReader(f)
+		if err != nil {
+			return 0
+		}
+		n := 0
+		for {
+			frame, _, _, err := r.Next()
+			if err != nil {
+				return n
+			}
+			// ARP request for 1.1.2.92 from br0's address.
+			if len(frame) >= 42 && hex.EncodeToString(frame[12:14]) == "0806" && frame[21] == 1 &&
+				hex.EncodeToString(frame[28:32]) == "01010258" && hex.EncodeToString(frame[38:42]) == "0101025c" {
+				n++
+			}
+		}
+	}
+	fromP1 := "in_port(" + odpPorts(t, env)("p1") + ")"
+	tunnelFlows := func() string {
+		var out []string
+		for _, l := range strings.Split(appctl("dpctl/dump-flows"), "\n") {
+			if strings.Contains(l, fromP1) {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	appctl("netdev-dummy/receive", "p1", inner)
+	waitFor(t, "the first ARP request", func() bool { return arpRequests() == 1 })
+	// Within the retransmit time: no second request, and no megaflow.
+	appctl("netdev-dummy/receive", "p1", inner)
+	appctl("revalidator/wait")
+	if n := arpRequests(); n != 1 {
+		t.Errorf("%d ARP requests within the retransmit time, want 1", n)
+	}
+	if f := tunnelFlows(); f != "" {
+		t.Errorf("a megaflow was installed for an unresolved tunnel neighbour:\n%s", f)
+	}
+	// After it, the next packet asks again.
+	time.Sleep(1100 * time.Millisecond)
+	appctl("netdev-dummy/receive", "p1", inner)
+	waitFor(t, "the retransmitted ARP request", func() bool { return arpRequests() == 2 })
+	// The reply resolves the endpoint; the traffic is then encapsulated
+	// by a megaflow.
+	appctl("netdev-dummy/receive", "p0", "aa55aa550000"+"f8bc124434b6"+"0806"+"0001080006040002"+"f8bc124434b6"+"0101025c"+"aa55aa550000"+"01010258")
+	waitFor(t, "the neighbour", func() bool { return strings.Contains(appctl("tnl/neigh/show"), "f8:bc:12:44:34:b6") })
+	appctl("netdev-dummy/receive", "p1", inner)
+	appctl("revalidator/wait")
+	if f := tunnelFlows(); !strings.Contains(f, "tnl_push(tnl_port(") || !strings.Contains(f, "dst=f8:bc:12:44:34:b6") {
+		t.Errorf("no encapsulating megaflow once the neighbour is known:\n%s", f)
 	}
 }
