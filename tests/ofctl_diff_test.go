@@ -123,6 +123,8 @@ func ofctlSession() []ofStep {
 		ofctl("dump-ipfix-flow", "br0"),
 		ofctl("-O", "OpenFlow13", "dump-tables", "br0"),
 		ofctl("-O", "OpenFlow13", "dump-table-features", "br0"),
+		ofctl("-O", "OpenFlow15", "dump-table-features", "br0"),
+		ofctl("dump-table-features", "br0"),
 		ofctl("add-tlv-map", "br0", "{class=0xffff,type=0,len=4}->tun_metadata0,{class=0xffff,type=1,len=8}->tun_metadata1"),
 		ofctl("dump-tlv-map", "br0"),
 		ofctl("add-tlv-map", "br0", "{class=0xffff,type=2,len=4}->tun_metadata0"),
@@ -147,14 +149,11 @@ func ofctlSession() []ofStep {
 }
 
 var (
-	// missingFieldsRE matches the field families Open vSwitch 3.1 has and
-	// gvs's field table does not (ERSPAN, GTP-U tunnel fields; NSH).
-	missingFieldsRE = regexp.MustCompile(`,erspan_\{idx,ver,dir,hwid\}|,gtpu_\{flags,msgtype\}| nsh_\{[a-z0-9_.,]*\}`)
-	durationRE      = regexp.MustCompile(`duration[=:][0-9.]+s`)
-	ageRE           = regexp.MustCompile(`(idle_age|hard_age)=[0-9]+`)
-	dpidHexRE       = regexp.MustCompile(`dpid:[0-9a-f]{16}`)
-	addrRE          = regexp.MustCompile(`addr:[0-9a-f:]{17}`)
-	usedRE          = regexp.MustCompile(`used:(never|[0-9.]+s)`)
+	durationRE = regexp.MustCompile(`duration[=:][0-9.]+s`)
+	ageRE      = regexp.MustCompile(`(idle_age|hard_age)=[0-9]+`)
+	dpidHexRE  = regexp.MustCompile(`dpid:[0-9a-f]{16}`)
+	addrRE     = regexp.MustCompile(`addr:[0-9a-f:]{17}`)
+	usedRE     = regexp.MustCompile(`used:(never|[0-9.]+s)`)
 	// Megaflow counters: Open vSwitch executes a miss's first packet
 	// outside the megaflow, gvs inside it; the rules' counters agree.
 	dpStatsRE   = regexp.MustCompile(`packets:[0-9]+, bytes:[0-9]+`)
@@ -182,10 +181,6 @@ func maskOfctl(tool string, args []string, out string) string {
 			slices.Sort(lines)
 		}
 		out = strings.Join(lines, "\n") + "\n"
-	}
-	if tool == "ovs-ofctl" && slices.Contains(args, "dump-table-features") {
-		// Match fields gvs does not have (listed in its known gaps).
-		out = missingFieldsRE.ReplaceAllString(out, "")
 	}
 	if tool == "ovs-appctl" && (args[0] == "tnl/ports/show" || args[0] == "tnl/neigh/show" || args[0] == "tnl/arp/show") {
 		// Listed in hash order (after the heading).

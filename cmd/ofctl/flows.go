@@ -9,8 +9,10 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/ofptext"
@@ -81,13 +83,16 @@ func fieldSet(names ...string) map[*mf.Field]bool {
 var (
 	// of11Exact are the fields OpenFlow 1.1's standard match carries
 	// exactly; of11Masked those it carries with any mask.
-	of11Exact = fieldSet("in_port", "vlan_tci", "vlan_vid", "vlan_pcp", "eth_type", "ip_dscp",
+	of11Exact = fieldSet("in_port", "in_port_oxm", "vlan_tci", "vlan_vid", "vlan_pcp", "eth_type", "ip_dscp",
 		"ip_ecn", "ip_proto", "tcp_src", "tcp_dst", "udp_src", "udp_dst", "sctp_src", "sctp_dst",
 		"icmp_type", "icmp_code", "arp_op", "mpls_label", "mpls_tc")
 	of11Masked = fieldSet("eth_src", "eth_dst", "ip_src", "ip_dst", "arp_spa", "arp_tpa", "metadata")
 	// of10SetFields are the fields OpenFlow 1.0's own set actions write.
-	of10SetFields = fieldSet("eth_src", "eth_dst", "vlan_vid", "vlan_pcp", "ip_src", "ip_dst",
-		"ip_dscp", "tcp_src", "tcp_dst", "udp_src", "udp_dst")
+	// set_field restricts the protocols as matching the field would:
+	// not at all for these, which OpenFlow 1.0 matches.
+	of10SetFields = fieldSet("eth_src", "eth_dst", "vlan_tci", "dl_vlan", "vlan_vid", "dl_vlan_pcp", "vlan_pcp",
+		"ip_src", "ip_dst", "nw_tos", "ip_dscp", "tcp_src", "tcp_dst", "udp_src", "udp_dst", "in_port",
+		"arp_op", "arp_spa", "arp_tpa", "icmp_type", "icmp_code")
 	fieldIPProto = mf.Lookup("ip_proto")
 	fieldEthType = mf.Lookup("eth_type")
 	fieldTpSrc   = fieldSet("tcp_src", "udp_src", "sctp_src", "icmp_type")
@@ -111,6 +116,10 @@ func usableProtocols(fl *ofptext.Flow, text string) protocols {
 			p |= protoOF11
 		}
 	}
+	if bitwiseMatchOutsideOF1x(text) {
+		p &= protoNeedsNXM
+	}
+	p &= matchFieldProtocols(text)
 	for _, m := range setFieldRE.FindAllStringSubmatch(text, -1) {
 		f := mf.Lookup(m[1])
 		if f == nil || of10SetFields[f] {
@@ -122,6 +131,7 @@ func usableProtocols(fl *ofptext.Flow, text string) protocols {
 			p &= protoNeedsNXM
 		}
 	}
+	p &= actionProtocols(fl)
 	if fl.Table != ofptext.TableUnset {
 		p &= protoTableID
 	}
@@ -131,6 +141,90 @@ func usableProtocols(fl *ofptext.Flow, text string) protocols {
 	if fl.Flags&(ofptext.FlagNoPacketCounts|ofptext.FlagNoByteCounts) != 0 {
 		p &= protoOXM13 | protoOXM14 | protoOXM15
 	}
+	return p
+}
+
+// fieldProtocols restricts the protocols for fields named in a match
+// whose value alone would not show it: packet_type (even Ethernet's) needs
+// NXM or OXM, in_port_oxm an OpenFlow 1.1+ match or NXM.
+var fieldProtocols = map[string]protocols{
+	"packet_type": protoNeedsNXM,
+	"in_port_oxm": protoNeedsNXM | protoOF11,
+}
+
+// matchFieldProtocols is the set of protocols the fields named in the
+// match part of text allow.
+func matchFieldProtocols(text string) protocols {
+	p := protoAny
+	matchPart, _, _ := ofptext.SplitActions(text)
+	for _, tok := range strings.FieldsFunc(matchPart, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		name, _, _ := strings.Cut(tok, "=")
+		if fp, ok := fieldProtocols[name]; ok {
+			p &= fp
+		}
+	}
+	return p
+}
+
+// bitwiseMatchOutsideOF1x reports whether the match part of text gives a
+// partial mask to a field OpenFlow 1.0 and 1.1 match only exactly (or not
+// at all): ovs-ofctl then allows only NXM and OXM even when the masked
+// value could be re-expressed (vlan_tci=0x1005/0x1fff is dl_vlan=5).
+func bitwiseMatchOutsideOF1x(text string) bool {
+	matchPart, _, _ := ofptext.SplitActions(text)
+	for _, tok := range strings.FieldsFunc(matchPart, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		name, value, ok := strings.Cut(tok, "=")
+		if !ok {
+			continue
+		}
+		_, ms, masked := strings.Cut(value, "/")
+		f := mf.Lookup(name)
+		if !masked || f == nil || !f.Maskable || f.Bytes > 8 || f.Format != mf.FormatHex && f.Format != mf.FormatDecimal || of11Masked[f] {
+			continue
+		}
+		m, err := strconv.ParseUint(ms, 0, 64)
+		if err != nil || m == 0 { // an all-zero mask is a wildcard
+			continue
+		}
+		if full := uint64(1)<<(8*uint(f.Bytes)) - 1; f.Bytes < 8 && m&full != full || f.Bytes == 8 && m != ^uint64(0) {
+			return true
+		}
+	}
+	return false
+}
+
+// protoOF10Family is what ovs-ofctl allows for actions that OpenFlow 1.1+
+// would reject as inconsistent with the match: OpenFlow 1.0 and NXM.
+const protoOF10Family = protoOF10 | protoOF10TID | protoNXM | protoNXMTID
+
+// actionProtocols narrows the protocols by the actions, as ovs-ofctl's
+// action parser and consistency check do: write_metadata needs NXM or an
+// OpenFlow 1.1+ match, and popping a VLAN header the match (or an earlier push)
+// does not guarantee is tolerated by OpenFlow 1.0 and NXM only.
+func actionProtocols(fl *ofptext.Flow) protocols {
+	p := protoAny
+	tci, mask := fieldUint(&fl.Match, mf.ByID(mf.IDVLANTCI))
+	vlan := tci&mask&flow.VLANCFI != 0
+	var walk func(acts []ofp.Action)
+	walk = func(acts []ofp.Action) {
+		for i := range acts {
+			switch a := &acts[i]; a.Type {
+			case ofp.ActWriteMetadata:
+				p &= protoNXM | protoNXMTID | protoOF11 | protoOXM
+			case ofp.ActPushVLAN:
+				vlan = true
+			case ofp.ActStripVLAN: // and pop_vlan
+				if !vlan {
+					p &= protoOF10Family
+				}
+				vlan = false
+			}
+			saved := vlan // nested lists (clone, ...) leave the outer packet alone
+			walk(acts[i].Nested)
+			vlan = saved
+		}
+	}
+	walk(fl.Actions)
 	return p
 }
 
@@ -151,7 +245,14 @@ func of10CanMatch(m *mf.Match) bool {
 	if err := ofp.DecodeOF10Match(ofp.AppendOF10Match(nil, m), &back); err != nil {
 		return false
 	}
-	if ofptext.FormatMatch(m, 0) != ofptext.FormatMatch(&back, 0) {
+	// A TCI match that requires no 802.1Q header (CFI matched as 0), such
+	// as vlan_vid=5, goes out as OpenFlow 1.0's "no VLAN": ovs-ofctl
+	// counts that as carried.
+	want := *m
+	if tci := &want.Flow.VLANs[0].TCI; want.Mask.VLANs[0].TCI&flow.VLANCFI != 0 && *tci&flow.VLANCFI == 0 {
+		*tci, want.Mask.VLANs[0].TCI = 0, 0xffff
+	}
+	if ofptext.FormatMatch(&want, 0) != ofptext.FormatMatch(&back, 0) {
 		return false
 	}
 	if fieldIPProto == nil || fieldEthType == nil || m.IsWild(fieldIPProto) {
@@ -185,7 +286,9 @@ func of11CanMatch(m *mf.Match) bool {
 		f := &fs[i]
 		// Fields sharing storage (tcp_dst, udp_dst, sctp_dst, ...) all
 		// look matched; only the one whose prerequisites hold counts.
-		if m.IsWild(f) || of11Masked[f] || !m.PrereqsOK(f) {
+		// ct_* fields share no storage: missing prerequisites (a valid
+		// ct_state) do not make them disappear.
+		if m.IsWild(f) || of11Masked[f] || !m.PrereqsOK(f) && f.Prereq != mf.PrereqCT {
 			continue
 		}
 		if !of11Exact[f] {
@@ -293,26 +396,37 @@ func printFlowMods(e *env, texts []string, where func(int) string) error {
 	}
 	// Parse for the lowest allowed version to learn the usable protocols,
 	// then again for the chosen one if it differs.
-	parseAll := func(v uint8) ([]*ofptext.Flow, protocols, error) {
-		usable := protoAny
+	parseAll := func(v uint8) ([]*ofptext.Flow, error) {
 		flows := make([]*ofptext.Flow, 0, len(texts))
 		for i, t := range texts {
 			fl, err := ofptext.ParseFlow(t, v)
 			if err != nil {
 				if where != nil {
-					return nil, 0, fmt.Errorf("%s%w", where(i), err)
+					return nil, fmt.Errorf("%s%w", where(i), err)
 				}
-				return nil, 0, err
+				return nil, err
 			}
 			flows = append(flows, fl)
-			usable &= usableProtocols(fl, t)
 		}
-		return flows, usable, nil
+		return flows, nil
 	}
+	// ovs-ofctl parses without a version and then lists the protocols
+	// that can carry every flow; ParseFlow checks a flow against one
+	// version, so each flow is tried in every version family.
 	lowest := slices.Min(versions)
-	flows, usable, err := parseAll(lowest)
-	if err != nil {
-		return err
+	usable := protoAny
+	for i, t := range texts {
+		u, err := flowProtocols(t)
+		if u == 0 {
+			if _, lerr := ofptext.ParseFlow(t, lowest); lerr != nil {
+				err = lerr
+			}
+			if where != nil {
+				return fmt.Errorf("%s%w", where(i), err)
+			}
+			return err
+		}
+		usable &= u
 	}
 	w := bufio.NewWriter(e.stdout)
 	fmt.Fprintf(w, "usable protocols: %s\n", usable)
@@ -321,11 +435,10 @@ func printFlowMods(e *env, texts []string, where func(int) string) error {
 		w.Flush()
 		return err
 	}
-	if v != lowest {
-		if flows, _, err = parseAll(v); err != nil {
-			w.Flush()
-			return err
-		}
+	flows, err := parseAll(v)
+	if err != nil {
+		w.Flush()
+		return err
 	}
 	fmt.Fprintf(w, "chosen protocol: %s\n", chosen)
 	name := "OFPT_FLOW_MOD"
@@ -334,6 +447,17 @@ func printFlowMods(e *env, texts []string, where func(int) string) error {
 	}
 	tableID := chosen&(protoOF10TID|protoNXMTID) != 0
 	for i, fl := range flows {
+		// ovs-ofctl prints the flow mod it encodes, so print what the
+		// wire form decodes to (OXM's vlan_vid cannot carry a VLAN-less
+		// TCI's PCP bits, full masks become exact matches, ...).
+		if b, err := encodeAddFlow(texts[i], chosen, v, uint32(i+1)); err == nil {
+			var line strings.Builder
+			lw := bufio.NewWriter(&line)
+			if err := printMessage(lw, b); err == nil && lw.Flush() == nil {
+				w.WriteString(line.String())
+				continue
+			}
+		}
 		prefix := ""
 		if tableID && fl.Table == ofptext.TableUnset {
 			prefix = "table:255 "
@@ -341,6 +465,52 @@ func printFlowMods(e *env, texts []string, where func(int) string) error {
 		fmt.Fprintf(w, "%s%s (xid=%#x): ADD %s%s\n", name, versionTag(v), i+1, prefix, ofptext.FormatFlowMod(fl))
 	}
 	return w.Flush()
+}
+
+// protocolFamilies are the versions ParseFlow checks flows for, with the
+// protocols each stands for.
+var protocolFamilies = []struct {
+	v uint8
+	p protocols
+}{
+	{mf.OF10, protoOF10 | protoOF10TID | protoNXM | protoNXMTID}, {mf.OF11, protoOF11},
+	{mf.OF12, protoOXM12}, {mf.OF13, protoOXM13}, {mf.OF14, protoOXM14}, {mf.OF15, protoOXM15},
+}
+
+// flowProtocols is the set of protocols that can carry the flow in text:
+// those of every version it parses in, narrowed by its match, flags and
+// actions. With none, err is the error of the first version tried.
+func flowProtocols(text string) (protocols, error) {
+	var p protocols
+	var first error
+	for _, fam := range protocolFamilies {
+		fl, err := ofptext.ParseFlow(text, fam.v)
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		p |= fam.p & usableProtocols(fl, text)
+	}
+	if p == 0 && first == nil {
+		first = errors.New("no usable protocol")
+	}
+	return p, first
+}
+
+// encodeAddFlow encodes text as the add flow mod ovs-ofctl sends with
+// protocol p in version v.
+func encodeAddFlow(text string, p protocols, v uint8, xid uint32) ([]byte, error) {
+	r, err := parseFlowReq(text, fcAdd, v)
+	if err != nil {
+		return nil, err
+	}
+	fm, err := r.flowMod(fcAdd, p, v)
+	if err != nil {
+		return nil, err
+	}
+	return ofp.Encode(nil, v, xid, fm)
 }
 
 // versionTag is the " (OF1.x)" ovs-ofctl prints after a message name for

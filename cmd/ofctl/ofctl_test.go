@@ -14,49 +14,20 @@ import (
 // is listed in the package's report; the test fails if an entry starts
 // matching (so the list stays exact) or a new difference appears.
 var parseFlowExceptions = map[string]string{
-	"|vlan_tci=0x1005/0x1fff actions=drop":                              reasonVLAN,
-	"OpenFlow10|vlan_tci=0x1005/0x1fff actions=drop":                    reasonVLAN,
-	"OpenFlow13|vlan_tci=0x1005/0x1fff actions=drop":                    reasonVLAN,
-	"OpenFlow14|vlan_tci=0x1005/0x1fff actions=drop":                    reasonVLAN,
-	"OpenFlow15|vlan_tci=0x1005/0x1fff actions=drop":                    reasonVLAN,
-	"OpenFlow13,OpenFlow15|vlan_tci=0x1005/0x1fff actions=drop":         reasonVLAN,
-	"OpenFlow15,OpenFlow10|vlan_tci=0x1005/0x1fff actions=drop":         reasonVLAN,
-	"OpenFlow15,OpenFlow10|ct_state=+trk,ct_nw_proto=6,ip actions=drop": reasonCtNwProto,
-	"OpenFlow15,OpenFlow10|actions=mod_tp_dst:80":                       reasonModTp,
-	"OpenFlow15,OpenFlow10|tcp_flags=+syn actions=drop":                 reasonPrereqDropped,
-	"OpenFlow15,OpenFlow10|nd_target=fe80::1 actions=drop":              reasonPrereqDropped,
-	"|ct_state=+trk,ct_nw_proto=6,ip actions=drop":                      reasonCtNwProto,
-	"|actions=mod_tp_dst:80":                                            reasonModTp,
-	"|tcp_flags=+syn actions=drop":                                      reasonPrereqDropped,
-	"|nd_target=fe80::1 actions=drop":                                   reasonPrereqDropped,
-	"OpenFlow10|ct_state=+trk,ct_nw_proto=6,ip actions=drop":            reasonCtNwProto,
-	"OpenFlow10|actions=mod_tp_dst:80":                                  reasonModTp,
-	"OpenFlow10|tcp_flags=+syn actions=drop":                            reasonPrereqDropped,
-	"OpenFlow10|nd_target=fe80::1 actions=drop":                         reasonPrereqDropped,
-	"OpenFlow13|ct_state=+trk,ct_nw_proto=6,ip actions=drop":            reasonCtNwProto,
-	"OpenFlow13|vlan_tci=0 actions=drop":                                reasonVLAN,
-	"OpenFlow13|vlan_tci=0xa000/0xe000 actions=drop":                    reasonVLAN,
-	"OpenFlow13|actions=mod_tp_dst:80":                                  reasonModTp,
-	"OpenFlow13|tcp_flags=+syn actions=drop":                            reasonPrereqDropped,
-	"OpenFlow13|nd_target=fe80::1 actions=drop":                         reasonPrereqDropped,
-	"OpenFlow14|ct_state=+trk,ct_nw_proto=6,ip actions=drop":            reasonCtNwProto,
-	"OpenFlow14|vlan_tci=0 actions=drop":                                reasonVLAN,
-	"OpenFlow14|vlan_tci=0xa000/0xe000 actions=drop":                    reasonVLAN,
-	"OpenFlow14|actions=mod_tp_dst:80":                                  reasonModTp,
-	"OpenFlow14|tcp_flags=+syn actions=drop":                            reasonPrereqDropped,
-	"OpenFlow14|nd_target=fe80::1 actions=drop":                         reasonPrereqDropped,
-	"OpenFlow15|ct_state=+trk,ct_nw_proto=6,ip actions=drop":            reasonCtNwProto,
-	"OpenFlow15|vlan_tci=0 actions=drop":                                reasonVLAN,
-	"OpenFlow15|vlan_tci=0xa000/0xe000 actions=drop":                    reasonVLAN,
-	"OpenFlow15|actions=mod_tp_dst:80":                                  reasonModTp,
-	"OpenFlow15|tcp_flags=+syn actions=drop":                            reasonPrereqDropped,
-	"OpenFlow15|nd_target=fe80::1 actions=drop":                         reasonPrereqDropped,
-	"OpenFlow13,OpenFlow15|ct_state=+trk,ct_nw_proto=6,ip actions=drop": reasonCtNwProto,
-	"OpenFlow13,OpenFlow15|vlan_tci=0 actions=drop":                     reasonVLAN,
-	"OpenFlow13,OpenFlow15|vlan_tci=0xa000/0xe000 actions=drop":         reasonVLAN,
-	"OpenFlow13,OpenFlow15|actions=mod_tp_dst:80":                       reasonModTp,
-	"OpenFlow13,OpenFlow15|tcp_flags=+syn actions=drop":                 reasonPrereqDropped,
-	"OpenFlow13,OpenFlow15|nd_target=fe80::1 actions=drop":              reasonPrereqDropped,
+	"OpenFlow15,OpenFlow10|tcp_flags=+syn actions=drop":    reasonPrereqDropped,
+	"OpenFlow15,OpenFlow10|nd_target=fe80::1 actions=drop": reasonPrereqDropped,
+	"|tcp_flags=+syn actions=drop":                         reasonPrereqDropped,
+	"|nd_target=fe80::1 actions=drop":                      reasonPrereqDropped,
+	"OpenFlow10|tcp_flags=+syn actions=drop":               reasonPrereqDropped,
+	"OpenFlow10|nd_target=fe80::1 actions=drop":            reasonPrereqDropped,
+	"OpenFlow13|tcp_flags=+syn actions=drop":               reasonPrereqDropped,
+	"OpenFlow13|nd_target=fe80::1 actions=drop":            reasonPrereqDropped,
+	"OpenFlow14|tcp_flags=+syn actions=drop":               reasonPrereqDropped,
+	"OpenFlow14|nd_target=fe80::1 actions=drop":            reasonPrereqDropped,
+	"OpenFlow15|tcp_flags=+syn actions=drop":               reasonPrereqDropped,
+	"OpenFlow15|nd_target=fe80::1 actions=drop":            reasonPrereqDropped,
+	"OpenFlow13,OpenFlow15|tcp_flags=+syn actions=drop":    reasonPrereqDropped,
+	"OpenFlow13,OpenFlow15|nd_target=fe80::1 actions=drop": reasonPrereqDropped,
 }
 
 // Reasons for the known differences.
@@ -64,9 +35,6 @@ const (
 	// ofptext's golden corpus has OpenFlow 1.0 and 1.5 only; for 1.3 and
 	// 1.4 ovs-ofctl prints register loads as load:, ofptext as set_field.
 	ofptextLoadAsSetField = "ofptext prints load as set_field for OpenFlow 1.3/1.4"
-	reasonCtNwProto       = "ovs-ofctl's decoder rejects ct_nw_proto without a valid ct_state and prints a decode error"
-	reasonVLAN            = "vlan_tci masks: OXM re-encoding and OpenFlow 1.0 usability not modelled"
-	reasonModTp           = "ofptext: mod_tp_dst needs tcp, udp or sctp; ovs-ofctl accepts it for OpenFlow 1.0 only"
 	reasonPrereqDropped   = "ovs-ofctl computes usable protocols before dropping fields that lack prerequisites; ParseFlow already dropped them"
 )
 
@@ -139,9 +107,7 @@ func TestParseFlowsFilePrintsWhatOVSOfctlPrints(t *testing.T) {
 // captureExceptions are captures whose flow mod ofptext formats
 // differently from ovs-ofctl (gaps in ofproto/ofptext, reported); key is
 // the capture's name, direction and first two bytes (version and type).
-var captureExceptions = map[string]string{
-	"of13_fields_ipv6_nd > 040e": "ofptext does not zero-pad ipv6_label to 5 digits",
-}
+var captureExceptions = map[string]string{}
 
 func TestOfpPrintPrintsWhatOVSOfctlPrintedForCaptures(t *testing.T) {
 	bin := ovsOfctl(t)

@@ -25,7 +25,7 @@ func ofpPrintCmd(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	verbosity := e.verbosity
+	verbosity := e.verbosity + 1 // ovs-ofctl's ofp-print is one step more verbose by default
 	if len(args) > 1 {
 		if verbosity, err = strconv.Atoi(args[1]); err != nil {
 			verbosity = 0 // atoi's value for text, as ovs-ofctl
@@ -95,6 +95,9 @@ func printMessageV(w *bufio.Writer, b []byte, verbosity int) error {
 	}
 	m, err := ofp.Decode(b)
 	if err != nil {
+		if printFlowModDecodeError(w, b, err) {
+			return nil
+		}
 		return fmt.Errorf("cannot decode %d-byte message: %w", len(b), err)
 	}
 	if _, ok := m.Body.(*ofp.ErrorMsg); ok {
@@ -108,7 +111,36 @@ func printMessageV(w *bufio.Writer, b []byte, verbosity int) error {
 	if !ok {
 		return fmt.Errorf("%s: %w", m.Raw, errNotPrinted)
 	}
-	return p(w, m)
+	if err := p(w, m); err != nil {
+		if printFlowModDecodeError(w, b, err) {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// printFlowModDecodeError prints a flow mod that does not decode (its
+// match or actions break a rule of its version) as ovs-ofctl does, the
+// error and a hex dump, and reports whether it did. ovs-ofctl itself sends
+// some of these (decap in OpenFlow 1.0, debug_slow).
+func printFlowModDecodeError(w *bufio.Writer, b []byte, err error) bool {
+	code := ofp.CodeOf(err)
+	if code == 0 || len(b) < 8 || int(binary.BigEndian.Uint16(b[2:])) != len(b) {
+		return false
+	}
+	name := ""
+	switch {
+	case b[1] == 14:
+		name = "OFPT_FLOW_MOD"
+	case b[0] == mf.OF10 && b[1] == 4 && len(b) >= 16 && binary.BigEndian.Uint32(b[8:]) == ofp.VendorNicira && binary.BigEndian.Uint32(b[12:]) == 13:
+		name = "NXT_FLOW_MOD"
+	default:
+		return false
+	}
+	fmt.Fprintf(w, "%s%s (xid=%#x): ***decode error: %s***\n", name, versionTag(b[0]), binary.BigEndian.Uint32(b[4:]), code)
+	hexDump(w, b)
+	return true
 }
 
 // msgPrinter prints a decoded message including its header line.
@@ -312,16 +344,11 @@ func printFlowMod(w *bufio.Writer, m *ofp.Msg) error {
 	}
 	switch fm.Format {
 	case ofp.FormatOXM:
-		ins, err := ofp.DecodeInstructions(fm.Instructions, m.Version)
+		acts, err := ofp.DecodeOfpacts(fm.Instructions, m.Version, true)
 		if err != nil {
 			return fmt.Errorf("flow mod instructions: %w", err)
 		}
-		for _, in := range ins {
-			if in.Type != ofp.InstApplyActions {
-				return fmt.Errorf("flow mod instruction type %d: %w", in.Type, errNotPrinted)
-			}
-			fl.Actions = append(fl.Actions, in.Actions...)
-		}
+		fl.Actions = acts
 	default:
 		acts, err := ofp.DecodeActions(fm.Instructions, m.Version)
 		if err != nil {
@@ -387,6 +414,25 @@ func insertAfterMatch(body, s string, afterTimeouts bool) string {
 
 // hexDump prints b as ovs-ofctl does: offset, 16 bytes with a '-' after
 // the eighth, then the printable characters between bars.
+// hexDumpPlain prints b like hexDump without the printable-characters
+// column and without trailing spaces, as ovs-ofctl dumps packet data.
+func hexDumpPlain(w *bufio.Writer, b []byte) {
+	for off := 0; off < len(b); off += 16 {
+		line := b[off:min(off+16, len(b))]
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "%08x  ", off)
+		for i, c := range line {
+			sep := byte(' ')
+			if i == 7 {
+				sep = '-'
+			}
+			fmt.Fprintf(&sb, "%02x%c", c, sep)
+		}
+		w.WriteString(strings.TrimRight(sb.String(), " "))
+		w.WriteByte('\n')
+	}
+}
+
 func hexDump(w *bufio.Writer, b []byte) {
 	for off := 0; off < len(b); off += 16 {
 		line := b[off:min(off+16, len(b))]

@@ -97,7 +97,7 @@ func printPacketInAs(w *bufio.Writer, m *ofp.Msg, pin *ofp.PacketIn, name string
 		w.WriteString(packetString(pin.Data))
 	}
 	if verbosity > 2 {
-		hexDump(w, pin.Data)
+		hexDumpPlain(w, pin.Data)
 	}
 	return nil
 }
@@ -183,7 +183,7 @@ func printPacketOut(w *bufio.Writer, m *ofp.Msg, verbosity int) error {
 		w.WriteByte('\n')
 	}
 	if verbosity > 2 {
-		hexDump(w, po.Data)
+		hexDumpPlain(w, po.Data)
 	}
 	return nil
 }

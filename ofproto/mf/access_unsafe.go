@@ -424,3 +424,20 @@ func significant(b []byte) int {
 	}
 	return 0
 }
+
+// Truncate clears the bits of v (network order) that an integer field
+// cannot hold, as Open vSwitch stores a parsed value into its narrower
+// flow member (dl_vlan=4096 matches VID 0). It reports whether v changed;
+// other kinds of field are left alone.
+func (f *Field) Truncate(v []byte) bool {
+	l := &f.loc
+	if l.kind != locInt || l.conv != convNone || len(v) > 8 {
+		return false
+	}
+	x := getUint(v)
+	if x&^l.mask == 0 {
+		return false
+	}
+	putUint(v, x&l.mask)
+	return true
+}

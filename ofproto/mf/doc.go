@@ -8,7 +8,9 @@
 //
 // Flow is the ofproto-side flow: the datapath flow.Key plus the state that
 // exists only during OpenFlow translation (registers, metadata, conj_id,
-// actset_output). Match is a Flow with a mask Flow, as Open vSwitch's
+// actset_output) or that the datapath does not extract (ERSPAN and GTP-U
+// tunnel options, the NSH header: flows can match and set them, and the
+// table features list them, but packets always read zero). Match is a Flow with a mask Flow, as Open vSwitch's
 // struct match. Every Field reads and writes its bits through the table's
 // location description (offset, storage size, shift, bit mask), so the wire
 // codec (ofproto/ofp), the text syntax and the classifier share one view of

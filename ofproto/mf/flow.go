@@ -16,6 +16,23 @@ type Flow struct {
 	Metadata     uint64
 	ConjID       uint32
 	ActsetOutput uint32 // OpenFlow port, 16-bit range
+	// ERSPAN and GTP-U tunnel options and the NSH header: flows can
+	// match and set them (Open vSwitch lists them in its table features)
+	// but the datapath key carries none of them, so packets see zeros.
+	TunErspanIdx   uint32 // low 20 bits
+	NshSPI         uint32 // low 24 bits
+	NshC           [4]uint32
+	TunErspanVer   uint8 // low 4 bits
+	TunErspanDir   uint8 // low bit
+	TunErspanHwid  uint8 // low 6 bits
+	TunGtpuFlags   uint8
+	TunGtpuMsgtype uint8
+	NshFlags       uint8
+	NshTTL         uint8 // low 6 bits
+	NshMdtype      uint8
+	NshNp          uint8
+	NshSI          uint8
+	_              [6]byte
 }
 
 // TunMap says where each tun_metadataN field lives in Key.TunMeta: Len 0

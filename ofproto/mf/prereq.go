@@ -30,6 +30,7 @@ const (
 	PrereqND
 	PrereqNDSolicit
 	PrereqNDAdvert
+	PrereqNSH
 	numPrereqs
 )
 
@@ -56,6 +57,7 @@ var (
 	ndTypes   = []uint16{135, 136}
 	ndSolicit = []uint16{135}
 	ndAdvert  = []uint16{136}
+	ethNSH    = []uint16{0x894f} // Network Service Header
 )
 
 var prereqExprs = [numPrereqs]Expr{
@@ -76,6 +78,7 @@ var prereqExprs = [numPrereqs]Expr{
 	PrereqND:        {EthTypes: ethIPv6, NwProto: flow.IPProtoICMPv6, TpDst: 0, TpSrc: ndTypes},
 	PrereqNDSolicit: {EthTypes: ethIPv6, NwProto: flow.IPProtoICMPv6, TpDst: 0, TpSrc: ndSolicit},
 	PrereqNDAdvert:  {EthTypes: ethIPv6, NwProto: flow.IPProtoICMPv6, TpDst: 0, TpSrc: ndAdvert},
+	PrereqNSH:       {EthTypes: ethNSH, NwProto: -1, TpDst: -1},
 }
 
 // Expr returns the prerequisite's expression.

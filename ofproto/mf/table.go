@@ -24,6 +24,12 @@ const (
 	IDTunTos
 	IDTunGbpID
 	IDTunGbpFlags
+	IDTunErspanIdx
+	IDTunErspanVer
+	IDTunErspanDir
+	IDTunErspanHwid
+	IDTunGtpuFlags
+	IDTunGtpuMsgtype
 	IDTunMetadata0 // IDTunMetadata0+N is tun_metadataN, N < 64
 )
 
@@ -101,8 +107,17 @@ const (
 	IDNDTLL
 	IDNDReserved
 	IDNDOptionsType
-	NumIDs // number of fields
+	IDNshFlags
+	IDNshMdtype
+	IDNshNp
+	IDNshSPI
+	IDNshSI
+	IDNshC1  // IDNshC1+N is nsh_c(N+1), N < 4
+	IDNshTTL = IDNshC1 + 4
 )
+
+// NumIDs is the number of fields.
+const NumIDs = IDNshTTL + 1
 
 // Header constructors, named for Open vSwitch's header-name prefixes.
 func nxmOF(n string, c uint8) Header { return Header{Name: "NXM_OF_" + n, Class: ClassNXM0, Field: c} }
@@ -115,6 +130,9 @@ func onfET(n string, c, v uint8) Header {
 }
 func nxoxmET(n string, c uint8) Header {
 	return Header{Name: "NXOXM_ET_" + n, Class: ClassExperimenter, Field: c, Experimenter: ExpNicira}
+}
+func nshOXM(n string, c uint8) Header {
+	return Header{Name: "NXOXM_NSH_" + n, Class: ClassExperimenter, Field: c, Experimenter: ExpNSH}
 }
 func ericOF(n string, c uint8) Header {
 	return Header{Name: "ERICOXM_OF_" + n, Class: ClassEricsson, Field: c}
@@ -188,6 +206,18 @@ func buildTable() []Field {
 		Headers: hs(nxmNX("TUN_GBP_ID", 38))})
 	add(Field{Name: "tun_gbp_flags", Bytes: 1, Maskable: M, Writable: W, Format: FormatHex, loc: u8(unsafe.Offsetof(f.TunGbpFlags), 0xff),
 		Headers: hs(nxmNX("TUN_GBP_FLAGS", 39))})
+	add(Field{Name: "tun_erspan_idx", Bytes: 4, Bits: 20, Maskable: M, Writable: W, Format: FormatHex, loc: u32(unsafe.Offsetof(f.TunErspanIdx), 0xfffff),
+		Headers: hs(nxoxmET("ERSPAN_IDX", 11))})
+	add(Field{Name: "tun_erspan_ver", Bytes: 1, Bits: 4, Maskable: M, Writable: W, Format: FormatDecimal, loc: u8(unsafe.Offsetof(f.TunErspanVer), 0xf),
+		Headers: hs(nxoxmET("ERSPAN_VER", 12))})
+	add(Field{Name: "tun_erspan_dir", Bytes: 1, Bits: 1, Maskable: M, Writable: W, Format: FormatDecimal, loc: u8(unsafe.Offsetof(f.TunErspanDir), 0x1),
+		Headers: hs(nxoxmET("ERSPAN_DIR", 13))})
+	add(Field{Name: "tun_erspan_hwid", Bytes: 1, Bits: 6, Maskable: M, Writable: W, Format: FormatHex, loc: u8(unsafe.Offsetof(f.TunErspanHwid), 0x3f),
+		Headers: hs(nxoxmET("ERSPAN_HWID", 14))})
+	add(Field{Name: "tun_gtpu_flags", Bytes: 1, Maskable: M, Writable: R, Format: FormatHex, loc: u8(unsafe.Offsetof(f.TunGtpuFlags), 0xff),
+		Headers: hs(nxoxmET("GTPU_FLAGS", 15))})
+	add(Field{Name: "tun_gtpu_msgtype", Bytes: 1, Maskable: M, Writable: R, Format: FormatDecimal, loc: u8(unsafe.Offsetof(f.TunGtpuMsgtype), 0xff),
+		Headers: hs(nxoxmET("GTPU_MSGTYPE", 16))})
 	for i := 0; i < 64; i++ {
 		add(Field{Name: fmt.Sprintf("tun_metadata%d", i), Bytes: 124, Maskable: M, Writable: W, Variable: true, Format: FormatHex,
 			loc:     loc{kind: locTunMeta, tunIdx: uint8(i)},
@@ -275,7 +305,7 @@ func buildTable() []Field {
 	add(Field{Name: "ipv6_dst", Bytes: 16, Maskable: M, Writable: W, Prereq: PrereqIPv6, Format: FormatIPv6,
 		loc: bytesAt(unsafe.Offsetof(f.IPv6Dst), 16), Headers: hs(oxmOF("IPV6_DST", 27, OF12), nxmNX("IPV6_DST", 20))})
 	add(Field{Name: "ipv6_label", Bytes: 4, Bits: 20, Maskable: M, Writable: W, Prereq: PrereqIPv6, Format: FormatHex,
-		loc: u32(unsafe.Offsetof(f.IPv6Label), 0xfffff), Headers: hs(oxmOF("IPV6_FLABEL", 28, OF12), nxmNX("IPV6_LABEL", 27))})
+		loc: u32(unsafe.Offsetof(f.IPv6Label), 0xfffff).exactWhenFull(), Headers: hs(oxmOF("IPV6_FLABEL", 28, OF12), nxmNX("IPV6_LABEL", 27))})
 	add(Field{Name: "nw_proto", Aliases: []string{"ip_proto"}, Bytes: 1, Maskable: N, Writable: R, Prereq: PrereqIPAny, Format: FormatDecimal,
 		loc: u8(unsafe.Offsetof(f.NwProto), 0xff), Headers: hs(oxmOF("IP_PROTO", 10, OF12), nxmOF("IP_PROTO", 6))})
 	add(Field{Name: "nw_tos", Bytes: 1, Maskable: N, Writable: W, Prereq: PrereqIPAny, Format: FormatDecimal,
@@ -333,5 +363,21 @@ func buildTable() []Field {
 		loc: u32(unsafe.Offsetof(f.NDReserved), 0xffffffff), Headers: hs(ericOF("ICMPV6_ND_RESERVED", 1))})
 	add(Field{Name: "nd_options_type", Bytes: 1, Maskable: N, Writable: W, Prereq: PrereqND, Format: FormatDecimal,
 		loc: u8(unsafe.Offsetof(f.NDOptType), 0xff), Headers: hs(ericOF("ICMPV6_ND_OPTIONS_TYPE", 2))})
+	add(Field{Name: "nsh_flags", Bytes: 1, Maskable: M, Writable: W, Prereq: PrereqNSH, Format: FormatDecimal,
+		loc: u8(unsafe.Offsetof(f.NshFlags), 0xff), Headers: hs(nshOXM("FLAGS", 1))})
+	add(Field{Name: "nsh_mdtype", Bytes: 1, Maskable: N, Writable: R, Prereq: PrereqNSH, Format: FormatDecimal,
+		loc: u8(unsafe.Offsetof(f.NshMdtype), 0xff), Headers: hs(nshOXM("MDTYPE", 2))})
+	add(Field{Name: "nsh_np", Bytes: 1, Maskable: N, Writable: R, Prereq: PrereqNSH, Format: FormatDecimal,
+		loc: u8(unsafe.Offsetof(f.NshNp), 0xff), Headers: hs(nshOXM("NP", 3))})
+	add(Field{Name: "nsh_spi", Bytes: 4, Bits: 24, Maskable: N, Writable: W, Prereq: PrereqNSH, Format: FormatHex,
+		loc: u32(unsafe.Offsetof(f.NshSPI), 0xffffff), Headers: hs(nshOXM("SPI", 4))})
+	add(Field{Name: "nsh_si", Bytes: 1, Maskable: N, Writable: W, Prereq: PrereqNSH, Format: FormatDecimal,
+		loc: u8(unsafe.Offsetof(f.NshSI), 0xff), Headers: hs(nshOXM("SI", 5))})
+	for i := 0; i < 4; i++ {
+		add(Field{Name: fmt.Sprintf("nsh_c%d", i+1), Bytes: 4, Maskable: M, Writable: W, Prereq: PrereqNSH, Format: FormatHex,
+			loc: u32(unsafe.Offsetof(f.NshC)+uintptr(4*i), 0xffffffff), Headers: hs(nshOXM(fmt.Sprintf("C%d", i+1), uint8(6+i)))})
+	}
+	add(Field{Name: "nsh_ttl", Bytes: 1, Bits: 6, Maskable: N, Writable: W, Prereq: PrereqNSH, Format: FormatDecimal,
+		loc: u8(unsafe.Offsetof(f.NshTTL), 0x3f), Headers: hs(nshOXM("TTL", 10))})
 	return t
 }

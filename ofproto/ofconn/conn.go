@@ -231,6 +231,14 @@ type Conn struct {
 	wdone     chan struct{}
 	// tap, if set, sees every message sent or received (snooping).
 	tap atomic.Pointer[func([]byte)]
+	// mp holds multipart requests whose parts (sent with OFPSF_REQ_MORE)
+	// have not all arrived, by xid; mpBytes is their total size. The
+	// reader goroutine adds and completes them, timers expire them.
+	mpMu sync.Mutex
+	// +checklocks:mpMu
+	mp map[uint32]*partialRequest
+	// +checklocks:mpMu
+	mpBytes int
 }
 
 // SetTap makes f see every message the connection sends or receives
@@ -554,5 +562,93 @@ func (c *Conn) dispatch(b []byte) {
 			return
 		}
 	}
+	if m = c.assemble(b, m); m == nil {
+		return
+	}
 	c.h.ServeOpenFlow(c, m)
+}
+
+// maxMultipartBytes bounds the parts of unfinished multipart requests a
+// connection buffers; past it the request fails with
+// OFPBRC_MULTIPART_BUFFER_OVERFLOW.
+const maxMultipartBytes = 1 << 20
+
+// multipartTimeout is how long the parts of a multipart request wait for
+// the last one before the request fails with
+// OFPBRC_MULTIPART_REQUEST_TIMEOUT (one second, as in Open vSwitch).
+const multipartTimeout = time.Second
+
+// partialRequest is the parts of a multipart request received so far.
+type partialRequest struct {
+	parts [][]byte // copies of the framed parts
+	bytes int
+	timer *time.Timer
+}
+
+// assemble collects the parts of an OpenFlow 1.3+ multipart request sent
+// with OFPSF_REQ_MORE and returns the whole request once its last part
+// (same xid, no REQ_MORE) arrives; m itself when it is not part of one;
+// nil while parts are missing or after an error has been sent.
+func (c *Conn) assemble(b []byte, m *ofp.Msg) *ofp.Msg {
+	more := ofp.IsMultipartRequestMore(b)
+	c.mpMu.Lock()
+	p := c.mp[m.XID]
+	if p == nil && !more {
+		c.mpMu.Unlock()
+		return m
+	}
+	if p == nil {
+		if c.mp == nil {
+			c.mp = map[uint32]*partialRequest{}
+		}
+		p = &partialRequest{}
+		c.mp[m.XID] = p
+		xid := m.XID
+		p.timer = time.AfterFunc(multipartTimeout, func() { c.expireParts(xid, p) })
+	}
+	p.parts = append(p.parts, append([]byte(nil), b...))
+	p.bytes += len(b)
+	c.mpBytes += len(b)
+	overflow := c.mpBytes > maxMultipartBytes
+	if overflow || !more {
+		c.dropPartsLocked(m.XID)
+	}
+	c.mpMu.Unlock()
+	switch {
+	case overflow:
+		c.sendError(b[0], m.XID, ofp.OFPBRC_MULTIPART_BUFFER_OVERFLOW, b)
+		return nil
+	case more:
+		return nil
+	}
+	whole, err := ofp.MergeMultipartRequest(p.parts)
+	if err != nil {
+		c.sendError(b[0], m.XID, ofp.CodeOf(err), b)
+		return nil
+	}
+	return whole
+}
+
+// expireParts fails request xid if p is still waiting for parts.
+func (c *Conn) expireParts(xid uint32, p *partialRequest) {
+	c.mpMu.Lock()
+	if c.mp[xid] != p {
+		c.mpMu.Unlock()
+		return
+	}
+	c.dropPartsLocked(xid)
+	c.mpMu.Unlock()
+	first := p.parts[0]
+	c.sendError(first[0], xid, ofp.OFPBRC_MULTIPART_REQUEST_TIMEOUT, first)
+}
+
+// dropPartsLocked forgets the buffered parts of request xid.
+//
+// Preconditions: c.mpMu is held.
+func (c *Conn) dropPartsLocked(xid uint32) {
+	if p := c.mp[xid]; p != nil {
+		p.timer.Stop()
+		c.mpBytes -= p.bytes
+		delete(c.mp, xid)
+	}
 }

@@ -13,6 +13,17 @@
 // (the connection survives; a header length below 8 breaks framing and
 // closes it).
 //
+// # Multipart requests in parts
+//
+// An OpenFlow 1.3+ multipart request sent in parts (OFPSF_REQ_MORE on all
+// but the last, one xid) reaches the handler once, assembled as Open
+// vSwitch assembles it: flow monitor and table features requests entry by
+// entry, others body after body. Parts of different types fail with
+// OFPBRC_BAD_STAT, a request whose last part does not come within a
+// second with OFPBRC_MULTIPART_REQUEST_TIMEOUT, and more than 1 MiB of
+// pending parts with OFPBRC_MULTIPART_BUFFER_OVERFLOW. Earlier versions
+// pass parts on one by one, as Open vSwitch does.
+//
 // # Ordering, barriers and backpressure
 //
 // Messages from one connection reach the handler in arrival order, one at

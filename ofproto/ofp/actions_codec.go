@@ -283,7 +283,9 @@ func decodeSetField(p []byte, v uint8, in *actionInstance, _ int) (Action, error
 	a := Action{Type: ActSetField, Field: f, Value: make([]byte, w)}
 	mask := make([]byte, w)
 	m.Get(f, a.Value, mask)
-	if masked && !allOnes(mask) { // an all-ones mask sets the whole field
+	// An all-ones mask sets the whole field; tun_metadata is as wide as
+	// its value, so a mask there stays (and prints) as sent.
+	if masked && (!allOnes(mask) || f.Variable) {
 		a.Mask = mask
 	}
 	if !f.ValueValid(a.Value) || a.Mask != nil && !f.ValueValid(a.Mask) {
@@ -476,6 +478,9 @@ func decodeCT(p []byte, v uint8, _ *actionInstance, depth int) (Action, error) {
 		if err := checkSubfield(c.ZoneSrc); err != nil {
 			return Action{}, err
 		}
+		if c.ZoneSrc.NBits != 16 { // a zone is 16 bits, as Open vSwitch checks
+			return Action{}, errorf(OFPBAC_BAD_SET_LEN, "ct zone from %d bits", c.ZoneSrc.NBits)
+		}
 	} else {
 		c.ZoneImm = zone
 	}
@@ -493,6 +498,16 @@ func decodeCT(p []byte, v uint8, _ *actionInstance, depth int) (Action, error) {
 		case ctWritable(&nested[i]):
 		default:
 			return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "%s is not allowed inside ct", t)
+		}
+	}
+	// As Open vSwitch: without commit, the only action ct may hold is a
+	// nat without arguments (the one that applies the existing mapping).
+	if c.Flags&1 == 0 {
+		for i := range nested {
+			n := nested[i].NAT
+			if nested[i].Type != ActNAT || n == nil || n.Flags != 0 || n.AddrMin.IsValid() || n.ProtoMin != 0 {
+				return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "ct requires commit for actions other than nat without arguments")
+			}
 		}
 	}
 	c.Actions = nested

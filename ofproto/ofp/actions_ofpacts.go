@@ -548,7 +548,8 @@ func setFieldForms(a *Action, v uint8) ([]Action, error) {
 		return nil, errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field with a malformed value")
 	}
 	w := *a
-	exact := a.Mask == nil || allOnes(a.Mask)
+	// tun_metadata is as wide as its value: a mask there is kept.
+	exact := a.Mask == nil || allOnes(a.Mask) && !a.Field.Variable
 	if exact {
 		w.Mask = nil
 	}
@@ -559,10 +560,12 @@ func setFieldForms(a *Action, v uint8) ([]Action, error) {
 	case a.Raw == RawActNXAST_REG_LOAD || a.Raw == RawActNXAST_REG_LOAD2:
 		return setFieldToNXAST(&w, v)
 	case v < mf.OF12:
-		if t, ok := legacySetFields[a.Field.ID]; ok && exact {
+		// Open vSwitch sends a field OpenFlow 1.0/1.1 sets with its own
+		// action that way even when masked: the mask is dropped.
+		if t, ok := legacySetFields[a.Field.ID]; ok {
 			return legacyForms(&w, t, v)
 		}
-		if a.Field.ID == mf.IDVLANTCI && exact {
+		if a.Field.ID == mf.IDVLANTCI { // a mask is dropped here too
 			return vlanTCIForms(&w, v)
 		}
 		return setFieldToNXAST(&w, v)
@@ -923,7 +926,7 @@ func (c *checker) check1(a *Action, depth int) error {
 	case ActFinTimeout:
 		return c.soft(c.nwProto() == 6, "fin_timeout")
 	case ActDecNSHTTL:
-		return c.soft(c.m.Mask.PacketType == ^uint32(0) && c.m.Flow.PacketType == 0x1894f, "dec_nsh_ttl")
+		return c.soft(c.m.Mask.PacketType == ^uint32(0) && c.m.Flow.PacketType == 0x1894f || c.ethType() == 0x894f, "dec_nsh_ttl")
 	}
 	return nil
 }

@@ -104,6 +104,11 @@ var captureCmds = []struct {
 	{"nxm_actions", []string{"add-flow", "SOCK", "ip,actions=output:3,resubmit(,5),resubmit(2,6),load:0x5->NXM_NX_REG0[0..15],move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],ct(commit,zone=NXM_NX_REG13[0..15],table=7,exec(load:0x1->NXM_NX_CT_LABEL[0])),ct_clear,dec_ttl,controller(userdata=00.01)"}},
 	{"of13_actions", []string{"-O", "OpenFlow13", "add-flow", "SOCK", "ip,actions=set_field:10.0.0.1->ip_dst,set_field:0x5->reg3,output:2,resubmit(,9),ct(table=8,zone=5,nat),goto_table:4"}},
 	{"of15_actions_ovn", []string{"-O", "OpenFlow15", "add-flow", "SOCK", "table=8,priority=50,reg14=0x1,metadata=0x1,actions=set_field:0x2/0x2->ct_label,move:NXM_NX_REG14[]->NXM_NX_REG15[],ct(commit,zone=NXM_NX_REG13[0..15],nat(src),exec(set_field:0x1/0x1->ct_label)),write_metadata:0x5/0xff,resubmit(,9)"}},
+	// ERSPAN and GTP-U tunnel options (Open vSwitch encodes exact 8-bit
+	// ones with the value as mask) and the NSH header.
+	{"nxm_fields_erspan1", []string{"add-flow", "SOCK", "tun_erspan_ver=1,tun_erspan_idx=0x12345/0xfffff,tun_gtpu_flags=0x30/0xf0,tun_gtpu_msgtype=255,actions=drop"}},
+	{"nxm_fields_erspan2", []string{"add-flow", "SOCK", "tun_erspan_ver=2,tun_erspan_dir=1,tun_erspan_hwid=0x5,actions=drop"}},
+	{"of13_fields_nsh", []string{"-O", "OpenFlow13", "add-flow", "SOCK", "dl_type=0x894f,nsh_flags=2/0x3,nsh_ttl=63,nsh_mdtype=1,nsh_np=3,nsh_spi=0x123456,nsh_si=255,nsh_c1=1,nsh_c2=2/0xff,nsh_c3=3,nsh_c4=4,actions=drop"}},
 	{"of15_fields_vlan_masked", []string{"-O", "OpenFlow15", "add-flow", "SOCK", "vlan_vid=0x1000/0x1000,ip,nw_src=10.0.0.1,actions=drop"}},
 }
 

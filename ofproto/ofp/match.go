@@ -245,6 +245,11 @@ func AppendNXM(b []byte, version uint8, m *mf.Match, cookie, cookieMask uint64) 
 	for i := mf.ID(0); i < 64; i++ {
 		w.put(m, mf.IDTunMetadata0+i)
 	}
+	for _, id := range []mf.ID{mf.IDTunErspanIdx, mf.IDTunErspanVer, mf.IDTunErspanDir, mf.IDTunErspanHwid,
+		mf.IDTunGtpuFlags, mf.IDTunGtpuMsgtype, mf.IDNshFlags, mf.IDNshTTL, mf.IDNshMdtype, mf.IDNshNp,
+		mf.IDNshSPI, mf.IDNshSI, mf.IDNshC1, mf.IDNshC1 + 1, mf.IDNshC1 + 2, mf.IDNshC1 + 3} {
+		w.put(m, id)
+	}
 	if version < mf.OF15 {
 		for i := mf.ID(0); i < mf.NumRegs; i++ {
 			w.put(m, mf.IDReg0+i)

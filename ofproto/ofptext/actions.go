@@ -3,16 +3,13 @@ package ofptext
 import (
 	"encoding/hex"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
-
-// unsupportedActions are ovs-ofctl actions gvs has no typed form for; they
-// are refused with a clear error rather than "unknown action".
-var unsupportedActions = map[string]bool{"encap": true, "decap": true}
 
 // Bare keywords that are output actions to a reserved port.
 var portActions = map[string]uint16{
@@ -106,6 +103,9 @@ func parseActionList(s string, v uint8, m *mf.Match, depth int) ([]ofp.Action, e
 	if err != nil {
 		return nil, err
 	}
+	// Empty items ("output:1,,output:2", a trailing comma) are skipped,
+	// as ovs-ofctl's key-value scanner does.
+	items = slices.DeleteFunc(items, func(it string) bool { return it == "" })
 	var out []ofp.Action
 	for i, it := range items {
 		name, arg := splitAction(it)
@@ -143,6 +143,10 @@ func parseAction(name, origName, arg, whole string, v uint8, m *mf.Match, depth 
 		}
 		s, err := parseSubfield(src)
 		if err != nil {
+			// ovs-ofctl names the rest of the text from the source on.
+			if msg, ok := strings.CutPrefix(err.Error(), src+": "); ok {
+				return nil, errf("%s: %s", arg, msg)
+			}
 			return nil, err
 		}
 		d, err := parseSubfield(dst)
@@ -167,28 +171,37 @@ func parseAction(name, origName, arg, whole string, v uint8, m *mf.Match, depth 
 		if !ok {
 			port, queue, ok = strings.Cut(arg, ",")
 		}
-		p, pok := parsePort(port)
-		q, qerr := strconv.ParseUint(queue, 0, 32)
-		if !ok || !pok || qerr != nil {
+		if !ok {
 			return nil, errf("\"enqueue\" syntax is \"enqueue:PORT:QUEUE\" or \"enqueue(PORT,QUEUE)\"")
+		}
+		p, pok := parsePort(port)
+		if !pok {
+			return nil, errf("%s: enqueue to unknown port", port)
+		}
+		q, qerr := strconv.ParseUint(queue, 0, 32)
+		if qerr != nil {
+			return nil, errf("invalid numeric format %s", queue)
 		}
 		a = ofp.Action{Type: ofp.ActEnqueue, Port: uint32(p), Arg: q}
 	case "set_queue":
 		a.Type = ofp.ActSetQueue
-		if a.Arg, err = parseUintArg(arg, 32); err != nil {
+		if a.Arg, err = parseUint32Wrap(arg); err != nil {
 			return nil, err
 		}
 	case "pop_queue":
 		a.Type = ofp.ActPopQueue
 	case "group":
 		a.Type = ofp.ActGroup
-		if a.Arg, err = parseUintArg(arg, 32); err != nil {
+		if a.Arg, err = parseUint32Wrap(arg); err != nil {
 			return nil, err
 		}
 	case "meter":
 		a.Type = ofp.ActMeter
-		if a.Arg, err = parseUintArg(arg, 32); err != nil {
+		if a.Arg, err = parseUint32Wrap(arg); err != nil {
 			return nil, err
+		}
+		if a.Arg == 0 || a.Arg > 0xffff0000 { // not a meter id (OFPM_MAX)
+			return nil, errf("actions are invalid with specified match (OFPMMFC_INVALID_METER)")
 		}
 	case "note":
 		b, err := parseHexBytes(arg)
@@ -203,13 +216,14 @@ func parseAction(name, origName, arg, whole string, v uint8, m *mf.Match, depth 
 	case "dec_ttl":
 		a = ofp.Action{Type: ofp.ActDecTTL, IDs: []uint16{0}}
 		if strings.HasPrefix(whole, "dec_ttl(") && arg != "" {
+			// Ids are read as atoi reads them (leading digits, else 0;
+			// kept modulo 2^16), split at commas and spaces.
 			a.Raw, a.IDs = ofp.RawActNXAST_DEC_TTL_CNT_IDS, nil
-			for _, s := range strings.Split(arg, ",") {
-				id, err := strconv.ParseUint(strings.TrimSpace(s), 10, 16)
-				if err != nil {
-					return nil, errf("dec_ttl_cnt_ids: expected at least one controller id.")
-				}
-				a.IDs = append(a.IDs, uint16(id))
+			for _, s := range strings.FieldsFunc(arg, func(r rune) bool { return r == ',' || r == ' ' }) {
+				a.IDs = append(a.IDs, uint16(atoi(s)))
+			}
+			if len(a.IDs) == 0 {
+				return nil, errf("dec_ttl_cnt_ids: expected at least one controller id.")
 			}
 		}
 	case "mod_nw_ttl", "set_nw_ttl":
@@ -223,8 +237,20 @@ func parseAction(name, origName, arg, whole string, v uint8, m *mf.Match, depth 
 		a.Type = map[string]ofp.ActionType{"set_mpls_label": ofp.ActSetMPLSLabel, "set_mpls_tc": ofp.ActSetMPLSTC,
 			"set_mpls_ttl": ofp.ActSetMPLSTTL}[name]
 		bits := map[string]int{"set_mpls_label": 20, "set_mpls_tc": 3, "set_mpls_ttl": 8}[name]
-		if a.Arg, err = parseUintArg(arg, bits); err != nil {
+		if a.Arg, err = parseUintArg(arg, 64); err != nil {
+			if name == "set_mpls_ttl" {
+				return nil, errf("invalid MPLS TTL \"%s\"", arg)
+			}
 			return nil, err
+		}
+		if a.Arg>>bits != 0 {
+			switch name {
+			case "set_mpls_label":
+				return nil, errf("%s: not a valid MPLS label", arg)
+			case "set_mpls_tc":
+				return nil, errf("%s: not a valid MPLS TC", arg)
+			}
+			return nil, errf("invalid MPLS TTL \"%s\"", arg)
 		}
 	case "push_mpls", "pop_mpls", "push_vlan":
 		a.Type = map[string]ofp.ActionType{"push_mpls": ofp.ActPushMPLS, "pop_mpls": ofp.ActPopMPLS, "push_vlan": ofp.ActPushVLAN}[name]
@@ -243,43 +269,55 @@ func parseAction(name, origName, arg, whole string, v uint8, m *mf.Match, depth 
 		a = ofp.Action{Type: ofp.ActStripVLAN, Raw: ofp.RawActOFPAT11_POP_VLAN}
 	case "mod_vlan_vid", "set_vlan_vid":
 		n, err := strconv.ParseUint(arg, 0, 16)
-		if err != nil || n > 0xfff {
+		if err != nil {
+			return nil, errf("invalid VLAN VID \"%s\"", arg)
+		}
+		if n > 0xfff {
 			return nil, errf("%s: not a valid VLAN VID", arg)
 		}
 		a = ofp.Action{Type: ofp.ActSetVLANVID, Arg: n, PushVLANIfNeeded: name == "mod_vlan_vid"}
 	case "mod_vlan_pcp", "set_vlan_pcp":
 		n, err := strconv.ParseUint(arg, 0, 8)
-		if err != nil || n > 7 {
+		if err != nil {
+			return nil, errf("invalid VLAN PCP \"%s\"", arg)
+		}
+		if n > 7 {
 			return nil, errf("%s: not a valid VLAN PCP", arg)
 		}
 		a = ofp.Action{Type: ofp.ActSetVLANPCP, Arg: n, PushVLANIfNeeded: name == "mod_vlan_pcp"}
 	case "mod_dl_src", "mod_dl_dst":
 		mac, err := parseMAC(arg)
 		if err != nil {
-			return nil, &syntaxError{err.Error()}
+			return nil, errf("invalid mac address %s", arg)
 		}
 		a = ofp.Action{Type: ofp.ActSetDLSrc, Arg: getUint(mac)}
 		if name == "mod_dl_dst" {
 			a.Type = ofp.ActSetDLDst
 		}
 	case "mod_nw_src", "mod_nw_dst":
-		ip, err := netip.ParseAddr(arg)
-		if err != nil || !ip.Is4() {
-			return nil, errf("%s: invalid IP address", arg)
+		ip, ok := parseIPv4Octets(arg)
+		if !ok {
+			return nil, errf("%s: could not convert to IP address", arg)
 		}
-		a = ofp.Action{Type: ofp.ActSetNWSrc, Arg: getUint(ip.AsSlice())}
+		a = ofp.Action{Type: ofp.ActSetNWSrc, Arg: getUint(ip[:])}
 		if name == "mod_nw_dst" {
 			a.Type = ofp.ActSetNWDst
 		}
 	case "mod_nw_tos":
 		n, err := strconv.ParseUint(arg, 0, 8)
-		if err != nil || n&3 != 0 {
+		if err != nil {
+			return nil, errf("invalid TOS \"%s\"", arg)
+		}
+		if n&3 != 0 {
 			return nil, errf("%s: not a valid TOS", arg)
 		}
 		a = ofp.Action{Type: ofp.ActSetNWTos, Arg: n}
 	case "mod_nw_ecn":
 		n, err := strconv.ParseUint(arg, 0, 8)
-		if err != nil || n > 3 {
+		if err != nil {
+			return nil, errf("invalid ECN \"%s\"", arg)
+		}
+		if n > 3 {
 			return nil, errf("%s: not a valid ECN", arg)
 		}
 		a = ofp.Action{Type: ofp.ActSetNWECN, Arg: n}
@@ -306,9 +344,14 @@ func parseAction(name, origName, arg, whole string, v uint8, m *mf.Match, depth 
 	case "fin_timeout":
 		ft := &ofp.FinTimeout{}
 		for _, kv := range strings.Split(arg, ",") {
+			if kv == "" {
+				continue
+			}
 			k, val, _ := strings.Cut(kv, "=")
 			n, err := strconv.ParseUint(val, 0, 16)
 			switch {
+			case err != nil && (k == "idle_timeout" || k == "hard_timeout"):
+				return nil, errf("invalid %s \"%s\"", k, val)
 			case err != nil:
 				return nil, errf("%s: invalid fin_timeout argument", kv)
 			case k == "idle_timeout":
@@ -327,15 +370,23 @@ func parseAction(name, origName, arg, whole string, v uint8, m *mf.Match, depth 
 		if err != nil {
 			return nil, err
 		}
+		for i := range nested {
+			if name, ok := nestedInstructionNames[nested[i].Type]; ok {
+				return nil, errf("%s instruction not allowed here", name)
+			}
+			if nested[i].Type == ofp.ActMeter {
+				return nil, errf("clone action doesn't support nested action meter")
+			}
+		}
 		a = ofp.Action{Type: ofp.ActClone, Nested: nested}
 	case "check_pkt_larger":
 		n, dst, ok := strings.Cut(arg, ")->")
 		if !ok {
-			return nil, errf("%s: missing `->' following check_pkt_larger", whole)
+			return nil, errf("%s: missing `->'", strings.TrimSuffix(arg, ")"))
 		}
 		pl, err := strconv.ParseUint(n, 10, 16)
 		if err != nil {
-			return nil, errf("%s: invalid packet length", n)
+			return nil, errf("invalid (null) \"%s\"", n) // sic: ovs-ofctl's message
 		}
 		d, err := parseSubfield(dst)
 		if err != nil {
@@ -393,20 +444,24 @@ func parseAction(name, origName, arg, whole string, v uint8, m *mf.Match, depth 
 		if f == nil {
 			return nil, errf("%s: unknown field", arg)
 		}
+		if !f.Variable { // only tun_metadata can be deleted
+			return nil, errf("actions are invalid with specified match (OFPBAC_BAD_ARGUMENT)")
+		}
 		a = ofp.Action{Type: ofp.ActDeleteField, Field: f}
 	case "debug_recirc":
 		a.Type = ofp.ActDebugRecirc
 	case "debug_slow":
 		a.Type = ofp.ActDebugSlow
+	case "encap":
+		return one(parseEncap(arg))
+	case "decap":
+		return one(parseDecap(arg))
 	default:
 		if p, ok := portActions[name]; ok && arg == "" {
 			return []ofp.Action{outputAction(p)}, nil
 		}
 		if p, ok := parsePort(origName); ok && arg == "" && p != portNone {
 			return []ofp.Action{outputAction(p)}, nil
-		}
-		if unsupportedActions[name] {
-			return nil, errf("%s: action %s is not supported by gvs's text syntax", whole, name)
 		}
 		return nil, errf("unknown action %s", origName)
 	}
@@ -457,13 +512,16 @@ func parseOutput(arg string) (ofp.Action, error) {
 			case "port":
 				p, ok := parsePort(val)
 				if !ok {
-					return a, errf("%s: output to unknown port", val)
+					return a, errf("output to unknown truncate port: %s", val)
 				}
 				a.Port = uint32(p)
 			case "max_len":
 				n, err := strconv.ParseUint(val, 0, 32)
 				if err != nil {
 					return a, errf("%s: invalid max_len", val)
+				}
+				if n < 14 { // an Ethernet header
+					return a, errf("max_len %d is less than the minimum value 14", n)
 				}
 				a.Arg = n
 			default:
@@ -475,6 +533,9 @@ func parseOutput(arg string) (ofp.Action, error) {
 	p, ok := parsePort(arg)
 	if ok && p != portNone {
 		return outputAction(p), nil
+	}
+	if ok { // NONE (65535): refused by the action check
+		return ofp.Action{}, errf("actions are invalid with specified match (OFPBAC_BAD_OUT_PORT)")
 	}
 	if sf, err := parseSubfield(arg); err == nil {
 		return ofp.Action{Type: ofp.ActOutputReg, Src: sf, MaxLen: 0xffff}, nil
@@ -491,7 +552,7 @@ func parseController(arg string) (ofp.Action, error) {
 	if arg != "" && !strings.ContainsAny(arg, "=,") && arg != "pause" {
 		n, err := strconv.ParseUint(arg, 0, 16)
 		if err != nil {
-			return ofp.Action{}, errf("%s: invalid controller max_len", arg)
+			return ofp.Action{}, errf("unknown key \"%s\" parsing controller action", arg)
 		}
 		c.MaxLen = uint16(n)
 	} else if arg != "" {
@@ -527,7 +588,7 @@ func parseController(arg string) (ofp.Action, error) {
 				}
 			case "userdata":
 				if c.Userdata, err = parseHexBytes(val); err != nil {
-					return ofp.Action{}, err
+					return ofp.Action{}, errf("bad hex digit in `controller' action `userdata'")
 				}
 			case "pause":
 				c.Pause = true
@@ -576,7 +637,7 @@ func parseResubmit(arg, whole string) (ofp.Action, error) {
 	}
 	if len(parts) > 2 {
 		if parts[2] != "ct" {
-			return a, errf("%s: unknown resubmit argument (expected \"ct\")", parts[2])
+			return a, errf("%s: unknown parameter", parts[2])
 		}
 		a.Raw = ofp.RawActNXAST_RESUBMIT_TABLE_CT
 	}
@@ -643,11 +704,11 @@ func parseSetField(arg string) ([]ofp.Action, error) {
 	if err != nil {
 		return nil, &syntaxError{err.Error()}
 	}
+	if !f.ValueValid(val) {
+		return nil, errf("%s is not a valid value for field %s", vs, name)
+	}
 	if isAllOnes(mask) {
 		mask = nil
-	}
-	for i := range mask {
-		val[i] &= mask[i] // bits outside the mask are not written
 	}
 	return []ofp.Action{{Type: ofp.ActSetField, Field: f, Value: val, Mask: mask}}, nil
 }
@@ -672,6 +733,17 @@ func parseLoad(arg string) ([]ofp.Action, error) {
 	}
 	if !d.Field.Writable {
 		return nil, errf("%s: destination field %s is not writable", arg, d.Field.Name)
+	}
+	if d.Field.Variable {
+		// tun_metadata has no fixed width for reg_load: it becomes a
+		// masked set_field (reg_load2) as wide as the bits loaded.
+		w := (d.Ofs + d.NBits + 7) / 8
+		fv, fm := make([]byte, w), make([]byte, w)
+		shiftInto(fv, val, d.Ofs)
+		for i := d.Ofs; i < d.Ofs+d.NBits; i++ {
+			fm[w-1-i/8] |= 1 << (i % 8)
+		}
+		return []ofp.Action{{Type: ofp.ActSetField, Raw: ofp.RawActNXAST_REG_LOAD2, Field: d.Field, Value: fv, Mask: fm}}, nil
 	}
 	if d.NBits <= 64 {
 		return []ofp.Action{{Type: ofp.ActLoad, Raw: ofp.RawActNXAST_REG_LOAD, Dst: d, Value: val[8:]}}, nil
@@ -716,7 +788,7 @@ func bitLen(b []byte) int {
 func parseConjunction(arg string) (ofp.Action, error) {
 	id, frac, ok := strings.Cut(arg, ",")
 	k, n, ok2 := strings.Cut(frac, "/")
-	idv, err1 := strconv.ParseUint(id, 10, 32)
+	idv, err1 := strconv.ParseUint(id, 0, 32) // "%i": 0x hex and 0 octal too
 	kv, err2 := strconv.ParseUint(k, 10, 8)
 	nv, err3 := strconv.ParseUint(n, 10, 8)
 	switch {
@@ -819,6 +891,9 @@ func parseBundle(arg string, load bool) (ofp.Action, error) {
 		}
 	}
 	for _, m := range strings.Split(members, ",") {
+		if m == "" && members == "" {
+			break // "members:" with none
+		}
 		p, ok := parsePort(m)
 		if !ok {
 			return ofp.Action{}, errf("%s: bad port number", m)
@@ -837,7 +912,12 @@ func parseSample(arg string) (ofp.Action, error) {
 		var n uint64
 		switch k {
 		case "probability":
-			n, err = parseUintArg(val, 16)
+			if n, err = strconv.ParseUint(val, 0, 16); err != nil {
+				return ofp.Action{}, errf("invalid probability \"%s\"", val)
+			}
+			if n == 0 {
+				return ofp.Action{}, errf("invalid probability value \"%s\"", val)
+			}
 			s.Probability = uint16(n)
 		case "collector_set_id":
 			n, err = parseUintArg(val, 32)
@@ -889,8 +969,11 @@ func parseCT(arg string, v uint8, m *mf.Match, depth int) (ofp.Action, error) {
 			ct.Flags |= 2
 		case "table":
 			t, err := strconv.ParseUint(val, 0, 8)
-			if err != nil || t == 0xff {
-				return ofp.Action{}, errf("%s: invalid table for \"ct\" action", val)
+			if err != nil {
+				return ofp.Action{}, errf("unknown table %s", val)
+			}
+			if t == 0xff {
+				return ofp.Action{}, errf("invalid table 0xff")
 			}
 			ct.Table = uint8(t)
 		case "zone":
@@ -910,16 +993,15 @@ func parseCT(arg string, v uint8, m *mf.Match, depth int) (ofp.Action, error) {
 				ct.Alg = 21
 			case "tftp":
 				ct.Alg = 69
-			default:
-				a, err := strconv.ParseUint(val, 0, 16)
-				if err != nil {
-					return ofp.Action{}, errf("%s: unknown \"ct\" alg", val)
-				}
-				ct.Alg = uint16(a)
+			default: // ovs-ofctl knows the helpers by name only
+				return ofp.Action{}, errf("invalid conntrack helper \"%s\"", val)
 			}
 		case "exec":
 			acts, err := parseActionList(val, v, m, depth+1)
 			if err != nil {
+				return ofp.Action{}, err
+			}
+			if err := checkCTExec(val, acts); err != nil {
 				return ofp.Action{}, err
 			}
 			ct.Actions = append(ct.Actions, acts...)
@@ -930,7 +1012,8 @@ func parseCT(arg string, v uint8, m *mf.Match, depth int) (ofp.Action, error) {
 			}
 			ct.Actions = append(ct.Actions, n)
 		default:
-			return ofp.Action{}, errf("invalid argument to \"ct\" action: `%s'", it)
+			k, _, _ := strings.Cut(it, "=")
+			return ofp.Action{}, errf("invalid argument to \"ct\" action: `%s'", k)
 		}
 	}
 	return ofp.Action{Type: ofp.ActCT, Raw: ofp.RawActNXAST_CT, CT: ct}, nil
@@ -970,53 +1053,179 @@ func parseNAT(arg, whole string) (ofp.Action, error) {
 	return ofp.Action{Type: ofp.ActNAT, Raw: ofp.RawActNXAST_NAT, NAT: n}, nil
 }
 
-// parseNATRange parses ADDR[-ADDR][:PORT[-PORT]], IPv6 addresses in
-// brackets.
+// parseNATRange parses ADDR[-ADDR][:PORT[-PORT]] (IPv6 addresses bare or
+// in brackets) the way ovs-ofctl scans it: text that looks like an IPv6
+// address but is not one leaves the range empty, a bad or decreasing
+// range is "invalid", and anything left over is "garbage".
 func parseNATRange(n *ofp.NAT, s string) error {
-	addrs, ports := s, ""
-	if strings.HasPrefix(s, "[") {
-		if i := strings.LastIndex(s, "]"); i >= 0 {
-			if j := strings.Index(s[i:], ":"); j >= 0 {
-				addrs, ports = s[:i+j], s[i+j+1:]
+	invalid := errf("invalid nat range \"%s\"", s)
+	pos := 0
+	scanV6 := func() (netip.Addr, bool, bool) { // address, scanned, valid
+		rest, bracket := s[pos:], false
+		if strings.HasPrefix(rest, "[") {
+			rest, bracket = rest[1:], true
+		}
+		l := 0
+		for l < len(rest) && l < 46 && strings.IndexByte("0123456789abcdefABCDEF:.", rest[l]) >= 0 {
+			l++
+		}
+		if l == 0 || bracket && (l >= len(rest) || rest[l] != ']') {
+			return netip.Addr{}, false, false
+		}
+		a, err := netip.ParseAddr(rest[:l])
+		if bracket {
+			l += 2
+		}
+		pos += l
+		return a, true, err == nil && a.Is6()
+	}
+	family := 0
+	if v4, l, ok := scanIPv4(s); ok {
+		pos, family = l, 4
+		n.AddrMin = netip.AddrFrom4(v4)
+		if pos < len(s) && s[pos] == '-' {
+			hi, l, ok := scanIPv4(s[pos+1:])
+			if !ok {
+				return invalid
+			}
+			pos += 1 + l
+			n.AddrMax = netip.AddrFrom4(hi)
+			if n.AddrMax.Less(n.AddrMin) {
+				return invalid
 			}
 		}
-	} else if a, p, ok := strings.Cut(s, ":"); ok {
-		addrs, ports = a, p
-	}
-	lo, hi, isRange := strings.Cut(addrs, "-")
-	parse := func(x string) (netip.Addr, error) {
-		a, err := netip.ParseAddr(strings.Trim(x, "[]"))
-		if err != nil {
-			return a, errf("%s: invalid IP address in nat range", x)
-		}
-		return a, nil
-	}
-	var err error
-	if n.AddrMin, err = parse(lo); err != nil {
-		return err
-	}
-	if isRange {
-		if n.AddrMax, err = parse(hi); err != nil {
-			return err
-		}
-		if n.AddrMax.Is4() != n.AddrMin.Is4() {
-			return errf("%s: mixed address families in nat range", s)
-		}
-	}
-	if ports != "" {
-		plo, phi, prange := strings.Cut(ports, "-")
-		a, err := strconv.ParseUint(plo, 10, 16)
-		if err != nil {
-			return errf("%s: invalid port in nat range", ports)
-		}
-		n.ProtoMin = uint16(a)
-		if prange {
-			b, err := strconv.ParseUint(phi, 10, 16)
-			if err != nil {
-				return errf("%s: invalid port in nat range", ports)
+	} else if a, scanned, valid := scanV6(); scanned && valid {
+		family = 6
+		n.AddrMin = a
+		if pos < len(s) && s[pos] == '-' {
+			pos++
+			hi, _, valid := scanV6()
+			if !valid {
+				return invalid
 			}
-			n.ProtoMax = uint16(b)
+			n.AddrMax = hi
+			if n.AddrMax.Less(n.AddrMin) {
+				return invalid
+			}
+		}
+	}
+	if family != 0 && pos < len(s) && s[pos] == ':' {
+		lo, l, ok := scanUint(s[pos+1:])
+		if !ok {
+			return invalid
+		}
+		pos += 1 + l
+		n.ProtoMin = uint16(lo)
+		if pos < len(s) && s[pos] == '-' {
+			hi, l, ok := scanUint(s[pos+1:])
+			if !ok || uint16(hi) < uint16(lo) {
+				return invalid
+			}
+			pos += 1 + l
+			n.ProtoMax = uint16(hi)
+		}
+	}
+	if pos != len(s) {
+		return errf("garbage (%s) after nat range \"%s\" (pos: %d)", s[pos:], s, pos)
+	}
+	return nil
+}
+
+// scanUint reads the leading decimal digits of s, as scanf's %u.
+func scanUint(s string) (uint64, int, bool) {
+	l := 0
+	var v uint64
+	for l < len(s) && s[l] >= '0' && s[l] <= '9' {
+		v = v*10 + uint64(s[l]-'0')
+		l++
+	}
+	return v, l, l > 0
+}
+
+// scanIPv4 reads a leading dotted quad of s, each octet modulo 256, as
+// ovs-ofctl's scanner does.
+func scanIPv4(s string) ([4]byte, int, bool) {
+	var out [4]byte
+	pos := 0
+	for i := range 4 {
+		if i > 0 {
+			if pos >= len(s) || s[pos] != '.' {
+				return out, 0, false
+			}
+			pos++
+		}
+		v, l, ok := scanUint(s[pos:])
+		if !ok {
+			return out, 0, false
+		}
+		out[i] = byte(v)
+		pos += l
+	}
+	return out, pos, true
+}
+
+// atoi is C's atoi: optional sign and leading decimal digits, else 0.
+func atoi(s string) int64 {
+	s = strings.TrimLeft(s, " \t")
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	v, _, _ := scanUint(s)
+	if neg {
+		return -int64(v)
+	}
+	return int64(v)
+}
+
+// checkCTExec refuses, as ovs-ofctl does when parsing, actions ct's exec
+// cannot hold: anything but writes of ct_mark and ct_label.
+func checkCTExec(text string, acts []ofp.Action) error {
+	items, _ := splitTop(text)
+	for i := range acts {
+		a := &acts[i]
+		var f *mf.Field
+		switch a.Type {
+		case ofp.ActSetField:
+			f = a.Field
+		case ofp.ActLoad, ofp.ActMove:
+			f = a.Dst.Field
+		default:
+			name := a.Type.String()
+			if i < len(items) {
+				name, _ = splitAction(items[i])
+			}
+			return errf("ct action doesn't support nested action %s", strings.ToLower(name))
+		}
+		if f == nil || f.ID != mf.IDCtMark && f.ID != mf.IDCtLabel {
+			n := "?"
+			if f != nil {
+				n = f.Name
+			}
+			return errf("ct action doesn't support nested modification of %s", n)
 		}
 	}
 	return nil
+}
+
+// parseUint32Wrap reads a number as strtoul does for ovs-ofctl's 32-bit
+// action arguments (group, set_queue, meter): decimal or 0x-hex, a
+// leading minus negating, and the result kept modulo 2^32.
+func parseUint32Wrap(s string) (uint64, error) {
+	t, neg := strings.CutPrefix(s, "-")
+	n, err := strconv.ParseUint(t, 0, 64)
+	if err != nil {
+		return 0, errf("invalid numeric format %s", s)
+	}
+	if neg {
+		n = -n
+	}
+	return n & 0xffffffff, nil
+}
+
+// nestedInstructionNames are the instructions an action list inside an
+// action (clone) cannot hold.
+var nestedInstructionNames = map[ofp.ActionType]string{
+	ofp.ActGotoTable: "goto_table", ofp.ActWriteMetadata: "write_metadata",
+	ofp.ActClearActions: "clear_actions", ofp.ActWriteActions: "write_actions",
 }

@@ -20,12 +20,21 @@ func parseLearn(arg string, m *mf.Match) (ofp.Action, error) {
 			continue
 		}
 		k, val, hasVal := strings.Cut(it, "=")
+		// ovs-ofctl reads learn's numbers as atoi does (text is 0,
+		// values wrap to the width); only the table is checked.
 		num := func(bits int) (uint64, error) {
-			n, err := strconv.ParseUint(val, 0, bits)
-			if err != nil {
-				return 0, errf("%s: invalid %s", val, k)
+			if k == "table" {
+				n, err := strconv.ParseUint(val, 0, bits)
+				if err != nil {
+					return 0, errf("unknown table \"%s\"", val)
+				}
+				return n, nil
 			}
-			return n, nil
+			if k == "cookie" {
+				n, _ := strconv.ParseUint(val, 0, 64)
+				return n, nil
+			}
+			return uint64(atoi(val)) & (1<<bits - 1), nil
 		}
 		var n uint64
 		switch {
@@ -67,6 +76,8 @@ func parseLearn(arg string, m *mf.Match) (ofp.Action, error) {
 			var s ofp.LearnSpec
 			if s, err = parseLearnSpec(it); err == nil {
 				l.Specs = append(l.Specs, s)
+			} else if name, _, _ := strings.Cut(it, "="); strings.HasSuffix(err.Error(), ": unknown keyword "+name) {
+				err = errf("%s: unknown keyword %s", arg, name) // ovs-ofctl names the whole argument
 			}
 		}
 		if err != nil {
@@ -110,7 +121,7 @@ func parseLearnSpec(s string) (ofp.LearnSpec, error) {
 		}
 		v, err := parseInt(src, 16)
 		if err != nil || bitLen(v) > d.NBits {
-			return sp, errf("%s: value %s does not fit into %d bits", s, src, d.NBits)
+			return sp, errf("%s: value does not fit into %d bits", s[len("load:"):], d.NBits)
 		}
 		sp.SrcImm, sp.Imm = true, immBytes(v, d.NBits)
 		return sp, nil
@@ -122,6 +133,9 @@ func parseLearnSpec(s string) (ofp.LearnSpec, error) {
 		return ofp.LearnSpec{NBits: src.NBits, Src: src, Dst: ofp.LearnOutput}, nil
 	}
 	name, val, hasVal := strings.Cut(s, "=")
+	if !hasVal && strings.Contains(s, "->") { // not a spec ovs-ofctl knows
+		return ofp.LearnSpec{}, errf("%s: unknown keyword %s", s, s)
+	}
 	var d ofp.Subfield
 	var err error
 	if strings.Contains(name, "[") {
@@ -159,7 +173,8 @@ func parseLearnSpec(s string) (ofp.LearnSpec, error) {
 			return sp, &syntaxError{err.Error()}
 		}
 		if !isAllOnes(mask) {
-			return sp, errf("%s: masks are not allowed in learn match specs", s)
+			return sp, errf("%s: %s value %s cannot be parsed as a subfield (%s: unknown field `%s') or an immediate value (%s: wildcards not allowed here)",
+				s, name, val, val, val, val)
 		}
 		sp.SrcImm, sp.Imm = true, immBytes(v, d.NBits)
 	default:

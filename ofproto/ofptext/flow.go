@@ -28,6 +28,9 @@ var flagKeywords = []struct {
 	{"no_byte_counts", FlagNoByteCounts},
 }
 
+// ofp10VLANNone is OpenFlow 1.0's dl_vlan value for "no 802.1Q header".
+const ofp10VLANNone = 0xffff
+
 // TableUnset is Flow.Table when the text names no table.
 const TableUnset = 0xff
 
@@ -85,9 +88,21 @@ func ParseFlow(s string, v uint8) (*Flow, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Fields no NXM or OXM header carries (skb_priority, tun_ttl, ...)
+	// leave no protocol that can send the flow: ovs-ofctl reports that
+	// from its action check.
+	for i := range mf.Std.Fields() {
+		if f := &mf.Std.Fields()[i]; len(f.Headers) == 0 && !f.Variable && !fl.Match.IsWild(f) && f.Name != "dl_vlan" && f.Name != "dl_vlan_pcp" {
+			return nil, errf("actions are invalid with specified match (OFPBAC_MATCH_INCONSISTENT)")
+		}
+	}
 	fl.Actions = acts
 	return fl, nil
 }
+
+// SplitActions splits a flow's text at its "actions" keyword into the
+// match part and the action list; ok is false when there is none.
+func SplitActions(s string) (match, acts string, ok bool) { return splitActions(s) }
 
 // splitActions finds the "actions" keyword; the rest of the string after
 // "actions=" (or "actions:") is the action list.
@@ -111,12 +126,31 @@ func splitActions(s string) (match, acts string, ok bool) {
 	}
 }
 
-// tokens yields the comma/space separated tokens of a match.
+// tokens yields the comma/space separated tokens of a match; separators
+// inside parentheses ("packet_type=(1,0x800)") do not split.
 func tokens(s string) func(func(string) bool) {
 	return func(yield func(string) bool) {
-		for _, t := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\r' || r == '\n' }) {
-			if !yield(t) {
-				return
+		depth, start := 0, -1
+		for i := 0; i <= len(s); i++ {
+			sep := i == len(s)
+			if !sep {
+				switch c := s[i]; {
+				case c == '(':
+					depth++
+				case c == ')' && depth > 0:
+					depth--
+				case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n'):
+					sep = true
+				}
+			}
+			switch {
+			case sep && start >= 0:
+				if !yield(s[start:i]) {
+					return
+				}
+				start = -1
+			case !sep && start < 0:
+				start = i
 			}
 		}
 	}
@@ -135,7 +169,7 @@ func (fl *Flow) parseMatchToken(name, value string, hasValue bool) error {
 		return nil
 	}
 	for _, k := range flagKeywords {
-		if name == k.name && !hasValue {
+		if name == k.name { // a value ("send_flow_rem=1") is ignored
 			fl.Flags |= k.flag
 			return nil
 		}
@@ -165,19 +199,18 @@ func (fl *Flow) parseMatchToken(name, value string, hasValue bool) error {
 		}
 		return nil
 	case "cookie":
-		vs, ms, masked := strings.Cut(value, "/")
+		// A mask is refused before the value is read, as by ovs-ofctl.
+		vs, _, masked := strings.Cut(value, "/")
+		if masked {
+			return errf("flow additions cannot use a cookie mask")
+		}
 		c, err := strconv.ParseUint(vs, 0, 64)
 		if err != nil {
-			return errf("invalid cookie %q", value)
+			return errf("invalid numeric format %s", vs)
 		}
 		fl.Cookie = c
-		if masked {
-			if fl.CookieMask, err = strconv.ParseUint(ms, 0, 64); err != nil {
-				return errf("invalid cookie mask %q", ms)
-			}
-		}
 		return nil
-	case "out_port", "out_group", "duration", "n_packets", "n_bytes", "idle_age", "hard_age":
+	case "duration", "n_packets", "n_bytes", "idle_age", "hard_age":
 		// Accepted and ignored by add-flow, as ovs-ofctl does for dump output.
 		return nil
 	}
@@ -188,15 +221,29 @@ func (fl *Flow) parseMatchToken(name, value string, hasValue bool) error {
 	if f == nil {
 		return errf("unknown keyword %s", name)
 	}
-	if f.Variable {
-		return errf("%s: tunnel metadata is not supported by gvs's text syntax yet", name)
-	}
 	val, mask, err := parseFieldValue(f, value)
 	if err != nil {
 		return &syntaxError{err.Error()}
 	}
 	if !f.ValueValid(val) {
-		return errf("%s: value %s is not valid for field %s", value, value, f.Name)
+		switch {
+		case f.Format == mf.FormatTunFlags || f.Format == mf.FormatTCPFlags || f.Format == mf.FormatCtState:
+			return &syntaxError{flagErr(f, value).Error()}
+		case f.ID == mf.IDDLVLAN && getUint(val) == ofp10VLANNone:
+			// OpenFlow 1.0's "no VLAN header" VID.
+			tci := mf.ByID(mf.IDVLANTCI)
+			_ = fl.Match.SetMasked(tci, []byte{0, 0}, nil) // cannot fail: widths match
+			return nil
+		case f.Format == mf.FormatDecimal || f.Format == mf.FormatHex:
+			// ovs-ofctl keeps only the bits the field holds.
+			f.Truncate(val)
+			if mask != nil && f.Maskable {
+				f.Truncate(mask)
+			}
+		}
+		if !f.ValueValid(val) {
+			return errf("%s: value %s is not valid for field %s", value, value, f.Name)
+		}
 	}
 	if err := fl.Match.SetMasked(f, val, mask); err != nil {
 		return errf("%s: %s: %v", value, f.Name, err)
@@ -205,6 +252,10 @@ func (fl *Flow) parseMatchToken(name, value string, hasValue bool) error {
 }
 
 func (fl *Flow) setShorthand(sh shorthand) {
+	if sh.ethType == 0 { // "eth": packet_type=(0,0)
+		_ = fl.Match.SetMasked(mf.ByID(mf.IDPacketType), []byte{0, 0, 0, 0}, nil)
+		return
+	}
 	var v [2]byte
 	v[0], v[1] = byte(sh.ethType>>8), byte(sh.ethType)
 	_ = fl.Match.SetMasked(mf.ByID(mf.IDEthType), v[:], nil)

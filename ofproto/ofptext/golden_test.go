@@ -64,6 +64,8 @@ var goldenExceptions = map[string]string{
 	"15:actions=mod_tp_dst:80": "mod_tp_dst without a transport protocol is OpenFlow 1.0 only",
 	// OXM cannot match the PCP of an absent VLAN header; ovs-ofctl drops it.
 	"15:vlan_tci=0xa000/0xe000 actions=drop": "OXM VLAN re-encoding",
+	"nx:vlan_vid=5 actions=drop":             "OpenFlow 1.0 sends a VLAN-less TCI match as \"no VLAN\"",
+	"15:dl_vlan=0xffff actions=drop":         "OXM VLAN re-encoding",
 }
 
 func TestParseFlowFormatsLikeOVSOfctl(t *testing.T) {

@@ -30,7 +30,16 @@ var shorthands = []shorthand{
 	{"mpls", flow.EthTypeMPLS, -1}, {"mplsm", flow.EthTypeMPLSMcst, -1},
 }
 
+// shorthandAliases are further keywords ovs-ofctl accepts: "ip6" for
+// "ipv6", and "eth" for an Ethernet packet type (ethType 0 here).
+var shorthandAliases = []shorthand{{"ip6", flow.EthTypeIPv6, -1}, {"eth", 0, -1}}
+
 func lookupShorthand(s string) (shorthand, bool) {
+	for _, sh := range shorthandAliases {
+		if sh.name == s {
+			return sh, true
+		}
+	}
 	for _, sh := range shorthands {
 		if sh.name == s {
 			return sh, true
@@ -81,6 +90,14 @@ func (w *matchWriter) field(id mf.ID, name string) {
 		w.item(name + "=0x" + strconv.FormatUint(getUint(v), 16) + "/0x" + strconv.FormatUint(getUint(m), 16))
 	case be16Masked[id] && getUint(m) != 0xffff: // "0x%x/0x%x", 0 as 0x0
 		w.item(name + "=0x" + strconv.FormatUint(getUint(v), 16) + "/0x" + strconv.FormatUint(getUint(m), 16))
+	case id == mf.IDNshFlags && getUint(m) != 0xff: // "0x%02x/0x%02x"
+		w.item(fmt.Sprintf("%s=0x%02x/0x%02x", name, getUint(v), getUint(m)))
+	case id == mf.IDIPv6Label: // "0x%05x", the mask only when partial
+		if getUint(m)&0xfffff == 0xfffff {
+			w.item(fmt.Sprintf("%s=0x%05x", name, getUint(v)))
+		} else {
+			w.item(fmt.Sprintf("%s=0x%05x/0x%05x", name, getUint(v), getUint(m)))
+		}
 	case id == mf.IDRecircID: // hexadecimal, likewise ("%#x": 0 prints as 0)
 		if getUint(v) == 0 {
 			w.item(name + "=0")
@@ -126,7 +143,7 @@ func formatMatch(m *mf.Match, priority uint16, megaflow bool) string {
 		if fl.PacketType == 0 && mk.PacketType == ^uint32(0) {
 			w.item("eth")
 		} else {
-			w.item(fmt.Sprintf("packet_type=(%d,%#x)", fl.PacketType>>16, fl.PacketType&0xffff))
+			w.item(formatPacketType(fl.PacketType))
 		}
 	}
 	dl := fl.EthType
@@ -155,16 +172,22 @@ func formatMatch(m *mf.Match, priority uint16, megaflow bool) string {
 		w.field(mf.IDReg0+mf.ID(i), "reg"+strconv.Itoa(i))
 	}
 	for _, id := range []mf.ID{mf.IDTunID, mf.IDTunSrc, mf.IDTunDst, mf.IDTunIPv6Src, mf.IDTunIPv6Dst,
-		mf.IDTunGbpID, mf.IDTunGbpFlags, mf.IDTunTos, mf.IDTunTTL, mf.IDTunFlags} {
+		mf.IDTunGbpID, mf.IDTunGbpFlags, mf.IDTunTos, mf.IDTunTTL} {
 		w.field(id, mf.ByID(id).Name)
 	}
+	formatTunnelOptions(w, fl, mk)
+	w.field(mf.IDTunFlags, "tun_flags")
 	for i := 0; i < 64; i++ {
 		id := mf.IDTunMetadata0 + mf.ID(i)
 		w.field(id, mf.ByID(id).Name)
 	}
 	w.field(mf.IDMetadata, "metadata")
 	w.field(mf.IDInPort, "in_port")
-	formatVLAN(w, fl.VLANs[0].TCI, mk.VLANs[0].TCI)
+	formatVLAN(w, "", fl.VLANs[0].TCI, mk.VLANs[0].TCI)
+	// The inner tag follows only an outer one that is present.
+	if fl.VLANs[0].TCI&flow.VLANCFI != 0 && mk.VLANs[0].TCI != 0 {
+		formatVLAN(w, "1", fl.VLANs[1].TCI, mk.VLANs[1].TCI)
+	}
 	w.field(mf.IDEthSrc, "dl_src")
 	w.field(mf.IDEthDst, "dl_dst")
 	if !skipType && mk.EthType != 0 {
@@ -218,6 +241,17 @@ func formatMatch(m *mf.Match, priority uint16, megaflow bool) string {
 		w.field(mf.IDTCPDst, "tp_dst")
 	}
 	w.field(mf.IDTCPFlags, "tcp_flags")
+	if dl == nshEthType {
+		for _, id := range []mf.ID{mf.IDNshFlags, mf.IDNshTTL, mf.IDNshMdtype, mf.IDNshNp, mf.IDNshSPI, mf.IDNshSI} {
+			w.field(id, mf.ByID(id).Name)
+		}
+		// The context headers exist (and are shown) in MD type 1 only.
+		if mk.NshMdtype != 0 && fl.NshMdtype == 1 {
+			for i := range mf.ID(4) {
+				w.field(mf.IDNshC1+i, mf.ByID(mf.IDNshC1+i).Name)
+			}
+		}
+	}
 	s := w.sb.String()
 	return strings.TrimSuffix(s, ",")
 }
@@ -236,10 +270,11 @@ func hex4(v uint16) string {
 	return strings.Repeat("0", 4-len(s)) + s
 }
 
-// formatVLAN prints the 802.1Q TCI match as ovs-ofctl does: dl_vlan /
-// dl_vlan_pcp when the match is "a VLAN header with this VID and/or PCP",
-// vlan_tci otherwise.
-func formatVLAN(w *matchWriter, tci, mask uint16) {
+// formatVLAN prints the 802.1Q TCI match of one tag as ovs-ofctl does
+// (suffix "" for the outer tag, "1" for the inner): dl_vlan / dl_vlan_pcp
+// when the match is "a VLAN header with this VID and/or PCP", vlan_tci
+// otherwise.
+func formatVLAN(w *matchWriter, suffix string, tci, mask uint16) {
 	if mask == 0 {
 		return
 	}
@@ -247,16 +282,58 @@ func formatVLAN(w *matchWriter, tci, mask uint16) {
 	vid, pcp := mask&vidMask, mask&pcpMask
 	if mask&cfi != 0 && tci&cfi != 0 && (vid == 0 || vid == vidMask) && (pcp == 0 || pcp == pcpMask) && (vid != 0 || pcp != 0) {
 		if vid != 0 {
-			w.item("dl_vlan=" + strconv.Itoa(int(tci&vidMask)))
+			w.item("dl_vlan" + suffix + "=" + strconv.Itoa(int(tci&vidMask)))
 		}
 		if pcp != 0 {
-			w.item("dl_vlan_pcp=" + strconv.Itoa(int(tci>>13)))
+			w.item("dl_vlan_pcp" + suffix + "=" + strconv.Itoa(int(tci>>13)))
 		}
 		return
 	}
 	if mask == 0xffff {
-		w.item("vlan_tci=0x" + hex4(tci))
+		w.item("vlan_tci" + suffix + "=0x" + hex4(tci))
 		return
 	}
-	w.item("vlan_tci=0x" + hex4(tci) + "/0x" + hex4(mask))
+	w.item("vlan_tci" + suffix + "=0x" + hex4(tci) + "/0x" + hex4(mask))
+}
+
+// nshEthType is the Ethertype of the Network Service Header.
+const nshEthType = 0x894f
+
+// formatTunnelOptions prints the ERSPAN and GTP-U tunnel options as
+// ovs-ofctl does: values only (masks are not shown), the ERSPAN index for
+// version 1 and direction and hardware id for version 2 only.
+func formatTunnelOptions(w *matchWriter, fl, mk *mf.Flow) {
+	hex := func(v uint64) string {
+		if v == 0 {
+			return "0"
+		}
+		return "0x" + strconv.FormatUint(v, 16)
+	}
+	if mk.TunErspanVer != 0 {
+		w.item("tun_erspan_ver=" + strconv.Itoa(int(fl.TunErspanVer)))
+	}
+	if mk.TunErspanIdx != 0 && fl.TunErspanVer == 1 {
+		w.item("tun_erspan_idx=" + hex(uint64(fl.TunErspanIdx)))
+	}
+	if mk.TunErspanDir != 0 && fl.TunErspanVer == 2 {
+		w.item("tun_erspan_dir=" + strconv.Itoa(int(fl.TunErspanDir)))
+	}
+	if mk.TunErspanHwid != 0 && fl.TunErspanVer == 2 {
+		w.item("tun_erspan_hwid=" + hex(uint64(fl.TunErspanHwid)))
+	}
+	if mk.TunGtpuFlags != 0 {
+		w.item("gtpu_flags=" + hex(uint64(fl.TunGtpuFlags)))
+	}
+	if mk.TunGtpuMsgtype != 0 {
+		w.item("gtpu_msgtype=" + strconv.Itoa(int(fl.TunGtpuMsgtype)))
+	}
+}
+
+// formatPacketType prints "(ns,type)": the type in hexadecimal in the
+// Ethertype namespace (1), in decimal otherwise.
+func formatPacketType(pt uint32) string {
+	if pt>>16 == 1 {
+		return fmt.Sprintf("packet_type=(1,%#x)", pt&0xffff)
+	}
+	return fmt.Sprintf("packet_type=(%d,%d)", pt>>16, pt&0xffff)
 }

@@ -1,6 +1,7 @@
 package ofptext
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"math/bits"
@@ -118,9 +119,20 @@ func parseFieldValue(f *mf.Field, s string) (val, mask []byte, err error) {
 			}
 		}
 		return nil, nil, fmt.Errorf(`%s: unknown fragment type (valid types are "no", "yes", "first", "later", "not_later"`, s)
+	case mf.FormatPacketType:
+		pt, err := parsePacketType(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		val, mask = make([]byte, w), ones(w)
+		putUint(val, uint64(pt))
+		return val, mask, nil
 	case mf.FormatOFPPort, mf.FormatOFPPortOXM:
 		p, ok := parsePort(s)
 		if !ok {
+			if f.Format == mf.FormatOFPPortOXM {
+				return nil, nil, fmt.Errorf("%s: port value out of range for %s", s, f.Name)
+			}
 			return nil, nil, fmt.Errorf("%s: invalid or unknown port for %s", s, f.Name)
 		}
 		val, mask = make([]byte, w), ones(w)
@@ -137,21 +149,24 @@ func parseFieldValue(f *mf.Field, s string) (val, mask []byte, err error) {
 	}
 	switch f.Format {
 	case mf.FormatEthernet:
+		// Errors name the whole value, mask included.
 		if val, err = parseMAC(vs); err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("%s: invalid Ethernet address", s)
 		}
 		mask = ones(6)
 		if hasMask {
 			if mask, err = parseMAC(ms); err != nil {
-				return nil, nil, err
+				return nil, nil, fmt.Errorf("%s: invalid Ethernet address", s)
 			}
 		}
 	case mf.FormatIPv4:
-		a, err := netip.ParseAddr(vs)
-		if err != nil || !a.Is4() {
+		v4, ok := parseIPv4Octets(vs)
+		if !ok {
+			if hasMask {
+				return nil, nil, fmt.Errorf("%s: invalid IP address", s)
+			}
 			return nil, nil, fmt.Errorf("%s: invalid IP address", vs)
 		}
-		v4 := a.As4()
 		val, mask = v4[:], ones(4)
 		if hasMask {
 			if mask, err = parseIPMask(ms, 4); err != nil {
@@ -172,19 +187,72 @@ func parseFieldValue(f *mf.Field, s string) (val, mask []byte, err error) {
 		}
 	default:
 		if val, err = parseInt(vs, w); err != nil {
+			if err == errIntSyntax {
+				return nil, nil, fmt.Errorf("%s: bad syntax for %s value", vs, f.Name)
+			}
 			return nil, nil, fmt.Errorf("%s: %w %s", vs, err, f.Name)
 		}
 		mask = ones(w)
 		if hasMask {
 			if mask, err = parseInt(ms, w); err != nil {
+				if err == errIntSyntax {
+					return nil, nil, fmt.Errorf("%s: bad syntax for %s mask", s, f.Name)
+				}
 				return nil, nil, fmt.Errorf("%s: %w %s", ms, err, f.Name)
 			}
 		}
 	}
-	if hasMask && !f.Maskable {
-		return nil, nil, fmt.Errorf("%s: field %s does not support masking", s, f.Name)
+	if hasMask && !f.Maskable && !isAllOnes(mask) && !isZero(mask) {
+		return nil, nil, fmt.Errorf("%s: invalid mask for field %s", s, f.Name)
 	}
 	return val, mask, nil
+}
+
+// parsePacketType parses "(ns,type)", each number decimal or 0x-hex.
+func parsePacketType(s string) (uint32, error) {
+	in, ok := strings.CutPrefix(s, "(")
+	if !ok {
+		return 0, fmt.Errorf("%s: bad syntax for packet type missing '('", s)
+	}
+	in, ok = strings.CutSuffix(in, ")")
+	if !ok {
+		return 0, fmt.Errorf("%s: bad syntax for packet type missing ')'", s)
+	}
+	nss, ts, ok := strings.Cut(in, ",")
+	if !ok {
+		return 0, fmt.Errorf("%s: bad syntax for packet type missing ','", s)
+	}
+	ns, err1 := strconv.ParseUint(strings.TrimSpace(nss), 0, 16)
+	t, err2 := strconv.ParseUint(strings.TrimSpace(ts), 0, 16)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("%s: bad syntax for packet type", s)
+	}
+	return uint32(ns)<<16 | uint32(t), nil
+}
+
+// errIntSyntax is parseInt's error for text that is not a number.
+var errIntSyntax = intError("bad syntax for")
+
+// parseIPv4Octets reads a dotted quad as ovs-ofctl does: four decimal
+// numbers, each kept modulo 256 (ovs-ofctl scans them as 8-bit values,
+// so 300.1.1.1 is 44.1.1.1).
+func parseIPv4Octets(s string) ([4]byte, bool) {
+	var out [4]byte
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return out, false
+	}
+	for i, p := range parts {
+		if p == "" || len(p) > 10 {
+			return out, false
+		}
+		n, err := strconv.ParseUint(p, 10, 64)
+		if err != nil {
+			return out, false
+		}
+		out[i] = byte(n)
+	}
+	return out, true
 }
 
 // intError completes a message of the form "VALUE: <err> FIELD", as
@@ -208,14 +276,14 @@ func parseInt(s string, w int) ([]byte, error) {
 		}
 		if h == "" || len(h) > 2*w {
 			if h == "" {
-				return nil, intError("bad syntax for")
+				return out, nil // "0x" alone is 0, as for ovs-ofctl
 			}
 			return nil, tooLarge
 		}
 		for i := 0; i < len(h); i++ {
 			d, ok := hexDigit(h[len(h)-1-i])
 			if !ok {
-				return nil, intError("bad syntax for")
+				return nil, errIntSyntax
 			}
 			out[w-1-i/2] |= d << (4 * (i % 2))
 		}
@@ -227,7 +295,7 @@ func parseInt(s string, w int) ([]byte, error) {
 			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
 				return nil, tooLarge
 			}
-			return nil, intError("bad syntax for")
+			return nil, errIntSyntax
 		}
 		if w < 8 && n>>(8*w) != 0 {
 			return nil, tooLarge
@@ -237,7 +305,7 @@ func parseInt(s string, w int) ([]byte, error) {
 	}
 	n, ok := new(big.Int).SetString(s, 10)
 	if !ok || n.Sign() < 0 {
-		return nil, intError("bad syntax for")
+		return nil, errIntSyntax
 	}
 	if n.BitLen() > 8*w {
 		return nil, tooLarge
@@ -278,7 +346,10 @@ func parseMAC(s string) ([]byte, error) {
 func parseIPMask(s string, n int) ([]byte, error) {
 	if l, err := strconv.Atoi(s); err == nil {
 		if l < 0 || l > 8*n {
-			return nil, fmt.Errorf("invalid prefix length %s", s)
+			if n == 4 {
+				return nil, errors.New("IPv4 network prefix bits not between 0 and 32, inclusive")
+			}
+			return nil, errors.New("IPv6 network prefix bits not between 0 and 128, inclusive")
 		}
 		m := make([]byte, n)
 		for i := 0; i < l; i++ {
@@ -286,9 +357,15 @@ func parseIPMask(s string, n int) ([]byte, error) {
 		}
 		return m, nil
 	}
+	if n == 4 {
+		if v4, ok := parseIPv4Octets(s); ok {
+			return v4[:], nil
+		}
+		return nil, errors.New("invalid IP address")
+	}
 	a, err := netip.ParseAddr(s)
-	if err != nil || (n == 4) != a.Is4() {
-		return nil, fmt.Errorf("invalid mask %s", s)
+	if err != nil || !a.Is6() {
+		return nil, errors.New("invalid IPv6 address")
 	}
 	return a.AsSlice(), nil
 }
@@ -306,11 +383,11 @@ func parseFlags(f *mf.Field, s string, w int) (val, mask []byte, err error) {
 		if end < 0 {
 			end = len(s)
 		}
-		name := s[:end]
+		name, rest := s[:end], s
 		s = s[end:]
 		bit, ok := lookupFlag(names, name)
 		if !ok {
-			return nil, nil, flagErr(f, name)
+			return nil, nil, flagErr(f, rest) // ovs-ofctl names the rest of the text
 		}
 		if m&bit != 0 {
 			return nil, nil, fmt.Errorf("%s: flag specified more than once in %s", name, f.Name)
