@@ -22,6 +22,8 @@ type TLSFiles struct {
 	// trusts the CA certificate its peer sends (the last of its chain)
 	// and saves it to CACert, as Open vSwitch's bootstrap_ca_cert does.
 	BootstrapCACert bool
+	// Options are --ssl-protocols and --ssl-ciphers.
+	Options TLSOptions
 }
 
 // TLSSettings holds the SSL configuration in force; it may change at any
@@ -51,7 +53,9 @@ func (s *TLSSettings) Files() TLSFiles {
 // present a certificate that chains to CACert. As in Open vSwitch, host
 // names are not checked: the CA is the authority.
 func (s *TLSSettings) ServerConfig() *tls.Config {
-	return &tls.Config{
+	// The outer configuration decides the versions offered before the
+	// per-handshake one is built, so it carries the options too.
+	return s.Files().Options.apply(&tls.Config{
 		MinVersion: tls.VersionTLS12,
 		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
 			f := s.Files()
@@ -59,14 +63,14 @@ func (s *TLSSettings) ServerConfig() *tls.Config {
 			if err != nil {
 				return nil, err
 			}
-			return &tls.Config{
+			return f.Options.apply(&tls.Config{
 				MinVersion:            tls.VersionTLS12,
 				Certificates:          []tls.Certificate{cert},
 				ClientAuth:            tls.RequireAnyClientCert,
 				VerifyPeerCertificate: verifyChain(pool),
-			}, nil
+			}), nil
 		},
-	}
+	})
 }
 
 // ClientConfig returns a configuration for one active connection (ssl:),
@@ -81,24 +85,24 @@ func (s *TLSSettings) ClientConfig() (*tls.Config, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &tls.Config{
+			return f.Options.apply(&tls.Config{
 				MinVersion:            tls.VersionTLS12,
 				Certificates:          []tls.Certificate{cert},
 				InsecureSkipVerify:    true, // verified by bootstrapCA
 				VerifyPeerCertificate: f.bootstrapCA,
-			}, nil
+			}), nil
 		}
 	}
 	cert, pool, err := f.load()
 	if err != nil {
 		return nil, err
 	}
-	return &tls.Config{
+	return f.Options.apply(&tls.Config{
 		MinVersion:            tls.VersionTLS12,
 		Certificates:          []tls.Certificate{cert},
 		InsecureSkipVerify:    true, // host names are not checked; verifyChain checks the chain
 		VerifyPeerCertificate: verifyChain(pool),
-	}, nil
+	}), nil
 }
 
 func (f TLSFiles) loadKeyPair() (tls.Certificate, error) {
