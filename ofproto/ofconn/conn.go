@@ -209,6 +209,9 @@ func (f HandlerFunc) ServeOpenFlow(s Sender, m *ofp.Msg) { f(s, m) }
 // Conn is one OpenFlow channel after its hello exchange.
 type Conn struct {
 	nc      net.Conn
+	// listener is the listener that accepted the connection (nil for
+	// active ones); set before the connection runs.
+	listener net.Listener
 	cfg     *Config
 	h       Handler
 	version uint8
@@ -268,6 +271,10 @@ func (c *Conn) State() *State { return &c.state }
 
 // RemoteAddr is the peer's address.
 func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
+
+// Listener returns the listener that accepted the connection, or nil for
+// a connection this side opened.
+func (c *Conn) Listener() net.Listener { return c.listener }
 
 // Done is closed when the connection has closed.
 func (c *Conn) Done() <-chan struct{} { return c.done }

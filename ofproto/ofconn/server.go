@@ -112,7 +112,7 @@ func (s *Server) Serve(l net.Listener) error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.serveConn(nc)
+			s.serveConn(nc, l)
 		}()
 	}
 }
@@ -123,7 +123,7 @@ func (s *Server) logf(err error) {
 	}
 }
 
-func (s *Server) serveConn(nc net.Conn) {
+func (s *Server) serveConn(nc net.Conn, l net.Listener) {
 	to := s.HandshakeTimeout
 	if to == 0 {
 		to = 10 * time.Second
@@ -147,6 +147,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
+	c.listener = l
 	c.run(r)
 	s.logf(c.Err())
 	s.mu.Lock()

@@ -142,7 +142,7 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 				}
 			}
 			if limited {
-				if sched := b.pinsched(s, pi.Reason == ofp.ReasonNoMatch); sched != nil {
+				if sched := b.pinsched(s, st, pi.Reason == ofp.ReasonNoMatch); sched != nil {
 					sched.send(pi.Flow.InPort, send)
 					return
 				}

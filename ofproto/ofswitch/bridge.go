@@ -102,6 +102,9 @@ type Bridge struct {
 	clients  map[string]context.CancelFunc
 	// ctlStates track the active controller connections by target.
 	ctlStates map[string]*ctlState
+	// passive are the listeners of passive controller targets, for
+	// their connections' packet-in rate limits.
+	passive map[string]net.Listener
 	// held are the controller targets not connected while
 	// flow-restore-wait holds them (restorewait.go).
 	held map[string]bool
@@ -166,7 +169,7 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true,
 		wake: make(chan struct{}, 1), clients: map[string]context.CancelFunc{},
-		groups: map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}, ctlStates: map[string]*ctlState{}}
+		groups: map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}, ctlStates: map[string]*ctlState{}, passive: map[string]net.Listener{}}
 	b.conns.init()
 	b.revCond = sync.NewCond(&b.revMu)
 	b.ukeys.init()
@@ -397,7 +400,12 @@ func (b *Bridge) startController(target string) context.CancelFunc {
 			b.cfg.Logf("%s: %v", b.cfg.Name, err)
 			return cancel
 		}
-		return func() { cancel(); l.Close() }
+		b.passive[target] = l
+		return func() {
+			cancel()
+			l.Close()
+			delete(b.passive, target) // b.mu is held by the caller
+		}
 	}
 	st := &ctlState{created: time.Now()}
 	b.ctlStates[target] = st

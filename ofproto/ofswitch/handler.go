@@ -43,6 +43,10 @@ type connState struct {
 	hub *snoopHub
 	// fm is the connection's flow monitors (flowmonitor.go); nil: none.
 	fm atomic.Pointer[monitorState]
+	// pins are the packet-in schedulers of a connection accepted on a
+	// rate-limited passive controller target (pinsched.go).
+	pinMu sync.Mutex
+	pins  *[2]*pinsched
 }
 
 // connSet tracks the bridge's connections, for asynchronous messages.

@@ -1,6 +1,7 @@
 package ofswitch
 
 import (
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -228,25 +229,40 @@ func (l *pinLimitSet) get(target string) (RateLimit, bool) {
 }
 
 // pinsched returns the scheduler for packet-ins of kind miss (or action)
-// on connection s, or nil when s is not an active controller connection
-// with a rate limit. (Passive controller targets are not rate limited.)
-func (b *Bridge) pinsched(s ofconn.Sender, miss bool) *pinsched {
+// on connection s (state st), or nil when s is not a controller
+// connection with a rate limit: an active one, or one accepted on a
+// passive controller target (each such connection has its own
+// schedulers, as Open vSwitch's ofconns of a service). The management
+// socket is never limited.
+func (b *Bridge) pinsched(s ofconn.Sender, st *connState, miss bool) *pinsched {
 	b.mu.Lock()
 	var target string
 	var cs *ctlState
-	for t, st := range b.ctlStates {
-		st.mu.Lock()
-		if st.conn == s {
-			target, cs = t, st
+	for t, cst := range b.ctlStates {
+		cst.mu.Lock()
+		if cst.conn == s {
+			target, cs = t, cst
 		}
-		st.mu.Unlock()
+		cst.mu.Unlock()
 		if cs != nil {
 			break
 		}
 	}
+	if cs == nil {
+		if lc, ok := s.(interface{ Listener() net.Listener }); ok && lc.Listener() != nil {
+			for t, l := range b.passive {
+				if l == lc.Listener() {
+					target = t
+				}
+			}
+		}
+	}
 	b.mu.Unlock()
 	if cs == nil {
-		return nil
+		if target == "" || st == nil {
+			return nil
+		}
+		return b.passivePinsched(target, st, miss)
 	}
 	lim, ok := b.pins.get(target)
 	if !ok {
@@ -305,4 +321,30 @@ func (b *Bridge) drainer(p *pinsched) func() {
 			}
 		}()
 	}
+}
+
+// passivePinsched is pinsched for a connection accepted on passive
+// target; its schedulers live in its connState.
+func (b *Bridge) passivePinsched(target string, st *connState, miss bool) *pinsched {
+	lim, ok := b.pins.get(target)
+	if !ok {
+		return nil
+	}
+	l := pinLimits{Rate: lim.Rate, Burst: lim.Burst}
+	st.pinMu.Lock()
+	defer st.pinMu.Unlock()
+	if st.pins == nil {
+		st.pins = &[2]*pinsched{newPinsched(l, nil), newPinsched(l, nil)}
+		for _, p := range st.pins {
+			p.kick = b.drainer(p)
+		}
+	} else {
+		for _, p := range st.pins {
+			p.setLimits(l)
+		}
+	}
+	if miss {
+		return st.pins[1]
+	}
+	return st.pins[0]
 }
