@@ -208,15 +208,15 @@ func (f HandlerFunc) ServeOpenFlow(s Sender, m *ofp.Msg) { f(s, m) }
 
 // Conn is one OpenFlow channel after its hello exchange.
 type Conn struct {
-	nc      net.Conn
+	nc net.Conn
 	// listener is the listener that accepted the connection (nil for
 	// active ones); set before the connection runs.
 	listener net.Listener
-	cfg     *Config
-	h       Handler
-	version uint8
-	peer    uint32 // peer's version bitmap
-	state   State
+	cfg      *Config
+	h        Handler
+	version  uint8
+	peer     uint32 // peer's version bitmap
+	state    State
 
 	queue chan []byte
 	// wmu guards bw; pending counts messages queued but not yet written.
