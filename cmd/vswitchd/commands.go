@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -48,13 +49,15 @@ func (d *Daemon) registerCommands() error {
 		{Name: "dpctl/add-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutCreate)},
 		{Name: "dpctl/mod-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutModify)},
 		{Name: "dpctl/del-flow", Usage: "[dp] flow", MinArgs: 1, MaxArgs: 2, Run: d.cmdDelFlow},
-		{Name: "dpctl/del-flows", Usage: "[dp]", MaxArgs: 1, Run: d.cmdDelFlows},
+		{Name: "dpctl/del-flows", Usage: "[dp] [file]", MaxArgs: 2, Run: d.cmdDelFlows},
 		{Name: "netdev-dummy/receive", Usage: "name packet|flow...", MinArgs: 2, MaxArgs: appctl.Unlimited, Run: d.cmdDummyReceive},
 	}
 	cmds = append(cmds, d.conntrackCommands()...)
 	cmds = append(cmds, d.fdbCommands()...)
 	cmds = append(cmds, d.ofCommands()...)
 	cmds = append(cmds, d.pmdCommands()...)
+	cmds = append(cmds, d.timeCommands()...)
+	cmds = append(cmds, d.dpctlCommands()...)
 	for _, c := range cmds {
 		if err := d.reg.RegisterCommand(c); err != nil {
 			return err
@@ -90,6 +93,9 @@ func dpName(dp *dpnetdev.Datapath) string {
 // findDatapath resolves a dpctl datapath argument ("netdev@ovs-netdev",
 // "ovs-netdev" or the type), or the only datapath when name is "".
 func (d *Daemon) findDatapath(name string) (*dpnetdev.Datapath, error) {
+	if x, ok := d.dpctlDatapath(name); ok && (!strings.Contains(name, "@") || strings.HasPrefix(name, x.typ+"@")) {
+		return x.dp, nil
+	}
 	dps := d.datapaths()
 	if name == "" {
 		switch len(dps) {
@@ -142,7 +148,7 @@ func (d *Daemon) cmdDpctlShow(_ context.Context, args []string) (string, error) 
 	var b strings.Builder
 	for _, dp := range dps {
 		s := dp.Stats()
-		fmt.Fprintf(&b, "%s:\n  lookups: hit:%d missed:%d lost:%d\n  flows: %d\n", dpName(dp), s.Hit, s.Missed, s.Lost, s.Flows)
+		fmt.Fprintf(&b, "%s:\n  lookups: hit:%d missed:%d lost:%d\n  flows: %d\n", d.fullDPName(dp), s.Hit, s.Missed, s.Lost, s.Flows)
 		for _, p := range dp.Ports() {
 			typ := ""
 			if p.Type != "system" {
@@ -218,17 +224,33 @@ func (d *Daemon) cmdPutFlow(flags dpif.PutFlags) appctl.Handler {
 		if err != nil {
 			return "", err
 		}
-		m, err := flow.ParseMatch(rest[0])
-		if err != nil {
-			return "", err
-		}
-		acts, err := odp.ParseActions(rest[1])
-		if err != nil {
-			return "", err
-		}
-		m.Normalize()
-		return "", dp.FlowPut(&dpif.FlowPut{Match: m, Actions: acts, Flags: flags})
+		return "", putFlow(dp, rest[0], rest[1], flags)
 	}
+}
+
+// putFlow installs a datapath flow given in dpctl's text form.
+func putFlow(dp *dpnetdev.Datapath, match, actions string, flags dpif.PutFlags) error {
+	m, err := flow.ParseMatch(match)
+	if err != nil {
+		return err
+	}
+	acts, err := odp.ParseActions(actions)
+	if err != nil {
+		return err
+	}
+	m.Normalize()
+	return dp.FlowPut(&dpif.FlowPut{Match: m, Actions: acts, Flags: flags})
+}
+
+// delFlow deletes the datapath flow whose match is given in text form.
+func delFlow(dp *dpnetdev.Datapath, match string) error {
+	m, err := flow.ParseMatch(match)
+	if err != nil {
+		return err
+	}
+	m.Normalize()
+	_, err = dp.FlowDel(dpif.UFIDFromMatch(&m))
+	return err
 }
 
 func (d *Daemon) cmdDelFlow(_ context.Context, args []string) (string, error) {
@@ -237,23 +259,29 @@ func (d *Daemon) cmdDelFlow(_ context.Context, args []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	m, err := flow.ParseMatch(rest[0])
-	if err != nil {
-		return "", err
-	}
-	m.Normalize()
-	_, err = dp.FlowDel(dpif.UFIDFromMatch(&m))
-	return "", err
+	return "", delFlow(dp, rest[0])
 }
 
+// cmdDelFlows is dpctl/del-flows [dp] [file]: every flow, or those the
+// file lists.
 func (d *Daemon) cmdDelFlows(_ context.Context, args []string) (string, error) {
-	name := ""
-	if len(args) == 1 {
-		name = args[0]
+	name, file := "", ""
+	switch len(args) {
+	case 1:
+		if _, err := os.Stat(args[0]); err == nil {
+			file = args[0]
+		} else {
+			name = args[0]
+		}
+	case 2:
+		name, file = args[0], args[1]
 	}
 	dp, err := d.findDatapath(name)
 	if err != nil {
 		return "", err
+	}
+	if file != "" {
+		return "", d.applyFlowsFile(dp, file, "delete")
 	}
 	dp.FlowFlush()
 	return "", nil
@@ -308,7 +336,9 @@ func (d *Daemon) cmdDummyReceive(_ context.Context, args []string) (string, erro
 // packetArg turns a netdev-dummy/receive argument into a frame.
 func packetArg(a string, size int) ([]byte, error) {
 	a = strings.TrimSpace(a)
-	if frame, err := hex.DecodeString(a); err == nil && len(frame) >= 14 {
+	// Hex may be grouped with spaces, as Open vSwitch reads it
+	// (ofproto-dpif.at "fragment handling").
+	if frame, err := hex.DecodeString(strings.Join(strings.Fields(a), "")); err == nil && len(frame) >= 14 {
 		if len(frame) > packet.DefaultMTUBuf {
 			return nil, errors.New("packet too long")
 		}
@@ -321,7 +351,9 @@ func packetArg(a string, size int) ([]byte, error) {
 		}
 		return flow.ComposeLen(nil, &m.Key, size)
 	}
-	frame, err := flow.ComposeString(a)
+	// A flow may be split across lines (ofproto-dpif.at "megaflow -
+	// resubmit table action"); its text has no meaningful whitespace.
+	frame, err := flow.ComposeString(strings.Join(strings.Fields(a), ""))
 	if err != nil {
 		return nil, fmt.Errorf("bad packet or flow syntax: %w", err)
 	}

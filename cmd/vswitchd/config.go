@@ -13,6 +13,10 @@ import (
 // Version is gvs's version, reported by `version` and Open_vSwitch.ovs_version.
 const Version = "0.1.0"
 
+// ovsProgram is the name under which gvs-vswitchd stands in for Open
+// vSwitch's daemon (a link named ovs-vswitchd) and takes its defaults.
+const ovsProgram = "ovs-vswitchd"
+
 // Config is the daemon's configuration, from (in increasing precedence)
 // a configuration file, GVS_* environment variables, Open vSwitch's
 // OVS_RUNDIR/OVS_DBDIR/OVS_LOGDIR, and flags.
@@ -41,7 +45,10 @@ type Config struct {
 	NoChdir bool
 	// EnableDummy and DisableSystem are ovs-vswitchd's test options:
 	// gvs always has dummy ports; DisableSystem refuses system ports.
-	EnableDummy   bool
+	EnableDummy bool
+	// DummyOverride is --enable-dummy=override: system and internal
+	// interfaces are dummy devices too, as in Open vSwitch.
+	DummyOverride bool
 	DisableSystem bool
 	Workers       int
 	// MetricsAddress is HOST:PORT for a Prometheus /metrics listener
@@ -79,6 +86,9 @@ var ignoredOVSFlags = []string{
 
 var ignoredOVSValueFlags = []string{
 	"user", "ssl-protocols", "ssl-ciphers", "dpdk",
+	// Open vSwitch's test-only NUMA layout for dummy PMD threads
+	// (dpif-netdev.at); gvs has no per-NUMA PMD placement.
+	"dummy-numa",
 }
 
 // normalizeArgs rewrites Open vSwitch option spellings that pflag does
@@ -100,7 +110,7 @@ func normalizeArgs(args []string) []string {
 func NewCommand(program string, run func(*Config) error) *cobra.Command {
 	v := viper.New()
 	cfg := &Config{Program: program}
-	var configFile string
+	var configFile, enableDummy string
 	cmd := &cobra.Command{
 		Use:   program + " [DATABASE]",
 		Short: "gvs userspace virtual switch daemon",
@@ -130,6 +140,21 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 			if len(args) == 1 {
 				cfg.Database = args[0]
 			}
+			switch enableDummy {
+			case "", "false":
+			case "system", "true":
+				cfg.EnableDummy = true
+			case "override":
+				cfg.EnableDummy, cfg.DummyOverride = true, true
+			default:
+				return fmt.Errorf("--enable-dummy: unknown mode %q (want system or override)", enableDummy)
+			}
+			if cfg.Database == "" && program == ovsProgram {
+				// Under Open vSwitch's name the daemon is Open vSwitch's
+				// client: its DATABASE defaults to the ovsdb-server on
+				// RUNDIR/db.sock, which an embedded server would usurp.
+				cfg.Database = "unix:" + filepath.Join(cfg.RunDir, "db.sock")
+			}
 			if cfg.DBFile == "" {
 				cfg.DBFile = filepath.Join(cfg.DBDir, "conf.db")
 			}
@@ -157,8 +182,8 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.Lookup("verbose").NoOptDefVal = "dbg"
 	f.BoolVar(&cfg.Detach, "detach", false, "run in the background once ready")
 	f.BoolVar(&cfg.NoChdir, "no-chdir", false, "with --detach, do not chdir to /")
-	f.BoolVar(&cfg.EnableDummy, "enable-dummy", false, "accepted for ovs-vswitchd compatibility (dummy ports are always available)")
-	f.Lookup("enable-dummy").NoOptDefVal = "true"
+	f.StringVar(&enableDummy, "enable-dummy", "", "accepted for ovs-vswitchd compatibility (dummy ports are always available); =override makes system and internal interfaces dummies")
+	f.Lookup("enable-dummy").NoOptDefVal = "system"
 	f.StringArrayVar(&cfg.Remotes, "remote", nil, "also serve the embedded database on this remote (repeatable; replaces the default "+DefaultRemote+"): punix:PATH, ptcp:PORT[:IP], pssl:PORT[:IP], unix:PATH, tcp:IP[:PORT], ssl:IP[:PORT] or db:Open_vSwitch,TABLE,COLUMN")
 	f.StringVar(&cfg.PrivateKey, "private-key", "", "SSL private key file (default: the SSL table's)")
 	f.StringVar(&cfg.Certificate, "certificate", "", "SSL certificate file (default: the SSL table's)")

@@ -58,12 +58,24 @@ type Daemon struct {
 
 	mu  sync.Mutex
 	dps map[string]*dpnetdev.Datapath // by datapath type ("netdev")
+	// dpctlDPs are the datapaths dpctl/add-dp created, by name
+	// (dpctlcmds.go); no bridge uses them.
+	dpctlDPs map[string]*dpctlDP
 	// restoreWait and maxIdle are Open_vSwitch.other_config's
 	// flow-restore-wait and max-idle (restorewait.go); a datapath
 	// created later takes them at creation.
 	restoreWait atomic.Bool
 	maxIdle     atomic.Int64 // time.Duration; 0: the datapath default
 	flowLimit   atomic.Int64 // other_config:flow-limit; 0: the default
+	// dummyMACs counts the dummy devices created, which take the MACs
+	// aa:55:aa:55:00:00, :01, ... in creation order as Open vSwitch's
+	// netdev-dummy gives them (its test suite expects them).
+	dummyMACs atomic.Uint32
+	// remotesPending is set when the external database could not be
+	// reached at start: the remotes start once it is (startBridges).
+	remotesPending bool
+	// warping is set while a time/warp waits (timecmds.go).
+	warping atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -87,6 +99,9 @@ func Run(cfg *Config) error {
 		}
 		closeStandardFDs()
 	}
+	// Logged once detached, so that the console of whoever started the
+	// daemon stays silent, as Open vSwitch's test suite requires.
+	d.log.Info(d.cfg.Program+" started", "version", Version, "rundir", cfg.RunDir, "database", d.databaseName())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	select {
@@ -162,6 +177,9 @@ func Start(cfg *Config) (*Daemon, error) {
 		}
 	}
 	d.log = d.logs.Logger("vswitchd")
+	for _, m := range ovsLogModules {
+		d.logs.Module(m)
+	}
 	for _, spec := range cfg.Verbose {
 		// Scripts written for Open vSwitch name its modules (-vvconn,
 		// -vofproto_dpif): a module gvs does not have is not fatal.
@@ -214,7 +232,6 @@ func Start(cfg *Config) (*Daemon, error) {
 	if err := d.startMetrics(); err != nil {
 		return nil, err
 	}
-	d.log.Info("gvs-vswitchd started", "version", Version, "rundir", cfg.RunDir, "database", d.databaseName())
 	ok = true
 	return d, nil
 }
@@ -288,20 +305,104 @@ func (d *Daemon) startControl() error {
 	return nil
 }
 
+// ovsdbLock is the OVSDB lock that keeps two switch daemons from
+// configuring from one database at once (Open vSwitch's name, so that
+// gvs and Open vSwitch's daemon also exclude each other).
+const ovsdbLock = "ovs_vswitchd"
+
 // startBridges connects to the database (the embedded one over its socket,
-// like any client) and starts the bridge layer.
+// like any client) and starts the bridge layer once it holds the
+// ovs_vswitchd lock. An external database that cannot be reached yet is
+// retried in the background, as Open vSwitch's daemon keeps trying
+// (ovs-vswitchd.at "invalid database path").
 func (d *Daemon) startBridges() error {
 	target := d.cfg.Database
 	if target == "" {
 		target = "unix:" + d.dbSock
 	}
 	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
-	defer cancel()
 	c, err := client.Dial(ctx, target)
+	cancel()
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", target, err)
+		if d.cfg.Database == "" {
+			return fmt.Errorf("connecting to %s: %w", target, err)
+		}
+		d.log.Info(fmt.Sprintf("%s: connection attempt failed (%v), retrying", target, err))
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			c := d.redial(target)
+			if c == nil {
+				return
+			}
+			if d.remotesPending {
+				if err := d.startRemotes(); err != nil {
+					d.log.Info("remotes: " + err.Error())
+				}
+			}
+			d.runBridges(c)
+		}()
+		return nil
+	}
+	d.setDBClient(c)
+	d.wg.Add(1)
+	go func() { defer d.wg.Done(); d.runBridges(c) }()
+	return nil
+}
+
+// redial connects to target with backoff (1 s doubling to 8 s) until it
+// succeeds or the daemon stops (nil).
+func (d *Daemon) redial(target string) *client.Client {
+	wait := time.Second
+	for {
+		select {
+		case <-d.ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
+		c, err := client.Dial(ctx, target)
+		cancel()
+		if err == nil {
+			d.log.Info(target + ": connected")
+			if !d.setDBClient(c) {
+				c.Close()
+				return nil
+			}
+			return c
+		}
+		wait = min(2*wait, 8*time.Second)
+	}
+}
+
+// setDBClient records the database connection for Close; false if the
+// daemon is already stopping.
+func (d *Daemon) setDBClient(c *client.Client) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ctx.Err() != nil {
+		return false
 	}
 	d.dbc = c
+	return true
+}
+
+// runBridges takes the ovs_vswitchd lock, waiting while another daemon
+// holds it, and runs the bridge layer until the daemon stops.
+func (d *Daemon) runBridges(c *client.Client) {
+	lock, err := c.Lock(d.ctx, ovsdbLock)
+	if err != nil {
+		if d.ctx.Err() == nil {
+			d.log.Error("requesting the " + ovsdbLock + " database lock: " + err.Error())
+		}
+		return
+	}
+	if !lock.Held() {
+		d.log.Error(fmt.Sprintf("another %s process is running, disabling this process (pid %d) until it goes away", d.cfg.Program, os.Getpid()))
+		if err := lock.Wait(d.ctx); err != nil {
+			return
+		}
+	}
 	info := bridge.Info{
 		OVSVersion:    Version,
 		DatapathTypes: []string{"dummy", "netdev", "system"},
@@ -312,14 +413,9 @@ func (d *Daemon) startBridges() error {
 		info.DatapathTypes = []string{"dummy", "netdev"}
 	}
 	run := bridge.NewRunner(c, d.sw, info, d.logs.Logger("bridge"))
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		if err := run.Run(d.ctx); err != nil {
-			d.log.Error("bridge layer stopped", "err", err)
-		}
-	}()
-	return nil
+	if err := run.Run(d.ctx); err != nil && d.ctx.Err() == nil {
+		d.log.Error("bridge layer stopped", "err", err)
+	}
 }
 
 // Datapath returns the datapath of a type, creating it on first use, as
@@ -355,6 +451,13 @@ func (d *Daemon) Datapath(typ string) *dpnetdev.Datapath {
 	return dp
 }
 
+// nextDummyMAC returns the MAC of the next dummy device:
+// aa:55 followed by a counter that starts at 0xaa550000.
+func (d *Daemon) nextDummyMAC() [6]byte {
+	n := 0xaa550000 + d.dummyMACs.Add(1) - 1
+	return [6]byte{0xaa, 0x55, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+}
+
 // datapaths returns the datapaths sorted by name.
 func (d *Daemon) datapaths() []*dpnetdev.Datapath {
 	d.mu.Lock()
@@ -378,21 +481,31 @@ func (d *Daemon) Close() error {
 	if d.ctl != nil {
 		d.ctl.Close()
 	}
-	if d.dbc != nil {
-		d.dbc.Close()
+	d.mu.Lock()
+	dbc := d.dbc
+	d.mu.Unlock()
+	if dbc != nil {
+		dbc.Close()
 	}
 	if d.db != nil {
 		d.db.Close()
 	}
 	d.wg.Wait()
+	if d.sw != nil {
+		d.sw.closeBridges()
+	}
 	if d.sw != nil && d.sw.tnl != nil {
 		d.sw.tnl.close()
 	}
 	for _, dp := range d.datapaths() {
-		dp.Close()
-		for _, p := range dp.Ports() {
-			p.Device.Close()
-		}
+		closeDatapath(dp)
+	}
+	d.mu.Lock()
+	extra := d.dpctlDPs
+	d.dpctlDPs = nil
+	d.mu.Unlock()
+	for _, x := range extra {
+		closeDatapath(x.dp)
 	}
 	if d.ctlPath != "" {
 		os.Remove(d.ctlPath)

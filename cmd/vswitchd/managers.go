@@ -114,6 +114,12 @@ func (d *Daemon) startRemotes() error {
 	defer cancel()
 	c, err := client.Dial(ctx, target)
 	if err != nil {
+		if d.cfg.Database != "" {
+			// An external database not reachable yet: startBridges
+			// retries and then starts the remotes (remotesPending).
+			d.remotesPending = true
+			return nil
+		}
 		return fmt.Errorf("remotes: connecting to %s: %w", target, err)
 	}
 	rm.db = c

@@ -3,8 +3,11 @@ package vswitchd
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"github.com/gvs-project/gvs/datapath/flow"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +21,7 @@ import (
 // Open vSwitch's ofproto/* and dpif/* commands.
 func (d *Daemon) ofCommands() []appctl.Command {
 	return []appctl.Command{
-		{Name: "ofproto/trace", Usage: "{[dp_name] odp_flow | bridge br_flow} [packet]", MinArgs: 1, MaxArgs: 3, Run: d.cmdTrace},
+		{Name: "ofproto/trace", Usage: "{[dp_name] odp_flow | bridge br_flow} [OPTIONS] [-generate|packet]", MinArgs: 1, MaxArgs: appctl.Unlimited, Run: d.cmdTrace},
 		{Name: "ofproto/trace-packet-out", Usage: "[-consistent] {[dp_name] odp_flow | bridge br_flow} [packet] actions", MinArgs: 2, MaxArgs: 5, Run: d.cmdTracePacketOut},
 		{Name: "dpif/dump-flows", Usage: "[-m] bridge", MinArgs: 1, MaxArgs: 2, Run: d.cmdDpifDumpFlows},
 		{Name: "revalidator/wait", Run: d.cmdRevalidatorWait},
@@ -30,18 +33,73 @@ func (d *Daemon) cmdTrace(_ context.Context, args []string) (string, error) {
 	return d.trace(args, "")
 }
 
+// traceOptions takes ofproto/trace's options out of args, as Open
+// vSwitch accepts them anywhere among the arguments: -generate (trace
+// with a packet composed from the flow), --l7 HEX and --l7-len N (that
+// packet's payload), -consistent and --names (accepted). Any other
+// argument starting with '-' is an unknown option.
+func traceOptions(args []string) (rest []string, generate bool, l7 []byte, err error) {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case "-generate", "--generate":
+			generate = true
+		case "-consistent", "--consistent", "-names", "--names":
+		case "--l7", "--l7-len":
+			if i+1 >= len(args) {
+				return nil, false, nil, fmt.Errorf("Missing argument for option %s", a)
+			}
+			i++
+			if a == "--l7" {
+				if l7, err = hex.DecodeString(strings.ReplaceAll(args[i], " ", "")); err != nil {
+					return nil, false, nil, errors.New("Trailing garbage in packet data")
+				}
+				continue
+			}
+			n, _ := strconv.Atoi(args[i])
+			if n > 64000 {
+				return nil, false, nil, fmt.Errorf("%s: too much L7 data", args[i])
+			}
+			l7 = make([]byte, max(n, 0))
+		default:
+			if strings.HasPrefix(a, "-") {
+				return nil, false, nil, fmt.Errorf("%s: unknown option", a)
+			}
+			rest = append(rest, a)
+		}
+	}
+	return rest, generate, l7, nil
+}
+
 // trace runs ofproto/trace's arguments; acts, if not empty, are a
 // packet-out's actions to trace instead of the tables.
 func (d *Daemon) trace(args []string, acts string) (string, error) {
-	if len(args) < 2 {
-		return "", fmt.Errorf("syntax: ofproto/trace bridge flow [packet]")
+	args, generate, l7, err := traceOptions(args)
+	if err != nil {
+		return "", err
+	}
+	// The forms, as Open vSwitch tells them apart: odp_flow, dp_name
+	// odp_flow or bridge br_flow, each optionally followed by a packet
+	// in hex (the last argument, when it decodes as one).
+	var pkt []byte
+	if n := len(args); !generate && n > 1 {
+		if b, err := hex.DecodeString(strings.Join(strings.Fields(args[n-1]), "")); err == nil && len(b) >= 14 {
+			pkt, args = b, args[:n-1]
+		} else if n == 3 {
+			return "", fmt.Errorf("trace: packet: %w", err)
+		}
+	}
+	if len(args) == 1 && strings.Contains(args[0], "(") {
+		args = []string{"", args[0]} // odp_flow alone
+	}
+	if len(args) != 2 {
+		return "", fmt.Errorf("syntax: ofproto/trace {[dp_name] odp_flow | bridge br_flow} [-generate | packet]")
 	}
 	br := d.sw.ofBridge(args[0])
 	var in ofswitch.TraceInput
 	if br == nil && strings.Contains(args[1], "(") {
-		// "dp_name odp_flow": a datapath flow, traced through the
-		// bridge that owns its input port.
-		m, err := flow.ParseMatch(args[1])
+		// "[dp_name] odp_flow": a datapath flow, traced through the
+		// bridge that owns its input port (which may be named).
+		m, err := flow.ParseMatch(resolveODPInPortName(args[1], d.datapathPortNumber))
 		if err != nil {
 			return "", fmt.Errorf("trace: %w", err)
 		}
@@ -54,18 +112,21 @@ func (d *Daemon) trace(args []string, acts string) (string, error) {
 		if br == nil {
 			return "", fmt.Errorf("%s: unknown bridge", args[0])
 		}
-		fl, err := ofswitch.ParseTraceFlow(args[1])
+		fl, err := ofswitch.ParseTraceFlow(resolveInPortName(args[1], func(name string) (int64, bool) {
+			return d.sw.portNumber(args[0], name)
+		}))
 		if err != nil {
 			return "", err
 		}
 		in.Flow = fl
 	}
-	if len(args) == 3 {
-		b, err := hex.DecodeString(strings.ReplaceAll(args[2], " ", ""))
-		if err != nil {
-			return "", fmt.Errorf("trace: packet: %w", err)
+	in.Packet = pkt
+	if generate {
+		key := in.Flow.Key
+		if in.ODPKey != nil {
+			key = *in.ODPKey
 		}
-		in.Packet = b
+		in.Packet = flow.Compose(nil, &key, l7)
 	}
 	if acts != "" {
 		fl := in.Flow
@@ -78,6 +139,61 @@ func (d *Daemon) trace(args []string, acts string) (string, error) {
 		}
 	}
 	return br.Trace(in), nil
+}
+
+// inPortRE finds a br_flow's in_port value (optionally quoted).
+var inPortRE = regexp.MustCompile(`(^|[\s,])in_port="?([^,\s"]+)"?`)
+
+// resolveInPortName rewrites a br_flow's in_port=NAME to the port's
+// OpenFlow number, as Open vSwitch's ofproto/trace accepts port names
+// ("in_port=p1"); numbers, reserved names (LOCAL, ...) and unknown names
+// are left to the flow parser.
+func resolveInPortName(flowText string, lookup func(string) (int64, bool)) string {
+	m := inPortRE.FindStringSubmatchIndex(flowText)
+	if m == nil {
+		return flowText
+	}
+	name := flowText[m[4]:m[5]]
+	if _, err := strconv.ParseUint(name, 0, 32); err == nil {
+		return flowText
+	}
+	no, ok := lookup(name)
+	if !ok {
+		return flowText
+	}
+	return flowText[:m[2]] + flowText[m[2]:m[3]] + "in_port=" + strconv.FormatInt(no, 10) + flowText[m[1]:]
+}
+
+// odpInPortRE finds a datapath flow's in_port(NAME).
+var odpInPortRE = regexp.MustCompile(`in_port\(([^()]+)\)`)
+
+// resolveODPInPortName rewrites a datapath flow's in_port(NAME) to the
+// port's datapath number, as Open vSwitch's ofproto/trace accepts
+// ("in_port(p1)"); numbers and unknown names are left to the parser.
+func resolveODPInPortName(flowText string, lookup func(string) (uint32, bool)) string {
+	m := odpInPortRE.FindStringSubmatchIndex(flowText)
+	if m == nil {
+		return flowText
+	}
+	name := flowText[m[2]:m[3]]
+	if _, err := strconv.ParseUint(name, 0, 32); err == nil {
+		return flowText
+	}
+	no, ok := lookup(name)
+	if !ok {
+		return flowText
+	}
+	return flowText[:m[2]] + strconv.FormatUint(uint64(no), 10) + flowText[m[3]:]
+}
+
+// datapathPortNumber finds a port by name in any datapath.
+func (d *Daemon) datapathPortNumber(name string) (uint32, bool) {
+	for _, dp := range d.datapaths() {
+		if p, ok := dp.PortByName(name); ok {
+			return uint32(p.No), true
+		}
+	}
+	return 0, false
 }
 
 // cmdDpifDumpFlows lists the megaflows whose input port belongs to the

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -265,7 +266,7 @@ func TestRemoteAndSSLFlagsAreParsed(t *testing.T) {
 		t.Errorf("parsed %+v", cfg)
 	}
 	rm := &remoteManager{cfg: cfg}
-	if f := rm.sslFiles(nil); f != (ofconn.TLSFiles{Certificate: "/c.pem", CACert: "/ca.pem"}) {
+	if f := rm.sslFiles(nil); !reflect.DeepEqual(f, ofconn.TLSFiles{Certificate: "/c.pem", CACert: "/ca.pem"}) {
 		t.Errorf("files from flags: %+v", f)
 	}
 }

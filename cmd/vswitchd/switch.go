@@ -59,7 +59,11 @@ type swBridge struct {
 	// other_config:hwaddr is removed.
 	defaultMAC  [6]byte
 	haveDefault bool
-	ports       map[string]*swPort // by interface name
+	// localDummyMAC is the dummy MAC reserved for the bridge's local
+	// port when the bridge is created, before its other ports, as Open
+	// vSwitch opens that port first; zero when the port is not a dummy.
+	localDummyMAC [6]byte
+	ports         map[string]*swPort // by interface name
 
 	// OpenFlow port allocation, as Open vSwitch does it: a rotating
 	// cursor, and the time each number was last freed so that a number
@@ -149,6 +153,9 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 	}
 	br := s.bridges[cfg.Name]
 	br.hwaddr, br.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"])
+	if br.dpTyp == "dummy" || s.d.cfg.DisableSystem || s.d.cfg.DummyOverride {
+		br.localDummyMAC = s.d.nextDummyMAC()
+	}
 	fdb, err := l2fib.New(fdbConfig(cfg.OtherConfig), time.Now())
 	if err != nil {
 		delete(s.bridges, cfg.Name)
@@ -211,6 +218,14 @@ func portStats(dp dpif.Datapath, no uint32) (ofp.PortStats, bool) {
 		return ofp.PortStats{}, false
 	}
 	ns := pi.Device.Stats()
+	if _, ok := pi.Device.(*dummy.Device); ok {
+		// Open vSwitch's dummy devices count packets and bytes only;
+		// the other counters are unavailable (all-ones, "?" in
+		// ovs-ofctl dump-ports), which its test suite expects.
+		const na = ^uint64(0)
+		return ofp.PortStats{RxPackets: ns.RxPackets, TxPackets: ns.TxPackets, RxBytes: ns.RxBytes, TxBytes: ns.TxBytes,
+			RxDropped: na, TxDropped: na, RxErrors: na, TxErrors: na, RxFrameErr: na, RxOverErr: na, RxCRCErr: na, Collisions: na}, true
+	}
 	return ofp.PortStats{RxPackets: ns.RxPackets, TxPackets: ns.TxPackets, RxBytes: ns.RxBytes, TxBytes: ns.TxBytes,
 		RxDropped: ns.RxDropped, TxDropped: ns.TxDropped, RxErrors: ns.RxErrors, TxErrors: ns.TxErrors}, true
 }
@@ -234,6 +249,18 @@ func (s *dpSwitch) ofBridge(name string) *ofswitch.Bridge {
 		return b.of
 	}
 	return nil
+}
+
+// portNumber returns the OpenFlow number of a bridge's port by name.
+func (s *dpSwitch) portNumber(bname, port string) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.bridges[bname]; b != nil {
+		if p := b.ports[port]; p != nil {
+			return p.ofport, true
+		}
+	}
+	return 0, false
 }
 
 // ofBridges returns every bridge's OpenFlow switch in name order.
@@ -506,12 +533,15 @@ func (b *swBridge) applyHWAddr() {
 }
 
 // parseDPID reads other_config:datapath-id as Open vSwitch does: exactly
-// 16 hex digits, optionally after "0x"; zero or anything else is ignored.
+// 16 hex digits, or "0x" and up to 16 ("0x5ad515c0"); zero or anything
+// else is ignored.
 func parseDPID(s string) uint64 {
-	if len(s) == 18 && (s[:2] == "0x" || s[:2] == "0X") {
+	if len(s) <= 18 && len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
 		s = s[2:]
+	} else if len(s) != 16 {
+		return 0
 	}
-	if len(s) != 16 {
+	if strings.ContainsAny(s, "+-_") {
 		return 0
 	}
 	n, err := strconv.ParseUint(s, 16, 64)
@@ -519,6 +549,23 @@ func parseDPID(s string) uint64 {
 		return 0
 	}
 	return n
+}
+
+// closeBridges stops every bridge's OpenFlow side (controller
+// connections, listeners, revalidator) at shutdown; the datapaths are
+// closed after.
+func (s *dpSwitch) closeBridges() {
+	s.mu.Lock()
+	var ofs []*ofswitch.Bridge
+	for _, b := range s.bridges {
+		if b.of != nil {
+			ofs = append(ofs, b.of)
+		}
+	}
+	s.mu.Unlock()
+	for _, of := range ofs {
+		of.Close()
+	}
 }
 
 func (s *dpSwitch) DelBridge(name string) error {
@@ -548,6 +595,9 @@ func (s *dpSwitch) bridgeFDB(name string) (*l2fib.Table, func(uint32) string, bo
 	}
 	names := map[uint32]string{}
 	for _, p := range b.ports {
+		if p.typ == "patch" {
+			names[xlate.PatchFDBPort(uint16(p.ofport))] = strconv.FormatInt(p.ofport, 10)
+		}
 		if p.dev == nil {
 			continue
 		}
@@ -575,8 +625,15 @@ func (s *dpSwitch) odpPort(bname, port string) (uint32, bool) {
 		return 0, false
 	}
 	for name, p := range b.ports {
-		if p.dev != nil && (name == port || strconv.FormatInt(p.ofport, 10) == port) {
+		if name != port && strconv.FormatInt(p.ofport, 10) != port {
+			continue
+		}
+		switch {
+		case p.dev != nil:
 			return p.odp, true
+		case p.typ == "patch" && p.ofport > 0:
+			// Patch ports have numbers of their own in the MAC table.
+			return xlate.PatchFDBPort(uint16(p.ofport)), true
 		}
 	}
 	return 0, false
@@ -594,9 +651,9 @@ func (s *dpSwitch) bridgeNames() []string {
 func (s *dpSwitch) isKernelDevice(b *swBridge, ic *bridge.IfaceConfig) bool {
 	switch ic.Type {
 	case "", "system":
-		return true
+		return !s.d.cfg.DummyOverride
 	case "internal":
-		return b.dpTyp != "dummy" && !s.d.cfg.DisableSystem
+		return b.dpTyp != "dummy" && !s.d.cfg.DisableSystem && !s.d.cfg.DummyOverride
 	}
 	return false
 }
@@ -608,9 +665,16 @@ func (s *dpSwitch) openDevice(b *swBridge, ic *bridge.IfaceConfig) (netdev.Devic
 	if typ == "internal" && (b.dpTyp == "dummy" || s.d.cfg.DisableSystem) {
 		typ = "dummy" // Open vSwitch's dummy datapath has dummy internal ports
 	}
+	if s.d.cfg.DummyOverride && (typ == "" || typ == "system" || typ == "internal") {
+		typ = "dummy"
+	}
 	switch typ {
 	case "dummy":
-		return dummy.New(dummy.Config{Name: ic.Name, Internal: ic.Type == "internal", MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
+		mac := b.localDummyMAC
+		if ic.Name != b.name || ic.Type != "internal" || mac == ([6]byte{}) {
+			mac = s.d.nextDummyMAC()
+		}
+		return dummy.New(dummy.Config{Name: ic.Name, Internal: ic.Type == "internal", MAC: mac, MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
 	case "", "system":
 		if s.d.cfg.DisableSystem {
 			return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
@@ -702,6 +766,14 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (int64, error) 
 	b.ports[ic.Name] = p
 	if p.ofport == bridge.OFPPLocal {
 		b.applyHWAddr()
+	}
+	// Open vSwitch's bridge module reports each interface and the
+	// datapath ID once the local port gives it (ovs-vswitchd.at reads
+	// both lines).
+	blog := s.d.logs.Logger("bridge")
+	blog.Info(fmt.Sprintf("bridge %s: added interface %s on port %d", bname, ic.Name, p.ofport))
+	if p.ofport == bridge.OFPPLocal {
+		blog.Info(fmt.Sprintf("bridge %s: using datapath ID %016x", bname, b.datapathIDLocked()))
 	}
 	b.updateLocalMTU()
 	s.syncPorts(b)
@@ -840,6 +912,9 @@ func (s *dpSwitch) DelPort(bname, iface string) error {
 			// The port's MAC entries go with it (cost: that port's entries).
 			b.fdb.FlushPort(p.odp, true)
 		}
+	}
+	if p.typ == "patch" && b.fdb != nil && p.ofport > 0 {
+		b.fdb.FlushPort(xlate.PatchFDBPort(uint16(p.ofport)), true)
 	}
 	b.updateLocalMTU()
 	s.syncPorts(b)
@@ -995,8 +1070,13 @@ func (s *dpSwitch) BridgeStatus(bname string) bridge.BridgeStatus {
 	if b == nil {
 		return bridge.BridgeStatus{}
 	}
-	// As in Open vSwitch: the configured datapath-id, else the local
-	// port's MAC (so hwaddr moves it too), else a random one.
+	return bridge.BridgeStatus{DatapathID: fmt.Sprintf("%016x", b.datapathIDLocked()), DatapathVersion: "<built-in>"}
+}
+
+// datapathIDLocked is the bridge's datapath ID, as in Open vSwitch: the
+// configured datapath-id, else the local port's MAC (so hwaddr moves it
+// too), else a random one. Called with the switch's mu held.
+func (b *swBridge) datapathIDLocked() uint64 {
 	dpid := b.dpid
 	if local := b.ports[b.name]; local != nil && local.dev != nil && local.ofport == bridge.OFPPLocal {
 		dpid = 0
@@ -1007,7 +1087,7 @@ func (s *dpSwitch) BridgeStatus(bname string) bridge.BridgeStatus {
 	if b.cfgDPID != 0 {
 		dpid = b.cfgDPID
 	}
-	return bridge.BridgeStatus{DatapathID: fmt.Sprintf("%016x", dpid), DatapathVersion: "<built-in>"}
+	return dpid
 }
 
 // randomMAC makes a random locally administered unicast MAC.

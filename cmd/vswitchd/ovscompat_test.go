@@ -1,0 +1,222 @@
+package vswitchd
+
+import (
+	"bytes"
+	"encoding/hex"
+	"strings"
+	"testing"
+)
+
+// parseConfig runs the command line through NewCommand as Main does.
+func parseOVSConfig(t *testing.T, program string, env map[string]string, args ...string) (*Config, error) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	var got *Config
+	cmd := NewCommand(program, func(c *Config) error { got = c; return nil })
+	cmd.SetArgs(normalizeArgs(args))
+	err := cmd.Execute()
+	return got, err
+}
+
+// Open vSwitch's test suite starts the daemon with no DATABASE argument
+// next to its own ovsdb-server on $OVS_RUNDIR/db.sock: under the name
+// ovs-vswitchd, gvs must be that server's client, not replace its socket
+// with an embedded server.
+func TestDatabaseDefaultsToRundirDBSockUnderOpenVSwitchsName(t *testing.T) {
+	env := map[string]string{"OVS_RUNDIR": "/run/x", "OVS_DBDIR": "/db/x", "OVS_LOGDIR": "/log/x"}
+	for _, tc := range []struct {
+		program string
+		args    []string
+		want    string
+	}{
+		{"ovs-vswitchd", nil, "unix:/run/x/db.sock"},
+		{"ovs-vswitchd", []string{"tcp:127.0.0.1:6640"}, "tcp:127.0.0.1:6640"},
+		{"ovs-vswitchd", []string{"--rundir=/other"}, "unix:/other/db.sock"},
+		{"gvs-vswitchd", nil, ""}, // gvs's own name: the embedded server
+	} {
+		cfg, err := parseOVSConfig(t, tc.program, env, tc.args...)
+		if err != nil {
+			t.Fatalf("%s %v: %v", tc.program, tc.args, err)
+		}
+		if cfg.Database != tc.want {
+			t.Errorf("%s %v: Database = %q, want %q", tc.program, tc.args, cfg.Database, tc.want)
+		}
+	}
+}
+
+// --enable-dummy takes Open vSwitch's optional argument: bare or
+// =system enables dummy devices, =override also turns system and
+// internal interfaces into dummies (dpctl.at's OVS_VSWITCHD_START).
+func TestEnableDummyAcceptsOpenVSwitchsModes(t *testing.T) {
+	for _, tc := range []struct {
+		arg             string
+		dummy, override bool
+		wantErr         bool
+	}{
+		{"--enable-dummy", true, false, false},
+		{"--enable-dummy=system", true, false, false},
+		{"--enable-dummy=override", true, true, false},
+		{"--enable-dummy=bogus", false, false, true},
+	} {
+		// --dummy-numa is dpif-netdev.at's; accepted and ignored.
+		cfg, err := parseOVSConfig(t, "ovs-vswitchd", nil, tc.arg, "--disable-system", `--dummy-numa=0,0,0,0,8,8,8,8`)
+		if tc.wantErr {
+			if err == nil {
+				t.Errorf("%s: accepted", tc.arg)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.arg, err)
+		}
+		if cfg.EnableDummy != tc.dummy || cfg.DummyOverride != tc.override {
+			t.Errorf("%s: EnableDummy=%v DummyOverride=%v, want %v %v", tc.arg, cfg.EnableDummy, cfg.DummyOverride, tc.dummy, tc.override)
+		}
+	}
+}
+
+// Dummy devices take aa:55:aa:55:00:00, :01, ... in creation order, as
+// Open vSwitch's netdev-dummy numbers them (ofproto.at masks only the
+// last digit: "addr:aa:55:aa:55:00:0x").
+func TestDummyMACsCountUpFromAA55AA550000(t *testing.T) {
+	d := &Daemon{}
+	for i, want := range []string{"aa:55:aa:55:00:00", "aa:55:aa:55:00:01", "aa:55:aa:55:00:02"} {
+		m := d.nextDummyMAC()
+		if got := macString(m); got != want {
+			t.Errorf("MAC %d = %s, want %s", i, got, want)
+		}
+	}
+	d.dummyMACs.Store(0x1ff)
+	if got := macString(d.nextDummyMAC()); got != "aa:55:aa:55:01:ff" {
+		t.Errorf("MAC 0x1ff = %s, want aa:55:aa:55:01:ff", got)
+	}
+}
+
+// ofproto/trace's br_flow may name its input port (ofproto-dpif.at:
+// "in_port=p1"); the name becomes the port's OpenFlow number.
+func TestResolveInPortNameRewritesPortNames(t *testing.T) {
+	ports := map[string]int64{"p1": 1, "p21": 21, "br0": 65534}
+	lookup := func(n string) (int64, bool) { no, ok := ports[n]; return no, ok }
+	for in, want := range map[string]string{
+		"in_port=p1,dl_type=0x0800":          "in_port=1,dl_type=0x0800",
+		"icmp,in_port=p21":                   "icmp,in_port=21",
+		`tcp in_port="p1",tp_dst=80`:         "tcp in_port=1,tp_dst=80",
+		"in_port=7,dl_src=00:00:00:00:00:01": "in_port=7,dl_src=00:00:00:00:00:01",
+		"in_port=LOCAL":                      "in_port=LOCAL",
+		"in_port=nosuch":                     "in_port=nosuch",
+		"dl_type=0x0800":                     "dl_type=0x0800",
+		"xin_port=p1":                        "xin_port=p1",
+	} {
+		if got := resolveInPortName(in, lookup); got != want {
+			t.Errorf("resolveInPortName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// ofproto/trace's options may come anywhere among its arguments, as in
+// Open vSwitch (ofproto-dpif.at: "ofproto/trace br0 FLOW -generate").
+func TestTraceOptionsSplitsOpenVSwitchsOptions(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		rest     []string
+		generate bool
+		l7       int
+		err      string
+	}{
+		{[]string{"br0", "in_port=1", "-generate"}, []string{"br0", "in_port=1"}, true, 0, ""},
+		{[]string{"--generate", "br0", "in_port=1"}, []string{"br0", "in_port=1"}, true, 0, ""},
+		{[]string{"br0", "in_port=1", "--l7", "0a0b0c", "-generate"}, []string{"br0", "in_port=1"}, true, 3, ""},
+		{[]string{"br0", "in_port=1", "--l7-len", "10", "-generate"}, []string{"br0", "in_port=1"}, true, 10, ""},
+		{[]string{"-consistent", "br0", "in_port=1", "0102"}, []string{"br0", "in_port=1", "0102"}, false, 0, ""},
+		{[]string{"br0", "in_port=1", "--l7"}, nil, false, 0, "Missing argument for option --l7"},
+		{[]string{"br0", "in_port=1", "--l7-len", "64001"}, nil, false, 0, "64001: too much L7 data"},
+		{[]string{"br0", "in_port=1", "--bogus"}, nil, false, 0, "--bogus: unknown option"},
+	} {
+		rest, gen, l7, err := traceOptions(tc.args)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%v: err %v, want %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || gen != tc.generate || len(l7) != tc.l7 || strings.Join(rest, " ") != strings.Join(tc.rest, " ") {
+			t.Errorf("%v: rest %q generate %v l7 %d err %v; want %q %v %d", tc.args, rest, gen, len(l7), err, tc.rest, tc.generate, tc.l7)
+		}
+	}
+}
+
+// other_config:datapath-id takes 16 hex digits or "0x" and up to 16
+// (ovs-vswitchd.at "set datapath-id"); anything else, and zero, is
+// invalid (0: the default datapath ID applies).
+func TestParseDPIDAcceptsOpenVSwitchsForms(t *testing.T) {
+	for in, want := range map[string]uint64{
+		"0123456789abcdef":    0x0123456789abcdef,
+		"fedcba9876543210":    0xfedcba9876543210,
+		"0x5ad515c0":          0x5ad515c0,
+		"0X0123456789ABCDEF":  0x0123456789abcdef,
+		"0x00":                0,
+		"0x":                  0,
+		"5ad515c0":            0,
+		"0x0123456789abcdef0": 0,
+		"0x-1":                0,
+		"0x+1":                0,
+		"0x1_0":               0,
+		"xyz":                 0,
+	} {
+		if got := parseDPID(in); got != want {
+			t.Errorf("parseDPID(%q) = %#x, want %#x", in, got, want)
+		}
+	}
+}
+
+// netdev-dummy/receive takes a packet's hex grouped with spaces, as
+// Open vSwitch does.
+func TestPacketArgAcceptsSpacedHex(t *testing.T) {
+	const spaced = "0021853763af 0026b98cb0f9 0800 4500 0014 0000 4000 40 06 0000 0a000001 0a000002"
+	got, err := packetArg(spaced, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := hex.DecodeString(strings.ReplaceAll(spaced, " ", ""))
+	if !bytes.Equal(got, want) {
+		t.Errorf("packetArg = %x, want %x", got, want)
+	}
+}
+
+// A datapath flow's in_port may name the port (ofproto-dpif.at
+// "ofproto/trace command 1": "in_port(p1)").
+func TestResolveODPInPortNameRewritesPortNames(t *testing.T) {
+	lookup := func(n string) (uint32, bool) {
+		return map[string]uint32{"p1": 1, "br0": 100}[n], n == "p1" || n == "br0"
+	}
+	for in, want := range map[string]string{
+		"in_port(p1)": "in_port(1)",
+		"recirc_id(0),in_port(br0),eth_type(0x0800)": "recirc_id(0),in_port(100),eth_type(0x0800)",
+		"in_port(3),eth_type(0x0800)":                "in_port(3),eth_type(0x0800)",
+		"in_port(nosuch)":                            "in_port(nosuch)",
+		"eth_type(0x0800)":                           "eth_type(0x0800)",
+	} {
+		if got := resolveODPInPortName(in, lookup); got != want {
+			t.Errorf("resolveODPInPortName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// netdev-dummy/receive composes a packet from a flow split across lines.
+func TestPacketArgAcceptsFlowSplitAcrossLines(t *testing.T) {
+	const flat = "in_port(1),eth(src=50:54:00:00:00:0b,dst=50:54:00:00:00:0c),eth_type(0x0800),ipv4(src=10.0.0.4,dst=10.0.0.3,proto=1,tos=0,ttl=64,frag=no),icmp(type=8,code=0)"
+	split := strings.Replace(flat, "proto=", "proto=\n", 1)
+	want, err := packetArg(flat, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := packetArg(split, 0)
+	if err != nil {
+		t.Fatalf("packetArg(split): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("split flow composes %x, want %x", got, want)
+	}
+}
