@@ -542,3 +542,65 @@ func TestRemoteFlagReplacesTheDefaultRemotes(t *testing.T) {
 		t.Error("a Manager row opened a listener although --remote replaced the default")
 	}
 }
+
+// TestSSLProtocolsFlagLimitsTheVersions: with --ssl-protocols=TLSv1.2 a
+// pssl: remote serves Open vSwitch's ovs-vsctl over TLS 1.2 and refuses a
+// client that will speak only TLS 1.3; with TLSv1.3 it is the other way
+// round for a TLS 1.2-only client.
+func TestSSLProtocolsFlagLimitsTheVersions(t *testing.T) {
+	requireManagerTools(t)
+	p := makePKI(t)
+	for _, tc := range []struct {
+		protocols        string
+		refused, allowed uint16 // client max versions
+	}{
+		{"TLSv1.2", 0, tls.VersionTLS12},
+		{"TLSv1.3", tls.VersionTLS12, tls.VersionTLS13},
+	} {
+		dir := t.TempDir()
+		port := freePort(t)
+		cfg := &vswitchd.Config{
+			Program: "gvs-vswitchd", RunDir: dir, DBDir: dir, LogDir: dir, DBFile: filepath.Join(dir, "conf.db"),
+			Remotes:    []string{"pssl:" + port + ":127.0.0.1"},
+			PrivateKey: p.key("switch"), Certificate: p.cert("switch"), CACert: p.ca,
+			SSLProtocols: tc.protocols,
+		}
+		d, err := vswitchd.Start(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, err := tls.LoadX509KeyPair(p.cert("client"), p.key("client"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dial := func(min, max uint16) (uint16, error) {
+			c, err := tls.Dial("tcp", "127.0.0.1:"+port, &tls.Config{Certificates: []tls.Certificate{cert}, InsecureSkipVerify: true, MinVersion: min, MaxVersion: max})
+			if err != nil {
+				return 0, err
+			}
+			defer c.Close()
+			return c.ConnectionState().Version, nil
+		}
+		var v uint16
+		waitFor(t, "the pssl remote", func() bool { v, err = dial(tls.VersionTLS12, tc.allowed); return err == nil })
+		if v != tc.allowed {
+			t.Errorf("--ssl-protocols=%s: negotiated %x, want %x", tc.protocols, v, tc.allowed)
+		}
+		if tc.refused != 0 {
+			if v, err := dial(tc.refused, tc.refused); err == nil {
+				t.Errorf("--ssl-protocols=%s: a client limited to %x was served (%x)", tc.protocols, tc.refused, v)
+			}
+		} else if v, err := dial(tls.VersionTLS13, tls.VersionTLS13); err == nil {
+			t.Errorf("--ssl-protocols=%s: a TLS 1.3-only client was served (%x)", tc.protocols, v)
+		}
+		if tc.protocols == "TLSv1.2" {
+			env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
+			vsctl := append([]string{"ovs-vsctl", "--timeout=10", "--db=ssl:127.0.0.1:" + port}, p.sslFlags("client")...)
+			run(t, env, append(vsctl, "--no-wait", "add-br", "brssl")...)
+			if out := run(t, env, append(vsctl, "list-br")...); out != "brssl\n" {
+				t.Errorf("ovs-vsctl list-br over TLS 1.2: %q", out)
+			}
+		}
+		d.Close()
+	}
+}

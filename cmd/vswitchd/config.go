@@ -62,6 +62,10 @@ type Config struct {
 	// for pssl:/ssl: OVSDB remotes and OpenFlow connections ("" or a
 	// db:Open_vSwitch,SSL,COLUMN form: the SSL table's value).
 	PrivateKey, Certificate, CACert string
+	// SSLProtocols and SSLCiphers are ovs-vswitchd's --ssl-protocols
+	// ("TLSv1.2,TLSv1.3") and --ssl-ciphers (OpenSSL suite names) for
+	// every SSL connection; "" keeps the defaults (TLS 1.2 and 1.3).
+	SSLProtocols, SSLCiphers string
 	// SocketGroup is the group (name or number) given the unix sockets
 	// (control socket, db.sock, <bridge>.mgmt, <bridge>.snoop, punix:
 	// remotes); "" keeps the daemon's primary group. They are mode 0770.
@@ -85,7 +89,7 @@ var ignoredOVSFlags = []string{
 }
 
 var ignoredOVSValueFlags = []string{
-	"user", "ssl-protocols", "ssl-ciphers", "dpdk",
+	"user", "dpdk",
 	// Open vSwitch's test-only NUMA layout for dummy PMD threads
 	// (dpif-netdev.at); gvs has no per-NUMA PMD placement.
 	"dummy-numa",
@@ -188,6 +192,8 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.StringVar(&cfg.PrivateKey, "private-key", "", "SSL private key file (default: the SSL table's)")
 	f.StringVar(&cfg.Certificate, "certificate", "", "SSL certificate file (default: the SSL table's)")
 	f.StringVar(&cfg.CACert, "ca-cert", "", "SSL CA certificate file (default: the SSL table's)")
+	f.StringVar(&cfg.SSLProtocols, "ssl-protocols", "", "SSL/TLS versions allowed, e.g. TLSv1.2,TLSv1.3 (default TLS 1.2 and 1.3)")
+	f.StringVar(&cfg.SSLCiphers, "ssl-ciphers", "", "OpenSSL cipher suite names allowed for TLS 1.2 and earlier (default: Go's secure suites)")
 	f.BoolVar(&cfg.DisableSystem, "disable-system", false, "refuse system (AF_PACKET) and internal (tap) ports")
 	for _, n := range ignoredOVSFlags {
 		f.Bool(n, false, "accepted for ovs-vswitchd compatibility; ignored")

@@ -76,6 +76,8 @@ type remoteManager struct {
 
 	static map[string]remoteOptions
 	specs  []dbRemote
+	// tlsOpts are --ssl-protocols and --ssl-ciphers, parsed once.
+	tlsOpts ofconn.TLSOptions
 	// written is the status last written per row (encoded).
 	written map[model.UUID]string
 }
@@ -100,6 +102,7 @@ func (d *Daemon) TLS() *ofconn.TLSSettings {
 // is served and before the bridges start (they use its TLS settings).
 func (d *Daemon) startRemotes() error {
 	rm := &remoteManager{cfg: d.cfg, log: d.logs.Logger("remotes"), static: map[string]remoteOptions{}, written: map[model.UUID]string{}}
+	rm.tlsOpts = parseTLSOptions(d.cfg, rm.log)
 	rm.tls.Set(rm.sslFiles(nil))
 	d.rm = rm
 	target := d.cfg.Database
@@ -294,7 +297,32 @@ func (rm *remoteManager) sslFiles(snap *client.Snapshot) ofconn.TLSFiles {
 			*o.dst = o.flag
 		}
 	}
+	f.Options = rm.tlsOpts
 	return f
+}
+
+// parseTLSOptions reads --ssl-protocols and --ssl-ciphers. As in Open
+// vSwitch, a value that cannot be used is logged as an error and the
+// defaults stay in force.
+func parseTLSOptions(cfg *Config, log *slog.Logger) ofconn.TLSOptions {
+	var o ofconn.TLSOptions
+	if cfg.SSLProtocols != "" {
+		lo, hi, err := ofconn.ParseSSLProtocols(cfg.SSLProtocols)
+		if err != nil {
+			log.Error(fmt.Sprintf("--ssl-protocols %s: %v; using the defaults", cfg.SSLProtocols, err))
+		} else {
+			o.MinVersion, o.MaxVersion = lo, hi
+		}
+	}
+	if cfg.SSLCiphers != "" {
+		ids, err := ofconn.ParseSSLCiphers(cfg.SSLCiphers)
+		if err != nil {
+			log.Error(fmt.Sprintf("--ssl-ciphers %s: %v; using the defaults", cfg.SSLCiphers, err))
+		} else {
+			o.CipherSuites = ids
+		}
+	}
+	return o
 }
 
 func firstString(d model.Datum) string {
