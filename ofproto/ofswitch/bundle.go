@@ -28,7 +28,8 @@ type bundleMsg struct {
 const bundleFlagsValid = ofp.BundleAtomic | ofp.BundleOrdered
 
 func bundleReply(m *ofp.Msg, bc *ofp.BundleCtrl, typ uint16) *ofp.BundleCtrl {
-	return &ofp.BundleCtrl{BundleID: bc.BundleID, Type: typ, Flags: bc.Flags}
+	// Open vSwitch replies with no flags, whatever the request had.
+	return &ofp.BundleCtrl{BundleID: bc.BundleID, Type: typ}
 }
 
 // bundleCtrl implements bundle open, close, commit and discard, as Open
