@@ -57,7 +57,7 @@ func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
 		if old != nil {
 			e.created = old.created
 		}
-		e.g = xlate.NewGroup(gm.GroupID, gm.Type, gm.Buckets, gm.SelectionMethod, gm.FieldOrder, nil)
+		e.g = xlate.NewGroup(gm.GroupID, gm.Type, gm.Buckets, gm.SelectionMethod, gm.SelectionParam, gm.FieldOrder, nil)
 		next[gm.GroupID] = e
 	case ofp.GroupDelete:
 		if gm.GroupID == ofp.GroupAll {
@@ -79,7 +79,7 @@ func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
 			return err
 		}
 		e := *old
-		e.g = xlate.NewGroup(gm.GroupID, old.g.Type, buckets, old.g.Method, old.g.Fields, nil)
+		e.g = xlate.NewGroup(gm.GroupID, old.g.Type, buckets, old.g.Method, old.g.Param, old.g.Fields, nil)
 		next[gm.GroupID] = &e
 	default:
 		return &ofp.Error{Code: ofp.OFPGMFC_BAD_COMMAND}

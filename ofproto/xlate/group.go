@@ -19,6 +19,9 @@ type Group struct {
 	// Fields in translation; anything else (the default, "dp_hash")
 	// hashes in the datapath and recirculates, as Open vSwitch does.
 	Method string
+	// Param is the selection method parameter: for "dp_hash" the hash
+	// algorithm in the high 32 bits and the basis in the low ones.
+	Param  uint64
 	Fields []mf.ID
 	// hashMap maps dp_hash & hashMask to a bucket index, buckets
 	// taking slots in proportion to their weights.
@@ -37,8 +40,8 @@ type GroupCounters struct {
 type BucketCounter struct{ Packets, Bytes atomic.Uint64 }
 
 // NewGroup prepares a group for translation.
-func NewGroup(id uint32, typ uint8, buckets []ofp.Bucket, method string, fields []mf.ID, stats *GroupCounters) *Group {
-	g := &Group{ID: id, Type: typ, Buckets: buckets, Method: method, Fields: fields, Stats: stats}
+func NewGroup(id uint32, typ uint8, buckets []ofp.Bucket, method string, param uint64, fields []mf.ID, stats *GroupCounters) *Group {
+	g := &Group{ID: id, Type: typ, Buckets: buckets, Method: method, Param: param, Fields: fields, Stats: stats}
 	if g.Stats == nil || len(g.Stats.Buckets) != len(buckets) {
 		g.Stats = &GroupCounters{Buckets: make([]BucketCounter, len(buckets))}
 	}
@@ -48,34 +51,66 @@ func NewGroup(id uint32, typ uint8, buckets []ofp.Bucket, method string, fields 
 	return g
 }
 
-// buildHashMap gives each bucket a share of 2^k slots (k so that there
-// are at least 16 slots per bucket) proportional to its weight, by
-// largest remainder.
+// maxSelectHash bounds a dp_hash select group's hash table, as Open
+// vSwitch's MAX_SELECT_GROUP_HASH_VALUES.
+const maxSelectHash = 256
+
+// buildHashMap lays out the dp_hash table as Open vSwitch does, so that
+// the same dp_hash picks the same bucket: max(16, the power of two at or
+// above total weight / smallest weight) slots, handed out by Webster's
+// method (each slot to the bucket with the largest weight/divisor,
+// divisors 1, 3, 5, ...). Beyond 256 slots the table is capped; Open
+// vSwitch then falls back to hashing in the slow path.
 func (g *Group) buildHashMap() {
 	var total uint64
+	minWeight := uint64(0xffff)
 	for _, b := range g.Buckets {
+		if b.Weight > 0 && uint64(b.Weight) < minWeight {
+			minWeight = uint64(b.Weight)
+		}
 		total += uint64(b.Weight)
 	}
-	n := 16
-	for n < 16*len(g.Buckets) {
-		n <<= 1
-	}
-	g.hashMap = make([]int, 0, n)
-	g.hashMask = uint32(n - 1)
 	if total == 0 {
+		g.hashMap, g.hashMask = nil, 0
 		return
 	}
-	for i, b := range g.Buckets {
-		share := int(uint64(b.Weight) * uint64(n) / total)
-		for j := 0; j < share; j++ {
-			g.hashMap = append(g.hashMap, i)
-		}
+	slots := (total + minWeight - 1) / minWeight
+	n := uint64(16)
+	for n < slots && n < maxSelectHash {
+		n <<= 1
 	}
-	for i := 0; len(g.hashMap) < n; i = (i + 1) % len(g.Buckets) {
-		if g.Buckets[i].Weight > 0 {
-			g.hashMap = append(g.hashMap, i)
-		}
+	g.hashMap = make([]int, n)
+	g.hashMask = uint32(n - 1)
+	div := make([]uint64, len(g.Buckets))
+	for i := range div {
+		div[i] = 1
 	}
+	for h := range g.hashMap {
+		win := 0
+		for i := 1; i < len(g.Buckets); i++ {
+			// weight_i/div_i > weight_win/div_win, in integers.
+			if uint64(g.Buckets[i].Weight)*div[win] > uint64(g.Buckets[win].Weight)*div[i] {
+				win = i
+			}
+		}
+		div[win] += 2
+		g.hashMap[h] = win
+	}
+}
+
+// dpHashAlg returns the datapath hash a dp_hash select group uses: Open
+// vSwitch's default (no selection method) is the symmetric L4 hash with
+// basis 0; "dp_hash" takes the algorithm and basis from the parameter
+// (an unknown algorithm is the L4 hash).
+func (g *Group) dpHashAlg() (odp.HashAlg, uint32) {
+	if g.Method == "" {
+		return odp.HashSymL4, 0
+	}
+	alg := odp.HashAlg(g.Param >> 32)
+	if alg != odp.HashL4 && alg != odp.HashSymL4 {
+		alg = odp.HashL4
+	}
+	return alg, uint32(g.Param)
 }
 
 // SetGroups publishes the bridge's groups.
@@ -174,7 +209,7 @@ func (c *ctx) selectGroup(g *Group) {
 		return
 	}
 	c.commit()
-	c.emit(odp.Hash(odp.HashL4, 0))
+	c.emit(odp.Hash(g.dpHashAlg()))
 	rest := c.frames[len(c.frames)-1]
 	tail, err := ofp.AppendActions(nil, rest.acts[rest.i+1:], mf.OF15)
 	if err != nil {
