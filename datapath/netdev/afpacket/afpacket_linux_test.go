@@ -240,6 +240,11 @@ func TestDeviceReportsInterfaceAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A new veth's carrier comes up asynchronously, a moment after both
+	// ends are set up.
+	for end := time.Now().Add(3 * time.Second); d.LinkState() != netdev.LinkUp && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if d.Ifindex() != ifi.Index || d.Type() != "system" || d.Name() != a || d.LinkState() != netdev.LinkUp {
 		t.Fatalf("ifindex %d type %q name %q link %v", d.Ifindex(), d.Type(), d.Name(), d.LinkState())
 	}
