@@ -11,8 +11,8 @@
 // prints for the flows and message types gvs supports; the program name
 // in messages is gvs-ofctl.
 //
-// The online commands (show, dump-desc, dump-tables, dump-ports,
-// dump-ports-desc, dump-flows, dump-aggregate, add-flow, add-flows,
+// The online commands (show, dump-desc, dump-tables, dump-table-features,
+// dump-ports, dump-ports-desc, dump-flows, dump-aggregate, add-flow, add-flows,
 // mod-flows, del-flows, replace-flows, diff-flows) talk to a switch over
 // "unix:PATH", "tcp:IP[:PORT]", a socket file or a bridge name
 // ($OVS_RUNDIR/NAME.mgmt) with one synchronous connection per step, as
@@ -29,6 +29,14 @@
 // invalid_ttl and the NXT_PACKET_IN2 format as ovs-ofctl does, snoop on
 // $OVS_RUNDIR/NAME.snoop. add-flows and replace-flows draw a progress
 // line on stderr when it is a terminal, and never otherwise.
+//
+// dump-table-features and ofp-print of table features messages reduce
+// each table to sets (instructions, actions, fields) and print runs of
+// equal tables as ovs-ofctl does ("tables 1...252: ditto", "(same
+// actions)"); OpenFlow 1.1 and 1.2 dump-tables print the features their
+// table stats carry the same way. -O accepts OpenFlow10 through
+// OpenFlow15, but OpenFlow 1.1 flow mods and flow stats requests are
+// refused: ofp has no encoding of OpenFlow 1.1's standard match.
 //
 // # Imports
 //

@@ -317,9 +317,12 @@ func of11CanMatch(m *mf.Match) bool {
 func allowedProtocols(versions []uint8) protocols {
 	var p protocols
 	for _, v := range versions {
-		if v == mf.OF10 {
+		switch v {
+		case mf.OF10:
 			p |= protoOF10 | protoOF10TID | protoNXM | protoNXMTID
-		} else {
+		case mf.OF11:
+			p |= protoOF11
+		default:
 			p |= protoOXM12 << (v - mf.OF12)
 		}
 	}

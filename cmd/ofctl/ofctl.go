@@ -65,6 +65,7 @@ func commands() []command {
 		online("dump-ports", "SWITCH [PORT]", "print port statistics", 1, 2, dumpPortsCmd),
 		online("dump-ports-desc", "SWITCH [PORT]", "print port descriptions", 1, 2, dumpPortsDescCmd),
 		online("dump-tables", "SWITCH", "print table stats", 1, 1, dumpTablesCmd),
+		online("dump-table-features", "SWITCH", "print table features", 1, 1, dumpTableFeaturesCmd),
 		online("dump-flows", "SWITCH [FLOW]", "print matching flow entries", 1, 2, dumpFlowsCmd),
 		online("dump-aggregate", "SWITCH [FLOW]", "print aggregate stats for FLOWs", 1, 2, dumpAggregateCmd),
 		online("add-flow", "SWITCH FLOW", "add flow described by FLOW", 2, 2, addFlowCmd),
@@ -87,7 +88,7 @@ var packetInFormats = map[string]int{"standard": 0, "openflow10": 0, "nxt_packet
 
 // protocolVersions maps -O names to wire versions.
 var protocolVersions = map[string]uint8{
-	"OpenFlow10": mf.OF10, "OpenFlow13": mf.OF13, "OpenFlow14": mf.OF14, "OpenFlow15": mf.OF15,
+	"OpenFlow10": mf.OF10, "OpenFlow11": mf.OF11, "OpenFlow12": mf.OF12, "OpenFlow13": mf.OF13, "OpenFlow14": mf.OF14, "OpenFlow15": mf.OF15,
 }
 
 // Run executes gvs-ofctl with args (without the program name) and returns
@@ -286,6 +287,6 @@ func usage(w io.Writer) {
 			fmt.Fprintf(bw, "  %-26s  %s\n", c.name+" "+c.args, c.help)
 		}
 	}
-	fmt.Fprintf(bw, "\nOptions:\n  -O, --protocols=LIST   OpenFlow10, OpenFlow13, OpenFlow14, OpenFlow15 (comma-separated)\n  -h, --help             display this help message\n  -V, --version          display version information\n")
+	fmt.Fprintf(bw, "\nOptions:\n  -O, --protocols=LIST   OpenFlow10, OpenFlow11, OpenFlow12, OpenFlow13, OpenFlow14, OpenFlow15 (comma-separated)\n  -h, --help             display this help message\n  -V, --version          display version information\n")
 	bw.Flush()
 }

@@ -211,12 +211,15 @@ func (r *flowReq) flowMod(cmd uint8, p protocols, v uint8) (*ofp.FlowMod, error)
 	case oxm:
 		fm.Format = ofp.FormatOXM
 		fm.Cookie, fm.CookieMask = r.cookie, r.cookieMask
-		if cmd == fcAdd {
+		of11 := p&protoOF11 != 0
+		if cmd == fcAdd || of11 && (cmd == fcModify || cmd == fcModifyStrict) && r.cookieMask == 0 {
 			fm.Cookie = r.newCookie
 		}
 		fm.TableID = fl.Table
-		if fl.Table == ofptext.TableUnset && cmd != fcDelete && cmd != fcDeleteStrict {
-			fm.TableID = 0 // OpenFlow 1.1+ has no "any table" for adds and modifies
+		if fl.Table == ofptext.TableUnset && (of11 || cmd != fcDelete && cmd != fcDeleteStrict) {
+			// OpenFlow 1.1+ has no "any table" for adds and modifies,
+			// OpenFlow 1.1 not even for deletes.
+			fm.TableID = 0
 		}
 		fm.OutPort = r.outPort
 	default:
@@ -243,6 +246,11 @@ func (r *flowReq) flowMod(cmd uint8, p protocols, v uint8) (*ofp.FlowMod, error)
 	return fm, nil
 }
 
+// errNoOF11Match refuses flow mods and flow stats requests in OpenFlow
+// 1.1: they carry OpenFlow 1.1's standard match (ofp11_match), which ofp
+// does not encode.
+var errNoOF11Match = errors.New("OpenFlow 1.1 flow matches (ofp11_match) are not supported by gvs-ofctl; use OpenFlow10 or OpenFlow12 or later")
+
 // setFlowModProtocol picks the flow mod protocol as ovs-ofctl does: the
 // connection's own protocol if usable, else the first usable one it can
 // switch to (OpenFlow 1.0 only: table id extension, NXM, or both), sending
@@ -257,6 +265,9 @@ func (c *vconn) setFlowModProtocol(usable protocols) (protocols, error) {
 		}
 	}
 	if usable&allowed&cur != 0 {
+		if cur == protoOF11 {
+			return 0, errNoOF11Match
+		}
 		return cur, nil
 	}
 	if c.version == mf.OF10 {
@@ -619,6 +630,12 @@ func dumpRequest(e *env, args []string, aggregate bool, usableMask protocols) (*
 			c.close()
 			return nil, nil, fmt.Errorf("switch does not support any of the usable flow formats (%s)", usable)
 		}
+	} else if c.version == mf.OF11 {
+		c.close()
+		if usable&protoOF11 == 0 {
+			return nil, nil, fmt.Errorf("none of the usable flow formats (%s) is among the allowed flow formats (%s)", usable, allowedProtocols(c.e.allowedVersions()))
+		}
+		return nil, nil, errNoOF11Match
 	} else if usable&(protoOF11|protoOXM12<<(c.version-mf.OF12)) == 0 {
 		c.close()
 		return nil, nil, fmt.Errorf("switch does not support any of the usable flow formats (%s)", usable)

@@ -288,6 +288,10 @@ func dumpTablesCmd(e *env, args []string) error {
 		if !ok {
 			return fmt.Errorf("unexpected reply %s", m.Raw)
 		}
+		if m.Version == mf.OF11 || m.Version == mf.OF12 {
+			printLegacyTableStats(w, m, r)
+			continue
+		}
 		header(w, "OFPST_TABLE reply", m)
 		// Runs of tables with the same counters and features as the
 		// one before collapse into "tables A...B: ditto".

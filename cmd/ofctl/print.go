@@ -95,13 +95,17 @@ func printMessageV(w *bufio.Writer, b []byte, verbosity int) error {
 	}
 	m, err := ofp.Decode(b)
 	if err != nil {
-		if printFlowModDecodeError(w, b, err) {
+		if printFlowModDecodeError(w, b, err) || printTableFeaturesPartial(w, b, verbosity) {
 			return nil
 		}
 		return fmt.Errorf("cannot decode %d-byte message: %w", len(b), err)
 	}
 	if _, ok := m.Body.(*ofp.ErrorMsg); ok {
 		printErrorMsgBody(w, m)
+		return nil
+	}
+	if _, _, _, ok := tableFeaturesOf(m); ok {
+		printTableFeaturesMsg(w, m, b, verbosity)
 		return nil
 	}
 	if vp, ok := verbosePrinters[kindOf(m.Body)]; ok {
@@ -240,10 +244,12 @@ func printEcho(w *bufio.Writer, m *ofp.Msg, name string, data []byte) error {
 }
 
 // capability bit names per version range: OpenFlow 1.0 has STP and
-// ARP_MATCH_IP where later versions have GROUP_STATS and PORT_BLOCKED.
+// ARP_MATCH_IP where later versions have GROUP_STATS and PORT_BLOCKED
+// (OpenFlow 1.1 keeps ARP_MATCH_IP).
 var (
 	capsOF10 = []string{0: "FLOW_STATS", 1: "TABLE_STATS", 2: "PORT_STATS", 3: "STP", 5: "IP_REASM", 6: "QUEUE_STATS", 7: "ARP_MATCH_IP"}
-	capsOF11 = []string{0: "FLOW_STATS", 1: "TABLE_STATS", 2: "PORT_STATS", 3: "GROUP_STATS", 5: "IP_REASM", 6: "QUEUE_STATS", 8: "PORT_BLOCKED"}
+	capsOF11 = []string{0: "FLOW_STATS", 1: "TABLE_STATS", 2: "PORT_STATS", 3: "GROUP_STATS", 5: "IP_REASM", 6: "QUEUE_STATS", 7: "ARP_MATCH_IP"}
+	capsOF12 = []string{0: "FLOW_STATS", 1: "TABLE_STATS", 2: "PORT_STATS", 3: "GROUP_STATS", 5: "IP_REASM", 6: "QUEUE_STATS", 8: "PORT_BLOCKED"}
 	capsOF14 = []string{0: "FLOW_STATS", 1: "TABLE_STATS", 2: "PORT_STATS", 3: "GROUP_STATS", 5: "IP_REASM", 6: "QUEUE_STATS", 8: "PORT_BLOCKED", 9: "BUNDLES", 10: "FLOW_MONITORING"}
 )
 
@@ -263,9 +269,12 @@ func printFeaturesReply(w *bufio.Writer, m *ofp.Msg) error {
 	if m.Version >= mf.OF13 && f.AuxiliaryID != 0 {
 		fmt.Fprintf(w, ", auxiliary_id:%d", f.AuxiliaryID)
 	}
-	names := capsOF11
-	if m.Version == mf.OF10 {
+	names := capsOF12
+	switch m.Version {
+	case mf.OF10:
 		names = capsOF10
+	case mf.OF11:
+		names = capsOF11
 	}
 	if m.Version >= mf.OF14 {
 		names = capsOF14
