@@ -243,6 +243,9 @@ func normalVLANSession(t *testing.T, env []string, target, dir string) (string, 
 	// Open vSwitch credits a patch port with the size the frame had when
 	// it entered the switch, gvs with its size at the patch port, which
 	// differs by the VLAN tag NORMAL pushed or popped on the way.
+	// Patch port counters come from megaflow statistics, which a
+	// revalidation round pushes (in both switches).
+	run(t, env, "ovs-appctl", "-t", target, "revalidator/wait")
 	counts := strings.Split(settledPorts(t, env), "\n")
 	for _, l := range strings.Split(run(t, env, "ovs-ofctl", "dump-ports", "br0", "10"), "\n") {
 		if !strings.Contains(l, "duration=") {
