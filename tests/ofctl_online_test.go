@@ -214,6 +214,51 @@ func runOnline(t *testing.T, env []string, dir, bin string, st onlineStep) strin
 	return "stdout:\n" + o + "stderr:\n" + mask(onlineVlogRE.ReplaceAllString(errb.String(), "")) + "exit " + string(rune('0'+rc)) + "\n"
 }
 
+// ofctlSwitch starts the named switch ("Open vSwitch" or gvs-vswitchd)
+// for the subtest t, with the bridges of setUpOfctlBridge, and returns
+// its environment for the tools.
+func ofctlSwitch(t *testing.T, sw string) []string {
+	t.Helper()
+	var env []string
+	if sw == "Open vSwitch" {
+		var stop func()
+		env, stop = startOpenVSwitch(t)
+		t.Cleanup(stop)
+	} else {
+		_, env = startDaemon(t)
+	}
+	setUpOfctlBridge(t, env)
+	return env
+}
+
+// onlineFixture writes the flow files the online steps read into a new
+// directory, with a socket path nobody listens on, and returns it with a
+// function that restores br0's base flow table.
+func onlineFixture(t *testing.T, env []string) (string, func()) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range map[string]string{"flows.txt": onlineFlowsFile, "flows0.txt": onlineFlowsFile0} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := net.Listen("unix", filepath.Join(dir, "refused.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	reset := func() {
+		run(t, env, "ovs-ofctl", "--timeout=10", "del-flows", "br0")
+		c := exec.Command("ovs-ofctl", "--timeout=10", "add-flows", "br0", "-")
+		c.Env, c.Stdin = env, strings.NewReader(onlineBase)
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("resetting flows: %v\n%s", err, out)
+		}
+	}
+	return dir, reset
+}
+
 // TestGvsOfctlOnlineCommandsMatchOVSOfctl runs every step with Debian's
 // ovs-ofctl and with gvs-ofctl against the same switch, Open vSwitch's
 // ovs-vswitchd (dummy datapath) and then gvs-vswitchd, resetting the flow
@@ -226,35 +271,8 @@ func TestGvsOfctlOnlineCommandsMatchOVSOfctl(t *testing.T) {
 	gvsOfctl := gvsOfctlBinary(t)
 	for _, sw := range []string{"Open vSwitch", "gvs-vswitchd"} {
 		t.Run(sw, func(t *testing.T) {
-			var env []string
-			if sw == "Open vSwitch" {
-				var stop func()
-				env, stop = startOpenVSwitch(t)
-				defer stop()
-			} else {
-				_, env = startDaemon(t)
-			}
-			setUpOfctlBridge(t, env)
-			dir := t.TempDir()
-			for name, text := range map[string]string{"flows.txt": onlineFlowsFile, "flows0.txt": onlineFlowsFile0} {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			l, err := net.Listen("unix", filepath.Join(dir, "refused.sock"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			l.(*net.UnixListener).SetUnlinkOnClose(false)
-			l.Close()
-			reset := func() {
-				run(t, env, "ovs-ofctl", "--timeout=10", "del-flows", "br0")
-				c := exec.Command("ovs-ofctl", "--timeout=10", "add-flows", "br0", "-")
-				c.Env, c.Stdin = env, strings.NewReader(onlineBase)
-				if out, err := c.CombinedOutput(); err != nil {
-					t.Fatalf("resetting flows: %v\n%s", err, out)
-				}
-			}
+			env := ofctlSwitch(t, sw)
+			dir, reset := onlineFixture(t, env)
 			state := onlineStep{args: []string{"--no-stats", "--sort", "dump-flows", "br0"}}
 			for _, st := range onlineSteps() {
 				var got [2]string

@@ -138,15 +138,7 @@ func TestDumpTableFeaturesPrintsAsOVSOfctl(t *testing.T) {
 	gvsOfctl := gvsOfctlBinary(t)
 	for _, sw := range []string{"Open vSwitch", "gvs-vswitchd"} {
 		t.Run(sw, func(t *testing.T) {
-			var env []string
-			if sw == "Open vSwitch" {
-				var stop func()
-				env, stop = startOpenVSwitch(t)
-				defer stop()
-			} else {
-				_, env = startDaemon(t)
-			}
-			setUpOfctlBridge(t, env)
+			env := ofctlSwitch(t, sw)
 			dir := t.TempDir()
 			steps := []onlineStep{oc("dump-table-features", "br0"), oc("-O", "OpenFlow10", "dump-table-features", "br0")}
 			for _, v := range tableFeaturesVersions {
@@ -176,15 +168,7 @@ func TestOfpPrintTableFeaturesAsOVSOfctl(t *testing.T) {
 	gvsOfctl := gvsOfctlBinary(t)
 	for _, sw := range []string{"Open vSwitch", "gvs-vswitchd"} {
 		t.Run(sw, func(t *testing.T) {
-			var env []string
-			if sw == "Open vSwitch" {
-				var stop func()
-				env, stop = startOpenVSwitch(t)
-				defer stop()
-			} else {
-				_, env = startDaemon(t)
-			}
-			setUpOfctlBridge(t, env)
+			env := ofctlSwitch(t, sw)
 			var rundir string
 			for _, kv := range env {
 				if v, ok := strings.CutPrefix(kv, "OVS_RUNDIR="); ok {

@@ -1,10 +1,6 @@
 package tests
 
 import (
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -45,35 +41,8 @@ func TestGvsOfctlOpenFlow11And12MatchOVSOfctl(t *testing.T) {
 	gvsOfctl := gvsOfctlBinary(t)
 	for _, sw := range []string{"Open vSwitch", "gvs-vswitchd"} {
 		t.Run(sw, func(t *testing.T) {
-			var env []string
-			if sw == "Open vSwitch" {
-				var stop func()
-				env, stop = startOpenVSwitch(t)
-				defer stop()
-			} else {
-				_, env = startDaemon(t)
-			}
-			setUpOfctlBridge(t, env)
-			dir := t.TempDir()
-			for name, text := range map[string]string{"flows.txt": onlineFlowsFile, "flows0.txt": onlineFlowsFile0} {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			l, err := net.Listen("unix", filepath.Join(dir, "refused.sock"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			l.(*net.UnixListener).SetUnlinkOnClose(false)
-			l.Close()
-			reset := func() {
-				run(t, env, "ovs-ofctl", "--timeout=10", "del-flows", "br0")
-				c := exec.Command("ovs-ofctl", "--timeout=10", "add-flows", "br0", "-")
-				c.Env, c.Stdin = env, strings.NewReader(onlineBase)
-				if out, err := c.CombinedOutput(); err != nil {
-					t.Fatalf("resetting flows: %v\n%s", err, out)
-				}
-			}
+			env := ofctlSwitch(t, sw)
+			dir, reset := onlineFixture(t, env)
 			state := onlineStep{args: []string{"--no-stats", "--sort", "dump-flows", "br0"}}
 			seen := map[string]bool{}
 			for _, v := range []string{"OpenFlow11", "OpenFlow12"} {
