@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/gvs-project/gvs/tests/perf/internal/proc"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -156,17 +156,7 @@ func startSwitch(name, work, gvsBin string, macTableSize int) (*vswitch, error) 
 
 // stop terminates the switch's processes by pid, the vswitchd first.
 func (sw *vswitch) stop() {
-	for _, c := range slices.Backward(sw.cmds) {
-		c.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { c.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			c.Process.Kill()
-			<-done
-		}
-	}
+	proc.StopAll(sw.cmds, 10*time.Second)
 	sw.cmds = nil
 }
 

@@ -40,6 +40,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/gvs-project/gvs/tests/perf/internal/proc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -294,17 +295,7 @@ func waitFile(path string) error {
 
 // stop terminates the switch's processes by pid, the vswitchd first.
 func (sw *vswitch) stop() {
-	for _, c := range slices.Backward(sw.cmds) {
-		c.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { c.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			c.Process.Kill()
-			<-done
-		}
-	}
+	proc.StopAll(sw.cmds, 5*time.Second)
 	sw.cmds = nil
 }
 
