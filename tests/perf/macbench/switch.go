@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/gvs-project/gvs/tests/perf/internal/proc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gvs-project/gvs/tests/perf/internal/proc"
 )
 
 // vswitch is one running switch (gvs-vswitchd alone, or Open vSwitch's

@@ -40,7 +40,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/gvs-project/gvs/tests/perf/internal/proc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +51,7 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/tests/perf/internal/proc"
 )
 
 type options struct {
