@@ -48,13 +48,16 @@ func selectGroupSession(t *testing.T, env []string, target string) string {
 				if proto == 17 {
 					l4 = "00080000" // UDP: length, csum
 				}
-				ip := fmt.Sprintf("4500%04x00000000400%x00000a0000010a000002", 20+4+len(l4)/2, proto)
+				ip := fmt.Sprintf("4500%04x0000000040%02x00000a0000010a000002", 20+4+len(l4)/2, proto)
 				pkt, _ := hex.DecodeString("505400000002505400000001" + "0800" + ip + fmt.Sprintf("%04x0050", 1000+i) + l4)
 				args = append(args, hex.EncodeToString(pkt))
 			}
 			run(t, env, args...)
 		}
 	}
+	// Which bucket each 5-tuple took: Open vSwitch's hash functions and
+	// table layout give the same per-port counts.
+	out = append(out, settledPorts(t, env))
 	// The recirculated passes match dp_hash under the hash table's mask.
 	run(t, env, "ovs-appctl", "-t", target, "revalidator/wait")
 	masks := map[string]bool{}
@@ -75,10 +78,9 @@ var dpHashMaskRE = regexp.MustCompile(`dp_hash\(0x[0-9a-f]+/(0x[0-9a-f]+)\)`)
 // TestSelectGroupsPickBucketsLikeOpenVSwitch: the default and the
 // dp_hash selection methods hash in the datapath as Open vSwitch does
 // (symmetric L4 for the default, the method parameter's algorithm for
-// dp_hash), and the recirculated passes match dp_hash under the same
-// mask (the hash table sized as Open vSwitch's). Which bucket a given
-// 5-tuple takes is not compared: gvs's hash functions are not Open
-// vSwitch's.
+// dp_hash), the recirculated passes match dp_hash under the same mask
+// (the hash table sized and filled as Open vSwitch's), and each 5-tuple
+// leaves through the same bucket (the same hash values).
 func TestSelectGroupsPickBucketsLikeOpenVSwitch(t *testing.T) {
 	for _, bin := range []string{"ovs-vsctl", "ovs-ofctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")

@@ -2,78 +2,69 @@ package odp
 
 import (
 	"encoding/binary"
+	"math/bits"
 
+	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/datapath/tnl"
 )
 
-// hash5 computes the hash action's value for one packet.
+// hash5 computes the hash action's value for one packet, as Open
+// vSwitch's userspace datapath does on a little-endian host, so that a
+// dp_hash select group sends a given packet to the same bucket:
 //
-// Semantics follow Open vSwitch's hash(l4(basis)) and hash(sym_l4(basis)):
-// a hash of the 5-tuple (IP source and destination, IP protocol, and the
-// TCP/UDP/SCTP ports; ports are 0 for other protocols and for non-first
-// fragments; non-IP packets hash only the basis). For l4, a receive-side
-// hash from the port, when present, is used instead of the 5-tuple (mixed
-// with the basis), as OVS does for speed. sym_l4 orders the two
-// (address, port) endpoints before hashing so both directions of a
-// connection hash alike. The numeric values differ from Open vSwitch's
-// (a different mixing function); only the same datapath ever compares
-// them, with dp_hash matches in recirculated megaflows.
+//   - l4 (OVS_HASH_ALG_L4): hash_int(rss, basis), rss being the packet's
+//     receive hash or else miniflow_hash_5tuple of the packet (basis 0;
+//     it is then kept as the packet's receive hash, as dpif-netdev does);
+//   - sym_l4 (OVS_HASH_ALG_SYM_L4): flow_hash_symmetric_l3l4 without UDP
+//     ports: the XOR of the addresses, nw_proto and, for TCP and SCTP
+//     unfragmented packets, the XOR of the ports, so
+//     both directions hash alike; non-IP frames hash their L2 fields
+//     symmetrically (flow_hash_symmetric_l2).
 func hash5(p *packet.Packet, alg HashAlg, basis uint32) uint32 {
-	if alg == HashL4 && p.RSSHash != 0 {
-		return hashFinish(hashAdd(basis, p.RSSHash), 4)
+	if alg == HashL4 {
+		return hashFinish(hashAdd(hashAdd(tnl.PacketHash(p), 0), basis), 8)
 	}
-	l3 := p.L3Data()
-	var src, dst [16]byte
-	var alen int
-	var proto uint8
-	var l4ok bool
-	switch {
-	case len(l3) >= 20 && l3[0]>>4 == 4:
-		copy(src[:], l3[12:16])
-		copy(dst[:], l3[16:20])
-		alen, proto = 4, l3[9]
-		l4ok = binary.BigEndian.Uint16(l3[6:])&0x1fff == 0
-	case len(l3) >= 40 && l3[0]>>4 == 6:
-		copy(src[:], l3[8:24])
-		copy(dst[:], l3[24:40])
-		alen = 16
-		proto, _, l4ok = ipv6Proto(l3)
-	default:
-		return hashFinish(basis, 0)
-	}
-	var sp, dp uint16
-	if l4 := p.L4Data(); l4ok && len(l4) >= 4 && (proto == protoTCP || proto == protoUDP || proto == protoSCTP) {
-		sp = binary.BigEndian.Uint16(l4)
-		dp = binary.BigEndian.Uint16(l4[2:])
-	}
-	if alg == HashSymL4 {
-		if c := compareBytes(src[:alen], dst[:alen]); c > 0 || c == 0 && sp > dp {
-			src, dst = dst, src
-			sp, dp = dp, sp
-		}
-	}
+	var k flow.Key
+	flow.Extract(p, &k)
 	h := basis
-	for i := 0; i < alen; i += 4 {
-		h = hashAdd(h, binary.BigEndian.Uint32(src[i:]))
+	switch k.EthType {
+	case flow.EthTypeIPv4:
+		h = hashAdd(h, bits.ReverseBytes32(k.NwSrc^k.NwDst))
+	case flow.EthTypeIPv6:
+		for i := 0; i < 16; i += 8 {
+			x := binary.LittleEndian.Uint64(k.IPv6Src[i:]) ^ binary.LittleEndian.Uint64(k.IPv6Dst[i:])
+			h = hashAdd(hashAdd(h, uint32(x)), uint32(x>>32))
+		}
+	default:
+		return symmetricL2(&k, basis)
 	}
-	for i := 0; i < alen; i += 4 {
-		h = hashAdd(h, binary.BigEndian.Uint32(dst[i:]))
+	h = hashAdd(h, uint32(k.NwProto))
+	if k.NwFrag&flow.FragMask == 0 && (k.NwProto == protoTCP || k.NwProto == protoSCTP) {
+		h = hashAdd(h, uint32(bits.ReverseBytes16(k.TpSrc^k.TpDst)))
 	}
-	h = hashAdd(h, uint32(proto))
-	h = hashAdd(h, uint32(sp)<<16|uint32(dp))
-	return hashFinish(h, uint32(2*alen+8))
+	return hashFinish(h, basis)
 }
 
-func compareBytes(a, b []byte) int {
-	for i := range a {
-		if a[i] != b[i] {
-			if a[i] < b[i] {
-				return -1
-			}
-			return 1
-		}
+// symmetricL2 is Open vSwitch's flow_hash_symmetric_l2: three words of
+// (eth_type, XOR of the VLAN ids, XOR of the Ethernet addresses, 0)
+// loaded from their network-order bytes.
+func symmetricL2(k *flow.Key, basis uint32) uint32 {
+	var b [12]byte
+	binary.BigEndian.PutUint16(b[0:], k.EthType)
+	var vid uint16
+	for _, v := range k.VLANs {
+		vid ^= v.TCI & 0x0fff
 	}
-	return 0
+	binary.BigEndian.PutUint16(b[2:], vid)
+	for i := 0; i < 6; i++ {
+		b[4+i] = k.EthSrc[i] ^ k.EthDst[i]
+	}
+	h := basis
+	for i := 0; i < 12; i += 4 {
+		h = hashAdd(h, binary.LittleEndian.Uint32(b[i:]))
+	}
+	return hashFinish(h, basis)
 }
 
 // hashAdd and hashFinish are the murmur3 32-bit round and finaliser.
