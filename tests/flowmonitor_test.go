@@ -52,12 +52,13 @@ var fmXIDRE = regexp.MustCompile(` \(xid=0x[1-9a-f][0-9a-f]*\)`)
 // fmXIDRE0 strips the xid of a message header line.
 var fmXIDRE0 = regexp.MustCompile(` \(xid=0x[0-9a-f]+\):$`)
 
-// flowMonitorSession starts every fmWatches monitor, changes br0's flow
+// flowMonitorSession starts every fmWatches monitor with client
+// (ovs-ofctl or gvs-ofctl), changes br0's flow
 // tables from other connections (add, replace, modify and delete, strict
 // and not, a bundle, a cookie change, a hard timeout) and from each
 // monitor's own connection, with a barrier through each monitor after
 // every step, and returns each monitor's masked transcript.
-func flowMonitorSession(t *testing.T, env []string, target string) []string {
+func flowMonitorSession(t *testing.T, env []string, target, client string) []string {
 	t.Helper()
 	setUpOfctlBridge(t, env)
 	run(t, env, "ovs-ofctl", "add-flow", "br0", "in_port=1,dl_vlan=123,actions=output:1")
@@ -71,15 +72,15 @@ func flowMonitorSession(t *testing.T, env []string, target string) []string {
 	mons := make([]*bgTool, len(fmWatches))
 	ctls := make([]string, len(fmWatches))
 	for i, w := range fmWatches {
-		mons[i] = startTool(t, env, "ovs-ofctl", w.args...)
-		ctls[i] = filepath.Join(rundir, fmt.Sprintf("ovs-ofctl.%d.ctl", mons[i].cmd.Process.Pid))
+		mons[i] = startTool(t, env, client, w.args...)
+		ctls[i] = filepath.Join(rundir, fmt.Sprintf("%s.%d.ctl", filepath.Base(client), mons[i].cmd.Process.Pid))
 	}
 	for i := range ctls {
-		waitFor(t, "ovs-ofctl monitor's control socket", func() bool {
+		waitFor(t, "the monitor's control socket", func() bool {
 			select {
 			case <-mons[i].done:
 				b, _ := os.ReadFile(mons[i].log)
-				t.Fatalf("ovs-ofctl %s exited:\n%s", strings.Join(fmWatches[i].args, " "), b)
+				t.Fatalf("%s %s exited:\n%s", client, strings.Join(fmWatches[i].args, " "), b)
 			default:
 			}
 			_, err := os.Stat(ctls[i])
@@ -149,7 +150,7 @@ func flowMonitorSession(t *testing.T, env []string, target string) []string {
 	if os.Getenv("GVS_TRANSCRIPT") != "" {
 		for i, m := range mons {
 			b, _ := os.ReadFile(m.log)
-			t.Logf("ovs-ofctl %s:\n%s", strings.Join(fmWatches[i].args, " "), b)
+			t.Logf("%s %s:\n%s", client, strings.Join(fmWatches[i].args, " "), b)
 		}
 	}
 	out := make([]string, len(mons))
@@ -191,10 +192,10 @@ func TestFlowMonitorPrintsTheSameUpdatesAsOpenVSwitch(t *testing.T) {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
 	ovsEnv, stopOVS := startOpenVSwitch(t)
-	want := flowMonitorSession(t, ovsEnv, "ovs-vswitchd")
+	want := flowMonitorSession(t, ovsEnv, "ovs-vswitchd", "ovs-ofctl")
 	stopOVS()
 	_, gvsEnv := startDaemon(t)
-	got := flowMonitorSession(t, gvsEnv, "gvs-vswitchd")
+	got := flowMonitorSession(t, gvsEnv, "gvs-vswitchd", "ovs-ofctl")
 	if !strings.Contains(want[0], "event=DELETED reason=hard") || !strings.Contains(want[0], "reason=group_delete") || !strings.Contains(want[0], "table=3 cookie=0 dl_dst=50:54:00:00:00:05 actions=output:3") || !strings.Contains(want[1], "event=ABBREV xid=0x12345678") ||
 		!strings.Contains(want[3], "event=ABBREV xid=0x12345678") || !strings.Contains(want[2], "OFPST_FLOW_MONITOR reply (OF1.4)") {
 		t.Errorf("Open vSwitch's session lacks an expected event:\n%s\n%s", want[1], want[3])
@@ -214,8 +215,8 @@ const fmPauseFlows = 20000
 // flowMonitorPauseSession is Open vSwitch's "flow monitoring pause and
 // resume" test: a monitor that stops reading while 20000 flows are added,
 // one added, one modified and all 20000 deleted, then reads again. It
-// returns the transcript once RESUMED has arrived.
-func flowMonitorPauseSession(t *testing.T, env []string) string {
+// returns client's transcript once RESUMED has arrived.
+func flowMonitorPauseSession(t *testing.T, env []string, client string) string {
 	t.Helper()
 	setUpOfctlBridge(t, env)
 	rundir := ""
@@ -224,9 +225,9 @@ func flowMonitorPauseSession(t *testing.T, env []string) string {
 			rundir = v
 		}
 	}
-	mon := startTool(t, env, "ovs-ofctl", "monitor", "br0", "watch:")
-	ctl := filepath.Join(rundir, fmt.Sprintf("ovs-ofctl.%d.ctl", mon.cmd.Process.Pid))
-	waitFor(t, "ovs-ofctl monitor's control socket", func() bool { _, err := os.Stat(ctl); return err == nil })
+	mon := startTool(t, env, client, "monitor", "br0", "watch:")
+	ctl := filepath.Join(rundir, fmt.Sprintf("%s.%d.ctl", filepath.Base(client), mon.cmd.Process.Pid))
+	waitFor(t, "the monitor's control socket", func() bool { _, err := os.Stat(ctl); return err == nil })
 	run(t, env, "ovs-appctl", "-t", ctl, "ofctl/block")
 	var flows strings.Builder
 	flows.WriteString("in_port=2,actions=output:2\n")
@@ -299,8 +300,8 @@ func TestFlowMonitorPausesAndResumesLikeOpenVSwitch(t *testing.T) {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
 	ovsEnv, stopOVS := startOpenVSwitch(t)
-	checkPauseTranscript(t, "Open vSwitch", flowMonitorPauseSession(t, ovsEnv))
+	checkPauseTranscript(t, "Open vSwitch", flowMonitorPauseSession(t, ovsEnv, "ovs-ofctl"))
 	stopOVS()
 	_, gvsEnv := startDaemon(t)
-	checkPauseTranscript(t, "gvs", flowMonitorPauseSession(t, gvsEnv))
+	checkPauseTranscript(t, "gvs", flowMonitorPauseSession(t, gvsEnv, "ovs-ofctl"))
 }

@@ -27,7 +27,12 @@
 // stderr, at ovs-ofctl's verbosity 2: packets are dissected into flows
 // with their transport checksum), monitor after setting miss_send_len,
 // invalid_ttl and the NXT_PACKET_IN2 format as ovs-ofctl does, snoop on
-// $OVS_RUNDIR/NAME.snoop. add-flows and replace-flows draw a progress
+// $OVS_RUNDIR/NAME.snoop. monitor's watch:[SPEC] arguments send one flow
+// monitor each (NXST_FLOW_MONITOR before OpenFlow 1.3, ONFST in 1.3,
+// OFPMP_FLOW_MONITOR after) and print the initial reply to stdout; both
+// commands serve ofctl/barrier, ofctl/send, ofctl/block, ofctl/unblock
+// and exit on $OVS_RUNDIR/gvs-ofctl.PID.ctl, as ovs-ofctl's unixctl
+// server. add-flows and replace-flows draw a progress
 // line on stderr when it is a terminal, and never otherwise.
 //
 // dump-table-features and ofp-print of table features messages reduce

@@ -46,9 +46,7 @@ func monitorCmd(e *env, args []string) error {
 			}
 			e.versions = vs
 		case strings.HasPrefix(a, "watch:"):
-			// Flow monitors (NXST_FLOW_MONITOR / OFPMP_FLOW_MONITOR)
-			// are in neither gvs's codec nor its switch.
-			return fmt.Errorf("%s: flow monitor requests are not supported by %s", a, progName)
+			// Parsed once connected, as ovs-ofctl: names need the switch.
 		default:
 			return fmt.Errorf("%s: unsupported \"monitor\" argument", a)
 		}
@@ -58,8 +56,25 @@ func monitorCmd(e *env, args []string) error {
 		return err
 	}
 	defer c.close()
+	var watches uint32
 	for _, a := range args[1:] {
 		switch {
+		case strings.HasPrefix(a, "watch:"):
+			// ovs-ofctl looks the switch's table and port names up (on
+			// connections of their own) before it parses the first SPEC.
+			if watches == 0 {
+				if err := e.nameLookups(args[0]); err != nil {
+					return err
+				}
+			}
+			fm, err := e.parseWatch(a[len("watch:"):], watches, c.version)
+			if err != nil {
+				return err
+			}
+			watches++
+			if err := c.watch(fm); err != nil {
+				return err
+			}
 		case a == "invalid_ttl":
 			sc, err := c.switchConfig()
 			if err != nil {
@@ -172,10 +187,23 @@ func (c *vconn) monitor(replyEcho, resume bool) error {
 	}
 	w := bufio.NewWriter(c.e.stderr)
 	defer w.Flush()
+	st := newMonitorState(c, w)
+	defer st.serveCtl()()
 	var hdr [8]byte
 	for {
+		// ofctl/block stops reading (the switch then sees a full
+		// socket); exit ends the monitor.
+		st.mu.Lock()
+		for st.blocked && !st.exiting {
+			st.cond.Wait()
+		}
+		exiting := st.exiting
+		st.mu.Unlock()
+		if exiting {
+			return nil
+		}
 		if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
-			return recvError(err)
+			return st.recvError(err)
 		}
 		n := int(binary.BigEndian.Uint16(hdr[2:]))
 		if n < len(hdr) {
@@ -184,14 +212,17 @@ func (c *vconn) monitor(replyEcho, resume bool) error {
 		b := make([]byte, n)
 		copy(b, hdr[:])
 		if _, err := io.ReadFull(c.r, b[len(hdr):]); err != nil {
-			return recvError(err)
+			return st.recvError(err)
 		}
+		st.mu.Lock()
 		if c.e.timestamp {
 			// ovs-ofctl's "%Y-%m-%d %H:%M:%S.###: " in UTC.
 			w.WriteString(time.Now().UTC().Format("2006-01-02 15:04:05.000: "))
 		}
 		printAny(w, b, monitorVerbosity+c.e.verbosity)
-		if err := w.Flush(); err != nil {
+		err := w.Flush()
+		st.mu.Unlock()
+		if err != nil {
 			return err
 		}
 		m, err := ofp.Decode(b)
@@ -199,6 +230,8 @@ func (c *vconn) monitor(replyEcho, resume bool) error {
 			continue
 		}
 		switch body := m.Body.(type) {
+		case *ofp.BarrierReply:
+			st.barrierReplied()
 		case *ofp.EchoRequest:
 			if replyEcho {
 				if err := c.send(m.Version, m.XID, &ofp.EchoReply{Data: body.Data}); err != nil {
@@ -215,9 +248,12 @@ func (c *vconn) monitor(replyEcho, resume bool) error {
 				if err != nil {
 					return fmt.Errorf("encoding resume: %w", err)
 				}
+				st.mu.Lock()
 				w.WriteString("send: ")
 				printAny(w, b, monitorVerbosity+c.e.verbosity)
-				if err := w.Flush(); err != nil {
+				err = w.Flush()
+				st.mu.Unlock()
+				if err != nil {
 					return err
 				}
 				if err := c.sendRaw(b); err != nil {
@@ -226,6 +262,16 @@ func (c *vconn) monitor(replyEcho, resume bool) error {
 			}
 		}
 	}
+}
+
+// recvError is recvError, or nil once exit has closed the connection.
+func (s *monitorState) recvError(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.exiting {
+		return nil
+	}
+	return recvError(err)
 }
 
 func recvError(err error) error {

@@ -89,6 +89,7 @@ func printFlowMonitorRequest(w *bufio.Writer, m *ofp.Msg) error {
 		}
 	}
 	header(w, fmStatsName(m, "request"), m)
+	printStatsFlags(w, req.Flags, true, m.Version)
 	fmt.Fprintf(w, "%s\n", sb.String())
 	return nil
 }
@@ -98,9 +99,6 @@ var fmEventNames = []string{"INITIAL", "ADDED", "DELETED", "MODIFIED", "ABBREV",
 
 func printFlowMonitorReply(w *bufio.Writer, m *ofp.Msg) error {
 	rep := m.Body.(*ofp.FlowMonitorReply)
-	if rep.Flags != 0 {
-		return fmt.Errorf("flow monitor reply flags %#x: %w", rep.Flags, errNotPrinted)
-	}
 	var sb strings.Builder
 	for _, u := range rep.Updates {
 		if int(u.Event) >= len(fmEventNames) {
@@ -144,7 +142,9 @@ func printFlowMonitorReply(w *bufio.Writer, m *ofp.Msg) error {
 			sb.WriteString("actions=" + ofptext.FormatActions(acts, m.Version))
 		}
 	}
+	// A long list of updates comes in several replies: flags=[more].
 	header(w, fmStatsName(m, "reply"), m)
+	printStatsFlags(w, rep.Flags, false, m.Version)
 	fmt.Fprintf(w, "%s\n", sb.String())
 	return nil
 }
