@@ -84,10 +84,6 @@ func flowMonitorSession(t *testing.T, env []string, target, client string) []str
 			default:
 			}
 			_, err := os.Stat(ctls[i])
-			if err != nil {
-				m, _ := filepath.Glob(filepath.Join(rundir, "*.ctl"))
-				t.Logf("%s: %v", ctls[i], m)
-			}
 			return err == nil
 		})
 	}

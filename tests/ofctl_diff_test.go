@@ -137,6 +137,10 @@ func ofctlSession() []ofStep {
 		ofctl("add-flow", "br1", "in_port=11,ip,actions=mod_dl_src:00:00:00:00:00:aa,output:4,resubmit(,1)"),
 		ofctl("add-flow", "br1", "table=1,actions=output:IN_PORT"),
 		appctl("ofproto/trace", "br0", "in_port=1,udp,nw_src=10.0.0.1,nw_dst=10.0.0.7"),
+		// Earlier steps left megaflows (and, in Open vSwitch, their
+		// ukeys, which stop an identical megaflow from being installed
+		// again until they are revalidated away): start from none.
+		appctl("revalidator/purge"),
 		appctl("netdev-dummy/receive", "p1", pktFrom1),
 		settle,
 		appctl("dpctl/dump-flows"),

@@ -35,6 +35,15 @@
 // server. add-flows and replace-flows draw a progress
 // line on stderr when it is a terminal, and never otherwise.
 //
+// Groups and meters: del-groups (with --bundle), dump-group-stats,
+// dump-group-features, del-meter(s), meter-stats and meter-features, and
+// packet-out (both ovs-ofctl 3.1 syntaxes). Their GROUP and METER
+// arguments take only the group_id= and meter= keywords: the group,
+// meter and TLV-map text syntax (add-group, dump-groups, add-meter,
+// dump-meters, TLV maps) is missing from ofptext, so those commands are
+// absent. Like ovs-ofctl's dump_transaction, these dumps print an
+// OFPT_ERROR reply to stdout and exit 0.
+//
 // dump-table-features and ofp-print of table features messages reduce
 // each table to sets (instructions, actions, fields) and print runs of
 // equal tables as ovs-ofctl does ("tables 1...252: ditto", "(same
