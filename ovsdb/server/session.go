@@ -195,9 +195,14 @@ func (sess *session) handle(m *jsonrpc.Message) {
 		return
 	}
 	sess.srv.mu.Lock()
+	defer sess.srv.mu.Unlock()
 	sess.method = m.Method
 	res, errObj := h(sess, m.ID, params)
-	sess.srv.mu.Unlock()
+	// The reply is queued before the lock is released: another session's
+	// commit queues its update notifications under the lock, and they
+	// must not overtake this reply — above all a new monitor's initial
+	// contents, which would otherwise arrive after (and overwrite) an
+	// update the client then never sees again. Queueing never blocks.
 	switch {
 	case errObj != nil:
 		sess.replyError(m.ID, errObj)
