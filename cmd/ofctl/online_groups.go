@@ -140,13 +140,19 @@ func parseGroupSelector(s string) (uint32, error) {
 	return id, nil
 }
 
-func dumpGroupStatsCmd(e *env, args []string) error {
-	id := uint32(ofp.GroupAll)
+// selector returns the GROUP or METER argument after SWITCH parsed by
+// parse, or all when there is none.
+func selector(args []string, all uint32, parse func(string) (uint32, error)) (uint32, error) {
 	if len(args) > 1 {
-		var err error
-		if id, err = parseGroupSelector(args[1]); err != nil {
-			return err
-		}
+		return parse(args[1])
+	}
+	return all, nil
+}
+
+func dumpGroupStatsCmd(e *env, args []string) error {
+	id, err := selector(args, ofp.GroupAll, parseGroupSelector)
+	if err != nil {
+		return err
 	}
 	if err := e.nameLookups(args[0]); err != nil {
 		return err
@@ -240,12 +246,9 @@ func (e *env) openForMeters(target string) (*vconn, error) {
 }
 
 func meterStatsCmd(e *env, args []string) error {
-	id := uint32(ofp.MeterAll)
-	if len(args) > 1 {
-		var err error
-		if id, err = parseMeterSelector(args[1]); err != nil {
-			return err
-		}
+	id, err := selector(args, ofp.MeterAll, parseMeterSelector)
+	if err != nil {
+		return err
 	}
 	c, err := e.openForMeters(args[0])
 	if err != nil {
@@ -335,12 +338,9 @@ func printMeterFeatures(w *bufio.Writer, m *ofp.Msg) error {
 // delGroupsCmd deletes the group GROUP selects (default all), in a
 // bundle with --bundle.
 func delGroupsCmd(e *env, args []string) error {
-	id := uint32(ofp.GroupAll)
-	if len(args) > 1 {
-		var err error
-		if id, err = parseGroupSelector(args[1]); err != nil {
-			return err
-		}
+	id, err := selector(args, ofp.GroupAll, parseGroupSelector)
+	if err != nil {
+		return err
 	}
 	c, err := e.open(args[0])
 	if err != nil {
@@ -356,12 +356,9 @@ func delGroupsCmd(e *env, args []string) error {
 
 // delMetersCmd deletes the meter METER selects (default all).
 func delMetersCmd(e *env, args []string) error {
-	id := uint32(ofp.MeterAll)
-	if len(args) > 1 {
-		var err error
-		if id, err = parseMeterSelector(args[1]); err != nil {
-			return err
-		}
+	id, err := selector(args, ofp.MeterAll, parseMeterSelector)
+	if err != nil {
+		return err
 	}
 	c, err := e.openForMeters(args[0])
 	if err != nil {
