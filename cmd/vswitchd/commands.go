@@ -152,7 +152,7 @@ func (d *Daemon) cmdDpctlShow(_ context.Context, args []string) (string, error) 
 		for _, p := range dp.Ports() {
 			typ := ""
 			if p.Type != "system" {
-				typ = " (" + p.Type + ")"
+				typ = " (" + p.Type + tunnelVportConfig(p.Device) + ")"
 			}
 			fmt.Fprintf(&b, "  port %d: %s%s\n", p.No, p.Name, typ)
 			if stats {

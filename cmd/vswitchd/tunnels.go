@@ -15,22 +15,39 @@ import (
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 )
 
-// Tunnel ports (Interface types geneve and vxlan) are native tunnels, as
-// in Open vSwitch's userspace datapath: every tunnel port of a type and
-// UDP port shares one datapath vport (genev_sys_6081, vxlan_sys_4789),
-// which tnl_pop brings decapsulated packets in on; the OpenFlow port is
-// picked by translation from the tunnel fields (xlate.TunnelReceive).
+// Tunnel ports (Interface types geneve, vxlan, gre and ip6gre) are
+// native tunnels, as in Open vSwitch's userspace datapath: every tunnel
+// port of a type and UDP port shares one datapath vport (genev_sys_6081,
+// vxlan_sys_4789; gre_sys and ip6gre_sys, GRE having no port), which
+// tnl_pop brings decapsulated packets in on; the OpenFlow port is picked
+// by translation from the tunnel fields (xlate.TunnelReceive).
+
+// tunnelType describes an Interface type gvs tunnels natively.
+type tunnelType struct {
+	port  uint16   // default UDP destination port; 0 for GRE
+	vport string   // datapath port name, or its prefix for UDP tunnels
+	typ   tnl.Type // datapath tunnel type
+	gre   bool     // has options:seq, no options:dst_port; carries L2 and L3
+}
 
 // tunnelTypes are the Interface types gvs tunnels natively.
-var tunnelTypes = map[string]struct {
-	port  uint16
-	vport string // datapath port name prefix
-}{
-	"geneve": {6081, "genev_sys_"},
-	"vxlan":  {4789, "vxlan_sys_"},
+var tunnelTypes = map[string]tunnelType{
+	"geneve": {6081, "genev_sys_", tnl.TypeGeneve, false},
+	"vxlan":  {4789, "vxlan_sys_", tnl.TypeVXLAN, false},
+	"gre":    {0, "gre_sys", tnl.TypeGRE, true},
+	"ip6gre": {0, "ip6gre_sys", tnl.TypeIP6GRE, true},
 }
 
 func isTunnelType(t string) bool { _, ok := tunnelTypes[t]; return ok }
+
+// vportName is the datapath vport a tunnel's packets come in on.
+func vportName(t *xlate.TunnelConfig) string {
+	tt := tunnelTypes[t.Type]
+	if tt.gre {
+		return tt.vport
+	}
+	return tt.vport + strconv.Itoa(int(t.DstPort))
+}
 
 // vportRef is a datapath tunnel vport shared by the tunnel ports of one
 // type and UDP port.
@@ -44,7 +61,8 @@ type vportRef struct {
 // parseTunnel reads a tunnel Interface's options as Open vSwitch's
 // set_tunnel_config does, with its error messages.
 func parseTunnel(name, typ string, opts map[string]string) (*xlate.TunnelConfig, error) {
-	t := &xlate.TunnelConfig{Type: typ, DstPort: tunnelTypes[typ].port, DontFragment: true}
+	tt := tunnelTypes[typ]
+	t := &xlate.TunnelConfig{Type: typ, DstPort: tt.port, DontFragment: true}
 	var errs []string
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
@@ -88,10 +106,20 @@ func parseTunnel(name, typ string, opts map[string]string) (*xlate.TunnelConfig,
 				t.TTL = uint8(n)
 			}
 		case "dst_port":
+			if tt.gre {
+				errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
+				break
+			}
 			n, _ := strconv.Atoi(v)
 			t.DstPort = uint16(n)
 		case "csum":
 			t.Csum = v == "true"
+		case "seq":
+			if !tt.gre {
+				errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
+				break
+			}
+			t.Seq = v == "true"
 		case "df_default":
 			if v == "false" {
 				t.DontFragment = false
@@ -100,6 +128,26 @@ func parseTunnel(name, typ string, opts map[string]string) (*xlate.TunnelConfig,
 		default:
 			errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
 		}
+	}
+	switch pt, ok := opts["packet_type"]; {
+	case !ok || pt == "legacy_l2" || pt == "ptap":
+		// Every type here carries Ethernet; ptap is accepted as
+		// before (gvs's datapath has only Ethernet packets).
+	case pt == "legacy_l3":
+		if !tt.gre {
+			full := typ
+			if typ == "vxlan" {
+				full = "VXLAN (without GPE)"
+			}
+			errs = append(errs, fmt.Sprintf("%s: legacy_l3 configured on %s tunnel that cannot carry L3 traffic", name, full))
+			return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+		}
+		// Open vSwitch sends and receives bare L3 packets then (pop_eth
+		// and packet_type); gvs's datapath does not have them.
+		return nil, fmt.Errorf("%s: packet_type=legacy_l3 is not supported by gvs (its datapath carries only Ethernet packets)", name)
+	default:
+		errs = append(errs, fmt.Sprintf("%s: unknown packet_type '%s'", name, pt))
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
 	if !t.RemoteIP.IsValid() && !t.RemoteFlow {
 		errs = append(errs, fmt.Sprintf("%s: %s type requires valid 'remote_ip' argument", name, typ))
@@ -183,11 +231,14 @@ func tunnelConfigText(t *xlate.TunnelConfig, opts map[string]string) string {
 	} else if t.Tos != 0 {
 		m["tos"] = fmt.Sprintf("0x%x", t.Tos)
 	}
-	if t.DstPort != tunnelTypes[t.Type].port {
+	if tt := tunnelTypes[t.Type]; !tt.gre && t.DstPort != tt.port {
 		m["dst_port"] = strconv.Itoa(int(t.DstPort))
 	}
 	if t.Csum {
 		m["csum"] = "true"
+	}
+	if t.Seq {
+		m["seq"] = "true"
 	}
 	if !t.DontFragment {
 		m["df_default"] = "false"
@@ -207,10 +258,25 @@ func tunnelConfigText(t *xlate.TunnelConfig, opts map[string]string) string {
 	return t.Type + ": " + strings.Join(parts, ", ")
 }
 
+// tunnelVportConfig is the ": k=v, ..." dpctl/show prints after a tunnel
+// vport's type: Open vSwitch's datapath vports are in packet_type=ptap
+// mode, and a UDP tunnel on a non-default port shows it. It is "" for
+// other devices.
+func tunnelVportConfig(dev netdev.Device) string {
+	v, ok := dev.(*vport.Device)
+	if !ok {
+		return ""
+	}
+	if tt := tunnelTypes[v.Type()]; !tt.gre && v.DstPort() != tt.port {
+		return fmt.Sprintf(": dst_port=%d, packet_type=ptap", v.DstPort())
+	}
+	return ": packet_type=ptap"
+}
+
 // acquireVport returns the datapath vport for a tunnel, adding it to the
 // datapath on first use. Called with s.mu held.
 func (s *dpSwitch) acquireVport(dpTyp string, t *xlate.TunnelConfig) (*vportRef, error) {
-	name := tunnelTypes[t.Type].vport + strconv.Itoa(int(t.DstPort))
+	name := vportName(t)
 	if s.vports[dpTyp] == nil {
 		s.vports[dpTyp] = map[string]*vportRef{}
 	}
@@ -219,11 +285,7 @@ func (s *dpSwitch) acquireVport(dpTyp string, t *xlate.TunnelConfig) (*vportRef,
 		return v, nil
 	}
 	dp := s.d.Datapath(dpTyp)
-	typ := tnl.TypeGeneve
-	if t.Type == "vxlan" {
-		typ = tnl.TypeVXLAN
-	}
-	dev, err := vport.New(name, typ, t.DstPort)
+	dev, err := vport.New(name, tunnelTypes[t.Type].typ, t.DstPort)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +306,7 @@ func (s *dpSwitch) acquireVport(dpTyp string, t *xlate.TunnelConfig) (*vportRef,
 // releaseVport drops a tunnel port's reference on its vport. Called with
 // s.mu held.
 func (s *dpSwitch) releaseVport(dpTyp string, t *xlate.TunnelConfig) {
-	name := tunnelTypes[t.Type].vport + strconv.Itoa(int(t.DstPort))
+	name := vportName(t)
 	v := s.vports[dpTyp][name]
 	if v == nil {
 		return

@@ -14,6 +14,12 @@ type tunnelPort interface {
 	TunnelType() tnl.Type
 }
 
+// seqPort is a tunnel port that numbers the GRE packets pushed through it
+// (tnl_push headers with a sequence number).
+type seqPort interface {
+	ReserveSeq(n uint32) uint32
+}
+
 // TunnelStats are the tunnel drop counters, summed over workers (Open
 // vSwitch's coverage counters datapath_drop_tunnel_push_error,
 // datapath_drop_tunnel_pop_error and datapath_drop_invalid_tnl_port).
@@ -41,21 +47,29 @@ func (dp *Datapath) TunnelStats() TunnelStats {
 
 // tunnelType returns the tunnel type of datapath port no, if it is one.
 func (w *worker) tunnelType(no uint32) (tnl.Type, bool) {
-	p := w.dp.ports.Load().get(no)
-	if p == nil {
-		return 0, false
-	}
-	t, ok := p.dev.(tunnelPort)
+	t, ok := w.tunnelDev(no)
 	if !ok {
 		return 0, false
 	}
 	return t.TunnelType(), true
 }
 
+// tunnelDev returns the device of datapath port no if it is a tunnel
+// port.
+func (w *worker) tunnelDev(no uint32) (tunnelPort, bool) {
+	p := w.dp.ports.Load().get(no)
+	if p == nil {
+		return nil, false
+	}
+	t, ok := p.dev.(tunnelPort)
+	return t, ok
+}
+
 // TunnelPush encapsulates every packet of b in place with tnl_push's
 // header, as dpif-netdev's push_tnl_action: the tnl_port must be a tunnel
-// port; each packet's metadata is then re-initialised with in_port set to
-// the action's out_port (Open vSwitch's pkt_metadata_init). The
+// port; a GRE header with a sequence number takes the next numbers of
+// that port; each packet's metadata is then re-initialised with in_port
+// set to the action's out_port (Open vSwitch's pkt_metadata_init). The
 // following actions output the packets.
 func (w *worker) TunnelPush(_ *odp.Context, a *odp.Action, b *packet.Batch) {
 	t := a.TunnelPush
@@ -64,16 +78,28 @@ func (w *worker) TunnelPush(_ *odp.Context, a *odp.Action, b *packet.Batch) {
 		netdev.FreeBatch(b, w.pool)
 		return
 	}
-	if _, ok := w.tunnelType(t.TnlPort); !ok {
+	dev, ok := w.tunnelDev(t.TnlPort)
+	if !ok {
 		w.stats.tnlInvalidPort.Add(uint64(b.N))
 		netdev.FreeBatch(b, w.pool)
 		return
+	}
+	var seq uint32
+	sp, numbered := dev.(seqPort)
+	if numbered = numbered && t.Header.HasSeq(); numbered {
+		seq = sp.ReserveSeq(uint32(b.N))
 	}
 	n := 0
 	for i := 0; i < b.N; i++ {
 		p := b.Pkts[i]
 		b.Pkts[i] = nil
-		if err := tnl.Push(p, &t.Header); err != nil {
+		var err error
+		if numbered {
+			err = tnl.PushSeq(p, &t.Header, seq+uint32(i))
+		} else {
+			err = tnl.Push(p, &t.Header)
+		}
+		if err != nil {
 			w.stats.tnlPushDropped.Add(1)
 			w.pool.Put(p)
 			continue

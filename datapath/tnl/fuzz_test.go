@@ -86,14 +86,15 @@ func FuzzHeaderText(f *testing.F) {
 func FuzzPush(f *testing.F) {
 	for _, s := range ovsHeaderTexts {
 		h, _, _ := ParseHeader(s)
-		f.Add(h.Bytes(), mustHex(f, oracleInner[0].hex))
+		f.Add(h.Bytes(), uint8(h.Type), mustHex(f, oracleInner[0].hex))
 	}
-	f.Fuzz(func(t *testing.T, hb, frame []byte) {
+	f.Fuzz(func(t *testing.T, hb []byte, typ uint8, frame []byte) {
 		var h Header
+		h.Type = Type(typ)
 		h.Len = uint16(copy(h.Data[:], hb))
 		p := packet.FromBytes(frame)
 		in := append([]byte{}, p.Data()...)
-		if err := Push(p, &h); err != nil {
+		if err := PushSeq(p, &h, 7); err != nil {
 			return
 		}
 		if !bytes.Equal(p.Data()[h.Len:], in) {

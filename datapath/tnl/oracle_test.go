@@ -42,7 +42,23 @@ var oraclePushCases = []struct {
 	{"geneve6", ovsHeaderTexts[6]},
 	{"geneve6-opts", ovsHeaderTexts[7]},
 	{"geneve6-tclass-label-nocsum", ovsHeaderTexts[9]},
+	{"gre4-key", ovsHeaderTexts[10]},
+	{"gre4-key-seq", ovsHeaderTexts[11]},
+	{"gre4", ovsHeaderTexts[12]},
+	{"gre4-csum-key", ovsHeaderTexts[13]},
+	{"ip6gre", ovsHeaderTexts[14]},
+	{"ip6gre-key", ovsHeaderTexts[15]},
+	{"ip6gre-csum-key", ovsHeaderTexts[16]},
 }
+
+// The datapath port numbers Open vSwitch's dummy datapath gives the
+// tunnel vports of the oracle (startOVS): the UDP port for genev_sys_6081
+// and vxlan_sys_4789, the first free number (3) for gre_sys and the
+// number in the name for ip6gre_sys.
+const (
+	oracleGREPort    = 3
+	oracleIP6GREPort = 6
+)
 
 // Inner frames: ICMP echo from tests/tunnel-push-pop.at, a UDP datagram
 // and an IPv6 TCP SYN (so the 5-tuple hash covers ports and IPv6).
@@ -83,20 +99,28 @@ func readGolden(t *testing.T) map[[2]string]string {
 }
 
 func tnlPort(h *Header) int {
-	if h.Type == TypeVXLAN {
+	switch h.Type {
+	case TypeVXLAN:
 		return PortVXLAN
+	case TypeGRE:
+		return oracleGREPort
+	case TypeIP6GRE:
+		return oracleIP6GREPort
 	}
 	return PortGeneve
 }
 
 // TestPushMatchesOpenVSwitchFrames pushes every oracle header onto every
-// inner frame and compares the whole frame, UDP source port included,
-// with what Open vSwitch sent.
+// inner frame and compares the whole frame, UDP source port and GRE
+// checksum and sequence number included, with what Open vSwitch sent.
+// Open vSwitch numbers GRE packets per datapath tunnel port, counting
+// only headers with a sequence number, in the oracle's order.
 func TestPushMatchesOpenVSwitchFrames(t *testing.T) {
 	golden := readGolden(t)
 	if want := len(oraclePushCases) * len(oracleInner); len(golden) != want {
 		t.Fatalf("%s has %d frames, want %d", goldenPush, len(golden), want)
 	}
+	seq := map[int]uint32{}
 	for _, c := range oraclePushCases {
 		h, _, err := ParseHeader(c.header)
 		if err != nil {
@@ -105,7 +129,13 @@ func TestPushMatchesOpenVSwitchFrames(t *testing.T) {
 		for _, in := range oracleInner {
 			raw, _ := hex.DecodeString(in.hex)
 			p := packet.FromBytes(raw)
-			if err := Push(p, &h); err != nil {
+			if h.HasSeq() {
+				err = PushSeq(p, &h, seq[tnlPort(&h)])
+				seq[tnlPort(&h)]++
+			} else {
+				err = Push(p, &h)
+			}
+			if err != nil {
 				t.Fatalf("%s/%s: %v", c.name, in.name, err)
 			}
 			want := golden[[2]string{c.name, in.name}]
@@ -150,6 +180,7 @@ func TestOpenVSwitchOracle(t *testing.T) {
 		}
 	}
 	checkOVSPop(t, o)
+	checkOVSPopGRE(t, o)
 	if os.Getenv("GVS_UPDATE_GOLDEN") != "" {
 		writeGolden(t, order)
 		return
@@ -197,6 +228,57 @@ func checkOVSPop(t *testing.T, o *ovsInstance) {
 	}
 }
 
+// checkOVSPopGRE gives Open vSwitch GRE frames (with and without a
+// checksum and a key, over IPv4 and IPv6) behind tnl_pop(gre_sys) and
+// compares the tunnel() of the megaflow its upcall installs with what
+// gvs's Pop extracts: tun_id from the key, the csum and key flags.
+func checkOVSPopGRE(t *testing.T, o *ovsInstance) {
+	for _, c := range []struct {
+		header int
+		want   string
+	}{
+		{13, "tunnel(tun_id=0x1e241,src=1.1.2.88,dst=1.1.2.92,flags(-df+csum+key))"},
+		{12, "tunnel(src=1.1.2.88,dst=1.1.2.92,flags(-df-csum))"},
+		{16, "tunnel(tun_id=0x1e241,ipv6_src=2001:cafe::88,ipv6_dst=2001:cafe::92,flags(-df+csum+key))"},
+	} {
+		h, _, err := ParseHeader(ovsHeaderTexts[c.header])
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := packet.FromBytes(mustHex(t, oracleInner[1].hex))
+		if err := Push(p, &h); err != nil {
+			t.Fatal(err)
+		}
+		frame := hex.EncodeToString(p.Data())
+		o.appctl("dpctl/del-flows")
+		o.appctl("dpctl/add-flow", "recirc_id(0),in_port(1),eth(),eth_type(0x0800),ipv4(frag=no)", fmt.Sprintf("tnl_pop(%d)", oracleGREPort))
+		o.appctl("dpctl/add-flow", "recirc_id(0),in_port(1),eth(),eth_type(0x86dd),ipv6(frag=no)", fmt.Sprintf("tnl_pop(%d)", oracleGREPort))
+		o.appctl("netdev-dummy/receive", "p0", frame)
+		inPort := fmt.Sprintf(",recirc_id(0),in_port(%d)", oracleGREPort)
+		var flows string
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if flows = o.appctl("dpctl/dump-flows"); strings.Contains(flows, inPort) {
+				break
+			}
+		}
+		if !strings.Contains(flows, c.want+inPort) {
+			t.Errorf("header %d: no megaflow %s%s in Open vSwitch's flows:\n%s", c.header, c.want, inPort, flows)
+		}
+		if !Pop(p, TypeGRE) {
+			t.Fatalf("header %d: Pop refused the frame Open vSwitch decapsulated", c.header)
+		}
+		tun := p.Md.Tunnel
+		var want packet.Tunnel
+		if strings.Contains(c.want, "tun_id=0x1e241") {
+			want.ID = 0x1e241
+			want.Flags = packet.TunFlagCsum | packet.TunFlagKey
+		}
+		if tun.ID != want.ID || tun.Flags != want.Flags {
+			t.Errorf("header %d: Pop gives tun_id %#x flags %#x; Open vSwitch %s", c.header, tun.ID, tun.Flags, c.want)
+		}
+	}
+}
+
 func writeGolden(t *testing.T, frames []goldenFrame) {
 	var b strings.Builder
 	b.WriteString("# Frames Open vSwitch 3.1 sent for tnl_push(tnl_port(P),HEADER,out_port(100)),2\n")
@@ -214,8 +296,8 @@ func writeGolden(t *testing.T, frames []goldenFrame) {
 
 // ovsInstance is a private ovsdb-server and ovs-vswitchd with a dummy
 // bridge: p0 (datapath port 1) receives, p1 (port 2) captures to a pcap
-// file, and Geneve and VXLAN ports give the datapath genev_sys_6081 and
-// vxlan_sys_4789.
+// file, and Geneve, VXLAN, GRE and ip6gre ports give the datapath
+// genev_sys_6081, vxlan_sys_4789, gre_sys and ip6gre_sys.
 type ovsInstance struct {
 	t   *testing.T
 	dir string
@@ -251,6 +333,9 @@ func startOVS(t *testing.T) *ovsInstance {
 		"--", "add-port", "br0", "p1", "--", "set", "Interface", "p1", "type=dummy", "options:pcap="+filepath.Join(dir, "p1.pcap"),
 		"--", "add-port", "br0", "t1", "--", "set", "Interface", "t1", "type=geneve", "options:remote_ip=flow", "options:key=flow",
 		"--", "add-port", "br0", "t2", "--", "set", "Interface", "t2", "type=vxlan", "options:remote_ip=flow", "options:key=flow")
+	// Added after p0 and p1, so that gre_sys takes the next free number.
+	o.run("ovs-vsctl", "--db="+sock, "add-port", "br0", "t3", "--", "set", "Interface", "t3", "type=gre", "options:remote_ip=flow", "options:key=flow",
+		"--", "add-port", "br0", "t4", "--", "set", "Interface", "t4", "type=ip6gre", "options:remote_ip=flow", "options:key=flow")
 	pid, err := os.ReadFile(filepath.Join(dir, "ovs-vswitchd.pid"))
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +345,8 @@ func startOVS(t *testing.T) *ovsInstance {
 	// as not matching the OpenFlow tables.
 	o.appctl("revalidator/pause")
 	show := o.appctl("dpctl/show")
-	for _, want := range []string{"port 1: p0", "port 2: p1", "port 6081: genev_sys_6081", "port 4789: vxlan_sys_4789"} {
+	for _, want := range []string{"port 1: p0", "port 2: p1", "port 6081: genev_sys_6081", "port 4789: vxlan_sys_4789",
+		fmt.Sprintf("port %d: gre_sys", oracleGREPort), fmt.Sprintf("port %d: ip6gre_sys", oracleIP6GREPort)} {
 		if !strings.Contains(show, want) {
 			t.Fatalf("unexpected datapath ports (want %q):\n%s", want, show)
 		}

@@ -82,6 +82,9 @@ func TestPushThenPopGivesBackThePacket(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if h.Type.IsGRE() {
+			continue // TestGREPushThenPopGivesBackThePacket
+		}
 		for _, in := range oracleInner {
 			raw := mustHex(t, in.hex)
 			p := packet.FromBytes(raw)
@@ -141,7 +144,8 @@ func TestPopRefusesWhatOpenVSwitchRefuses(t *testing.T) {
 		edit  func(b []byte) []byte
 	}{
 		{"wrong tunnel type", geneve, TypeVXLAN, nil},
-		{"unknown type", geneve, 3, nil},
+		{"unknown type", geneve, 105, nil},
+		{"udp tunnel as gre", geneve, TypeGRE, nil},
 		{"bad ip checksum", geneve, TypeGeneve, func(b []byte) []byte { b[24] ^= 1; return b }},
 		{"ip options", geneve, TypeGeneve, func(b []byte) []byte { b[14] = 0x46; ipcsum(b); return b }},
 		{"ip version", geneve, TypeGeneve, func(b []byte) []byte { b[14] = 0x55; ipcsum(b); return b }},

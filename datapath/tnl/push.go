@@ -20,7 +20,7 @@ const (
 // header in front of the frame.
 var ErrNoRoom = errors.New("tnl: no room for the tunnel header")
 
-var errBadHeader = errors.New("tnl: header is not a UDP tunnel header")
+var errBadHeader = errors.New("tnl: header is not a UDP or GRE tunnel header")
 
 // SourcePort maps a flow hash into the tunnel source port range as Open
 // vSwitch does: min + (hash * (max - min)) >> 32.
@@ -29,28 +29,48 @@ func SourcePort(hash uint32) uint16 {
 }
 
 // Push prepends h to p and fills the per-packet fields: the IP total
-// (IPv4) or payload (IPv6) length with the IPv4 checksum updated for it,
-// the UDP length, the UDP source port from the packet's hash (see
-// PacketHash) and, when h's checksum field is non-zero, the UDP checksum
-// over the pseudo-header. It uses the headroom when there is enough and
-// otherwise moves the frame back into the tailroom; it allocates nothing.
-// The offsets are reset to the outer headers (L3 after Ethernet, L4 at
-// UDP). The metadata is left to the caller (the datapath re-initialises
-// it, as Open vSwitch's netdev_push_header does).
-func Push(p *packet.Packet, h *Header) error {
+// (IPv4) or payload (IPv6) length with the IPv4 checksum updated for it;
+// for UDP tunnels the UDP length, the UDP source port from the packet's
+// hash (see PacketHash) and, when h's checksum field is non-zero, the UDP
+// checksum over the pseudo-header; for GRE the checksum when the C flag
+// is set. A GRE sequence number is left as in h (0): PushSeq sets it. It
+// uses the headroom when there is enough and otherwise moves the frame
+// back into the tailroom; it allocates nothing. The offsets are reset to
+// the outer headers (L3 after Ethernet, L4 at UDP or GRE). The metadata
+// is left to the caller (the datapath re-initialises it, as Open
+// vSwitch's netdev_push_header does).
+func Push(p *packet.Packet, h *Header) error { return push(p, h, 0, false) }
+
+// PushSeq is Push for a header with a GRE sequence number (HasSeq): it
+// writes seq there before the GRE checksum is computed, so that the
+// checksum covers it. (Open vSwitch 3.1 sums first and then writes the
+// number, which leaves a wrong checksum on every packet but the one with
+// sequence number 0.)
+func PushSeq(p *packet.Packet, h *Header, seq uint32) error { return push(p, h, seq, true) }
+
+func push(p *packet.Packet, h *Header, seq uint32, setSeq bool) error {
 	n := int(h.Len)
-	if n > MaxLen || n < ethLen+ipv4Len+udpLen {
+	if n > MaxLen || n < ethLen+ipv4Len+greBaseLen {
 		return errBadHeader
 	}
 	iplen := h.ipLen()
-	if n < ethLen+iplen+udpLen {
+	gre := h.Type.IsGRE()
+	switch {
+	case gre:
+		if h.greHeader() == nil {
+			return errBadHeader
+		}
+	case n < ethLen+iplen+udpLen:
 		return errBadHeader
 	}
 	l4len := n - ethLen - iplen + p.Len()
 	if l4len+iplen > 0xffff {
 		return ErrNoRoom
 	}
-	hash := PacketHash(p)
+	var hash uint32
+	if !gre {
+		hash = PacketHash(p)
+	}
 	hdr, err := p.Push(n)
 	if err != nil {
 		hdr, err = pushMoving(p, n)
@@ -72,22 +92,40 @@ func Push(p *packet.Packet, h *Header) error {
 		binary.BigEndian.PutUint16(ip[10:], packet.UpdateChecksum16(csum, 0, tot))
 		pseudo = packet.PseudoHeaderIPv4(binary.BigEndian.Uint32(ip[12:]), binary.BigEndian.Uint32(ip[16:]), ip[9], l4len)
 	}
-	udp := ip[iplen:]
-	binary.BigEndian.PutUint16(udp[0:], SourcePort(hash))
-	binary.BigEndian.PutUint16(udp[4:], uint16(l4len))
-	if binary.BigEndian.Uint16(udp[6:]) != 0 {
-		// The template's 0xffff stays in while summing: it is the
-		// ones' complement zero.
-		c := packet.Fold(packet.ChecksumPartial(udp[:l4len], pseudo))
-		if c == 0 {
-			c = 0xffff
+	l4 := ip[iplen : iplen+l4len]
+	if gre {
+		pushGRE(l4, seq, setSeq)
+	} else {
+		binary.BigEndian.PutUint16(l4[0:], SourcePort(hash))
+		binary.BigEndian.PutUint16(l4[4:], uint16(l4len))
+		if binary.BigEndian.Uint16(l4[6:]) != 0 {
+			// The template's 0xffff stays in while summing: it is the
+			// ones' complement zero.
+			c := packet.Fold(packet.ChecksumPartial(l4, pseudo))
+			if c == 0 {
+				c = 0xffff
+			}
+			binary.BigEndian.PutUint16(l4[6:], c)
 		}
-		binary.BigEndian.PutUint16(udp[6:], c)
 	}
 	p.ResetOffsets()
 	p.L3 = ethLen
 	p.L4 = uint16(ethLen + iplen)
 	return nil
+}
+
+// pushGRE fills the sequence number and checksum of the GRE packet g
+// (header and payload) whose header came from a template.
+func pushGRE(g []byte, seq uint32, setSeq bool) {
+	flags := binary.BigEndian.Uint16(g)
+	if setSeq && flags&greSeq != 0 {
+		binary.BigEndian.PutUint32(g[greHeaderLen(flags)-4:], seq)
+	}
+	if flags&greCsum != 0 {
+		// The checksum is over the GRE header and payload with the
+		// checksum field 0 (as the template has it); no pseudo-header.
+		binary.BigEndian.PutUint16(g[greBaseLen:], packet.Checksum(g))
+	}
 }
 
 // pushMoving makes room for n header bytes when the headroom is too

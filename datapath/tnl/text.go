@@ -101,8 +101,39 @@ func AppendHeaderText(dst []byte, h *Header) []byte {
 			}
 			dst = append(dst, ')')
 		}
+	} else if h.Type.IsGRE() && len(l4) >= greBaseLen {
+		dst = appendGREText(dst, l4)
 	} else {
 		dst = dst[:len(dst)-1] // a tunnel type this package does not print
+	}
+	return append(dst, ')')
+}
+
+// appendGREText prints a GRE header as Open vSwitch:
+// gre((flags=0x2000,proto=0x6558),key=0x1c8), with csum= and seq= when
+// their flags are set (and the header holds them).
+func appendGREText(dst, g []byte) []byte {
+	flags := binary.BigEndian.Uint16(g)
+	dst = append(dst, "gre((flags=0x"...)
+	dst = strconv.AppendUint(dst, uint64(flags), 16)
+	dst = append(dst, ",proto=0x"...)
+	dst = strconv.AppendUint(dst, uint64(binary.BigEndian.Uint16(g[2:])), 16)
+	dst = append(dst, ')')
+	o := greBaseLen
+	for _, f := range [3]struct {
+		flag uint16
+		name string
+	}{{greCsum, ",csum=0x"}, {greKey, ",key=0x"}, {greSeq, ",seq=0x"}} {
+		if flags&f.flag == 0 || len(g) < o+4 {
+			continue
+		}
+		dst = append(dst, f.name...)
+		if f.flag == greCsum {
+			dst = strconv.AppendUint(dst, uint64(binary.BigEndian.Uint16(g[o:])), 16)
+		} else {
+			dst = strconv.AppendUint(dst, uint64(binary.BigEndian.Uint32(g[o:])), 16)
+		}
+		o += 4
 	}
 	return append(dst, ')')
 }
@@ -415,9 +446,12 @@ func (sc *scanner) header() (Header, error) {
 		}
 		n += ipv6Len
 	}
+	if sc.try("gre((") {
+		return sc.gre(&h, n, size, typ)
+	}
 	udp := b[n : n+udpLen]
 	if err := sc.lit("udp("); err != nil {
-		return h, sc.fail("only UDP tunnels (vxlan, geneve) are supported")
+		return h, sc.fail("only UDP (vxlan, geneve) and GRE tunnels are supported")
 	}
 	for i, name := range [3]string{"src", "dst", "csum"} {
 		if i > 0 {
@@ -481,19 +515,91 @@ func (sc *scanner) header() (Header, error) {
 		}
 		want = TypeGeneve
 	default:
-		return h, sc.fail("only UDP tunnels (vxlan, geneve) are supported")
+		return h, sc.fail("only UDP (vxlan, geneve) and GRE tunnels are supported")
 	}
 	if err := sc.lit("))"); err != nil {
 		return h, err
 	}
+	return h, finishHeader(&h, want, n, size, typ)
+}
+
+// finishHeader checks the size= and type= of a parsed header against
+// what its text described and sets them.
+func finishHeader(h *Header, want Type, n int, size, typ uint64) error {
 	if typ != uint64(want) {
-		return h, &HeaderError{Offset: 0, Msg: fmt.Sprintf("type=%d does not match the tunnel header (%d)", typ, want)}
+		return &HeaderError{Offset: 0, Msg: fmt.Sprintf("type=%d does not match the tunnel header (%d)", typ, want)}
 	}
 	if size != uint64(n) {
-		return h, &HeaderError{Offset: 0, Msg: fmt.Sprintf("size=%d does not match the header length %d", size, n)}
+		return &HeaderError{Offset: 0, Msg: fmt.Sprintf("size=%d does not match the header length %d", size, n)}
 	}
 	h.Type, h.Len = want, uint16(n)
-	return h, nil
+	return nil
+}
+
+// gre parses what follows "gre((" at offset n of h's data:
+// flags=0x..,proto=0x..) then csum=, key= and seq= (each 0x hex) for the
+// flags set, as Open vSwitch's ovs_parse_tnl_push. The type is
+// TypeIP6GRE after an IPv6 header, else TypeGRE.
+func (sc *scanner) gre(h *Header, n int, size, typ uint64) (Header, error) {
+	g := h.Data[n:]
+	flags, err := sc.field("flags", 16, true)
+	if err != nil {
+		return *h, err
+	}
+	if err := sc.lit(","); err != nil {
+		return *h, err
+	}
+	proto, err := sc.field("proto", 16, true)
+	if err != nil {
+		return *h, err
+	}
+	if err := sc.lit(")"); err != nil {
+		return *h, err
+	}
+	binary.BigEndian.PutUint16(g[0:], uint16(flags))
+	binary.BigEndian.PutUint16(g[2:], uint16(proto))
+	o := greBaseLen
+	if flags&greCsum != 0 {
+		v, err := sc.commaField("csum", 16)
+		if err != nil {
+			return *h, err
+		}
+		binary.BigEndian.PutUint16(g[o:], uint16(v))
+		o += 4
+	}
+	for _, f := range [2]struct {
+		flag uint64
+		name string
+	}{{greKey, "key"}, {greSeq, "seq"}} {
+		if flags&f.flag == 0 {
+			continue
+		}
+		v, err := sc.commaField(f.name, 32)
+		if err != nil {
+			return *h, err
+		}
+		binary.BigEndian.PutUint32(g[o:], uint32(v))
+		o += 4
+	}
+	if err := sc.lit("))"); err != nil {
+		return *h, err
+	}
+	want := TypeGRE
+	if binary.BigEndian.Uint16(h.Data[12:]) != ethTypeIPv4 {
+		want = TypeIP6GRE
+	}
+	if err := finishHeader(h, want, n+o, size, typ); err != nil {
+		return Header{}, err
+	}
+	return *h, nil
+}
+
+// commaField scans ",name=0xHEX".
+func (sc *scanner) commaField(name string, bits int) (uint64, error) {
+	if err := sc.lit(","); err != nil {
+		return 0, err
+	}
+	return sc.field(name, bits, true)
 }
 
 func (sc *scanner) ipv4(ip []byte) error {

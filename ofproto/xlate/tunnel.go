@@ -21,9 +21,10 @@ import (
 
 // TunnelConfig is a tunnel port's configuration (Interface options).
 type TunnelConfig struct {
-	// Type is "geneve" or "vxlan".
+	// Type is "geneve", "vxlan", "gre" or "ip6gre".
 	Type string
-	// DstPort is the UDP destination port (6081, 4789 by default).
+	// DstPort is the UDP destination port (6081, 4789 by default; 0 for
+	// GRE).
 	DstPort uint16
 	// RemoteIP is options:remote_ip; RemoteFlow when it is "flow".
 	RemoteIP   netip.Addr
@@ -39,7 +40,12 @@ type TunnelConfig struct {
 	TTL, Tos               uint8
 	TTLInherit, TosInherit bool
 	DontFragment, Csum     bool
+	// Seq is options:seq (GRE): send sequence numbers.
+	Seq bool
 }
+
+// isGRE reports whether t is a GRE tunnel (gre or ip6gre).
+func (t *TunnelConfig) isGRE() bool { return t.Type == "gre" || t.Type == "ip6gre" }
 
 // TunnelEnv is what native tunnelling needs from outside the bridges:
 // the routing table, the neighbour cache and device addresses.
@@ -384,6 +390,11 @@ func (c *ctx) tunnelOutput(p *Port) {
 		hp.GeneveOpts = c.geneveOptions(k)
 	case "vxlan":
 		hp.Type = tnl.TypeVXLAN
+	case "gre", "ip6gre":
+		// netdev_gre_build_header: the low 32 bits of tun_id when the
+		// port sends a key, sequence numbers when options:seq.
+		hp.Type = tnl.TypeGRE
+		hp.GREKey, hp.GREKeyPresent, hp.GRESeq = uint32(k.TunID), t.OutKeyPresent, t.Seq
 	}
 	h, err := tnl.Build(&hp)
 	if err != nil {
@@ -394,7 +405,11 @@ func (c *ctx) tunnelOutput(p *Port) {
 	saveOut := c.out.Actions
 	c.out.Actions = nil
 	c.emit(odp.TunnelPush(p.ODP, op.ODP, h))
-	c.underlay(ox, op, src, dst, dmac, last)
+	proto := uint8(flow.IPProtoUDP)
+	if t.isGRE() {
+		proto = ipProtoGRE
+	}
+	c.underlay(ox, op, src, dst, dmac, proto, last)
 	sub := c.out.Actions
 	c.out.Actions = saveOut
 	if len(sub) <= 1 {
@@ -411,7 +426,7 @@ func (c *ctx) tunnelOutput(p *Port) {
 // owns the route's device, as if it came in on that device, with its own
 // wildcards (the outer headers follow from the tunnel configuration, not
 // from the inner packet) and without side effects.
-func (c *ctx) underlay(ox *Xlator, op *Port, src, dst netip.Addr, dmac [6]byte, last bool) {
+func (c *ctx) underlay(ox *Xlator, op *Port, src, dst netip.Addr, dmac [6]byte, proto uint8, last bool) {
 	saveX, saveSnap, saveV := c.x, c.snap, c.v
 	saveFlow, saveBase, saveWC := c.flow, c.base, c.wc
 	saveTable, saveRule, saveStack, saveIn, saveInd := c.table, c.rule, c.stack, c.in, c.ind
@@ -441,7 +456,7 @@ func (c *ctx) underlay(ox *Xlator, op *Port, src, dst netip.Addr, dmac [6]byte, 
 			k.IPv6Src, k.IPv6Dst = src.As16(), dst.As16()
 		}
 		k.NwTos, k.NwTTL = tun.TunTos, tun.TunTTL
-		k.NwProto = flow.IPProtoUDP
+		k.NwProto = proto
 		k.TpSrc, k.TpDst = tun.TunTpSrc, tun.TunTpDst
 	}
 	outer(&c.flow.Key)
@@ -516,17 +531,44 @@ func (t *RecircTable) devicePort(dev string) (*Xlator, *Port) {
 	return nil, nil
 }
 
-// tunnelVports lists the datapath's tunnel vports and their UDP ports.
-func (t *RecircTable) tunnelVports() map[uint16]uint32 {
+// ipProtoGRE is the IP protocol of GRE tunnels.
+const ipProtoGRE = 47
+
+// tunnelVports are the datapath's tunnel vports: the UDP tunnels' by UDP
+// port, and the GRE vports (gre_sys, ip6gre_sys) by tunnel type.
+type tunnelVports struct {
+	udp map[uint16]uint32
+	gre map[string]uint32
+}
+
+// tunnelVports lists the datapath's tunnel vports.
+func (t *RecircTable) tunnelVports() tunnelVports {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	out := map[uint16]uint32{}
+	out := tunnelVports{udp: map[uint16]uint32{}, gre: map[string]uint32{}}
 	for _, x := range t.bridges {
 		for _, p := range x.snap.Load().Tunnels {
-			out[p.Tunnel.DstPort] = p.ODP
+			if p.Tunnel.isGRE() {
+				out.gre[p.Tunnel.Type] = p.ODP
+			} else {
+				out.udp[p.Tunnel.DstPort] = p.ODP
+			}
 		}
 	}
 	return out
+}
+
+// greVport picks the vport that pops a GRE packet of either family:
+// gre_sys if there is one, else ip6gre_sys. Open vSwitch keeps one
+// tunnel-port entry per local address and IP protocol, taken by the GRE
+// vport added first (gre_sys in the usual configurations), and the
+// receive side then looks for a tunnel port on that vport only.
+func (v tunnelVports) greVport() (uint32, bool) {
+	if no, ok := v.gre["gre"]; ok {
+		return no, true
+	}
+	no, ok := v.gre["ip6gre"]
+	return no, ok
 }
 
 // terminate checks whether output to port p (a port with IP addresses)
@@ -593,11 +635,12 @@ func hasAddr(addrs []netip.Prefix, a netip.Addr) bool {
 
 // tnlPortLookup is the tunnel port map lookup: Ethernet destination p's
 // address, no VLAN, IP destination one of p's addresses, UDP to a tunnel
-// vport's port. Like a staged classifier lookup, it un-wildcards the
+// vport's port or GRE (any port: Open vSwitch's entry for GRE does not
+// match tp_dst). Like a staged classifier lookup, it un-wildcards the
 // fields of each stage it reaches.
-func (c *ctx) tnlPortLookup(p *Port, addrs []netip.Prefix, vports map[uint16]uint32) (uint32, bool) {
+func (c *ctx) tnlPortLookup(p *Port, addrs []netip.Prefix, all tunnelVports) (uint32, bool) {
 	k, w := &c.flow.Key, &c.wc.Key
-	if len(vports) == 0 {
+	if len(all.udp) == 0 && len(all.gre) == 0 {
 		return 0, false
 	}
 	w.EthDst = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
@@ -615,7 +658,14 @@ func (c *ctx) tnlPortLookup(p *Port, addrs []netip.Prefix, vports map[uint16]uin
 		w.IPv6Dst = allOnes16
 		dst = netip.AddrFrom16(k.IPv6Dst)
 	}
-	if k.NwProto != flow.IPProtoUDP || k.NwFrag != 0 || !hasAddr(addrs, dst) {
+	if k.NwFrag != 0 || !hasAddr(addrs, dst) {
+		return 0, false
+	}
+	if k.NwProto == ipProtoGRE {
+		return all.greVport()
+	}
+	vports := all.udp
+	if k.NwProto != flow.IPProtoUDP || len(vports) == 0 {
 		return 0, false
 	}
 	no, ok := vports[k.TpDst]

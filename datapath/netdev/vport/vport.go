@@ -15,15 +15,22 @@ import (
 const (
 	TypeGeneve = "geneve"
 	TypeVXLAN  = "vxlan"
+	TypeGRE    = "gre"
+	TypeIP6GRE = "ip6gre"
 )
 
 // DefaultMTU is the MTU a tunnel port reports until set.
 const DefaultMTU = 1500
 
 // Name returns the datapath port name Open vSwitch gives the tunnel port
-// of type t and UDP destination port dst: genev_sys_6081, vxlan_sys_4789.
+// of type t and UDP destination port dst: genev_sys_6081, vxlan_sys_4789;
+// GRE has no port: gre_sys, ip6gre_sys.
 func Name(t tnl.Type, dst uint16) string {
 	switch t {
+	case tnl.TypeGRE:
+		return "gre_sys"
+	case tnl.TypeIP6GRE:
+		return "ip6gre_sys"
 	case tnl.TypeGeneve:
 		return fmt.Sprintf("genev_sys_%d", dst)
 	case tnl.TypeVXLAN:
@@ -41,6 +48,10 @@ type Device struct {
 	// counters[0] counts what Send dropped.
 	counters [1]netdev.Counters
 
+	// seq is the next GRE sequence number (Open vSwitch's per-port
+	// tnl_cfg.seqno), shared by every worker pushing through this port.
+	seq atomic.Uint32
+
 	mu  sync.Mutex // guards mac, mtu
 	mac [6]byte
 	mtu int
@@ -48,9 +59,9 @@ type Device struct {
 
 var _ netdev.Device = (*Device)(nil)
 
-// New returns a tunnel port of type t (tnl.TypeGeneve or tnl.TypeVXLAN)
-// for UDP destination port dst (0: the type's IANA port). An empty name
-// becomes Name(t, dst).
+// New returns a tunnel port of type t (tnl.TypeGeneve, tnl.TypeVXLAN,
+// tnl.TypeGRE or tnl.TypeIP6GRE) for UDP destination port dst (0: the
+// type's IANA port; always 0 for GRE). An empty name becomes Name(t, dst).
 func New(name string, t tnl.Type, dst uint16) (*Device, error) {
 	switch t {
 	case tnl.TypeGeneve:
@@ -60,6 +71,10 @@ func New(name string, t tnl.Type, dst uint16) (*Device, error) {
 	case tnl.TypeVXLAN:
 		if dst == 0 {
 			dst = tnl.PortVXLAN
+		}
+	case tnl.TypeGRE, tnl.TypeIP6GRE:
+		if dst != 0 {
+			return nil, fmt.Errorf("vport: %v has no UDP port (got %d)", t, dst)
 		}
 	default:
 		return nil, fmt.Errorf("vport: tunnel type %d not supported", t)
@@ -74,16 +89,27 @@ func New(name string, t tnl.Type, dst uint16) (*Device, error) {
 // decapsulation of tnl_pop and to accept tnl_push's tnl_port.
 func (d *Device) TunnelType() tnl.Type { return d.typ }
 
-// DstPort returns the UDP destination port the tunnel listens on.
+// ReserveSeq returns the first of n consecutive GRE sequence numbers for
+// packets pushed through this port.
+func (d *Device) ReserveSeq(n uint32) uint32 { return d.seq.Add(n) - n }
+
+// DstPort returns the UDP destination port the tunnel listens on (0 for
+// GRE).
 func (d *Device) DstPort() uint16 { return d.dstPort }
 
 // Name returns the port name.
 func (d *Device) Name() string { return d.name }
 
-// Type returns "geneve" or "vxlan", as the Interface type column.
+// Type returns "geneve", "vxlan", "gre" or "ip6gre", as the Interface
+// type column.
 func (d *Device) Type() string {
-	if d.typ == tnl.TypeVXLAN {
+	switch d.typ {
+	case tnl.TypeVXLAN:
 		return TypeVXLAN
+	case tnl.TypeGRE:
+		return TypeGRE
+	case tnl.TypeIP6GRE:
+		return TypeIP6GRE
 	}
 	return TypeGeneve
 }

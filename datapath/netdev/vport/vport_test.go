@@ -17,6 +17,8 @@ func TestNewNamesPortsAsOpenVSwitch(t *testing.T) {
 		{tnl.TypeGeneve, 0, "genev_sys_6081", "geneve"},
 		{tnl.TypeVXLAN, 0, "vxlan_sys_4789", "vxlan"},
 		{tnl.TypeVXLAN, 4790, "vxlan_sys_4790", "vxlan"},
+		{tnl.TypeGRE, 0, "gre_sys", "gre"},
+		{tnl.TypeIP6GRE, 0, "ip6gre_sys", "ip6gre"},
 	} {
 		d, err := New("", c.typ, c.dst)
 		if err != nil {
@@ -29,8 +31,21 @@ func TestNewNamesPortsAsOpenVSwitch(t *testing.T) {
 			t.Errorf("DstPort() = %d, want %d", d.DstPort(), c.dst)
 		}
 	}
-	if _, err := New("gre", 3, 0); err == nil {
-		t.Error("New accepted GRE")
+	if _, err := New("lisp", 105, 0); err == nil {
+		t.Error("New accepted LISP")
+	}
+	if _, err := New("", tnl.TypeGRE, 4789); err == nil {
+		t.Error("New accepted a UDP port for GRE")
+	}
+}
+
+func TestReserveSeqHandsOutConsecutiveNumbers(t *testing.T) {
+	d, err := New("", tnl.TypeGRE, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b, c := d.ReserveSeq(1), d.ReserveSeq(32), d.ReserveSeq(1); a != 0 || b != 1 || c != 33 {
+		t.Errorf("ReserveSeq gave %d, %d, %d; want 0, 1, 33", a, b, c)
 	}
 }
 
