@@ -190,7 +190,10 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		},
 		Meters: dp.Meters(),
 		TLS:    s.d.TLS(),
-		Logf:   func(format string, args ...any) { s.d.log.Warn(fmt.Sprintf(format, args...)) },
+		SetPortAdmin: func(no uint16, up bool) (bool, error) {
+			return s.setPortAdmin(name, no, up)
+		},
+		Logf: func(format string, args ...any) { s.d.log.Warn(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		dp.MACTables().Set(br.fdbID, nil)
@@ -374,6 +377,9 @@ func (s *dpSwitch) ofPorts(b *swBridge) []ofswitch.Port {
 			op.ODP = p.odp
 			op.HWAddr = p.dev.MAC()
 			op.LinkDown = p.dev.LinkState() == netdev.LinkDown
+			if as, ok := p.dev.(netdev.AdminStater); ok {
+				op.AdminDown = !as.AdminUp()
+			}
 		} else if p.tunnel != nil {
 			op.ODP, op.Tunnel = p.odp, p.tunnel
 		} else if p.typ == "patch" {
@@ -921,6 +927,31 @@ func (s *dpSwitch) DelPort(bname, iface string) error {
 	return nil
 }
 
+// setPortAdmin brings a bridge's OpenFlow port up or down (port_mod's
+// OFPPC_PORT_DOWN) and reports whether its link is down afterwards.
+func (s *dpSwitch) setPortAdmin(bname string, no uint16, up bool) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.bridges[bname]
+	if b == nil {
+		return false, fmt.Errorf("no bridge %s", bname)
+	}
+	for _, p := range b.ports {
+		if uint16(p.ofport) != no {
+			continue
+		}
+		as, ok := p.dev.(netdev.AdminStater)
+		if !ok {
+			return false, fmt.Errorf("port %s cannot be brought up or down", p.name)
+		}
+		if err := as.SetAdminUp(up); err != nil {
+			return false, err
+		}
+		return p.dev.LinkState() == netdev.LinkDown, nil
+	}
+	return false, fmt.Errorf("no port %d on bridge %s", no, bname)
+}
+
 func (s *dpSwitch) IfaceStatus(bname, iface string) bridge.IfaceStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -944,6 +975,9 @@ func (s *dpSwitch) IfaceStatus(bname, iface string) bridge.IfaceStatus {
 	st.MTU = int64(p.dev.MTU())
 	st.Ifindex = int64(p.dev.Ifindex())
 	st.LinkState = p.dev.LinkState().String()
+	if as, ok := p.dev.(netdev.AdminStater); ok && !as.AdminUp() {
+		st.AdminState = "down"
+	}
 	if p.lastLink != "" && p.lastLink != st.LinkState {
 		p.linkResets++
 	}

@@ -72,6 +72,14 @@ type Device interface {
 	Close() error
 }
 
+// AdminStater is a Device whose administrative state (IFF_UP) can be
+// read and set: OpenFlow port_mod's OFPPC_PORT_DOWN and the Interface
+// table's admin_state. Devices without it are always up.
+type AdminStater interface {
+	AdminUp() bool
+	SetAdminUp(up bool) error
+}
+
 // Stats are a port's counters, as in the Interface table's statistics
 // column.
 type Stats struct {

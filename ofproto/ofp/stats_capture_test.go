@@ -73,6 +73,20 @@ var statsCaptureCmds = []struct {
 	{"of13_show", []string{"-O", "OpenFlow13", "show", "SOCK"}},
 	{"of14_show", []string{"-O", "OpenFlow14", "show", "SOCK"}},
 	{"of15_show", []string{"-O", "OpenFlow15", "show", "SOCK"}},
+	{"of10_queue_stats", []string{"-O", "OpenFlow10", "queue-stats", "SOCK"}},
+	{"of11_queue_stats_1", []string{"-O", "OpenFlow11", "queue-stats", "SOCK", "1", "0"}},
+	{"of13_queue_stats", []string{"-O", "OpenFlow13", "queue-stats", "SOCK", "ANY"}},
+	{"of14_queue_stats", []string{"-O", "OpenFlow14", "queue-stats", "SOCK"}},
+	{"of10_queue_get_config", []string{"-O", "OpenFlow10", "queue-get-config", "SOCK", "1"}},
+	{"of11_queue_get_config", []string{"-O", "OpenFlow11", "queue-get-config", "SOCK", "2"}},
+	{"of12_queue_get_config_any", []string{"-O", "OpenFlow12", "queue-get-config", "SOCK", "ANY"}},
+	{"of14_queue_desc", []string{"-O", "OpenFlow14", "queue-get-config", "SOCK", "ANY"}},
+	{"of14_table_desc", []string{"-O", "OpenFlow14", "dump-table-desc", "SOCK"}},
+	{"of10_mod_port", []string{"-O", "OpenFlow10", "mod-port", "SOCK", "p1", "no-flood"}},
+	{"of12_mod_port", []string{"-O", "OpenFlow12", "mod-port", "SOCK", "p1", "no-receive"}},
+	{"of14_mod_port", []string{"-O", "OpenFlow14", "mod-port", "SOCK", "p2", "down"}},
+	{"of11_mod_table", []string{"-O", "OpenFlow11", "mod-table", "SOCK", "0", "continue"}},
+	{"of14_mod_table", []string{"-O", "OpenFlow14", "mod-table", "SOCK", "1", "vacancy:10,90"}},
 }
 
 // proxy relays OpenFlow connections from a unix socket to the switch and

@@ -25,22 +25,34 @@ type portEvent struct {
 }
 
 // defaultAsync is Open vSwitch's asynchronous message configuration for a
-// connection that never set one: everything to masters and equals,
-// port-status only to slaves.
-var defaultAsync = ofp.AsyncConfig{
-	Master: [ofp.NumAsyncKinds]uint32{ofp.AsyncPacketIn: 0x3f, ofp.AsyncPortStatus: 0x7, ofp.AsyncFlowRemoved: 0x3f, ofp.AsyncRoleStatus: 0x7, ofp.AsyncTableStatus: 0x18, ofp.AsyncRequestForward: 0x3},
-	Slave:  [ofp.NumAsyncKinds]uint32{ofp.AsyncPortStatus: 0x7},
+// connection of version v that never set one (ofputil_async_cfg_default):
+// packet-ins for every reason but invalid TTL, explicit misses (a
+// controller action in a table-miss flow) and, before OpenFlow 1.3,
+// implicit misses; port status to everyone; flow removed with the
+// version's reasons.
+func defaultAsync(v uint8) ofp.AsyncConfig {
+	ac := ofp.DefaultAsyncConfig(v)
+	ac.Present = 0
+	ac.Master[ofp.AsyncPacketIn] |= 1 << xlate.ReasonExplicitMiss
+	if v < mf.OF13 {
+		ac.Master[ofp.AsyncPacketIn] |= 1 << xlate.ReasonImplicitMiss
+	}
+	ac.Master[ofp.AsyncRoleStatus] = 0x7
+	ac.Master[ofp.AsyncTableStatus] = 0x18
+	ac.Master[ofp.AsyncRequestForward] = 0x3
+	return ac
 }
 
 // wants reports whether a connection wants an asynchronous message of
-// kind with the given reason.
+// kind with the given reason (packet-in reasons are the internal ones:
+// xlate.ReasonExplicitMiss and ReasonImplicitMiss have their own bits).
 func wants(s ofconn.Sender, st *connState, kind int, reason uint8) bool {
 	if !st.primary && st.missSendLen.Load() == 0 {
 		// Service connections must ask for asynchronous messages by
 		// setting a miss_send_len, as in Open vSwitch.
 		return false
 	}
-	ac := st.asyncConfig()
+	ac := st.asyncConfig(s.Version())
 	mask := ac.Master[kind]
 	if s.State().Role() == ofconn.RoleSlave {
 		mask = ac.Slave[kind]
@@ -48,12 +60,43 @@ func wants(s ofconn.Sender, st *connState, kind int, reason uint8) bool {
 	return mask&(1<<reason) != 0
 }
 
-// asyncConfig returns the connection's configuration or the default.
-func (st *connState) asyncConfig() ofp.AsyncConfig {
+// asyncConfig returns the connection's configuration or the default for
+// its version.
+func (st *connState) asyncConfig(v uint8) ofp.AsyncConfig {
 	if ac := st.async.Load(); ac != nil {
 		return *ac
 	}
-	return defaultAsync
+	return defaultAsync(v)
+}
+
+// wireReason is the packet-in reason version v puts on the wire for an
+// internal reason, as Open vSwitch's encode_packet_in_reason: the
+// OpenFlow 1.4 refinements of "action" are "action" before 1.4, an
+// explicit miss is "action" before 1.3, an implicit miss "no_match".
+func wireReason(r uint8, v uint8) uint8 {
+	switch {
+	case r == xlate.ReasonImplicitMiss:
+		return ofp.ReasonNoMatch
+	case r == xlate.ReasonExplicitMiss && v < mf.OF13:
+		return ofp.ReasonAction
+	case r == xlate.ReasonExplicitMiss:
+		return ofp.ReasonNoMatch
+	case r >= 3 && v < mf.OF14:
+		return ofp.ReasonAction
+	}
+	return r
+}
+
+// addMissBits gives a packet-in mask set from the wire the internal miss
+// bits its no_match bit stands for (ofputil_decode_set_async_config).
+func addMissBits(mask uint32, v uint8) uint32 {
+	if mask&(1<<ofp.ReasonNoMatch) != 0 {
+		mask |= 1 << xlate.ReasonExplicitMiss
+		if v < mf.OF13 {
+			mask |= 1 << xlate.ReasonImplicitMiss
+		}
+	}
+	return mask
 }
 
 // pipelineMatch is the metadata of a packet-in: in_port and every
@@ -118,7 +161,7 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 			}
 			msg := &ofp.PacketIn{
 				Format: uint8(s.State().PacketInFormat()), BufferID: ofp.BufferNone,
-				TotalLen: uint16(len(pi.Data)), Reason: pi.Reason, TableID: pi.TableID, Cookie: pi.Cookie,
+				TotalLen: uint16(len(pi.Data)), Reason: wireReason(pi.Reason, s.Version()), TableID: pi.TableID, Cookie: pi.Cookie,
 				Match: pipelineMatch(&pi.Flow), Data: pi.Data, Userdata: pi.Userdata,
 			}
 			if pi.Continuation != nil {
@@ -130,9 +173,6 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 				msg.Continuation = cont
 			}
 			maxLen := int(pi.MaxLen)
-			if pi.Reason == ofp.ReasonNoMatch {
-				maxLen = int(st.missSendLen.Load())
-			}
 			if maxLen != 0xffff && len(msg.Data) > maxLen {
 				msg.Data = msg.Data[:maxLen]
 			}
@@ -142,7 +182,8 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 				}
 			}
 			if limited {
-				if sched := b.pinsched(s, st, pi.Reason == ofp.ReasonNoMatch); sched != nil {
+				miss := pi.Reason == ofp.ReasonNoMatch || pi.Reason == xlate.ReasonExplicitMiss || pi.Reason == xlate.ReasonImplicitMiss
+				if sched := b.pinsched(s, st, miss); sched != nil {
 					sched.send(pi.Flow.InPort, send)
 					return
 				}
@@ -155,15 +196,18 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 // sendPortStatus announces port changes.
 func (b *Bridge) sendPortStatus(events []portEvent) {
 	for _, ev := range events {
-		b.conns.each(func(s ofconn.Sender, st *connState) {
-			if !wants(s, st, ofp.AsyncPortStatus, ev.reason) {
-				return
-			}
-			p := ofpPort(&ev.port, s.Version())
-			p.PortNo = ofp.PortToOF11(ev.port.OFPort)
-			s.Send(0, &ofp.PortStatus{Reason: ev.reason, Desc: p})
-		})
+		b.conns.each(func(s ofconn.Sender, st *connState) { b.sendPortStatusTo(s, st, ev) })
 	}
+}
+
+// sendPortStatusTo sends one port-status to one connection if it wants it.
+func (b *Bridge) sendPortStatusTo(s ofconn.Sender, st *connState, ev portEvent) {
+	if !wants(s, st, ofp.AsyncPortStatus, ev.reason) {
+		return
+	}
+	p := ofpPort(&ev.port, s.Version())
+	p.PortNo = ofp.PortToOF11(ev.port.OFPort)
+	s.Send(0, &ofp.PortStatus{Reason: ev.reason, Desc: p})
 }
 
 // sendFlowRemoved sends flow_removed for removed rules that asked for it

@@ -27,6 +27,10 @@ type Port struct {
 	HWAddr [6]byte
 	// LinkDown and AdminDown give OFPPS_LINK_DOWN and OFPPC_PORT_DOWN.
 	LinkDown, AdminDown bool
+	// OFConfig is the rest of the port's OpenFlow configuration
+	// (ofp.PCNoRecv, PCNoFwd, PCNoPacketIn, PCNoFlood, ...), set by
+	// port_mod and kept by the bridge across SetPorts.
+	OFConfig uint32
 	// CurrSpeed and MaxSpeed are in kbps (OpenFlow 1.1+), 0 if unknown.
 	CurrSpeed, MaxSpeed uint32
 	Created             time.Time
@@ -47,6 +51,10 @@ type Config struct {
 	// SocketPerm is the mode and group of the bridge's unix sockets
 	// (<name>.mgmt, <name>.snoop, punix: controller targets).
 	SocketPerm unixsock.Perm
+	// SetPortAdmin brings OpenFlow port no's device up or down (port_mod's
+	// OFPPC_PORT_DOWN) and returns whether its link is down afterwards;
+	// nil: ports cannot be brought down.
+	SetPortAdmin func(no uint16, up bool) (linkDown bool, err error)
 	// Logf receives warnings; nil discards them.
 	Logf func(format string, args ...any)
 	// Debugf receives per-message detail (OpenFlow requests refused with
@@ -92,6 +100,7 @@ type Bridge struct {
 	normalFlow          bool
 	fragHandling        uint16
 	tlv                 []ofp.TLVMap
+	tableCfg            [254]tableConfig
 	genID               uint64
 	genIDSet            bool
 
@@ -171,6 +180,7 @@ func New(cfg Config) (*Bridge, error) {
 		wake: make(chan struct{}, 1), clients: map[string]context.CancelFunc{},
 		groups: map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}, ctlStates: map[string]*ctlState{}, passive: map[string]net.Listener{}}
 	b.conns.init()
+	b.conns.onChange = b.updateMissPacketIn
 	b.revCond = sync.NewCond(&b.revMu)
 	b.ukeys.init()
 	if cfg.DP != nil {
@@ -283,7 +293,6 @@ func (b *Bridge) SetPorts(ports []Port) {
 	b.mu.Lock()
 	old := b.ports
 	b.ports = make(map[uint16]*Port, len(ports))
-	xs := make([]*xlate.Port, 0, len(ports))
 	for i := range ports {
 		p := ports[i]
 		if o := old[p.OFPort]; o != nil && !o.Created.IsZero() {
@@ -291,15 +300,12 @@ func (b *Bridge) SetPorts(ports []Port) {
 		} else if p.Created.IsZero() {
 			p.Created = time.Now()
 		}
+		if o := old[p.OFPort]; o != nil && o.Name == p.Name {
+			p.OFConfig = o.OFConfig // port_mod's settings stay with the port
+		}
 		b.ports[p.OFPort] = &p
-		xp := p.Port
-		xp.MAC = p.HWAddr
-		xs = append(xs, &xp)
 	}
-	snap := xlate.NewSnapshot(b.cfg.Name, b.cfg.FDBTable, xs)
-	// The TLV table was accepted only if it fits, so this cannot fail.
-	_ = snap.SetTLVs(tunTLVs(b.tlv))
-	b.xl.SetSnapshot(snap)
+	b.publishPortsLocked()
 	var events []portEvent
 	for no, p := range b.ports {
 		if o := old[no]; o == nil {
@@ -325,9 +331,28 @@ func (b *Bridge) SetPorts(ports []Port) {
 	b.changed()
 }
 
+// publishPortsLocked gives translation a snapshot of the ports. Called
+// with b.mu held.
+func (b *Bridge) publishPortsLocked() {
+	xs := make([]*xlate.Port, 0, len(b.ports))
+	for _, p := range b.ports {
+		xp := p.Port
+		xp.MAC = p.HWAddr
+		xp.NoRecv = p.OFConfig&ofp.PCNoRecv != 0
+		xp.NoFwd = p.OFConfig&ofp.PCNoFwd != 0
+		xp.NoPacketIn = p.OFConfig&ofp.PCNoPacketIn != 0
+		xp.NoFlood = xp.NoFlood || p.OFConfig&ofp.PCNoFlood != 0
+		xs = append(xs, &xp)
+	}
+	snap := xlate.NewSnapshot(b.cfg.Name, b.cfg.FDBTable, xs)
+	// The TLV table was accepted only if it fits, so this cannot fail.
+	_ = snap.SetTLVs(tunTLVs(b.tlv))
+	b.xl.SetSnapshot(snap)
+}
+
 func portChanged(a, b *Port) bool {
 	return a.Name != b.Name || a.HWAddr != b.HWAddr || a.LinkDown != b.LinkDown || a.AdminDown != b.AdminDown ||
-		a.ODP != b.ODP || a.CurrSpeed != b.CurrSpeed
+		a.ODP != b.ODP || a.CurrSpeed != b.CurrSpeed || a.OFConfig != b.OFConfig
 }
 
 // Ports returns the ports sorted by number.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
@@ -30,10 +31,7 @@ type connState struct {
 	// (primary connections), 0 for service connections such as
 	// <bridge>.mgmt, until set_config changes it, as Open vSwitch.
 	missSendLen atomic.Uint32
-	// invalidTTL is OFPC_INVALID_TTL_TO_CONTROLLER as the connection set
-	// it (reported back by get_config; such packet-ins are sent anyway).
-	invalidTTL atomic.Bool
-	bundles    map[uint32]*bundle
+	bundles     map[uint32]*bundle
 	// primary marks controller connections (service connections such as
 	// <bridge>.mgmt get asynchronous messages only once they set a
 	// miss_send_len, and are never snooped).
@@ -53,20 +51,26 @@ type connState struct {
 type connSet struct {
 	mu sync.Mutex
 	m  map[ofconn.Sender]*connState
+	// onChange runs (outside mu) after a connection is added or removed.
+	onChange func()
 }
 
 func (cs *connSet) init() { cs.m = map[ofconn.Sender]*connState{} }
 
 func (cs *connSet) get(s ofconn.Sender, primary bool) *connState {
 	cs.mu.Lock()
-	defer cs.mu.Unlock()
 	st := cs.m[s]
-	if st == nil {
+	added := st == nil
+	if added {
 		st = &connState{bundles: map[uint32]*bundle{}, primary: primary}
 		if primary {
 			st.missSendLen.Store(defaultMissSendLen)
 		}
 		cs.m[s] = st
+	}
+	cs.mu.Unlock()
+	if added && cs.onChange != nil {
+		cs.onChange()
 	}
 	return st
 }
@@ -94,6 +98,25 @@ func (cs *connSet) remove(s ofconn.Sender) {
 	cs.mu.Unlock()
 	if hub != nil {
 		hub.closeAll()
+	}
+	if cs.onChange != nil {
+		cs.onChange()
+	}
+}
+
+// updateMissPacketIn recomputes whether table misses send packet-ins:
+// they do while a connection of OpenFlow 1.0 to 1.2 with controller id 0
+// is open (Open vSwitch's want_packet_in_on_miss). A change revalidates
+// the megaflows, which may hold table misses.
+func (b *Bridge) updateMissPacketIn() {
+	want := false
+	b.conns.each(func(s ofconn.Sender, st *connState) {
+		if st.controllerID.Load() == 0 && s.Version() < mf.OF13 {
+			want = true
+		}
+	})
+	if b.xl.SetMissPacketIn(want) {
+		b.changed()
 	}
 }
 
@@ -157,7 +180,7 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.GetConfigRequest:
 		b.mu.Lock()
 		c := ofp.SwitchConfig{Flags: b.fragHandling, MissSendLen: uint16(st.missSendLen.Load())}
-		if st.invalidTTL.Load() {
+		if ac := st.asyncConfig(m.Version); m.Version < mf.OF13 && ac.Master[ofp.AsyncPacketIn]&(1<<ofp.ReasonInvalidTTL) != 0 {
 			c.Flags |= ofpcInvalidTTLToController
 		}
 		b.mu.Unlock()
@@ -166,7 +189,17 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		b.mu.Lock()
 		b.fragHandling = body.Flags & 3
 		st.missSendLen.Store(uint32(body.MissSendLen))
-		st.invalidTTL.Store(body.Flags&ofpcInvalidTTLToController != 0)
+		if m.Version < mf.OF13 {
+			// OFPC_INVALID_TTL_TO_CONTROLLER is the invalid_ttl bit of
+			// the connection's packet-in mask (before OpenFlow 1.3).
+			ac := st.asyncConfig(m.Version)
+			if body.Flags&ofpcInvalidTTLToController != 0 {
+				ac.Master[ofp.AsyncPacketIn] |= 1 << ofp.ReasonInvalidTTL
+			} else {
+				ac.Master[ofp.AsyncPacketIn] &^= 1 << ofp.ReasonInvalidTTL
+			}
+			st.async.Store(&ac)
+		}
 		b.mu.Unlock()
 		return nil
 	case *ofp.EchoRequest, *ofp.EchoReply, *ofp.Hello, *ofp.ErrorMsg, *ofp.BarrierReply:
@@ -208,6 +241,9 @@ func (b *Bridge) featuresReply(v uint8) *ofp.FeaturesReply {
 	if v >= 4 {
 		r.Capabilities = 0x4f
 	}
+	if v >= 5 {
+		r.Capabilities |= 0x200 // OFPC14_BUNDLES
+	}
 	if v <= 3 {
 		for _, p := range b.Ports() {
 			r.Ports = append(r.Ports, ofpPort(&p, v))
@@ -223,12 +259,15 @@ func ofpPort(p *Port, v uint8) ofp.Port {
 		op.PortNo = 0xffff0000 | uint32(p.OFPort)
 	}
 	copy(op.Name[:15], p.Name)
+	op.Config = p.OFConfig & ofp.PortConfigBits(v)
 	if p.AdminDown {
-		op.Config |= 1 // OFPPC_PORT_DOWN
+		op.Config |= ofp.PCPortDown
 	}
+	// OFPPS_LIVE (OpenFlow 1.1+) needs the link up and the port not
+	// administratively down (Open vSwitch's normalize_state).
 	if p.LinkDown {
 		op.State |= 1 // OFPPS_LINK_DOWN
-	} else if v >= 2 {
+	} else if v >= 2 && !p.AdminDown {
 		op.State |= 4 // OFPPS_LIVE
 	}
 	if v >= 2 && p.CurrSpeed != 0 {

@@ -1,7 +1,9 @@
 package ofswitch
 
 import (
+	"cmp"
 	"errors"
+	"slices"
 
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -20,6 +22,16 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		return b.portStats(s, m, body)
 	case *ofp.DescStatsRequest:
 		return b.descStats(s, m)
+	case *ofp.PortMod:
+		return b.portMod(s, m, body)
+	case *ofp.TableMod:
+		return b.tableMod(s, m, body)
+	case *ofp.TableDescRequest:
+		return b.tableDesc(s, m)
+	case *ofp.QueueStatsRequest:
+		return b.queueStats(s, m, body)
+	case *ofp.QueueGetConfigRequest:
+		return b.queueConfig(s, m, body)
 	case *ofp.SetFlowFormat:
 		if body.Format != ofp.NXFFOpenFlow10 && body.Format != ofp.NXFFNXM {
 			return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: errors.New("unsupported flow format")}
@@ -37,6 +49,7 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		return nil
 	case *ofp.SetControllerID:
 		st.controllerID.Store(uint32(body.ID))
+		b.updateMissPacketIn()
 		return nil
 	case *ofp.FlowAgeExt:
 		return nil
@@ -46,10 +59,10 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		if body.Reply {
 			return nil
 		}
-		b.setAsync(st, body)
+		b.setAsync(st, body, m.Version)
 		return nil
 	case *ofp.GetAsyncRequest:
-		ac := st.asyncConfig()
+		ac := st.asyncConfig(m.Version)
 		ac.Reply, ac.Nicira, ac.Present = true, false, 0
 		return s.Reply(m, &ac)
 	case *ofp.CTFlushZone:
@@ -64,8 +77,10 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		return b.tlvMod(body)
 	case *ofp.TLVTableRequest:
 		b.mu.Lock()
-		rep := &ofp.TLVTableReply{MaxOptionSpace: 256, MaxFields: 64, Mappings: append([]ofp.TLVMap(nil), b.tlv...)}
+		rep := &ofp.TLVTableReply{MaxOptionSpace: tlvOptionSpace, MaxFields: 64, Mappings: append([]ofp.TLVMap(nil), b.tlv...)}
 		b.mu.Unlock()
+		// Open vSwitch lists the mappings by field.
+		slices.SortFunc(rep.Mappings, func(x, y ofp.TLVMap) int { return cmp.Compare(x.Index, y.Index) })
 		return s.Reply(m, rep)
 	case *ofp.BundleCtrl:
 		return b.bundleCtrl(s, st, m, body)
@@ -150,8 +165,11 @@ func (b *Bridge) role(s ofconn.Sender, m *ofp.Msg, rr *ofp.RoleRequest) error {
 // setAsync applies a set-async message: the legacy form replaces the
 // packet-in, port-status and flow-removed masks; the property form
 // changes only the properties it carries.
-func (b *Bridge) setAsync(st *connState, ac *ofp.AsyncConfig) {
-	cur := st.asyncConfig()
+func (b *Bridge) setAsync(st *connState, ac *ofp.AsyncConfig, v uint8) {
+	cur := st.asyncConfig(v)
+	for _, masks := range []*[ofp.NumAsyncKinds]uint32{&ac.Master, &ac.Slave} {
+		masks[ofp.AsyncPacketIn] = addMissBits(masks[ofp.AsyncPacketIn], v)
+	}
 	if ac.Present == 0 {
 		for _, k := range []int{ofp.AsyncPacketIn, ofp.AsyncPortStatus, ofp.AsyncFlowRemoved} {
 			cur.Master[k], cur.Slave[k] = ac.Master[k], ac.Slave[k]
@@ -169,6 +187,10 @@ func (b *Bridge) setAsync(st *connState, ac *ofp.AsyncConfig) {
 	st.async.Store(&cur)
 }
 
+// tlvOptionSpace is the Geneve option space Open vSwitch's TLV table
+// allots and reports.
+const tlvOptionSpace = 256
+
 // tlvMod applies a TLV table change with Open vSwitch's checks.
 func (b *Bridge) tlvMod(tm *ofp.TLVTableMod) error {
 	b.mu.Lock()
@@ -177,7 +199,14 @@ func (b *Bridge) tlvMod(tm *ofp.TLVTableMod) error {
 	case ofp.TLVClear:
 		return b.setTLVs(nil)
 	case ofp.TLVAdd:
+		// As Open vSwitch, one mapping after another: the field must be
+		// free, then the option unmapped, then the 256 bytes of option
+		// space (gvs's flow key holds fewer; setTLVs refuses more).
 		next := append([]ofp.TLVMap(nil), b.tlv...)
+		space := 0
+		for _, o := range next {
+			space += int(o.OptLen)
+		}
 		for _, nm := range tm.Mappings {
 			if nm.Index >= 64 {
 				return &ofp.Error{Code: ofp.NXTTMFC_BAD_FIELD_IDX}
@@ -185,16 +214,14 @@ func (b *Bridge) tlvMod(tm *ofp.TLVTableMod) error {
 			if nm.OptLen%4 != 0 || nm.OptLen > 124 {
 				return &ofp.Error{Code: ofp.NXTTMFC_BAD_OPT_LEN}
 			}
-			for _, o := range next {
-				if o.Index == nm.Index {
-					if o == nm {
-						continue
-					}
-					return &ofp.Error{Code: ofp.NXTTMFC_ALREADY_MAPPED}
-				}
-				if o.OptClass == nm.OptClass && o.OptType == nm.OptType {
-					return &ofp.Error{Code: ofp.NXTTMFC_DUP_ENTRY}
-				}
+			if slices.ContainsFunc(next, func(o ofp.TLVMap) bool { return o.Index == nm.Index }) {
+				return &ofp.Error{Code: ofp.NXTTMFC_ALREADY_MAPPED}
+			}
+			if slices.ContainsFunc(next, func(o ofp.TLVMap) bool { return o.OptClass == nm.OptClass && o.OptType == nm.OptType }) {
+				return &ofp.Error{Code: ofp.NXTTMFC_DUP_ENTRY}
+			}
+			if space += int(nm.OptLen); space > tlvOptionSpace {
+				return &ofp.Error{Code: ofp.NXTTMFC_TABLE_FULL}
 			}
 			next = append(next, nm)
 		}

@@ -130,6 +130,15 @@ func (b *Bridge) tableStats(s ofconn.Sender, m *ofp.Msg) error {
 		ts := ofp.TableStats{TableID: uint8(t), ActiveCount: uint32(st.Active), LookupCount: st.Lookups, MatchedCount: st.Matched}
 		ts.Name = tableName(t)
 		ts.SetOVSLegacy(m.Version, t == 253)
+		switch miss := b.xl.TableMiss(uint8(t)); m.Version {
+		case mf.OF11:
+			// Open vSwitch puts its internal miss setting here (default
+			// 0, controller 1, continue 2, drop 3: xlate's Miss*
+			// numbers), not OFPTC11_TABLE_MISS_*.
+			ts.Config = uint32(miss)
+		case mf.OF12:
+			ts.Config = map[uint8]uint32{xlate.MissContinue: ofp.TableMissContinue, xlate.MissDrop: ofp.TableMissDrop}[miss]
+		}
 		rep.Stats = append(rep.Stats, ts)
 	}
 	return replyMultipart(s, m, rep)

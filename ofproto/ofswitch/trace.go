@@ -133,12 +133,16 @@ func traceLine(sb *strings.Builder, ev *xlate.TraceEvent) {
 		if r.Cookie != 0 {
 			desc += fmt.Sprintf(", cookie %#x", r.Cookie)
 		}
-		fmt.Fprintf(sb, "%s%d. %s\n", pad(ev.Indent), ev.Table, desc)
+		fmt.Fprintf(sb, "%s%2d. %s\n", pad(ev.Indent-1), ev.Table, desc)
 		if len(r.Actions) == 0 {
 			fmt.Fprintf(sb, "%sdrop\n", pad(ev.ActIndent))
 		}
 	case xlate.TraceMiss:
-		fmt.Fprintf(sb, "%s%d. No match.\n%sdrop\n", pad(ev.Indent), ev.Table, pad(ev.ActIndent))
+		fmt.Fprintf(sb, "%s%2d. No match.\n%sdrop\n", pad(ev.Indent-1), ev.Table, pad(ev.ActIndent))
+	case xlate.TraceMissPacketIn:
+		// Open vSwitch runs its internal miss rule, whose controller
+		// action has an internal reason that prints empty.
+		fmt.Fprintf(sb, "%s%2d. No match, and a \"packet-in\" is called for.\n%scontroller(reason=)\n", pad(ev.Indent-1), ev.Table, pad(ev.ActIndent))
 	case xlate.TraceAction:
 		fmt.Fprintf(sb, "%s%s\n", pad(ev.Indent), ofptext.FormatActions([]ofp.Action{*ev.Action}, mf.OF10))
 	case xlate.TraceNote:

@@ -68,6 +68,12 @@ type Port struct {
 	ODP     uint32
 	Name    string
 	NoFlood bool
+	// NoRecv, NoFwd and NoPacketIn are the port's OpenFlow configuration
+	// (OFPPC_NO_RECV, OFPPC_NO_FWD, OFPPC_NO_PACKET_IN, set by port_mod):
+	// packets received on it are dropped, output to it is skipped, and a
+	// table miss on a packet from it sends no packet-in (where the table
+	// asks for one).
+	NoRecv, NoFwd, NoPacketIn bool
 	// Tag is the access or native VLAN (Port.tag), -1 for none; Trunks
 	// the trunked VLANs (all when empty); VLANMode says how NORMAL uses
 	// them (vlan.go).
@@ -148,6 +154,41 @@ type Xlator struct {
 	// standalone bridge that lost its controllers (Open vSwitch's
 	// fail-open rule).
 	failOpen atomic.Bool
+	// missPacketIn says a connection wants packet-ins on table misses
+	// (Open vSwitch's want_packet_in_on_miss: an OpenFlow 1.0–1.2
+	// connection with controller id 0 is open).
+	missPacketIn atomic.Bool
+	// tableMiss holds each table's miss behaviour; nil: all MissDefault.
+	tableMiss atomic.Pointer[[oftable.NumTables]uint8]
+}
+
+// SetMissPacketIn says whether table misses (MissDefault) send
+// packet-ins; it reports whether that changed.
+func (x *Xlator) SetMissPacketIn(on bool) bool { return x.missPacketIn.Swap(on) != on }
+
+// SetTableMiss sets table's miss behaviour (all tables for 255); it
+// reports whether anything changed.
+func (x *Xlator) SetTableMiss(table uint8, miss uint8) bool {
+	var next [oftable.NumTables]uint8
+	if cur := x.tableMiss.Load(); cur != nil {
+		next = *cur
+	}
+	old := next
+	for t := range next {
+		if table == 255 || int(table) == t {
+			next[t] = miss
+		}
+	}
+	x.tableMiss.Store(&next)
+	return next != old
+}
+
+// TableMiss returns table's miss behaviour.
+func (x *Xlator) TableMiss(table uint8) uint8 {
+	if cur := x.tableMiss.Load(); cur != nil && int(table) < len(cur) {
+		return cur[table]
+	}
+	return MissDefault
 }
 
 // SetFailOpen turns fail-open mode on or off.
@@ -201,12 +242,13 @@ type TraceKind uint8
 
 // Trace event kinds.
 const (
-	TraceRule   TraceKind = iota // a rule matched in Table
-	TraceMiss                    // no rule matched in Table
-	TraceAction                  // Action is about to run
-	TraceNote                    // Text explains what happened
-	TraceSkip                    // Text says why an action did nothing
-	TraceBridge                  // translation continues in bridge Text
+	TraceRule         TraceKind = iota // a rule matched in Table
+	TraceMiss                          // no rule matched in Table
+	TraceMissPacketIn                  // no rule matched in Table, and a packet-in is called for
+	TraceAction                        // Action is about to run
+	TraceNote                          // Text explains what happened
+	TraceSkip                          // Text says why an action did nothing
+	TraceBridge                        // translation continues in bridge Text
 	// TraceRecirc: ct froze the pipeline for recirculation RecircID;
 	// Flow is the flow at the freeze and Ct the datapath ct action.
 	TraceRecirc
@@ -249,11 +291,26 @@ type PacketIn struct {
 	Data []byte
 }
 
-// Packet-in reasons (OFPR_*).
+// Packet-in reasons (OFPR_*), with Open vSwitch's two internal ones: an
+// explicit miss is a controller action in a table-miss flow (priority 0,
+// matching everything), an implicit miss a table miss that calls for a
+// packet-in. The switch maps them to wire reasons per version.
 const (
-	ReasonNoMatch    = 0
-	ReasonAction     = 1
-	ReasonInvalidTTL = 2
+	ReasonNoMatch      = 0
+	ReasonAction       = 1
+	ReasonInvalidTTL   = 2
+	ReasonExplicitMiss = 6
+	ReasonImplicitMiss = 7
+)
+
+// Table-miss behaviours, per table (OpenFlow 1.1 and 1.2 table_mod).
+const (
+	// MissDefault drops, or sends a packet-in when a connection wants
+	// them on table misses (SetMissPacketIn).
+	MissDefault uint8 = iota
+	MissController
+	MissContinue
+	MissDrop
 )
 
 // Out is a translation's result.
@@ -339,6 +396,11 @@ type ctx struct {
 	stack  [][]byte
 	exit   bool
 	err    error
+	// skipActions makes the next table lookup run no actions (a packet
+	// from an OFPPC_NO_RECV port).
+	skipActions bool
+	// firstLookup marks the first table lookup of a translation.
+	firstLookup bool
 	// conntracked says ct ran on the packet (this pass or before the
 	// recirculation that started it): only then does ct_clear act.
 	conntracked bool
@@ -440,9 +502,20 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.normal()
 	default:
 		c.ind = 4
+		// OFPPC_NO_RECV: the first table's rule (or miss) is looked up
+		// and counted, but its actions do not run, as in Open vSwitch.
+		c.skipActions = c.noRecv()
+		c.firstLookup = true
 		c.lookupTable(start, true)
 	}
 	c.finish()
+}
+
+// noRecv reports whether the packet came in on a port configured with
+// OFPPC_NO_RECV (packet-outs from the controller have no such port).
+func (c *ctx) noRecv() bool {
+	p := c.snap.Ports[uint16(c.flow.InPort)]
+	return p != nil && p.NoRecv && c.flow.InPort < uint32(PortMax)
 }
 
 func isIP(k *flow.Key) bool { return k.EthType == flow.EthTypeIPv4 || k.EthType == flow.EthTypeIPv6 }
@@ -508,11 +581,14 @@ func (c *ctx) finish() {
 // actions; a miss applies the table-miss behaviour (drop, as Open vSwitch
 // for OpenFlow 1.3+ and for tables other than 0; the switch reports
 // no-match packet-ins through a controller action in its miss rule).
-func (c *ctx) lookupTable(table uint8, tail bool) { c.lookupTableIn(table, tail, c.flow.InPort) }
+//
+// A miss in a lookup that honours table-miss behaviour (everything but
+// resubmit, as in Open vSwitch) applies the table's miss behaviour.
+func (c *ctx) lookupTable(table uint8, tail bool) { c.lookupTableIn(table, tail, c.flow.InPort, true) }
 
 // lookupTableIn is lookupTable with in_port inPort for the lookup only:
 // the rule's actions see the pipeline's in_port (resubmit(port,table)).
-func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32) {
+func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss bool) {
 	if c.depth >= MaxDepth {
 		c.fail(ErrTooDeep)
 		return
@@ -523,6 +599,17 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32) {
 	oldIn := c.flow.InPort
 	c.flow.InPort = inPort
 	r := c.x.Tables.Lookup(c.v, table, &c.flow, &c.wc)
+	packetIn := false
+	// A trace names the table asked for, except for the first lookup of
+	// a translation, which names the table that ended it (as Open
+	// vSwitch, whose first lookup reports the table id it updated).
+	shown := table
+	if r == nil && honorMiss {
+		r, table, packetIn = c.miss(table)
+	}
+	if c.firstLookup {
+		shown, c.firstLookup = table, false
+	}
 	c.out.Tables = append(c.out.Tables, TableLookup{Table: table, Matched: r != nil})
 	c.flow.InPort = oldIn
 	oldInd := c.ind
@@ -531,11 +618,22 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32) {
 		line, c.ind = c.ind+1, c.ind+8
 	}
 	if c.in.Trace != nil {
-		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.ind, Table: table, Rule: r}
-		if r != nil {
+		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.ind, Table: shown, Rule: r}
+		switch {
+		case r != nil:
 			ev.Kind = TraceRule
+		case packetIn:
+			ev.Kind = TraceMissPacketIn
 		}
 		c.in.Trace(ev)
+	}
+	skip := c.skipActions
+	c.skipActions = false
+	if packetIn && !skip {
+		oldTable, oldRule := c.table, c.rule
+		c.table, c.rule = table, nil
+		c.controller(ReasonImplicitMiss, 0xffff, 0, nil)
+		c.table, c.rule = oldTable, oldRule
 	}
 	if r != nil {
 		c.out.Rules = append(c.out.Rules, r)
@@ -547,13 +645,43 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32) {
 			c.depth++
 		}
 		c.table, c.rule = table, r
-		c.doActions(r.Actions)
+		if !skip {
+			c.doActions(r.Actions)
+		}
 		if deepens {
 			c.depth--
 		}
 		c.table, c.rule = oldTable, oldRule
 	}
 	c.ind = oldInd
+}
+
+// miss applies the miss behaviour of table, where the lookup found
+// nothing: continuing to the next tables (until one matches; the last
+// table's behaviour applies after the last), a packet-in, or a drop. It
+// returns the rule found, the table looked up last and whether a
+// packet-in is called for.
+func (c *ctx) miss(table uint8) (*oftable.Rule, uint8, bool) {
+	for {
+		switch c.x.TableMiss(table) {
+		case MissContinue:
+			// Table 254 is Open vSwitch's hidden internal table.
+			if int(table)+1 < oftable.NumTables-1 {
+				table++
+				if r := c.x.Tables.Lookup(c.v, table, &c.flow, &c.wc); r != nil {
+					return r, table, false
+				}
+				continue
+			}
+			fallthrough
+		case MissController:
+			p := c.snap.Ports[uint16(c.flow.InPort)]
+			return nil, table, p != nil && !p.NoPacketIn
+		case MissDefault:
+			return nil, table, c.x.missPacketIn.Load()
+		}
+		return nil, table, false
+	}
 }
 
 // doActions runs an OpenFlow action list.
@@ -615,7 +743,7 @@ func (c *ctx) resubmit(a *ofp.Action) {
 	if port := Port16(a.Port); port != PortInPort {
 		in = uint32(port)
 	}
-	c.lookupTableIn(table, c.last, in)
+	c.lookupTableIn(table, c.last, in, false)
 }
 
 // emit appends a datapath action.
@@ -635,6 +763,8 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 	case PortInPort:
 		p := c.snap.Ports[uint16(c.flow.InPort)]
 		switch {
+		case p != nil && p.NoFwd:
+			c.trace("OFPPC_NO_FWD set, skipping output")
 		case p != nil && p.PeerBridge != "":
 			c.patch(p)
 		case p != nil && p.Tunnel != nil:
@@ -655,7 +785,15 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		last := c.last
 		c.last = false
 		for _, p := range c.snap.Sorted {
-			if p.ODP == NoODP || uint32(p.OFPort) == c.flow.InPort || (port == PortFlood && p.NoFlood) {
+			if (p.ODP == NoODP && p.PeerBridge == "") || uint32(p.OFPort) == c.flow.InPort || (port == PortFlood && p.NoFlood) {
+				continue
+			}
+			if p.NoFwd {
+				c.trace("OFPPC_NO_FWD set, skipping output")
+				continue
+			}
+			if p.PeerBridge != "" {
+				c.patch(p)
 				continue
 			}
 			if p.Tunnel != nil {
@@ -678,6 +816,10 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		p := c.snap.Ports[port]
 		if p == nil {
 			c.trace("output to nonexistent port %d", port)
+			return
+		}
+		if p.NoFwd {
+			c.trace("OFPPC_NO_FWD set, skipping output")
 			return
 		}
 		if p.PeerBridge != "" {
@@ -732,7 +874,9 @@ func (c *ctx) patch(p *Port) {
 	c.flow.InPort = uint32(p.PeerPort)
 	c.flow.Regs, c.flow.Metadata, c.flow.ActsetOutput = [mf.NumRegs]uint32{}, 0, 0
 	c.stack = nil
-	c.lookupTable(0, true)
+	if pp := c.snap.Ports[p.PeerPort]; pp == nil || !pp.NoRecv {
+		c.lookupTable(0, true)
+	}
 	c.x, c.snap, c.v = saveX, saveSnap, saveV
 	// This bridge's view of the packet comes back; what the peer
 	// committed stays in the datapath actions, and a later commit here
@@ -762,6 +906,9 @@ func (c *ctx) controller(reason uint8, maxLen uint16, id uint16, userdata []byte
 // and the packet-in carries a continuation of the rest.
 func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata []byte, pause bool) {
 	c.commit()
+	if reason == ReasonAction && c.rule != nil && c.rule.Priority == 0 && c.rule.Match.IsCatchAll() {
+		reason = ReasonExplicitMiss
+	}
 	c.out.Slow = true
 	// The datapath action is Open vSwitch's: a userspace action whose
 	// controller cookie names a frozen copy of the pipeline state. A

@@ -61,10 +61,13 @@ type Device struct {
 	rxq      []rxQueue
 	counters []netdev.Counters
 
-	mu   sync.Mutex // guards mac, mtu, link
+	mu   sync.Mutex // guards mac, mtu, link, down
 	mac  [6]byte
 	mtu  int
 	link netdev.LinkState
+	// down is the administrative state (IFF_UP clear): the link is down
+	// whatever its carrier.
+	down bool
 
 	txMu    sync.Mutex // serialises Send: capture ring, tx pcap, callback
 	capture captureRing
@@ -205,7 +208,25 @@ func (d *Device) SetMTU(mtu int) error {
 func (d *Device) LinkState() netdev.LinkState {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.down {
+		return netdev.LinkDown
+	}
 	return d.link
+}
+
+// AdminUp reports the administrative state (netdev.AdminStater).
+func (d *Device) AdminUp() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return !d.down
+}
+
+// SetAdminUp brings the port up or down; a down port's link is down.
+func (d *Device) SetAdminUp(up bool) error {
+	d.mu.Lock()
+	d.down = !up
+	d.mu.Unlock()
+	return nil
 }
 
 // SetLinkState sets the carrier. A down port drops what is injected and
@@ -329,7 +350,7 @@ func (d *Device) Send(q int, b *packet.Batch, pool *packet.Pool) error {
 		return fmt.Errorf("dummy %s: %w", d.name, netdev.ErrClosed)
 	}
 	d.mu.Lock()
-	maxLen, up := d.mtu+maxL2Overhead, d.link == netdev.LinkUp
+	maxLen, up := d.mtu+maxL2Overhead, d.link == netdev.LinkUp && !d.down
 	d.mu.Unlock()
 	if !up {
 		c.AddTxDropped(uint64(b.N))

@@ -3,6 +3,8 @@ package linkutil
 import (
 	"fmt"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gvs-project/gvs/datapath/netdev"
 )
 
@@ -50,4 +52,18 @@ func (l *Link) LinkState() netdev.LinkState {
 		return netdev.LinkUp
 	}
 	return netdev.LinkDown
+}
+
+// AdminUp reports whether the interface is administratively up (IFF_UP).
+func (l *Link) AdminUp() bool {
+	f, err := Flags(l.IfName)
+	return err == nil && f&unix.IFF_UP != 0
+}
+
+// SetAdminUp sets or clears the interface's IFF_UP.
+func (l *Link) SetAdminUp(up bool) error {
+	if err := SetUp(l.IfName, up); err != nil {
+		return fmt.Errorf("%s: %w", l.Kind, err)
+	}
+	return nil
 }

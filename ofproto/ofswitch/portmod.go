@@ -1,0 +1,229 @@
+package ofswitch
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// portMod applies OFPT_PORT_MOD as Open vSwitch's update_port_config:
+// the port must exist and the request must name its address; the bits
+// the mask selects change. OFPPC_PORT_DOWN brings the device down or up
+// through Config.SetPortAdmin (if that fails, or there is none, the bit
+// stays as it was); the other bits change forwarding in translation.
+// Controllers other than the sender get a port-status (the sender too
+// from OpenFlow 1.5 on).
+func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
+	if err := b.checkWrite(s); err != nil {
+		return err
+	}
+	no, err := ofp.PortFromOF11(pm.PortNo)
+	if err != nil {
+		return &ofp.Error{Code: ofp.OFPPMFC_BAD_PORT, Err: err}
+	}
+	b.mu.Lock()
+	p := b.ports[no]
+	if p == nil {
+		b.mu.Unlock()
+		return &ofp.Error{Code: ofp.OFPPMFC_BAD_PORT, Err: fmt.Errorf("no port %d", no)}
+	}
+	if p.HWAddr != pm.HWAddr {
+		b.mu.Unlock()
+		return &ofp.Error{Code: ofp.OFPPMFC_BAD_HW_ADDR, Err: fmt.Errorf("port %d has address %x", no, p.HWAddr)}
+	}
+	cur := p.OFConfig
+	if p.AdminDown {
+		cur |= ofp.PCPortDown
+	}
+	name := p.Name
+	b.mu.Unlock()
+
+	toggle := (pm.Config ^ cur) & pm.Mask
+	linkDown, admin := false, false
+	if toggle&ofp.PCPortDown != 0 {
+		up := pm.Config&ofp.PCPortDown == 0
+		if b.cfg.SetPortAdmin == nil {
+			toggle &^= ofp.PCPortDown
+		} else if ld, err := b.cfg.SetPortAdmin(no, up); err != nil {
+			b.cfg.Logf("%s: port %s: cannot bring it %s: %v", b.cfg.Name, name, map[bool]string{true: "up", false: "down"}[up], err)
+			toggle &^= ofp.PCPortDown
+		} else {
+			linkDown, admin = ld, true
+		}
+	}
+	if toggle == 0 {
+		return nil
+	}
+	b.mu.Lock()
+	p = b.ports[no]
+	if p == nil || p.Name != name {
+		b.mu.Unlock()
+		return nil // the port went away meanwhile
+	}
+	next := *p
+	next.OFConfig ^= toggle &^ ofp.PCPortDown
+	if admin {
+		next.AdminDown = pm.Config&ofp.PCPortDown != 0
+		next.LinkDown = linkDown
+	}
+	b.ports[no] = &next
+	b.publishPortsLocked()
+	b.mu.Unlock()
+	ev := portEvent{reasonModify, next}
+	b.conns.each(func(c ofconn.Sender, st *connState) {
+		if c == s && c.Version() < mf.OF15 {
+			// Before OpenFlow 1.5 the sender of a port_mod hears
+			// nothing back (Open vSwitch's connmgr_send_port_status).
+			return
+		}
+		b.sendPortStatusTo(c, st, ev)
+	})
+	b.changed()
+	return nil
+}
+
+// tableMod applies OFPT_TABLE_MOD: the table-miss behaviour of OpenFlow
+// 1.1 and 1.2 (for one table or all). The eviction and vacancy-event bits
+// of 1.4+ are accepted; gvs's tables have no flow limit (Flow_Table
+// flow_limit is not supported), so they never fill and neither ever acts.
+func (b *Bridge) tableMod(s ofconn.Sender, m *ofp.Msg, tm *ofp.TableMod) error {
+	if err := b.checkWrite(s); err != nil {
+		return err
+	}
+	if tm.TableID != 255 && int(tm.TableID) >= b.numTables() {
+		return &ofp.Error{Code: ofp.OFPTMFC_BAD_TABLE, Err: fmt.Errorf("table %d", tm.TableID)}
+	}
+	if mc, ok := tm.MissConfig(m.Version); ok {
+		miss := map[uint32]uint8{ofp.TableMissController: xlate.MissController, ofp.TableMissContinue: xlate.MissContinue, ofp.TableMissDrop: xlate.MissDrop}
+		v, known := miss[mc]
+		if !known {
+			return &ofp.Error{Code: ofp.OFPTMFC_BAD_CONFIG, Err: fmt.Errorf("table-miss config %d", mc)}
+		}
+		if b.xl.SetTableMiss(tm.TableID, v) {
+			b.changed()
+		}
+	}
+	if m.Version >= mf.OF14 {
+		if tm.Config&^(ofp.TableConfigEviction|ofp.TableConfigVacancyEvents) != 0 {
+			return &ofp.Error{Code: ofp.OFPTMFC_BAD_CONFIG, Err: fmt.Errorf("table config %#x", tm.Config)}
+		}
+		b.mu.Lock()
+		for t := range b.tableCfg {
+			if tm.TableID != 255 && int(tm.TableID) != t {
+				continue
+			}
+			tc := &b.tableCfg[t]
+			tc.eviction = tm.Config&ofp.TableConfigEviction != 0
+			tc.vacancy = tm.Config&ofp.TableConfigVacancyEvents != 0
+			if tm.Vacancy != nil {
+				tc.down, tc.up = tm.Vacancy.Down, tm.Vacancy.Up
+			}
+		}
+		b.mu.Unlock()
+	}
+	return nil
+}
+
+// tableConfig is a table's OpenFlow 1.4 configuration (table_mod's
+// eviction and vacancy-event settings, reported by the table
+// description).
+type tableConfig struct {
+	eviction, vacancy bool
+	down, up          uint8
+}
+
+// tableDesc answers OFPMP_TABLE_DESC. Eviction may use every criterion
+// (OTHER, IMPORTANCE, LIFETIME) as in Open vSwitch; a table without a
+// flow limit is always 100 % vacant.
+func (b *Bridge) tableDesc(s ofconn.Sender, m *ofp.Msg) error {
+	rep := &ofp.TableDescReply{}
+	b.mu.Lock()
+	for t := 0; t < b.numTables(); t++ {
+		tc := b.tableCfg[t]
+		flags := uint32(7)
+		td := ofp.TableDesc{TableID: uint8(t), EvictionFlags: &flags}
+		if tc.eviction {
+			td.Config |= ofp.TableConfigEviction
+		}
+		if tc.vacancy {
+			td.Config |= ofp.TableConfigVacancyEvents
+			td.Vacancy = &ofp.TableVacancy{Down: tc.down, Up: tc.up, Vacancy: 100}
+		}
+		rep.Tables = append(rep.Tables, td)
+	}
+	b.mu.Unlock()
+	return s.Reply(m, rep)
+}
+
+// numTables is how many OpenFlow tables the bridge exposes (0-253).
+func (b *Bridge) numTables() int { return 254 }
+
+// Queues: gvs has no QoS, so every port with a device has its default
+// queue 0 only, whose statistics are unknown (reported as all-ones, "?"),
+// as Open vSwitch reports a netdev without QoS configuration. Patch and
+// tunnel ports have no queues.
+
+// queuePorts returns the ports that have queues, sorted by number, or
+// only port no (nil if it does not exist; ok false then).
+func (b *Bridge) queuePorts(no uint32) (ports []Port, ok bool) {
+	for _, p := range b.Ports() {
+		if no != ofp.PortAny && ofp.PortToOF11(p.OFPort) != no {
+			continue
+		}
+		ok = true
+		if p.PeerBridge == "" && p.Tunnel == nil {
+			ports = append(ports, p)
+		}
+	}
+	return ports, ok
+}
+
+// queueStats answers OFPST_QUEUE as Open vSwitch's handle_queue_stats_request.
+func (b *Bridge) queueStats(s ofconn.Sender, m *ofp.Msg, req *ofp.QueueStatsRequest) error {
+	ports, ok := b.queuePorts(req.PortNo)
+	if !ok {
+		return &ofp.Error{Code: ofp.OFPQOFC_BAD_PORT, Err: fmt.Errorf("no port %d", req.PortNo)}
+	}
+	rep := &ofp.QueueStatsReply{}
+	for _, p := range ports {
+		if req.QueueID != ofp.QueueAll && req.QueueID != 0 {
+			continue
+		}
+		rep.Stats = append(rep.Stats, ofp.QueueStats{PortNo: ofp.PortToOF11(p.OFPort), QueueID: 0,
+			TxBytes: ^uint64(0), TxPackets: ^uint64(0), TxErrors: ^uint64(0), DurationSec: ^uint32(0), DurationNsec: ^uint32(0)})
+	}
+	if req.QueueID != ofp.QueueAll && len(rep.Stats) == 0 {
+		return &ofp.Error{Code: ofp.OFPQOFC_BAD_QUEUE, Err: fmt.Errorf("no queue %d", req.QueueID)}
+	}
+	return s.Reply(m, rep)
+}
+
+// queueConfig answers OFPT_QUEUE_GET_CONFIG_REQUEST and OFPMP_QUEUE_DESC.
+func (b *Bridge) queueConfig(s ofconn.Sender, m *ofp.Msg, req *ofp.QueueGetConfigRequest) error {
+	// Before the OpenFlow 1.4 queue description, only physical port
+	// numbers are valid (and OFPP_ANY from 1.1), as Open vSwitch decodes.
+	if m.Version < mf.OF14 && req.PortNo >= uint32(ofp.OFPPMax) && (m.Version == mf.OF10 || req.PortNo != ofp.PortAny) {
+		return &ofp.Error{Code: ofp.OFPQOFC_BAD_PORT, Err: fmt.Errorf("port %#x", req.PortNo)}
+	}
+	ports, ok := b.queuePorts(req.PortNo)
+	if !ok {
+		return &ofp.Error{Code: ofp.OFPQOFC_BAD_PORT, Err: fmt.Errorf("no port %d", req.PortNo)}
+	}
+	rep := &ofp.QueueGetConfigReply{PortNo: req.PortNo}
+	sort.Slice(ports, func(i, j int) bool { return ports[i].OFPort < ports[j].OFPort })
+	for _, p := range ports {
+		if req.QueueID != ofp.QueueAll && req.QueueID != 0 {
+			continue
+		}
+		rep.Queues = append(rep.Queues, ofp.Queue{PortNo: ofp.PortToOF11(p.OFPort), QueueID: 0, MinRate: 0xffff, MaxRate: 0xffff})
+	}
+	if req.QueueID != ofp.QueueAll && len(rep.Queues) == 0 {
+		return &ofp.Error{Code: ofp.OFPQOFC_BAD_QUEUE, Err: errors.New("no such queue")}
+	}
+	return s.Reply(m, rep)
+}

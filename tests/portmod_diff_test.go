@@ -1,0 +1,229 @@
+package tests
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gvs-project/gvs/internal/nstest"
+)
+
+// portModSteps brings ports up and down and sets their OpenFlow
+// configuration with mod-port in every version (as Open vSwitch's
+// "ofproto - mod-port" tests), shows the result, and traces what the
+// configuration does to forwarding: no-forward skips output, noflood
+// leaves FLOOD (not ALL), no-receive drops what comes in.
+func portModSteps() []ofStep {
+	var s []ofStep
+	for _, c := range []string{"up", "noflood", "flood", "no-receive", "no-forward", "no-packet-in", "forward", "packet-in", "up", "receive", "down", "up"} {
+		s = append(s, ofctl("mod-port", "br0", "br0", c), ofctl("show", "br0"))
+	}
+	for _, v := range []string{"OpenFlow11", "OpenFlow12", "OpenFlow14", "OpenFlow15"} {
+		for _, c := range []string{"no-receive", "no-forward", "no-packet-in", "down", "up", "receive", "forward", "packet-in"} {
+			s = append(s, ofctl("-O", v, "mod-port", "br0", "p1", c), ofctl("-O", v, "show", "br0"))
+		}
+	}
+	s = append(s,
+		ofctl("mod-port", "br0", "p9", "up"),
+		ofctl("add-flow", "br0", "in_port=1,actions=output:2"),
+		ofctl("add-flow", "br0", "in_port=2,actions=flood"),
+		ofctl("add-flow", "br0", "in_port=3,actions=all"),
+		ofctl("add-flow", "br0", "in_port=LOCAL,actions=in_port"),
+		ofctl("mod-port", "br0", "p2", "no-forward"),
+		appctl("ofproto/trace", "br0", "in_port=1,udp,nw_src=10.0.0.1,nw_dst=10.0.0.2"),
+		// Floods leave one port each, so that the order of outputs
+		// (Open vSwitch's is its hash order) does not matter.
+		ofctl("mod-port", "br0", "br0", "no-forward"),
+		appctl("ofproto/trace", "br0", "in_port=3,udp,nw_src=10.0.0.1,nw_dst=10.0.0.2"),
+		appctl("ofproto/trace", "br0", "in_port=LOCAL,udp,nw_src=10.0.0.1,nw_dst=10.0.0.2"),
+		ofctl("mod-port", "br0", "p3", "noflood"),
+		appctl("ofproto/trace", "br0", "in_port=2,udp,nw_src=10.0.0.1,nw_dst=10.0.0.2"),
+		appctl("ofproto/trace", "br0", "in_port=3,udp,nw_src=10.0.0.1,nw_dst=10.0.0.2"),
+		ofctl("mod-port", "br0", "p2", "forward"),
+		ofctl("mod-port", "br0", "br0", "forward"),
+		ofctl("mod-port", "br0", "p1", "no-receive"),
+		appctl("ofproto/trace", "br0", "in_port=1,udp,nw_src=10.0.0.1,nw_dst=10.0.0.2"),
+		ofctl("mod-port", "br0", "p1", "receive"),
+		appctl("ofproto/trace", "br0", "in_port=1,udp,nw_src=10.0.0.1,nw_dst=10.0.0.2"),
+	)
+	return s
+}
+
+// TestModPortLikeOpenVSwitch: port_mod in OpenFlow 1.0 to 1.5 changes the
+// configuration and state that `show` reports exactly as Open vSwitch,
+// refuses an unknown port the same way, and NO_FWD, NO_FLOOD and NO_RECV
+// give the same datapath actions and megaflows.
+func TestModPortLikeOpenVSwitch(t *testing.T) {
+	diffOneBridgeAgainstOpenVSwitch(t, portModSteps)
+}
+
+// setUpOneBridge creates br0 with dummy ports p1, p2 and p3: Open
+// vSwitch floods in the hash order of its ports, gvs in port order, and
+// for these four ports the two agree.
+func setUpOneBridge(t testing.TB, env []string) {
+	run(t, env, "ovs-vsctl", "--timeout=20", "init")
+	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "fail-mode=secure",
+		"--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy", "ofport_request=1",
+		"--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "type=dummy", "ofport_request=2",
+		"--", "add-port", "br0", "p3", "--", "set", "interface", "p3", "type=dummy", "ofport_request=3")
+}
+
+// diffOneBridgeAgainstOpenVSwitch is diffAgainstOpenVSwitch on the bridge
+// of setUpOneBridge.
+func diffOneBridgeAgainstOpenVSwitch(t *testing.T, steps func() []ofStep, normalize ...func(string) string) {
+	t.Helper()
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	setUpOneBridge(t, ovsEnv)
+	want := runSteps(t, ovsEnv, "ovs-vswitchd", steps())
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	setUpOneBridge(t, gvsEnv)
+	got := runSteps(t, gvsEnv, "gvs-vswitchd", steps())
+	for i := range want {
+		for _, f := range normalize {
+			want[i], got[i] = f(want[i]), f(got[i])
+		}
+		if got[i] != want[i] {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+}
+
+// queueSteps are Open vSwitch's "queue stats" and "queue configuration"
+// checks: every port has its default queue 0 with unknown counters.
+func queueSteps() []ofStep {
+	var s []ofStep
+	for _, v := range []string{"OpenFlow10", "OpenFlow11", "OpenFlow12", "OpenFlow13", "OpenFlow14"} {
+		for _, a := range [][]string{{}, {"LOCAL"}, {"LOCAL", "0"}, {"ANY", "0"}, {"LOCAL", "5"}, {"ANY", "5"}, {"10"}, {"1"}} {
+			s = append(s, ofctl(append([]string{"-O", v, "queue-stats", "br0"}, a...)...))
+		}
+	}
+	for _, v := range []string{"OpenFlow10", "OpenFlow11", "OpenFlow12", "OpenFlow14"} {
+		for _, a := range [][]string{{"1"}, {"10"}} {
+			s = append(s, ofctl(append([]string{"-O", v, "queue-get-config", "br0"}, a...)...))
+		}
+	}
+	s = append(s,
+		ofctl("queue-get-config", "br0"),
+		ofctl("-O", "OpenFlow12", "queue-get-config", "br0", "ANY"),
+		ofctl("-O", "OpenFlow14", "queue-get-config", "br0", "any"),
+		ofctl("-O", "OpenFlow14", "queue-get-config", "br0", "1", "2"),
+		ofctl("-O", "OpenFlow14", "queue-get-config", "br0", "1", "0"),
+	)
+	return s
+}
+
+// TestQueueStatsAndConfigLikeOpenVSwitch: queue-stats and
+// queue-get-config print what they print against Open vSwitch, errors
+// (OFPQOFC_BAD_PORT, OFPQOFC_BAD_QUEUE) included.
+func TestQueueStatsAndConfigLikeOpenVSwitch(t *testing.T) {
+	// Open vSwitch lists ports in the hash order of its port map, gvs in
+	// port order: compare the lines of each reply as a set.
+	diffOneBridgeAgainstOpenVSwitch(t, queueSteps, func(s string) string {
+		lines := strings.Split(s, "\n")
+		slices.Sort(lines)
+		return strings.Join(lines, "\n")
+	})
+}
+
+// tableMissSteps set OpenFlow 1.1's table-miss behaviours with mod-table
+// and trace a packet through them: drop (the default without a
+// controller), controller (a packet-in through Open vSwitch's miss rule;
+// none for a port with no-packet-in), continue to the next tables (from
+// goto_table too), drop.
+func tableMissSteps() []ofStep {
+	tr := appctl("ofproto/trace", "br0", "in_port=1,udp,nw_src=10.0.0.1,nw_dst=10.0.0.2")
+	return []ofStep{
+		tr,
+		ofctl("-O", "OpenFlow11", "mod-table", "br0", "0", "controller"),
+		tr,
+		ofctl("mod-port", "br0", "p1", "no-packet-in"),
+		tr,
+		ofctl("mod-port", "br0", "p1", "packet-in"),
+		ofctl("-O", "OpenFlow11", "mod-table", "br0", "all", "continue"),
+		tr,
+		ofctl("-O", "OpenFlow13", "add-flow", "br0", "table=3,priority=5,udp,actions=output:2"),
+		tr,
+		ofctl("-O", "OpenFlow13", "add-flow", "br0", "table=0,priority=5,udp,actions=goto_table:1"),
+		tr,
+		ofctl("-O", "OpenFlow12", "mod-table", "br0", "1", "drop"),
+		tr,
+		// (After a table is set to drop, ovs-ofctl warns about Open
+		// vSwitch's table features replies: avoid mod-table all.)
+		ofctl("-O", "OpenFlow11", "mod-table", "br0", "0", "drop"),
+		ofctl("-O", "OpenFlow13", "del-flows", "br0"),
+		tr,
+		ofctl("-O", "OpenFlow12", "mod-table", "br0", "0", "controller"),
+		tr,
+		ofctl("-O", "OpenFlow14", "mod-table", "br0", "0", "evict"),
+		ofctl("-O", "OpenFlow14", "mod-table", "br0", "1", "vacancy:20,80"),
+		ofctl("-O", "OpenFlow14", "dump-table-desc", "br0"),
+		ofctl("-O", "OpenFlow15", "dump-table-desc", "br0"),
+		ofctl("-O", "OpenFlow14", "mod-table", "br0", "0", "noevict"),
+		ofctl("-O", "OpenFlow14", "mod-table", "br0", "1", "novacancy"),
+		ofctl("-O", "OpenFlow14", "dump-table-desc", "br0"),
+		tr,
+	}
+}
+
+// TestTableMissBehavioursLikeOpenVSwitch: OpenFlow 1.1 and 1.2's
+// OFPTC_TABLE_MISS_{CONTROLLER,CONTINUE,DROP} give the same traces,
+// megaflows and datapath actions as in Open vSwitch.
+func TestTableMissBehavioursLikeOpenVSwitch(t *testing.T) {
+	diffOneBridgeAgainstOpenVSwitch(t, tableMissSteps, maskRecircID)
+}
+
+// maskRecircID masks the recirculation id of a trace's userspace action:
+// Open vSwitch allocates a new one for every trace, gvs reuses the id of
+// the same frozen state.
+func maskRecircID(s string) string { return recircIDRE.ReplaceAllString(s, "recirc_id=<id>") }
+
+// TestTableMissSendsPacketInsToOpenFlow10Monitors: while an OpenFlow 1.0
+// connection (controller id 0) is open, a table miss sends the packet to
+// it, as Open vSwitch does; when it closes, misses are dropped again (the
+// megaflow is revalidated). Both switches print the same trace and the
+// monitor receives the same packet-in.
+func TestTableMissSendsPacketInsToOpenFlow10Monitors(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	session := func(env []string, target string) (string, string) {
+		setUpOneBridge(t, env)
+		trace := func() string {
+			return run(t, env, "ovs-appctl", "-t", target, "ofproto/trace", "br0", "in_port=1,tcp,nw_src=1.1.1.1,nw_dst=2.2.2.2")
+		}
+		before := trace()
+		mon := startTool(t, env, "ovs-ofctl", "monitor", "br0", "65534", "-P", "nxt_packet_in")
+		waitFor(t, "the monitor to connect", func() bool { return strings.Contains(trace(), "packet-in") })
+		during := trace()
+		run(t, env, "ovs-appctl", "-t", target, "netdev-dummy/receive", "p1",
+			"in_port(1),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=1.1.1.1,dst=2.2.2.2,proto=6,tos=0,ttl=64,frag=no),tcp(src=8,dst=9)")
+		waitFor(t, "the packet-in", func() bool {
+			b, _ := os.ReadFile(mon.log)
+			return strings.Contains(string(b), "NXT_PACKET_IN")
+		})
+		log := mon.stop(t)
+		waitFor(t, "misses to be dropped again", func() bool { return strings.Contains(trace(), "Datapath actions: drop") })
+		time.Sleep(100 * time.Millisecond)
+		return maskRecircID(before + "---\n" + during + "---\n" + trace()), maskMonitor(log)
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	wantTrace, wantMon := session(ovsEnv, "ovs-vswitchd")
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	gotTrace, gotMon := session(gvsEnv, "gvs-vswitchd")
+	if gotTrace != wantTrace {
+		t.Errorf("traces differ\n--- Open vSwitch:\n%s\n--- gvs:\n%s", wantTrace, gotTrace)
+	}
+	if gotMon != wantMon {
+		t.Errorf("monitor output differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", wantMon, gotMon)
+	}
+	if !strings.Contains(gotMon, "(via no_match)") {
+		t.Errorf("no table-miss packet-in:\n%s", gotMon)
+	}
+}
