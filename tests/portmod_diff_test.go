@@ -227,3 +227,39 @@ func TestTableMissSendsPacketInsToOpenFlow10Monitors(t *testing.T) {
 		t.Errorf("no table-miss packet-in:\n%s", gotMon)
 	}
 }
+
+// adminStateSteps bring dummy ports down and up with
+// netdev-dummy/set-admin-state (one port, then all) and check what the
+// bridge shows, and run the commands that list datapaths, pause and
+// resume revalidation and set the flow limit.
+func adminStateSteps() []ofStep {
+	return []ofStep{
+		appctl("dpif/dump-dps"),
+		appctl("dpctl/dump-dps"),
+		appctl("upcall/set-flow-limit", "5000"),
+		appctl("revalidator/pause"),
+		appctl("revalidator/resume"),
+		appctl("netdev-dummy/set-admin-state", "p1", "down"),
+		{tool: "sleep", args: []string{"200ms"}},
+		ofctl("show", "br0"),
+		appctl("netdev-dummy/set-admin-state", "nope", "up"),
+		appctl("netdev-dummy/set-admin-state", "p1", "sideways"),
+		appctl("netdev-dummy/set-admin-state", "up"),
+		{tool: "sleep", args: []string{"200ms"}},
+		ofctl("show", "br0"),
+		appctl("netdev-dummy/set-admin-state", "down"),
+		{tool: "sleep", args: []string{"200ms"}},
+		ofctl("-O", "OpenFlow13", "dump-ports-desc", "br0"),
+		appctl("netdev-dummy/set-admin-state", "up"),
+	}
+}
+
+// TestDummyAdminStateAndUpcallCommandsLikeOpenVSwitch: the commands
+// print what Open vSwitch prints, errors included, and a dummy port
+// brought down shows PORT_DOWN and LINK_DOWN.
+func TestDummyAdminStateAndUpcallCommandsLikeOpenVSwitch(t *testing.T) {
+	diffOneBridgeAgainstOpenVSwitch(t, adminStateSteps, func(s string) string {
+		// ovs-appctl names its -t target in errors.
+		return strings.ReplaceAll(s, "ovs-appctl: gvs-vswitchd:", "ovs-appctl: ovs-vswitchd:")
+	})
+}

@@ -58,6 +58,7 @@ func (d *Daemon) registerCommands() error {
 	cmds = append(cmds, d.pmdCommands()...)
 	cmds = append(cmds, d.timeCommands()...)
 	cmds = append(cmds, d.dpctlCommands()...)
+	cmds = append(cmds, d.upcallCommands()...)
 	for _, c := range cmds {
 		if err := d.reg.RegisterCommand(c); err != nil {
 			return err

@@ -101,6 +101,8 @@ type Bridge struct {
 	fragHandling        uint16
 	tlv                 []ofp.TLVMap
 	tableCfg            [254]tableConfig
+	// revPaused is revalidator/pause.
+	revPaused atomic.Bool
 	genID               uint64
 	genIDSet            bool
 

@@ -204,7 +204,7 @@ func (b *Bridge) revalidator() {
 // those whose actions or mask differ, and forget ukeys whose megaflow is
 // gone.
 func (b *Bridge) Revalidate() {
-	if b.cfg.DP == nil || b.restoreWait.Load() {
+	if b.cfg.DP == nil || b.restoreWait.Load() || b.revPaused.Load() {
 		return
 	}
 	b.ukeys.reval.Lock()
@@ -335,7 +335,7 @@ func (b *Bridge) waitRevalidated() {
 	// With no megaflow in the datapath (nor one being made) nothing can
 	// be stale: a barrier after each of many flow_mods loading an idle
 	// switch (ovs-ofctl add-flows) must not wait for rounds.
-	if b.cfg.DP == nil || b.ukeys.idle() || b.restoreWait.Load() {
+	if b.cfg.DP == nil || b.ukeys.idle() || b.restoreWait.Load() || b.revPaused.Load() {
 		return
 	}
 	b.revMu.Lock()
@@ -354,6 +354,16 @@ func (b *Bridge) waitRevalidated() {
 	defer timer.Stop()
 	for b.revDone < want && time.Now().Before(deadline) && b.ctx.Err() == nil {
 		b.revCond.Wait()
+	}
+}
+
+// PauseRevalidator stops (true) or restarts revalidation rounds, as Open
+// vSwitch's revalidator/pause and revalidator/resume: while paused,
+// megaflows are neither re-translated nor expired and their statistics
+// reach the rules only after the resume.
+func (b *Bridge) PauseRevalidator(pause bool) {
+	if b.revPaused.Swap(pause) && !pause {
+		b.changed()
 	}
 }
 

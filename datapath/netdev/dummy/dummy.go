@@ -214,6 +214,8 @@ func (d *Device) LinkState() netdev.LinkState {
 	return d.link
 }
 
+var _ netdev.AdminStater = (*Device)(nil)
+
 // AdminUp reports the administrative state (netdev.AdminStater).
 func (d *Device) AdminUp() bool {
 	d.mu.Lock()
