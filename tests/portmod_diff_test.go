@@ -263,3 +263,43 @@ func TestDummyAdminStateAndUpcallCommandsLikeOpenVSwitch(t *testing.T) {
 		return strings.ReplaceAll(s, "ovs-appctl: gvs-vswitchd:", "ovs-appctl: ovs-vswitchd:")
 	})
 }
+
+// megaflowSteps install a datapath flow with megaflows disabled (it
+// matches every field of the packet) and enabled again (only what the
+// pipeline looked at).
+func megaflowSteps() []ofStep {
+	tcp := "in_port(1),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=1.1.1.1,dst=2.2.2.2,proto=6,tos=0,ttl=64,frag=no),tcp(src=8,dst=9)"
+	arp := "in_port(2),eth(src=50:54:00:00:00:07,dst=ff:ff:ff:ff:ff:ff),eth_type(0x0806),arp(sip=2.2.2.2,tip=1.1.1.1,op=1,sha=50:54:00:00:00:07,tha=00:00:00:00:00:00)"
+	v6 := "in_port(3),eth(src=50:54:00:00:00:08,dst=50:54:00:00:00:07),eth_type(0x86dd),ipv6(src=2001:db8::1,dst=2001:db8::2,label=0,proto=17,tclass=0,hlimit=64,frag=no),udp(src=53,dst=5353)"
+	vlan := "in_port(1),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x8100),vlan(vid=10,pcp=0),encap(eth_type(0x0800),ipv4(src=1.1.1.1,dst=2.2.2.2,proto=1,tos=0,ttl=64,frag=no),icmp(type=8,code=0))"
+	vlan3 := strings.Replace(vlan, "in_port(1)", "in_port(3)", 1)
+	dump := appctl("dpctl/dump-flows")
+	steps := []ofStep{
+		ofctl("add-flow", "br0", "in_port=1,tcp,actions=output:2"),
+		ofctl("add-flow", "br0", "in_port=2,arp,actions=output:1"),
+		ofctl("add-flow", "br0", "in_port=3,actions=output:1"),
+		ofctl("add-flow", "br0", "in_port=1,dl_vlan=10,actions=output:3"),
+		appctl("upcall/disable-megaflows"),
+	}
+	for _, pkt := range []string{tcp, arp, v6, vlan, vlan3} {
+		steps = append(steps, appctl("netdev-dummy/receive", portName(pkt), pkt))
+	}
+	steps = append(steps, settle, dump, appctl("upcall/enable-megaflows"), dump)
+	for _, pkt := range []string{tcp, arp, v6, vlan, vlan3} {
+		steps = append(steps, appctl("netdev-dummy/receive", portName(pkt), pkt))
+	}
+	return append(steps, settle, dump)
+}
+
+// portName is the dummy port a flow string's in_port(N) names.
+func portName(flow string) string {
+	return "p" + flow[len("in_port("):strings.Index(flow, ")")]
+}
+
+// TestDisabledMegaflowsMatchPacketsExactlyLikeOpenVSwitch: with
+// upcall/disable-megaflows the datapath flows match every field of the
+// packet (TCP, ARP, IPv6/UDP, VLAN/ICMP), printed as Open vSwitch prints
+// them; enabling them again flushes and goes back to megaflows.
+func TestDisabledMegaflowsMatchPacketsExactlyLikeOpenVSwitch(t *testing.T) {
+	diffOneBridgeAgainstOpenVSwitch(t, megaflowSteps)
+}

@@ -192,10 +192,13 @@ func (d *Daemon) cmdDumpFlows(_ context.Context, args []string) (string, error) 
 	}
 	var b strings.Builder
 	now := time.Now()
-	b.WriteString("flow-dump from the main thread:\n")
 	dp.FlowDump(func(f *dpif.Flow) bool {
 		if filter != nil && !filterMatches(filter, f) {
 			return true
+		}
+		if b.Len() == 0 {
+			// As Open vSwitch, the heading comes with the first flow.
+			b.WriteString("flow-dump from the main thread:\n")
 		}
 		b.WriteString(dpif.FormatFlow(f, now, verbose))
 		b.WriteByte('\n')

@@ -13,7 +13,7 @@ import (
 )
 
 // upcallCommands are Open vSwitch's revalidator/pause and resume,
-// upcall/set-flow-limit, dpif/dump-dps, dpctl/dump-dps and
+// upcall/disable-megaflows and enable-megaflows, upcall/set-flow-limit, dpif/dump-dps, dpctl/dump-dps and
 // netdev-dummy/set-admin-state, with its output and error texts.
 func (d *Daemon) upcallCommands() []appctl.Command {
 	return []appctl.Command{
@@ -23,6 +23,8 @@ func (d *Daemon) upcallCommands() []appctl.Command {
 		{Name: "revalidator/resume", Run: func(context.Context, []string) (string, error) {
 			return "", d.eachBridge(func(b *ofswitch.Bridge) { b.PauseRevalidator(false) })
 		}},
+		{Name: "upcall/disable-megaflows", Run: d.cmdMegaflows(false)},
+		{Name: "upcall/enable-megaflows", Run: d.cmdMegaflows(true)},
 		{Name: "upcall/set-flow-limit", Usage: "flow-limit-number", MinArgs: 1, MaxArgs: 1, Run: d.cmdSetFlowLimit},
 		{Name: "dpif/dump-dps", Run: d.cmdDpifDumpDps},
 		{Name: "dpctl/dump-dps", Usage: "", Run: d.cmdDpctlDumpDps},
@@ -47,6 +49,22 @@ func (d *Daemon) eachBridge(f func(*ofswitch.Bridge)) error {
 		f(b)
 	}
 	return nil
+}
+
+// cmdMegaflows turns megaflows off (every new datapath flow matches one
+// kind of packet exactly) or on, and flushes the datapaths' flows so that
+// what is installed follows at once, as Open vSwitch does.
+func (d *Daemon) cmdMegaflows(on bool) func(context.Context, []string) (string, error) {
+	return func(context.Context, []string) (string, error) {
+		d.eachBridge(func(b *ofswitch.Bridge) { b.DisableMegaflows(!on) })
+		for _, dp := range d.datapaths() {
+			dp.FlowFlush()
+		}
+		if on {
+			return "megaflows enabled\n", nil
+		}
+		return "megaflows disabled\n", nil
+	}
 }
 
 // cmdSetFlowLimit sets every bridge's current dynamic megaflow limit;

@@ -274,6 +274,7 @@ func (dp *Datapath) assignQueuesLocked() {
 // FlowPut installs or modifies a megaflow in every worker.
 func (dp *Datapath) FlowPut(fp *dpif.FlowPut) error {
 	m := fp.Match
+	m.Mask.MatchVLANPresence()
 	m.Normalize()
 	u := fp.UFID
 	if u == (dpif.UFID{}) {

@@ -308,6 +308,7 @@ func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 	w.stats.upcallOK.Add(1)
 	if r.Install {
 		m := &flow.Match{Key: fr.keys[i], Mask: r.Mask}
+		m.Mask.MatchVLANPresence()
 		m.Normalize()
 		uf := r.UFID
 		if uf == (dpif.UFID{}) {

@@ -101,10 +101,10 @@ type Bridge struct {
 	fragHandling        uint16
 	tlv                 []ofp.TLVMap
 	tableCfg            [254]tableConfig
-	// revPaused is revalidator/pause.
-	revPaused atomic.Bool
-	genID               uint64
-	genIDSet            bool
+	// revPaused is revalidator/pause; megaflowsOff upcall/disable-megaflows.
+	revPaused, megaflowsOff atomic.Bool
+	genID                   uint64
+	genIDSet                bool
 
 	server   *ofconn.Server // service connections (<bridge>.mgmt)
 	ctl      *ofconn.Server // passive controller connections

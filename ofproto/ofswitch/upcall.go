@@ -75,6 +75,9 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	in := xlate.In{Key: *u.Key, Packet: u.Packet, SideEffects: true}
 	var out xlate.Out
 	b.xl.Translate(&in, &out)
+	if b.megaflowsOff.Load() {
+		out.Mask = flow.PacketMask(u.Key)
+	}
 	if out.Err != nil {
 		// At most one warning a second: a bad pipeline fails every
 		// packet.
@@ -270,6 +273,9 @@ func (b *Bridge) Revalidate() {
 		in := xlate.In{Key: uk.key}
 		var out xlate.Out
 		b.xl.Translate(&in, &out)
+		if b.megaflowsOff.Load() {
+			out.Mask = flow.PacketMask(&uk.key)
+		}
 		b.stats.revalidated.Add(1)
 		if out.Err == nil && !out.Transient && maskWithin(&out.Mask, &uk.mask) {
 			// The installed megaflow is at least as specific as the new
@@ -354,6 +360,15 @@ func (b *Bridge) waitRevalidated() {
 	defer timer.Stop()
 	for b.revDone < want && time.Now().Before(deadline) && b.ctx.Err() == nil {
 		b.revCond.Wait()
+	}
+}
+
+// DisableMegaflows makes new megaflows exact-match (flow.PacketMask), as
+// Open vSwitch's upcall/disable-megaflows; false restores wildcarding.
+// The caller flushes the datapath's megaflows.
+func (b *Bridge) DisableMegaflows(off bool) {
+	if b.megaflowsOff.Swap(off) != off {
+		b.changed()
 	}
 }
 

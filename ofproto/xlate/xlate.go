@@ -560,6 +560,11 @@ func (c *ctx) finish() {
 		if k.VLANs[i].TCI != 0 {
 			k.VLANs[i].TCI |= flow.VLANCFI
 		}
+		// A tag the packet has is always matched by its TPID (Open
+		// vSwitch's outer eth_type is exact).
+		if c.in.Key.VLANs[i].TCI&flow.VLANCFI != 0 {
+			k.VLANs[i].TPID = 0xffff
+		}
 	}
 	if c.in.Key.NwFrag&flow.FragLater != 0 {
 		k.TpSrc, k.TpDst, k.TCPFlags = 0, 0, 0
