@@ -10,11 +10,16 @@ import (
 
 // of11Known are the steps where gvs-ofctl still prints differently from
 // ovs-ofctl in OpenFlow 1.1 or 1.2 ("VERSION|args"), and why.
-var of11Known = map[string]string{}
+var of11Known = map[string]string{
+	"OpenFlow11|replace-flows br0 flows.txt":  of11LossyDelete,
+	"OpenFlow11|replace-flows br0 flows0.txt": of11LossyDelete,
+}
 
-// of11MatchCommands send flow matches, which gvs-ofctl refuses in
-// OpenFlow 1.1 (ofp has no ofp11_match encoding).
-var of11MatchCommands = []string{"dump-flows", "dump-aggregate", "add-flow", "add-flows", "mod-flows", "del-flows", "diff-flows", "replace-flows"}
+// of11LossyDelete: the switch holds ipv6,ipv6_src=::1, which the OpenFlow
+// 1.1 standard match cannot carry. ovs-ofctl sends its strict delete
+// anyway, without ipv6_src (so the flow stays); gvs-ofctl refuses the
+// protocol instead of sending a different match.
+const of11LossyDelete = "strict delete of a flow OpenFlow 1.1 cannot express: ovs-ofctl drops the field, gvs-ofctl refuses"
 
 // withVersion rewrites an online step to use only OpenFlow version v.
 func withVersion(st onlineStep, v string) onlineStep {
@@ -52,10 +57,6 @@ func TestGvsOfctlOpenFlow11And12MatchOVSOfctl(t *testing.T) {
 					if seen[key] || slices.Contains(st.args, "--bundle") {
 						continue // bundles need OpenFlow 1.3+ in both tools
 					}
-					if v == "OpenFlow11" && slices.ContainsFunc(st.args, func(a string) bool { return slices.Contains(of11MatchCommands, a) }) &&
-						!slices.Contains(st.args, "nosuchbr") && !slices.Contains(st.args, "tcp:127.0.0.1:1") && !slices.Contains(st.args, "unix:refused.sock") {
-						continue
-					}
 					seen[key] = true
 					var got [2]string
 					for i, bin := range []string{"ovs-ofctl", gvsOfctl} {
@@ -69,15 +70,6 @@ func TestGvsOfctlOpenFlow11And12MatchOVSOfctl(t *testing.T) {
 						}
 						t.Errorf("%v differs\n--- ovs-ofctl:\n%s--- gvs-ofctl:\n%s", st.args, got[0], got[1])
 					}
-				}
-			}
-			// What gvs-ofctl says instead of sending an OpenFlow 1.1 match.
-			for _, st := range []onlineStep{oc("-O", "OpenFlow11", "dump-flows", "br0"), oc("-O", "OpenFlow11", "add-flow", "br0", "actions=drop")} {
-				reset()
-				got := runOnline(t, env, dir, gvsOfctl, st)
-				want := "stdout:\nstderr:\nofctl: OpenFlow 1.1 flow matches (ofp11_match) are not supported by gvs-ofctl; use OpenFlow10 or OpenFlow12 or later\nexit 1\n"
-				if got != want {
-					t.Errorf("%v: got\n%s", st.args, got)
 				}
 			}
 		})

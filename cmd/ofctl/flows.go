@@ -83,10 +83,12 @@ func fieldSet(names ...string) map[*mf.Field]bool {
 var (
 	// of11Exact are the fields OpenFlow 1.1's standard match carries
 	// exactly; of11Masked those it carries with any mask.
-	of11Exact = fieldSet("in_port", "in_port_oxm", "vlan_tci", "vlan_vid", "vlan_pcp", "eth_type", "ip_dscp",
+	of11Exact = fieldSet("in_port", "in_port_oxm", "vlan_tci", "vlan_vid", "vlan_pcp", "dl_vlan", "dl_vlan_pcp", "eth_type", "nw_tos", "ip_dscp",
 		"ip_ecn", "ip_proto", "tcp_src", "tcp_dst", "udp_src", "udp_dst", "sctp_src", "sctp_dst",
 		"icmp_type", "icmp_code", "arp_op", "mpls_label", "mpls_tc")
 	of11Masked = fieldSet("eth_src", "eth_dst", "ip_src", "ip_dst", "arp_spa", "arp_tpa", "metadata")
+	// of11Only are the fields of those two sets OpenFlow 1.0 lacks.
+	of11Only = fieldSet("in_port_oxm", "metadata", "mpls_label", "mpls_tc", "ip_ecn")
 	// of10SetFields are the fields OpenFlow 1.0's own set actions write.
 	// set_field restricts the protocols as matching the field would:
 	// not at all for these, which OpenFlow 1.0 matches.
@@ -116,6 +118,7 @@ func usableProtocols(fl *ofptext.Flow, text string) protocols {
 			p |= protoOF11
 		}
 	}
+	p &^= wipedProtocols(fl, text)
 	if bitwiseMatchOutsideOF1x(text) {
 		p &= protoNeedsNXM
 	}
@@ -142,6 +145,29 @@ func usableProtocols(fl *ofptext.Flow, text string) protocols {
 		p &= protoOXM13 | protoOXM14 | protoOXM15
 	}
 	return p
+}
+
+// wipedProtocols returns the protocols that cannot carry a match field
+// text names but the parsed flow lost for want of its prerequisites
+// (ipv6_dst without ipv6): ovs-ofctl judges the protocols before it drops
+// such fields.
+func wipedProtocols(fl *ofptext.Flow, text string) protocols {
+	var out protocols
+	matchPart, _, _ := ofptext.SplitActions(text)
+	for _, tok := range strings.FieldsFunc(matchPart, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		name, _, _ := strings.Cut(tok, "=")
+		f := mf.Lookup(name)
+		if f == nil || !fl.Match.IsWild(f) || fl.Match.PrereqsOK(f) {
+			continue
+		}
+		switch {
+		case !of11Exact[f] && !of11Masked[f]:
+			out |= protoOF10 | protoOF10TID | protoOF11
+		case of11Only[f]:
+			out |= protoOF10 | protoOF10TID
+		}
+	}
+	return out
 }
 
 // fieldProtocols restricts the protocols for fields named in a match
@@ -279,7 +305,9 @@ func of10CanMatch(m *mf.Match) bool {
 	return true
 }
 
-// of11CanMatch reports whether OpenFlow 1.1's standard match carries m.
+// of11CanMatch reports whether OpenFlow 1.1's standard match carries m,
+// as ovs-ofctl judges it from its field table (which, unlike the standard
+// match, lets ip_ecn through).
 func of11CanMatch(m *mf.Match) bool {
 	fs := mf.Std.Fields()
 	for i := range fs {
@@ -294,11 +322,14 @@ func of11CanMatch(m *mf.Match) bool {
 		if !of11Exact[f] {
 			return false
 		}
-		if f.Name == "vlan_tci" {
+		switch f.Name {
+		case "vlan_tci":
 			if _, mask := fieldUint(m, f); mask != 0xffff && mask != 0x1fff && mask != 0xf000 {
 				return false
 			}
 			continue
+		case "vlan_vid", "dl_vlan", "vlan_pcp", "dl_vlan_pcp":
+			continue // views of the TCI, whose mask vlan_tci checks
 		}
 		if _, mask := fieldUint(m, f); f.Bits < 64 && mask&(1<<uint(f.Bits)-1) != 1<<uint(f.Bits)-1 {
 			return false

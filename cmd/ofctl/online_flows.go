@@ -246,11 +246,6 @@ func (r *flowReq) flowMod(cmd uint8, p protocols, v uint8) (*ofp.FlowMod, error)
 	return fm, nil
 }
 
-// errNoOF11Match refuses flow mods and flow stats requests in OpenFlow
-// 1.1: they carry OpenFlow 1.1's standard match (ofp11_match), which ofp
-// does not encode.
-var errNoOF11Match = errors.New("OpenFlow 1.1 flow matches (ofp11_match) are not supported by gvs-ofctl; use OpenFlow10 or OpenFlow12 or later")
-
 // setFlowModProtocol picks the flow mod protocol as ovs-ofctl does: the
 // connection's own protocol if usable, else the first usable one it can
 // switch to (OpenFlow 1.0 only: table id extension, NXM, or both), sending
@@ -265,9 +260,6 @@ func (c *vconn) setFlowModProtocol(usable protocols) (protocols, error) {
 		}
 	}
 	if usable&allowed&cur != 0 {
-		if cur == protoOF11 {
-			return 0, errNoOF11Match
-		}
 		return cur, nil
 	}
 	if c.version == mf.OF10 {
@@ -315,9 +307,9 @@ func (e *env) nameLookups(target string) error {
 	return nil
 }
 
-// portNameRefRE finds port names where a flow's text may use them: the
-// in_port match and output actions.
-var portNameRefRE = regexp.MustCompile(`\b(in_port[=:]|output[:(])([A-Za-z_][A-Za-z0-9_.-]*)`)
+// portNameRefRE finds port names where a flow's or group's text may use
+// them: the in_port match, output actions and a bucket's watch_port.
+var portNameRefRE = regexp.MustCompile(`\b(in_port[=:]|output[:(]|watch_port[:=])([A-Za-z_][A-Za-z0-9_.-]*)`)
 
 // withPortNumbers replaces the switch's port names in a flow's text by
 // their numbers, as ovs-ofctl accepts names after looking them up.
@@ -631,11 +623,10 @@ func dumpRequest(e *env, args []string, aggregate bool, usableMask protocols) (*
 			return nil, nil, fmt.Errorf("switch does not support any of the usable flow formats (%s)", usable)
 		}
 	} else if c.version == mf.OF11 {
-		c.close()
 		if usable&protoOF11 == 0 {
+			c.close()
 			return nil, nil, fmt.Errorf("none of the usable flow formats (%s) is among the allowed flow formats (%s)", usable, allowedProtocols(c.e.allowedVersions()))
 		}
-		return nil, nil, errNoOF11Match
 	} else if usable&(protoOF11|protoOXM12<<(c.version-mf.OF12)) == 0 {
 		c.close()
 		return nil, nil, fmt.Errorf("switch does not support any of the usable flow formats (%s)", usable)

@@ -1,6 +1,7 @@
 // Package ofp is the OpenFlow 1.0–1.5 wire codec with the Nicira and ONF
 // extensions: message framing, the raw message-type table, errors, and the
-// match formats (OpenFlow 1.0 ofp_match, NXM, OXM), all driven by tables.
+// match formats (OpenFlow 1.0 ofp_match, OpenFlow 1.1's standard match,
+// NXM, OXM), all driven by tables.
 //
 // # Overview
 //

@@ -168,7 +168,14 @@ func (fm *FlowMod) appendBody(b []byte, v uint8) ([]byte, error) {
 			imp = 0
 		}
 		b = binary.BigEndian.AppendUint16(b, imp)
-		b = AppendOXMMatch(b, v, &fm.Match)
+		if v == mf.OF11 {
+			var err error
+			if b, err = AppendOF11Match(b, &fm.Match); err != nil {
+				return b, err
+			}
+		} else {
+			b = AppendOXMMatch(b, v, &fm.Match)
+		}
 	}
 	return append(b, fm.Instructions...), nil
 }

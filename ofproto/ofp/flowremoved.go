@@ -237,7 +237,13 @@ func (fr *FlowRemoved) appendBody(b []byte, v uint8) ([]byte, error) {
 		b = binary.BigEndian.AppendUint16(b, fr.HardTimeout)
 		b = binary.BigEndian.AppendUint64(b, fr.PacketCount)
 		b = binary.BigEndian.AppendUint64(b, fr.ByteCount)
-		b = AppendOXMMatch(b, v, &fr.Match)
+		if v == mf.OF11 {
+			// What OpenFlow 1.1 cannot say is left out, as Open
+			// vSwitch does: the switch reports a flow it holds.
+			b = appendOF11Match(b, &fr.Match)
+		} else {
+			b = AppendOXMMatch(b, v, &fr.Match)
+		}
 	default:
 		b = append(b, fr.TableID, reason)
 		b = binary.BigEndian.AppendUint16(b, fr.Priority)

@@ -362,8 +362,9 @@ func (w *nxmWriter) putIP(m *mf.Match, dl uint16) {
 	}
 }
 
-// DecodeOXMMatch decodes an OpenFlow 1.2+ ofp_match (type OXM) at the
-// start of p, returning the bytes it occupies including padding.
+// DecodeOXMMatch decodes an ofp_match at the start of p, OpenFlow 1.2+'s
+// (type OXM) or OpenFlow 1.1's standard match, returning the bytes it
+// occupies including padding.
 func DecodeOXMMatch(p []byte, m *mf.Match) (int, error) {
 	if len(p) < 4 {
 		return 0, errorf(OFPBMC_BAD_LEN, "ofp_match header needs 4 bytes, have %d", len(p))
@@ -375,11 +376,9 @@ func DecodeOXMMatch(p []byte, m *mf.Match) (int, error) {
 	switch typ {
 	case ofpmtOXM:
 	case ofpmtStandard:
-		// The OpenFlow 1.1 fixed match (88 bytes) is not decoded yet.
-		if n != 88 || len(p) < 88 {
-			return 0, errorf(OFPBMC_BAD_LEN, "standard ofp_match of %d bytes", n)
-		}
-		return 0, errorf(OFPBMC_BAD_TYPE, "standard (OpenFlow 1.1) ofp_match is not supported")
+		// OpenFlow 1.1's fixed match; accepted in any version, as Open
+		// vSwitch does.
+		return ofp11MatchLen, DecodeOF11Match(p, m)
 	default:
 		return 0, errorf(OFPBMC_BAD_TYPE, "ofp_match type %d", typ)
 	}
@@ -389,8 +388,11 @@ func DecodeOXMMatch(p []byte, m *mf.Match) (int, error) {
 	return pad8(n), DecodeNXM(p[4:n], true, m, nil)
 }
 
-// AppendOXMMatch appends an OpenFlow 1.2+ ofp_match (type OXM) for m,
-// padded to 8 bytes.
+// AppendOXMMatch appends an ofp_match of type OXM for m, padded to 8
+// bytes. Open vSwitch uses it in OpenFlow 1.1 too where the message
+// allows (flow stats replies); flow mods, flow stats requests and
+// flow-removed messages carry OpenFlow 1.1's standard match instead
+// (see match11.go).
 func AppendOXMMatch(b []byte, version uint8, m *mf.Match) []byte {
 	start := len(b)
 	b = append(b, 0, ofpmtOXM, 0, 0)

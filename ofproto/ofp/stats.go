@@ -338,7 +338,14 @@ func (m *FlowStatsRequest) appendBody(b []byte, v uint8) ([]byte, error) {
 		b = append(b, 0, 0, 0, 0)
 		b = binary.BigEndian.AppendUint64(b, m.Cookie)
 		b = binary.BigEndian.AppendUint64(b, m.CookieMask)
-		b = AppendOXMMatch(b, v, &m.Match)
+		if v == mf.OF11 {
+			var err error
+			if b, err = AppendOF11Match(b, &m.Match); err != nil {
+				return b, err
+			}
+		} else {
+			b = AppendOXMMatch(b, v, &m.Match)
+		}
 	}
 	return b, nil
 }
