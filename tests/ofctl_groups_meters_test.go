@@ -77,6 +77,88 @@ func groupsMetersSteps() []onlineStep {
 	}
 }
 
+// groupsMetersFile is an add-groups file: a command word per line
+// (add when none), comments and blank lines.
+const groupsMetersFile = "group_id=3,type=indirect,bucket=output:2\n# a comment\n\n" +
+	"add group_id=4,type=select,bucket=weight:2,output:1,bucket=output:3\n" +
+	"modify group_id=1,type=all,bucket=output:3\ninsert_bucket group_id=2,command_bucket_id=first,bucket=bucket_id:7,weight:2,output:2\n" +
+	"remove_bucket group_id=4,command_bucket_id=last\ndelete group_id=3\n"
+
+// groupsMetersSyntaxSteps are the commands that take the group and meter
+// syntax, on the groups and meters reset() leaves: group 1 (all, two
+// buckets), group 2 (select), meters 1 and 2. Each refusal is there
+// once: a parse error, a version that cannot carry the command, and the
+// switch's error replies.
+func groupsMetersSyntaxSteps() []onlineStep {
+	file := func(stdin string, args ...string) onlineStep {
+		return onlineStep{args: args, stdin: stdin}
+	}
+	return []onlineStep{
+		oc("dump-groups", "br0"),
+		oc("-O", "OpenFlow11", "dump-groups", "br0"),
+		oc("-O", "OpenFlow13", "dump-groups", "br0", "2"),
+		oc("-O", "OpenFlow15", "dump-groups", "br0"),
+		oc("-O", "OpenFlow15", "dump-groups", "br0", "1"),
+		oc("-O", "OpenFlow15", "dump-groups", "br0", "group_id=1"),
+		oc("-O", "OpenFlow15", "dump-groups", "br0", "7"),
+		oc("add-group", "br0", "group_id=3,type=select,bucket=output:1,bucket=weight:3,output:2"),
+		oc("-O", "OpenFlow11", "add-group", "br0", "group_id=3,type=indirect,bucket=output:2"),
+		oc("-O", "OpenFlow13", "add-group", "br0", "group_id=3,type=ff,bucket=watch_port:2,output:2,bucket=watch_port:3,output:3"),
+		oc("-O", "OpenFlow15", "add-group", "br0", "group_id=3,type=select,selection_method=hash,fields(eth_src,ip_dst=255.255.0.0),bucket=bucket_id:3,weight:5,output:2,bucket=output:1"),
+		oc("-O", "OpenFlow15", "add-group", "br0", "group_id=3,type=select,selection_method=dp_hash,selection_method_param=7,bucket=output:1"),
+		oc("-O", "OpenFlow13", "add-group", "br0", "group_id=1,type=all,bucket=output:2"),
+		oc("-O", "OpenFlow13", "add-group", "br0", "group_id=3,type=all,bucket=watch_port:2,output:2"),
+		oc("-O", "OpenFlow13", "add-group", "br0", "group_id=3,type=all,bucket=frobnicate"),
+		oc("-O", "OpenFlow13", "add-group", "br0", "group_id=3,type=all,bucket=output:p2,bucket=actions=group:1"),
+		oc("-O", "OpenFlow13", "add-group", "br0", "group_id=3,type=ff,bucket=watch_port:p2,output:p2,bucket=watch_port:LOCAL,output:1"),
+		oc("-O", "OpenFlow13", "add-group", "br0", "group_id=3,type=ff,bucket=watch_port:p3,output:p3"),
+		oc("-O", "OpenFlow13", "add-group", "br0"),
+		oc("mod-group", "br0"),
+		file(groupsMetersFile, "-O", "OpenFlow15", "add-groups", "br0", "-"),
+		file(groupsMetersFile, "add-groups", "br0", "-"),
+		file(groupsMetersFile, "-O", "OpenFlow13", "add-groups", "br0", "-"),
+		file("group_id=3,type=all,bucket=output:1\nbogus group_id=4\n", "-O", "OpenFlow13", "add-group", "br0", "-"),
+		oc("-O", "OpenFlow13", "mod-group", "br0", "group_id=1,type=select,bucket=output:3"),
+		oc("-O", "OpenFlow13", "mod-group", "br0", "group_id=9,type=all,bucket=output:3"),
+		oc("-O", "OpenFlow13", "--may-create", "mod-group", "br0", "group_id=9,type=all,bucket=output:3"),
+		oc("--may-create", "mod-group", "br0", "group_id=2,type=indirect,bucket=output:3"),
+		oc("-O", "OpenFlow15", "insert-buckets", "br0", "group_id=1,command_bucket_id=first,bucket=output:3"),
+		oc("-O", "OpenFlow15", "insert-buckets", "br0", "group_id=1,command_bucket_id=last,bucket=bucket_id:7,output:3,bucket=output:2"),
+		oc("insert-buckets", "br0", "group_id=2,command_bucket_id=0,bucket=weight:4,output:2"),
+		oc("-O", "OpenFlow13", "insert-buckets", "br0", "group_id=1,command_bucket_id=first,bucket=output:3"),
+		oc("-O", "OpenFlow15", "insert-buckets", "br0", "group_id=9,command_bucket_id=first,bucket=output:3"),
+		oc("-O", "OpenFlow15", "insert-buckets", "br0", "group_id=1,command_bucket_id=5,bucket=output:3"),
+		oc("-O", "OpenFlow15", "insert-buckets", "br0", "group_id=1,command_bucket_id=last,bucket=bucket_id:1,output:3"),
+		oc("-O", "OpenFlow15", "insert-buckets", "br0", "group_id=1,bucket=output:3"),
+		oc("-O", "OpenFlow15", "remove-buckets", "br0", "group_id=1,command_bucket_id=first"),
+		oc("-O", "OpenFlow15", "remove-buckets", "br0", "group_id=1,command_bucket_id=last"),
+		oc("-O", "OpenFlow15", "remove-buckets", "br0", "group_id=1"),
+		oc("remove-buckets", "br0", "group_id=2,command_bucket_id=1"),
+		oc("-O", "OpenFlow15", "remove-buckets", "br0", "group_id=2,command_bucket_id=6"),
+		oc("-O", "OpenFlow15", "remove-buckets", "br0", "group_id=9"),
+		oc("-O", "OpenFlow13", "remove-buckets", "br0", "group_id=1"),
+		oc("-O", "OpenFlow15", "del-groups", "br0", "group_id=2"),
+		oc("-O", "OpenFlow14", "--bundle", "add-group", "br0", "group_id=3,type=all,bucket=output:1"),
+		oc("--bundle", "add-group", "br0", "group_id=1,type=all,bucket=output:1"),
+		oc("-O", "OpenFlow15", "--bundle", "insert-buckets", "br0", "group_id=1,command_bucket_id=first,bucket=output:3"),
+		oc("-O", "OpenFlow13", "dump-meters", "br0"),
+		oc("-O", "OpenFlow13", "dump-meters", "br0", "meter=2"),
+		oc("-O", "OpenFlow15", "dump-meters", "br0", "meter=9"),
+		oc("-O", "OpenFlow13", "dump-meters", "br0", "meter=bogus"),
+		oc("dump-meters", "br0"),
+		oc("-O", "OpenFlow13", "add-meter", "br0", "meter=3,kbps,burst,band=type=drop,rate=1000,burst_size=50"),
+		oc("-O", "OpenFlow14", "add-meter", "br0", "meter=3 pktps stats bands=type=drop rate=1 type=drop rate=2"),
+		oc("-O", "OpenFlow13", "add-meter", "br0", "meter=1,kbps,band=type=drop,rate=100"),
+		oc("-O", "OpenFlow13", "add-meter", "br0", "meter=3,kbps,band=type=dscp_remark,rate=1,prec_level=1"),
+		oc("-O", "OpenFlow13", "add-meter", "br0", "meter=3,kbps,band=type=drop"),
+		oc("add-meter", "br0", "meter=3,kbps,band=type=drop,rate=1"),
+		oc("-O", "OpenFlow13", "mod-meter", "br0", "meter=1,pktps,stats,band=type=drop,rate=7"),
+		oc("-O", "OpenFlow13", "mod-meter", "br0", "meter=9,pktps,band=type=drop,rate=7"),
+		oc("-O", "OpenFlow13", "del-meter", "br0", "meter=2"),
+		oc("-O", "OpenFlow13", "del-meters", "br0", "meter=all"),
+	}
+}
+
 // sortGroupLines sorts each run of " group_id=" lines: Open vSwitch dumps
 // groups in hash order.
 func sortGroupLines(s string) string {
@@ -97,6 +179,41 @@ func sortGroupLines(s string) string {
 }
 
 var meterDurationRE = regexp.MustCompile(`duration:[0-9.]+s`)
+
+// TestGroupAndMeterSyntaxSessionLikeOpenVSwitch runs each group and meter
+// syntax step with Debian's ovs-ofctl against Open vSwitch (dummy
+// datapath) and gvs-vswitchd, from the same groups and meters and
+// followed by dumps of them, and requires the same transcript.
+func TestGroupAndMeterSyntaxSessionLikeOpenVSwitch(t *testing.T) {
+	diffAgainstOpenVSwitch(t, func() []ofStep {
+		var steps []ofStep
+		for _, st := range groupsMetersSyntaxSteps() {
+			if slices.Contains(st.args, "--bundle") {
+				continue // a failed bundle names the switch's socket path
+			}
+			args := st.args
+			if st.stdin != "" {
+				if !slices.Contains(args, "add-groups") {
+					continue // "-" reads stdin, which runSteps does not feed
+				}
+				// The file goes where runSteps maps "flows.txt".
+				steps = append(steps, ofStep{tool: "file", args: []string{"flows.txt", st.stdin}})
+				args = slices.Clone(args)
+				args[len(args)-1] = "flows.txt"
+			}
+			steps = append(steps,
+				ofctl("-O", "OpenFlow13", "del-groups", "br0"),
+				ofctl("-O", "OpenFlow13", "del-meters", "br0"),
+				ofctl("-O", "OpenFlow13", "add-group", "br0", "group_id=1,type=all,bucket=output:1,bucket=output:2"),
+				ofctl("-O", "OpenFlow13", "add-group", "br0", "group_id=2,type=select,bucket=weight:3,output:3,bucket=weight:5,output:1"),
+				ofctl("-O", "OpenFlow13", "add-meter", "br0", "meter=1,kbps,band=type=drop,rate=100"),
+				ofctl("-O", "OpenFlow13", "add-meter", "br0", "meter=2,pktps,burst,stats,band=type=drop,rate=10,burst_size=20"),
+				ofctl(args...),
+				ofctl("-O", "OpenFlow15", "dump-groups", "br0"), ofctl("-O", "OpenFlow13", "dump-meters", "br0"))
+		}
+		return steps
+	})
+}
 
 // TestGvsOfctlGroupAndMeterCommandsMatchOVSOfctl runs each step with
 // Debian's ovs-ofctl and with gvs-ofctl against Open vSwitch's
@@ -128,10 +245,10 @@ func TestGvsOfctlGroupAndMeterCommandsMatchOVSOfctl(t *testing.T) {
 				ofctl13("add-meter", "br0", "meter=2,pktps,burst,stats,band=type=drop,rate=10,burst_size=20")
 			}
 			state := []onlineStep{
-				oc("-O", "OpenFlow13", "dump-groups", "br0"),
+				oc("-O", "OpenFlow15", "dump-groups", "br0"),
 				oc("-O", "OpenFlow13", "dump-meters", "br0"),
 			}
-			for _, st := range groupsMetersSteps() {
+			for _, st := range append(groupsMetersSteps(), groupsMetersSyntaxSteps()...) {
 				var got [2]string
 				for i, bin := range []string{"ovs-ofctl", gvsOfctl} {
 					reset()

@@ -35,22 +35,37 @@
 // server. add-flows and replace-flows draw a progress
 // line on stderr when it is a terminal, and never otherwise.
 //
-// Groups and meters: del-groups (with --bundle), dump-group-stats,
-// dump-group-features, del-meter(s), meter-stats and meter-features, and
-// packet-out (both ovs-ofctl 3.1 syntaxes). Their GROUP and METER
-// arguments take only the group_id= and meter= keywords: the group,
-// meter and TLV-map text syntax (add-group, dump-groups, add-meter,
-// dump-meters, TLV maps) is missing from ofptext, so those commands are
-// absent. Like ovs-ofctl's dump_transaction, these dumps print an
-// OFPT_ERROR reply to stdout and exit 0.
+// Groups and meters: add-group, add-groups (a command word per line: add,
+// modify, delete, add_or_mod, insert_bucket, remove_bucket), mod-group
+// (--may-create), del-groups, insert-buckets, remove-buckets, dump-groups,
+// dump-group-stats and dump-group-features; add-meter, mod-meter,
+// del-meter(s), dump-meters, meter-stats and meter-features; and
+// packet-out (both ovs-ofctl 3.1 syntaxes). GROUP and METER arguments are
+// in ovs-ofctl's group and meter syntax (ofptext.ParseGroupMod and
+// ParseMeterMod), except dump-groups, whose argument is a bare group
+// number as in ovs-ofctl (anything else dumps every group). Group mods go
+// in the version the connection negotiated when the text allows it
+// (selection methods and the bucket commands need OpenFlow 1.0's
+// NXT_GROUP_MOD or 1.5; insert-buckets and remove-buckets in OpenFlow 1.1
+// to 1.4 fail as in ovs-ofctl), each followed by a barrier, or in one
+// bundle with --bundle; meters need OpenFlow 1.3 or later. Like
+// ovs-ofctl's dump_transaction, the dumps print an OFPT_ERROR reply to
+// stdout and exit 0. ofp-print prints group and meter mods, group
+// description and meter configuration requests and replies.
+//
+// TLV maps: add-tlv-map, del-tlv-map and dump-tlv-map take ovs-ofctl's
+// {class=,type=,len=}->tun_metadataN syntax (ofptext.ParseTLVMaps),
+// parsed before connecting; a mod is followed by a barrier (OpenFlow 1.0
+// switches to NXM first, OpenFlow 1.1 is refused as by ovs-ofctl).
 //
 // dump-table-features and ofp-print of table features messages reduce
 // each table to sets (instructions, actions, fields) and print runs of
 // equal tables as ovs-ofctl does ("tables 1...252: ditto", "(same
 // actions)"); OpenFlow 1.1 and 1.2 dump-tables print the features their
 // table stats carry the same way. -O accepts OpenFlow10 through
-// OpenFlow15, but OpenFlow 1.1 flow mods and flow stats requests are
-// refused: ofp has no encoding of OpenFlow 1.1's standard match.
+// OpenFlow15; OpenFlow 1.1 flow mods and flow stats requests carry its
+// standard match (ofp11_match), and a flow it cannot express exactly
+// (ip_ecn, which ovs-ofctl sends anyway, dropping it) fails to encode.
 //
 // # Imports
 //

@@ -28,7 +28,8 @@ type env struct {
 	strict         bool
 	noStats        bool
 	bundle         bool
-	names          int // --names 1, --no-names 0, default -1
+	mayCreate      bool // --may-create: mod-group adds a missing group
+	names          int  // --names 1, --no-names 0, default -1
 	sort           []sortKey
 	portByName     map[string]uint32 // from the switch, for --names (default)
 	tableNames     map[uint8]string
@@ -59,7 +60,7 @@ func commands() []command {
 	online := func(name, args, help string, min, max int, run func(*env, []string) error) command {
 		return command{name: name, args: args, help: help, min: min, max: max, online: true, run: run}
 	}
-	return []command{
+	cmds := []command{
 		online("show", "SWITCH", "show OpenFlow information", 1, 1, showCmd),
 		online("dump-desc", "SWITCH", "print switch description", 1, 1, dumpDescCmd),
 		online("dump-ports", "SWITCH [PORT]", "print port statistics", 1, 2, dumpPortsCmd),
@@ -75,7 +76,16 @@ func commands() []command {
 		online("replace-flows", "SWITCH FILE", "replace flows with those in FILE", 2, 2, replaceFlowsCmd),
 		online("monitor", "SWITCH [MISSLEN] [invalid_ttl]", "print packets received from SWITCH", 1, 3, monitorCmd),
 		online("snoop", "SWITCH", "snoop on SWITCH and its controller", 1, 1, snoopCmd),
+		online("add-group", "SWITCH GROUP", "add group described by GROUP", 1, 2, addGroupCmd),
+		online("add-groups", "SWITCH FILE", "add group from FILE", 2, 2, addGroupsCmd),
+		online("mod-group", "SWITCH GROUP", "modify specific group", 1, 2, modGroupCmd),
 		online("del-groups", "SWITCH [GROUP]", "delete matching GROUPs", 1, 2, delGroupsCmd),
+		online("insert-buckets", "SWITCH [GROUP]", "add buckets to GROUP", 1, 2, insertBucketsCmd),
+		online("remove-buckets", "SWITCH [GROUP]", "remove buckets from GROUP", 1, 2, removeBucketsCmd),
+		online("dump-groups", "SWITCH [GROUP]", "print group description", 1, 2, dumpGroupsCmd),
+		online("add-meter", "SWITCH METER", "add meter described by METER", 2, 2, addMeterCmd),
+		online("mod-meter", "SWITCH METER", "modify specific METER", 2, 2, modMeterCmd),
+		online("dump-meters", "SWITCH [METER]", "print METER configuration", 1, 2, dumpMetersCmd),
 		online("del-meter", "SWITCH [METER]", "delete METER", 1, 2, delMetersCmd),
 		online("del-meters", "SWITCH [METER]", "delete METER (default: all)", 1, 2, delMetersCmd),
 		online("dump-group-features", "SWITCH", "print group features", 1, 1, dumpGroupFeaturesCmd),
@@ -84,11 +94,14 @@ func commands() []command {
 		online("meter-features", "SWITCH", "print meter features", 1, 1, meterFeaturesCmd),
 		online("packet-out", "SWITCH IN_PORT ACTIONS PACKET...", "execute ACTIONS on PACKET", 2, 1<<30, packetOutCmd),
 		online("diff-flows", "SOURCE1 SOURCE2", "compare flows from two sources", 2, 2, diffFlowsCmd),
+	}
+	cmds = append(cmds, tlvCommands()...)
+	return append(cmds, []command{
 		{name: "parse-flow", args: "FLOW", help: "parse FLOW and print its flow mod", min: 1, max: 1, run: parseFlowCmd},
 		{name: "parse-flows", args: "FILE", help: "parse flows in FILE (- for stdin) and print their flow mods", min: 1, max: 1, run: parseFlowsCmd},
 		{name: "ofp-print", args: "HEX [VERBOSITY]", help: "print OpenFlow message given in hex", min: 1, max: 2, run: ofpPrintCmd},
 		{name: "ofp-parse", args: "FILE", help: "print OpenFlow messages read from binary FILE", min: 1, max: 1, run: ofpParseCmd},
-	}
+	}...)
 }
 
 // packetInFormats are -P's names for the NXPIF_* formats.
@@ -198,6 +211,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			e.noStats = true
 		case "--bundle":
 			e.bundle = true
+		case "--may-create":
+			e.mayCreate = true
 		case "--names":
 			e.names = 1
 		case "--no-names":

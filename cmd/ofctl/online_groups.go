@@ -9,11 +9,11 @@ import (
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofptext"
 )
 
-// Group and meter statistics and features. The group and meter text
-// syntax (add-group, dump-groups, add-meter, dump-meters) is not here:
-// ofptext has no parser or formatter for it yet.
+// Group and meter statistics and features, and the group commands that
+// take the group syntax (ofptext.ParseGroupMod).
 
 func init() {
 	printers[kindOf(&ofp.MeterStatsRequest{})] = func(w *bufio.Writer, m *ofp.Msg) error {
@@ -115,29 +115,14 @@ func dumpGroupFeaturesCmd(e *env, args []string) error {
 	return e.dumpTransaction(c, &ofp.GroupFeaturesRequest{}, printGroupFeatures)
 }
 
-// parseGroupSelector parses the GROUP argument of dump-group-stats: the
-// group_id keyword of the group syntax (a number, "all" or "any").
+// parseGroupSelector parses the GROUP argument of dump-group-stats in
+// the group syntax, as ovs-ofctl parses a del-groups argument.
 func parseGroupSelector(s string) (uint32, error) {
-	id := uint32(ofp.GroupAll)
-	for _, kv := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-		k, v, _ := strings.Cut(kv, "=")
-		if k != "group_id" {
-			return 0, fmt.Errorf("unknown keyword %s", k)
-		}
-		switch v {
-		case "all":
-			id = ofp.GroupAll
-		case "any":
-			id = ofp.GroupAny
-		default:
-			n, err := strconv.ParseUint(v, 0, 32)
-			if err != nil {
-				return 0, fmt.Errorf("invalid numeric format %s", v)
-			}
-			id = uint32(n)
-		}
+	gm, _, err := ofptext.ParseGroupMod(s, ofp.GroupDelete)
+	if err != nil {
+		return 0, err
 	}
-	return id, nil
+	return gm.GroupID, nil
 }
 
 // selector returns the GROUP or METER argument after SWITCH parsed by
@@ -193,43 +178,16 @@ func printGroupStats(w *bufio.Writer, m *ofp.Msg) error {
 }
 
 // meterIDString names a meter as ovs-ofctl prints it.
-func meterIDString(id uint32) string {
-	switch id {
-	case ofp.MeterAll:
-		return "all"
-	case 0xfffffffe:
-		return "controller"
-	case 0xfffffffd:
-		return "slowpath"
-	}
-	return strconv.FormatUint(uint64(id), 10)
-}
+func meterIDString(id uint32) string { return ofptext.FormatMeterID(id) }
 
-// parseMeterSelector parses the METER argument of meter-stats: the
-// meter keyword of the meter syntax.
+// parseMeterSelector parses the METER argument of meter-stats and
+// dump-meters: the meter keyword of the meter syntax.
 func parseMeterSelector(s string) (uint32, error) {
-	id := uint32(ofp.MeterAll)
-	for _, kv := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-		k, v, _ := strings.Cut(kv, "=")
-		if k != "meter" {
-			return 0, fmt.Errorf("unknown keyword %s", k)
-		}
-		switch v {
-		case "all":
-			id = ofp.MeterAll
-		case "controller":
-			id = 0xfffffffe
-		case "slowpath":
-			id = 0xfffffffd
-		default:
-			n, err := strconv.ParseUint(v, 10, 32)
-			if err != nil {
-				return 0, fmt.Errorf("invalid numeric format %s", v)
-			}
-			id = uint32(n)
-		}
+	mm, err := ofptext.ParseMeterMod(s, ofptext.MeterSelect)
+	if err != nil {
+		return 0, err
 	}
-	return id, nil
+	return mm.MeterID, nil
 }
 
 // openForMeters opens target for a meter request: OpenFlow 1.3 or later.
@@ -335,39 +293,6 @@ func printMeterFeatures(w *bufio.Writer, m *ofp.Msg) error {
 	return nil
 }
 
-// delGroupsCmd deletes the group GROUP selects (default all), in a
-// bundle with --bundle.
-func delGroupsCmd(e *env, args []string) error {
-	id, err := selector(args, ofp.GroupAll, parseGroupSelector)
-	if err != nil {
-		return err
-	}
-	c, err := e.open(args[0])
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	gm := &ofp.GroupMod{Command: ofp.GroupDelete, Type: ofp.GroupTypeAll, GroupID: id, CommandBucketID: ofp.BucketAll}
-	if e.bundle {
-		return c.bundle([]ofp.Message{gm})
-	}
-	return e.reportReply(c.transactNoReply(gm))
-}
-
-// delMetersCmd deletes the meter METER selects (default all).
-func delMetersCmd(e *env, args []string) error {
-	id, err := selector(args, ofp.MeterAll, parseMeterSelector)
-	if err != nil {
-		return err
-	}
-	c, err := e.openForMeters(args[0])
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	return e.reportReply(c.transactNoReply(&ofp.MeterMod{Command: ofp.MeterDelete, MeterID: id}))
-}
-
 // ofpDuration formats a duration as Open vSwitch: whole seconds alone,
 // milliseconds when exact, else nanoseconds.
 func ofpDuration(sec, nsec uint32) string {
@@ -379,3 +304,231 @@ func ofpDuration(sec, nsec uint32) string {
 	}
 	return fmt.Sprintf("%d.%09ds", sec, nsec)
 }
+
+func init() {
+	for body, p := range map[ofp.Message]msgPrinter{
+		&ofp.GroupMod{}: printGroupMod, &ofp.GroupDescRequest{}: printGroupDescRequest, &ofp.GroupDescReply{}: printGroupDesc,
+	} {
+		printers[kindOf(body)] = p
+	}
+}
+
+// groupIDString names a group in requests as ovs-ofctl prints it.
+func groupIDString(id uint32) string {
+	switch id {
+	case ofp.GroupAll:
+		return "ALL"
+	case ofp.GroupAny:
+		return "ANY"
+	}
+	return strconv.FormatUint(uint64(id), 10)
+}
+
+// statsName is a statistics message's name: NXST_ in OpenFlow 1.0,
+// OFPST_ after.
+func statsName(m *ofp.Msg, name string) string {
+	if m.Version == mf.OF10 {
+		return "NXST_" + name
+	}
+	return "OFPST_" + name
+}
+
+// moreFlag is the " flags=[more]" ovs-ofctl prints after the header of a
+// reply part that has more following.
+func moreFlag(flags uint16) string {
+	if flags&ofp.StatsReplyMore != 0 {
+		return " flags=[more]"
+	}
+	return ""
+}
+
+func printGroupMod(w *bufio.Writer, m *ofp.Msg) error {
+	name := "OFPT_GROUP_MOD"
+	if m.Version == mf.OF10 {
+		name = "NXT_GROUP_MOD"
+	}
+	header(w, name, m)
+	fmt.Fprintf(w, "\n %s\n", ofptext.FormatGroupMod(m.Body.(*ofp.GroupMod), m.Version))
+	return nil
+}
+
+func printGroupDescRequest(w *bufio.Writer, m *ofp.Msg) error {
+	header(w, statsName(m, "GROUP_DESC request"), m)
+	fmt.Fprintf(w, " group_id=%s\n", groupIDString(m.Body.(*ofp.GroupDescRequest).GroupID))
+	return nil
+}
+
+func printGroupDesc(w *bufio.Writer, m *ofp.Msg) error {
+	r, ok := m.Body.(*ofp.GroupDescReply)
+	if !ok {
+		return fmt.Errorf("unexpected reply %s", m.Raw)
+	}
+	header(w, statsName(m, "GROUP_DESC reply"), m)
+	w.WriteString(moreFlag(r.Flags) + "\n")
+	for i := range r.Groups {
+		fmt.Fprintf(w, " %s\n", ofptext.FormatGroupDesc(&r.Groups[i], m.Version))
+	}
+	return nil
+}
+
+// dumpGroupsCmd prints the groups' descriptions. As in ovs-ofctl, GROUP
+// is a bare decimal group ID; anything else dumps every group.
+func dumpGroupsCmd(e *env, args []string) error {
+	id := uint32(ofp.GroupAll)
+	if len(args) > 1 {
+		if n, err := strconv.ParseUint(args[1], 10, 32); err == nil {
+			id = uint32(n)
+		}
+	}
+	c, err := e.open(args[0])
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	return e.dumpTransaction(c, &ofp.GroupDescRequest{GroupID: id}, printGroupDesc)
+}
+
+// versionProtocols are the flow protocols of the OpenFlow versions vs.
+func versionProtocols(vs ofptext.Versions) protocols {
+	var list []uint8
+	for v := mf.OF10; v <= mf.OF15; v++ {
+		if vs.Has(v) {
+			list = append(list, v)
+		}
+	}
+	return allowedProtocols(list)
+}
+
+// setModProtocol picks the protocol for a group or meter mod as
+// ovs-ofctl's open_vconn_for_flow_mod does; unlike flow mods, OpenFlow
+// 1.1 is fine.
+func (c *vconn) setModProtocol(usable protocols) error {
+	if c.version == mf.OF11 && usable&allowedProtocols(c.e.allowedVersions())&protoOF11 != 0 {
+		return nil
+	}
+	_, err := c.setFlowModProtocol(usable)
+	return err
+}
+
+// groupCommandNames name the group commands in ovs-ofctl's complaint
+// about a version that cannot carry them.
+var groupCommandNames = map[uint16]string{ofp.GroupInsertBucket: "insert-bucket", ofp.GroupRemoveBucket: "remove-bucket"}
+
+// checkGroupModVersion refuses, as ovs-ofctl's encoder, the OpenFlow 1.5
+// bucket commands in OpenFlow 1.1 to 1.4 (OpenFlow 1.0 sends them as
+// NXT_GROUP_MOD).
+func checkGroupModVersion(gm *ofp.GroupMod, v uint8) error {
+	if name, ok := groupCommandNames[gm.Command]; ok && v > mf.OF10 && v < mf.OF15 {
+		return fmt.Errorf("%s needs OpenFlow 1.5 or later ('-O OpenFlow15')", name)
+	}
+	return nil
+}
+
+// groupModCmd parses texts (from the command line, or a file's lines
+// with where naming them) as group mods for command and sends them to
+// target, each followed by a barrier, or in one bundle with --bundle.
+func groupModCmd(e *env, target string, texts []string, where func(int) string, command int) error {
+	// Port names are looked up before parsing, as ovs-ofctl does.
+	if err := e.nameLookups(target); err != nil {
+		return err
+	}
+	vs := ofptext.AllVersions
+	gms := make([]*ofp.GroupMod, 0, len(texts))
+	for i, t := range texts {
+		gm, v, err := ofptext.ParseGroupMod(e.withPortNumbers(t), command)
+		if err != nil {
+			if where != nil {
+				return fmt.Errorf("%s%w", where(i), err)
+			}
+			return err
+		}
+		vs &= v
+		gms = append(gms, gm)
+	}
+	usable := versionProtocols(vs)
+	if e.bundle {
+		usable &= protoOXM13 | protoOXM14 | protoOXM15
+	}
+	c, err := e.open(target)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	if err := c.setModProtocol(usable); err != nil {
+		return e.reportReply(err)
+	}
+	if e.bundle {
+		msgs := make([]ofp.Message, len(gms))
+		for i, gm := range gms {
+			if err := checkGroupModVersion(gm, c.version); err != nil {
+				return err
+			}
+			msgs[i] = gm
+		}
+		return c.bundle(msgs)
+	}
+	for _, gm := range gms {
+		if err := checkGroupModVersion(gm, c.version); err != nil {
+			return err
+		}
+		if err := c.transactNoReply(gm); err != nil {
+			return e.reportReply(err)
+		}
+	}
+	return nil
+}
+
+// groupFileCmd runs add-groups (and add-group or mod-group with "-"):
+// each line of the file is a group, with its own leading command word
+// when command is ofp.GroupAdd.
+func groupFileCmd(e *env, target, file string, command int) error {
+	if err := e.nameLookups(target); err != nil {
+		return err
+	}
+	names := e.names
+	e.names = 0 // looked up already
+	defer func() { e.names = names }()
+	texts, lines, err := readFlowFile(e, file)
+	if err != nil {
+		return err
+	}
+	if command == ofp.GroupAdd {
+		command = ofptext.GroupFromText
+	}
+	return groupModCmd(e, target, texts, func(i int) string { return fmt.Sprintf("%s:%d: ", file, lines[i]) }, command)
+}
+
+// groupArgCmd runs a group command whose GROUP argument is optional
+// (empty when absent) or "-" for a file.
+func groupArgCmd(command int) func(e *env, args []string) error {
+	return func(e *env, args []string) error {
+		text := ""
+		if len(args) > 1 {
+			text = args[1]
+		}
+		if text == "-" {
+			return groupFileCmd(e, args[0], text, command)
+		}
+		return groupModCmd(e, args[0], []string{text}, nil, command)
+	}
+}
+
+func addGroupsCmd(e *env, args []string) error {
+	return groupFileCmd(e, args[0], args[1], ofp.GroupAdd)
+}
+
+// modGroupCmd modifies a group, or with --may-create adds it if missing.
+func modGroupCmd(e *env, args []string) error {
+	cmd := ofp.GroupModify
+	if e.mayCreate {
+		cmd = ofp.GroupAddOrMod
+	}
+	return groupArgCmd(cmd)(e, args)
+}
+
+var (
+	delGroupsCmd     = groupArgCmd(ofp.GroupDelete)
+	insertBucketsCmd = groupArgCmd(ofp.GroupInsertBucket)
+	removeBucketsCmd = groupArgCmd(ofp.GroupRemoveBucket)
+	addGroupCmd      = groupArgCmd(ofp.GroupAdd)
+)

@@ -20,7 +20,8 @@ func TestGroupAndMeterSelectorsParseAsOVSOfctl(t *testing.T) {
 		{"", ofp.GroupAll, "", true},
 		{"group_id=7", 7, "", true},
 		{"group_id=all", ofp.GroupAll, "", true},
-		{"group_id=any", ofp.GroupAny, "", true},
+		{"group_id=any", 0, "invalid numeric format any", false},
+		{"group_id=1,type=all", 0, "type is not needed", false},
 		{"group_id=bogus", 0, "invalid numeric format bogus", false},
 		{"1", 0, "unknown keyword 1", false},
 		{"bogus=1", 0, "unknown keyword bogus", false},
@@ -37,13 +38,14 @@ func TestGroupAndMeterSelectorsParseAsOVSOfctl(t *testing.T) {
 		err  string
 		okay bool
 	}{
-		{"", ofp.MeterAll, "", true},
+		{"", 0, "must specify 'meter'", false},
 		{"meter=3", 3, "", true},
 		{"meter=all", ofp.MeterAll, "", true},
 		{"meter=controller", ofp.MeterController, "", true},
 		{"meter=slowpath", ofp.MeterSlowpath, "", true},
 		{"meter=bogus", 0, "invalid numeric format bogus", false},
 		{"band=type=drop", 0, "unknown keyword band", false},
+		{"meter=0", 0, "invalid value for meter", false},
 	}
 	for _, c := range meters {
 		id, err := parseMeterSelector(c.in)

@@ -139,6 +139,14 @@ func printFlowModDecodeError(w *bufio.Writer, b []byte, err error) bool {
 		name = "OFPT_FLOW_MOD"
 	case b[0] == mf.OF10 && b[1] == 4 && len(b) >= 16 && binary.BigEndian.Uint32(b[8:]) == ofp.VendorNicira && binary.BigEndian.Uint32(b[12:]) == 13:
 		name = "NXT_FLOW_MOD"
+	case b[0] > mf.OF10 && b[1] == 15:
+		name = "OFPT_GROUP_MOD"
+	case b[0] == mf.OF10 && b[1] == 4 && len(b) >= 16 && binary.BigEndian.Uint32(b[8:]) == ofp.VendorNicira && binary.BigEndian.Uint32(b[12:]) == 31:
+		name = "NXT_GROUP_MOD"
+	case b[0] >= mf.OF13 && b[1] == 29:
+		name = "OFPT_METER_MOD"
+	case b[1] == 4 && len(b) >= 16 && binary.BigEndian.Uint32(b[8:]) == ofp.VendorNicira && binary.BigEndian.Uint32(b[12:]) == 24:
+		name = "NXT_TLV_TABLE_MOD" // a switch's error reply quotes a bad one
 	default:
 		return false
 	}

@@ -353,8 +353,8 @@ func decodeBuckets15(p []byte, v, typ uint8) ([]Bucket, error) {
 }
 
 // appendBucket15 appends bk as an ofp15_bucket with the properties Open
-// vSwitch writes: weight in select groups only, watch port and group when
-// set.
+// vSwitch writes: weight in select groups or when not zero, watch port
+// and group when set.
 func appendBucket15(b []byte, bk *Bucket, v, typ uint8) ([]byte, error) {
 	start := len(b)
 	b = append(b, 0, 0, 0, 0)
@@ -364,7 +364,8 @@ func appendBucket15(b []byte, bk *Bucket, v, typ uint8) ([]byte, error) {
 		return b[:start], err
 	}
 	binary.BigEndian.PutUint16(b[start+2:], uint16(len(b)-start-ofp15BucketLen))
-	if typ == GroupTypeSelect {
+	// Insert-bucket mods carry no group type: a weight goes whenever set.
+	if typ == GroupTypeSelect || bk.Weight != 0 {
 		b = ofpropAppendU16(b, bucketPropWeight, bk.Weight)
 	}
 	if bk.WatchPort != PortAny {
@@ -616,7 +617,7 @@ func checkGroupMod(m *GroupMod) error {
 	for i := range m.Buckets {
 		bk := &m.Buckets[i]
 		switch {
-		case bk.Weight != 0 && m.Type != GroupTypeSelect:
+		case bk.Weight != 0 && m.Type != GroupTypeSelect && m.Command != GroupInsertBucket:
 			return errorf(OFPGMFC_INVALID_GROUP, "bucket weight %d in a group of type %d", bk.Weight, m.Type)
 		case (m.Type == GroupTypeAll || m.Type == GroupTypeIndirect) && bk.live():
 			return errorf(OFPGMFC_WATCH_UNSUPPORTED, "watched bucket in a group of type %d", m.Type)

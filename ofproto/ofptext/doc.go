@@ -6,6 +6,15 @@
 // normalisation ovs-ofctl applies (load and set_field spellings, legacy
 // field names, prerequisite wiping).
 //
+// ParseGroupMod and ParseMeterMod parse ovs-ofctl's group and meter syntax
+// ("group_id=1,type=select,bucket=weight:2,actions=output:1",
+// "meter=1,kbps,band=type=drop,rate=100") into ofp.GroupMod and
+// ofp.MeterMod, with ovs-ofctl's checks and messages and the OpenFlow
+// versions that can carry the result; FormatGroupMod, FormatGroupDesc,
+// FormatMeterMod and FormatMeterConfig print them as ovs-ofctl's ofp-print,
+// dump-groups and dump-meters do. Bucket actions use the flow action
+// parser.
+//
 // Field syntax is driven by the meta-flow table in ofproto/mf: every field
 // name, alias and NXM/OXM name that mf knows is accepted, with the value
 // format mf records for it.

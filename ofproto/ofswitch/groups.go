@@ -136,11 +136,17 @@ func editBuckets(cur []ofp.Bucket, gm *ofp.GroupMod) ([]ofp.Bucket, error) {
 				out = out[:len(out)-1]
 			}
 		default:
-			if i := pos(gm.CommandBucketID); i >= 0 {
-				out = append(out[:i], out[i+1:]...)
+			i := pos(gm.CommandBucketID)
+			if i < 0 {
+				return nil, &ofp.Error{Code: ofp.OFPGMFC_UNKNOWN_BUCKET}
 			}
+			out = append(out[:i], out[i+1:]...)
 		}
 		return out, nil
+	}
+	// The bucket to insert after must exist before duplicates count.
+	if id := gm.CommandBucketID; id <= ofp.BucketMax && pos(id) < 0 {
+		return nil, &ofp.Error{Code: ofp.OFPGMFC_UNKNOWN_BUCKET}
 	}
 	for _, nb := range gm.Buckets {
 		if pos(nb.ID) >= 0 {

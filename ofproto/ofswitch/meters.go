@@ -52,17 +52,19 @@ func (b *Bridge) meterMod(mm *ofp.MeterMod) error {
 		if mm.MeterID == 0 || (mm.MeterID > ofp.MeterMax && mm.MeterID != ofp.MeterSlowpath && mm.MeterID != ofp.MeterController) {
 			return &ofp.Error{Code: ofp.OFPMMFC_INVALID_METER}
 		}
-		for _, band := range mm.Bands {
-			if band.Type != ofp.MeterBandDrop {
-				return &ofp.Error{Code: ofp.OFPMMFC_BAD_BAND}
-			}
-		}
 		old := b.meters[mm.MeterID]
 		if mm.Command == ofp.MeterAdd && old != nil {
 			return &ofp.Error{Code: ofp.OFPMMFC_METER_EXISTS}
 		}
 		if mm.Command == ofp.MeterModify && old == nil {
 			return &ofp.Error{Code: ofp.OFPMMFC_UNKNOWN_METER}
+		}
+		// The datapath refuses other band types after the existence
+		// checks, as Open vSwitch's meter_set.
+		for _, band := range mm.Bands {
+			if band.Type != ofp.MeterBandDrop {
+				return &ofp.Error{Code: ofp.OFPMMFC_BAD_BAND}
+			}
 		}
 		e := &meterEntry{flags: mm.Flags, bands: mm.Bands, created: time.Now(), dp: xlate.NoDPMeter}
 		if old != nil {
@@ -184,9 +186,15 @@ func (b *Bridge) checkMeterRef(a *ofp.Action) error {
 	return nil
 }
 
-func (b *Bridge) sortedMeters(id uint32) ([]uint32, []*meterEntry) {
+// sortedMeters returns the meters id selects (MeterAll: every meter) in
+// ID order; a single meter that does not exist is OFPMMFC_UNKNOWN_METER,
+// as Open vSwitch answers meter configuration and statistics requests.
+func (b *Bridge) sortedMeters(id uint32) ([]uint32, []*meterEntry, error) {
 	b.gmu.Lock()
 	defer b.gmu.Unlock()
+	if id != ofp.MeterAll && b.meters[id] == nil {
+		return nil, nil, &ofp.Error{Code: ofp.OFPMMFC_UNKNOWN_METER}
+	}
 	var ids []uint32
 	for mid := range b.meters {
 		if id == ofp.MeterAll || id == mid {
@@ -198,12 +206,15 @@ func (b *Bridge) sortedMeters(id uint32) ([]uint32, []*meterEntry) {
 	for i, mid := range ids {
 		es[i] = b.meters[mid]
 	}
-	return ids, es
+	return ids, es, nil
 }
 
 func (b *Bridge) meterConfig(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterConfigRequest) error {
 	rep := &ofp.MeterConfigReply{}
-	ids, es := b.sortedMeters(req.MeterID)
+	ids, es, err := b.sortedMeters(req.MeterID)
+	if err != nil {
+		return err
+	}
 	for i, e := range es {
 		rep.Configs = append(rep.Configs, ofp.MeterConfig{Flags: e.flags, MeterID: ids[i], Bands: e.bands})
 	}
@@ -214,7 +225,10 @@ func (b *Bridge) meterConfig(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterConfigRe
 // flows that use it.
 func (b *Bridge) meterStats(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterStatsRequest) error {
 	rep := &ofp.MeterStatsReply{}
-	ids, es := b.sortedMeters(req.MeterID)
+	ids, es, err := b.sortedMeters(req.MeterID)
+	if err != nil {
+		return err
+	}
 	flows := b.meterFlowCounts()
 	now := time.Now()
 	for i, e := range es {
