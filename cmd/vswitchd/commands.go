@@ -252,6 +252,7 @@ func delFlow(dp *dpnetdev.Datapath, match string) error {
 	if err != nil {
 		return err
 	}
+	m.Mask.MatchVLANPresence() // as FlowPut stored it
 	m.Normalize()
 	_, err = dp.FlowDel(dpif.UFIDFromMatch(&m))
 	return err

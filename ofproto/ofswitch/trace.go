@@ -143,6 +143,16 @@ func traceLine(sb *strings.Builder, ev *xlate.TraceEvent) {
 		// Open vSwitch runs its internal miss rule, whose controller
 		// action has an internal reason that prints empty.
 		fmt.Fprintf(sb, "%s%2d. No match, and a \"packet-in\" is called for.\n%scontroller(reason=)\n", pad(ev.Indent-1), ev.Table, pad(ev.ActIndent))
+	case xlate.TraceActionSetIs:
+		if len(ev.Actions) == 0 {
+			fmt.Fprintf(sb, "%s-> action set %s empty\n", pad(ev.Indent), ev.Text)
+		} else {
+			fmt.Fprintf(sb, "%s-> action set %s: %s\n", pad(ev.Indent), ev.Text, ofptext.FormatActions(ev.Actions, mf.OF10))
+		}
+	case xlate.TraceBucket:
+		fmt.Fprintf(sb, "%sbucket %d\n", pad(ev.Indent), ev.Bucket)
+	case xlate.TraceActionSet:
+		fmt.Fprintf(sb, "%s--. Executing action set:\n", pad(ev.Indent))
 	case xlate.TraceAction:
 		fmt.Fprintf(sb, "%s%s\n", pad(ev.Indent), ofptext.FormatActions([]ofp.Action{*ev.Action}, mf.OF10))
 	case xlate.TraceNote:
@@ -190,6 +200,9 @@ func (b *Bridge) tracePassActions(sb *strings.Builder, fl mf.Flow, key flow.Key,
 	final := out.Final
 	final.InPort = fl.InPort
 	final.RecircID = fl.RecircID
+	if final.ActsetOutput == xlate.PortUnset {
+		final.ActsetOutput = fl.ActsetOutput // translation starts with it unset
+	}
 	if final == fl {
 		sb.WriteString("\nFinal flow: unchanged\n")
 	} else {

@@ -90,6 +90,11 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 		// may ct_clear it); this one forks it off and goes on untracked.
 		fz := freeze(c.snap.Bridge, ct.Table, &c.flow)
 		fz.Conntracked = true
+		var err error
+		if fz.ActionSet, err = c.encodeActionSet(); err != nil {
+			c.fail(err)
+			return
+		}
 		id := c.x.Recirc.ID(fz)
 		c.trace("recirc(%#x): resume at table %d", id, ct.Table)
 		c.emit(odp.Recirc(id))

@@ -37,8 +37,12 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		c.meter(uint32(a.Arg))
 	case ofp.ActSample:
 		c.flowSample(a.Sample)
+	case ofp.ActWriteActions:
+		c.writeActions(a.Nested)
+	case ofp.ActClearActions:
+		c.clearActions()
 	case ofp.ActNote, ofp.ActFinTimeout, ofp.ActConjunction,
-		ofp.ActDeleteField, ofp.ActDebugSlow, ofp.ActDebugRecirc, ofp.ActClearActions:
+		ofp.ActDeleteField, ofp.ActDebugSlow, ofp.ActDebugRecirc:
 		// No datapath effect here (conjunction is a match).
 	case ofp.ActExit:
 		c.exit = true
@@ -220,7 +224,12 @@ func (c *ctx) decTTL(ids []uint16) {
 // emitted both inside and after it.
 func (c *ctx) clone(acts []ofp.Action) {
 	saveFlow, saveStack := c.flow, len(c.stack)
+	// The clone runs a copy of the action set at its end; the original
+	// stays for the rest of the pipeline (Open vSwitch's clone).
+	saveSet, saveSetGroup := c.actset, c.actsetGroup
+	c.actset = append([]ofp.Action(nil), saveSet...)
 	restore := func() {
+		c.actset, c.actsetGroup = saveSet, saveSetGroup
 		c.flow = saveFlow
 		c.stack = c.stack[:min(saveStack, len(c.stack))]
 		if c.err == nil {
@@ -230,6 +239,7 @@ func (c *ctx) clone(acts []ofp.Action) {
 	if c.last || reversible(acts) {
 		c.noTail = !c.last
 		c.doActions(acts)
+		c.runActionSet()
 		restore()
 		return
 	}
@@ -237,6 +247,7 @@ func (c *ctx) clone(acts []ofp.Action) {
 	saveBase, saveOut, saveCT := c.base, c.out.Actions, c.conntracked
 	c.out.Actions = nil
 	c.doActions(acts)
+	c.runActionSet()
 	sub := c.out.Actions
 	c.out.Actions = saveOut
 	c.base, c.conntracked = saveBase, saveCT

@@ -172,12 +172,19 @@ func (c *ctx) bucketLive(b *ofp.Bucket) bool {
 // xlate_group_bucket: the state is restored after it, and header changes
 // a bucket committed are undone by the next commit (no datapath clone).
 func (c *ctx) bucket(g *Group, i int, restore bool) {
-	if !restore {
-		c.doActions(g.Buckets[i].Actions)
-		return
+	// A bucket's actions are an action set (Open vSwitch's
+	// xlate_group_bucket), and the pipeline state before the group comes
+	// back after it whatever the group type.
+	acts := actionSetList(g.Buckets[i].Actions)
+	saveFlow, saveStack, saveExit, saveInd := c.flow, len(c.stack), c.exit, c.ind
+	if c.in.Trace != nil {
+		c.in.Trace(&TraceEvent{Kind: TraceBucket, Indent: c.ind, Bucket: g.Buckets[i].ID})
 	}
-	saveFlow, saveStack, saveExit := c.flow, len(c.stack), c.exit
-	c.doActions(g.Buckets[i].Actions)
+	c.ind += 8
+	c.depth++
+	c.doActions(acts)
+	c.depth--
+	c.ind = saveInd
 	c.flow = saveFlow
 	c.stack = c.stack[:min(saveStack, len(c.stack))]
 	if c.err == nil {
@@ -218,6 +225,11 @@ func (c *ctx) selectGroup(g *Group) {
 	}
 	fz := freeze(c.snap.Bridge, c.table, &c.flow)
 	fz.Group, fz.HasGroup, fz.Rest = g.ID, true, string(tail)
+	if fz.ActionSet, err = c.encodeActionSet(); err != nil {
+		c.fail(err)
+		return
+	}
+	c.actset, c.actsetGroup = nil, false // it runs after the recirculation
 	id := c.x.Recirc.ID(fz)
 	c.trace("selection method dp_hash: recirc(%#x)", id)
 	c.emit(odp.Recirc(id))

@@ -25,6 +25,9 @@ type Frozen struct {
 	Group    uint32
 	HasGroup bool
 	Rest     string
+	// ActionSet is the action set at the freeze (OpenFlow 1.5 actions),
+	// run at the end of the resumed pipeline.
+	ActionSet string
 	// Conntracked is set when ct ran before the freeze.
 	Conntracked bool
 	// Userdata is a controller action's userdata: its packet-in is made

@@ -460,7 +460,7 @@ func (c *ctx) underlay(ox *Xlator, op *Port, src, dst netip.Addr, dmac [6]byte, 
 		k.TpSrc, k.TpDst = tun.TunTpSrc, tun.TunTpDst
 	}
 	outer(&c.flow.Key)
-	c.flow.Regs, c.flow.Metadata, c.flow.ActsetOutput = [mf.NumRegs]uint32{}, 0, 0
+	c.flow.Regs, c.flow.Metadata, c.flow.ActsetOutput = [mf.NumRegs]uint32{}, 0, PortUnset
 	c.base = c.flow.Key
 	c.wc = mf.Flow{}
 	c.conntracked = false

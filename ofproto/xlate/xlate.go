@@ -245,6 +245,9 @@ const (
 	TraceRule         TraceKind = iota // a rule matched in Table
 	TraceMiss                          // no rule matched in Table
 	TraceMissPacketIn                  // no rule matched in Table, and a packet-in is called for
+	TraceActionSet                     // the action set runs (its actions follow)
+	TraceActionSetIs                   // Actions is what the action set would run after a write ("is") or before a clear ("was": Text)
+	TraceBucket                        // a group's bucket Bucket runs (its actions follow, ActIndent)
 	TraceAction                        // Action is about to run
 	TraceNote                          // Text explains what happened
 	TraceSkip                          // Text says why an action did nothing
@@ -260,6 +263,8 @@ const (
 // the next table 8 columns deeper, a last one (a tail call) does not.
 type TraceEvent struct {
 	Kind      TraceKind
+	Actions   []ofp.Action
+	Bucket    uint32
 	Indent    int
 	ActIndent int
 	Table     uint8
@@ -396,6 +401,10 @@ type ctx struct {
 	stack  [][]byte
 	exit   bool
 	err    error
+	// actset is the OpenFlow action set (actset.go); actsetGroup says it
+	// holds a group.
+	actset      []ofp.Action
+	actsetGroup bool
 	// skipActions makes the next table lookup run no actions (a packet
 	// from an OFPPC_NO_RECV port).
 	skipActions bool
@@ -433,6 +442,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	start := uint8(0)
 	resumeGroup := false
 	var frozen Frozen
+	c.flow.ActsetOutput = PortUnset
 	if in.OFActions != nil || in.Resume != nil {
 		c.flow.InPort = uint32(in.InPort)
 		c.flow.Regs, c.flow.Metadata = in.Regs, in.Metadata
@@ -466,6 +476,9 @@ func (x *Xlator) Translate(in *In, out *Out) {
 				c.out.Patches = append(c.out.Patches, PatchCrossing{fz.FromBridge, fz.FromPort, fz.Bridge, uint16(fz.InPort)})
 			}
 			fz.restore(&c.flow)
+			if err := c.restoreActionSet(fz.ActionSet); err != nil {
+				c.fail(err)
+			}
 			c.conntracked = fz.Conntracked
 			start = fz.Table
 			resumeGroup = fz.HasGroup
@@ -508,6 +521,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.firstLookup = true
 		c.lookupTable(start, true)
 	}
+	c.runActionSet()
 	c.finish()
 }
 
@@ -877,11 +891,16 @@ func (c *ctx) patch(p *Port) {
 		c.in.Trace(&TraceEvent{Kind: TraceBridge, Text: px.snap.Load().Bridge})
 	}
 	c.flow.InPort = uint32(p.PeerPort)
-	c.flow.Regs, c.flow.Metadata, c.flow.ActsetOutput = [mf.NumRegs]uint32{}, 0, 0
+	c.flow.Regs, c.flow.Metadata, c.flow.ActsetOutput = [mf.NumRegs]uint32{}, 0, PortUnset
 	c.stack = nil
+	// The peer's pipeline has an action set of its own.
+	saveSet, saveSetGroup := c.actset, c.actsetGroup
+	c.actset, c.actsetGroup = nil, false
 	if pp := c.snap.Ports[p.PeerPort]; pp == nil || !pp.NoRecv {
 		c.lookupTable(0, true)
+		c.runActionSet()
 	}
+	c.actset, c.actsetGroup = saveSet, saveSetGroup
 	c.x, c.snap, c.v = saveX, saveSnap, saveV
 	// This bridge's view of the packet comes back; what the peer
 	// committed stays in the datapath actions, and a later commit here
