@@ -352,3 +352,39 @@ func TestActionSetsLikeOpenVSwitch(t *testing.T) {
 		return strings.Join(lines, "\n")
 	})
 }
+
+// groupChainSteps are Open vSwitch's "group chaining" check (a bucket
+// naming a group added later), plus a group that chains to itself, which
+// translation must stop at its depth limit.
+func groupChainSteps() []ofStep {
+	icmp := "in_port=1,dl_src=50:54:00:00:00:05,dl_dst=50:54:00:00:00:07,dl_type=0x0800,nw_src=192.168.0.1,nw_dst=192.168.0.2,nw_proto=1,nw_tos=0,nw_ttl=128,nw_frag=no,icmp_type=8,icmp_code=0"
+	return []ofStep{
+		ofctl("-O", "OpenFlow12", "add-group", "br0", "group_id=1234,type=all,bucket=set_field:192.168.3.90->ip_src,group:123,bucket=output:3"),
+		ofctl("-O", "OpenFlow12", "add-group", "br0", "group_id=123,type=all,bucket=output:2"),
+		ofctl("-O", "OpenFlow12", "add-flow", "br0", "ip actions=group:1234"),
+		appctl("ofproto/trace", "br0", icmp),
+		ofctl("-O", "OpenFlow12", "add-group", "br0", "group_id=7,type=indirect,bucket=group:7"),
+		ofctl("-O", "OpenFlow12", "add-flow", "br0", "priority=40000,ip actions=group:7"),
+	}
+}
+
+// TestGroupChainingLikeOpenVSwitch: chained groups are accepted and
+// translated as Open vSwitch does; a self-chaining group is accepted and
+// its translation fails cleanly (the switch keeps running).
+func TestGroupChainingLikeOpenVSwitch(t *testing.T) {
+	diffOneBridgeAgainstOpenVSwitch(t, groupChainSteps, func(s string) string {
+		if i := strings.Index(s, "Datapath actions:"); i >= 0 {
+			return s[i:] // the trace's last line
+		}
+		return s
+	})
+	_, env := startDaemon(t)
+	setUpOneBridge(t, env)
+	for _, st := range groupChainSteps()[4:] {
+		run(t, env, append([]string{st.tool, "--timeout=10"}, st.args...)...)
+	}
+	out := run(t, env, "ovs-appctl", "-t", "gvs-vswitchd", "ofproto/trace", "br0", "in_port=1,icmp")
+	if !strings.Contains(out, "Datapath actions: drop") || !strings.Contains(out, "depth") {
+		t.Errorf("self-chaining group: want a drop for exceeding the depth limit, got\n%s", out)
+	}
+}

@@ -50,9 +50,6 @@ func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
 		if cmd == ofp.GroupModify && old == nil {
 			return &ofp.Error{Code: ofp.OFPGMFC_UNKNOWN_GROUP}
 		}
-		if err := b.checkBuckets(gm.Buckets, next); err != nil {
-			return err
-		}
 		e := &groupEntry{param: gm.SelectionParam, fields: gm.Fields, fieldOrder: gm.FieldOrder, created: time.Now()}
 		if old != nil {
 			e.created = old.created
@@ -100,17 +97,9 @@ func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
 	return nil
 }
 
-// checkBuckets validates bucket actions: groups they chain to must exist.
-func (b *Bridge) checkBuckets(buckets []ofp.Bucket, groups map[uint32]*groupEntry) error {
-	for _, bk := range buckets {
-		for _, a := range bk.Actions {
-			if a.Type == ofp.ActGroup && groups[uint32(a.Arg)] == nil {
-				return &ofp.Error{Code: ofp.OFPGMFC_CHAINING_UNSUPPORTED}
-			}
-		}
-	}
-	return nil
-}
+// Buckets may chain to groups that do not exist yet, as in Open vSwitch
+// (translation skips a missing group and bounds chains by its depth
+// limit).
 
 // editBuckets implements OpenFlow 1.5 insert_bucket and remove_bucket.
 func editBuckets(cur []ofp.Bucket, gm *ofp.GroupMod) ([]ofp.Bucket, error) {

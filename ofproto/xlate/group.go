@@ -126,6 +126,12 @@ func (x *Xlator) Groups() map[uint32]*Group {
 
 // group translates group:ID.
 func (c *ctx) group(id uint32) {
+	if c.depth >= MaxDepth {
+		// Groups may chain to groups (themselves too): the same bound
+		// as resubmit.
+		c.fail(ErrTooDeep)
+		return
+	}
 	g := c.x.Groups()[id]
 	if g == nil {
 		c.trace("group %d does not exist", id)
