@@ -388,3 +388,50 @@ func TestGroupChainingLikeOpenVSwitch(t *testing.T) {
 		t.Errorf("self-chaining group: want a drop for exceeding the depth limit, got\n%s", out)
 	}
 }
+
+// TestControllerOutputReasonsLikeOpenVSwitch: an output to the controller
+// reports OpenFlow 1.4's reasons packet_out, action_set and group (and
+// "action" to an OpenFlow 1.3 monitor), as Open vSwitch does.
+func TestControllerOutputReasonsLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	session := func(env []string, target string) string {
+		setUpOneBridge(t, env)
+		var logs []string
+		for _, v := range []string{"OpenFlow14", "OpenFlow13"} {
+			mon := startTool(t, env, "ovs-ofctl", "-O", v, "monitor", "br0", "65534")
+			time.Sleep(500 * time.Millisecond) // the monitor connects and sets its async config
+			ofctl := func(args ...string) { run(t, env, append([]string{"ovs-ofctl", "-O", "OpenFlow14"}, args...)...) }
+			ofctl("del-flows", "br0")
+			ofctl("packet-out", "br0", "none", "controller", "0001020304050010203040501234")
+			ofctl("add-flow", "br0", "in_port=1 actions=write_actions(output(CONTROLLER))")
+			ofctl("add-group", "br0", "group_id=5,type=all,bucket=output:CONTROLLER")
+			ofctl("add-flow", "br0", "in_port=2 actions=group:5")
+			for _, p := range []string{"1", "2"} {
+				run(t, env, "ovs-appctl", "-t", target, "netdev-dummy/receive", "p"+p,
+					"in_port("+p+"),eth(src=00:10:20:30:40:50,dst=00:01:02:03:04:05),eth_type(0x1234)")
+			}
+			waitFor(t, "three packet-ins", func() bool {
+				b, _ := os.ReadFile(mon.log)
+				return strings.Count(string(b), "PACKET_IN") >= 3
+			})
+			ofctl("del-groups", "br0")
+			logs = append(logs, maskMonitor(mon.stop(t)))
+		}
+		return strings.Join(logs, "\n---\n")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	want := session(ovsEnv, "ovs-vswitchd")
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	got := session(gvsEnv, "gvs-vswitchd")
+	if got != want {
+		t.Errorf("monitor output differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", want, got)
+	}
+	for _, r := range []string{"(via packet_out)", "(via action_set)", "(via group)"} {
+		if !strings.Contains(got, r) {
+			t.Errorf("no packet-in %s:\n%s", r, got)
+		}
+	}
+}

@@ -108,7 +108,9 @@ func (c *ctx) runActionSet() {
 	if c.in.Trace != nil {
 		c.in.Trace(&TraceEvent{Kind: TraceActionSet, Indent: c.ind - 4, ActIndent: c.ind})
 	}
+	c.inActionSet = true
 	c.doActions(list)
+	c.inActionSet = false
 }
 
 // encodeActionSet is the action set as frozen state keeps it (OpenFlow

@@ -188,7 +188,9 @@ func (c *ctx) bucket(g *Group, i int, restore bool) {
 	}
 	c.ind += 8
 	c.depth++
+	c.inGroup++
 	c.doActions(acts)
+	c.inGroup--
 	c.depth--
 	c.ind = saveInd
 	c.flow = saveFlow

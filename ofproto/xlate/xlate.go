@@ -304,6 +304,9 @@ const (
 	ReasonNoMatch      = 0
 	ReasonAction       = 1
 	ReasonInvalidTTL   = 2
+	ReasonActionSet    = 3
+	ReasonGroup        = 4
+	ReasonPacketOut    = 5
 	ReasonExplicitMiss = 6
 	ReasonImplicitMiss = 7
 )
@@ -405,6 +408,10 @@ type ctx struct {
 	// holds a group.
 	actset      []ofp.Action
 	actsetGroup bool
+	// inActionSet and inGroup (a depth) say where an output to the
+	// controller is, for its packet-in reason.
+	inActionSet bool
+	inGroup     int
 	// skipActions makes the next table lookup run no actions (a packet
 	// from an OFPPC_NO_RECV port).
 	skipActions bool
@@ -825,7 +832,18 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		c.last = last
 		c.sampleFlood(true)
 	case PortController:
-		c.controller(ReasonAction, maxLen, 0, nil)
+		// OpenFlow 1.4's refinements of "action" (each connection's
+		// version maps them back: ofswitch's wireReason).
+		reason := uint8(ReasonAction)
+		switch {
+		case c.in.OFActions != nil:
+			reason = ReasonPacketOut
+		case c.inGroup > 0:
+			reason = ReasonGroup
+		case c.inActionSet:
+			reason = ReasonActionSet
+		}
+		c.controller(reason, maxLen, 0, nil)
 	case PortNone:
 	default:
 		if uint32(port) == c.flow.InPort {
