@@ -435,3 +435,34 @@ func TestControllerOutputReasonsLikeOpenVSwitch(t *testing.T) {
 		}
 	}
 }
+
+// flowModFilterSteps are Open vSwitch's "flow_mod with out_group
+// matching" and "no mod flow with cookie change" (OpenFlow 1.1) checks.
+func flowModFilterSteps() []ofStep {
+	return []ofStep{
+		{tool: "file", args: []string{"flows.txt", "group_id=1,type=all,bucket=output:2\ngroup_id=2,type=all,bucket=output:2\ngroup_id=3,type=all,bucket=output:2\n"}},
+		ofctl("-O", "OpenFlow11", "add-groups", "br0", "flows.txt"),
+		{tool: "file", args: []string{"flows.txt", " in_port=1 actions=group:2,output:5\n in_port=2 actions=group:1,write_actions(group:2,group:3,output:6)\n" +
+			" in_port=3 actions=group:3,group:1,write_actions(group:2,output:3)\n in_port=4 actions=output:4\n" +
+			" in_port=5 actions=write_actions(output:4,group:3)\n in_port=6 actions=group:1\n"}},
+		ofctl("-O", "OpenFlow11", "add-flows", "br0", "flows.txt"),
+		ofctl("-O", "OpenFlow11", "dump-flows", "br0", "out_port=3,out_group=2"),
+		ofctl("-O", "OpenFlow11", "del-flows", "br0", "out_group=2"),
+		ofctl("-O", "OpenFlow11", "dump-flows", "br0"),
+		ofctl("-O", "OpenFlow11", "del-flows", "br0", "out_group=3"),
+		ofctl("-O", "OpenFlow11", "dump-flows", "br0"),
+		ofctl("-O", "OpenFlow11", "del-flows", "br0"),
+		ofctl("-O", "OpenFlow11", "add-flow", "br0", "cookie=0x1,in_port=1,actions=1"),
+		ofctl("-O", "OpenFlow11", "mod-flows", "br0", "cookie=0x2,in_port=1,actions=1"),
+		ofctl("-O", "OpenFlow11", "mod-flows", "br0", "cookie=0x3,in_port=2,actions=1"),
+		ofctl("-O", "OpenFlow11", "dump-flows", "br0"),
+	}
+}
+
+// TestOpenFlow11FlowModFiltersAndCookiesLikeOpenVSwitch: out_port and
+// out_group together select rules that output to both; an OpenFlow 1.1
+// modify keeps the cookies of the rules it changes and gives its cookie to
+// a rule it adds.
+func TestOpenFlow11FlowModFiltersAndCookiesLikeOpenVSwitch(t *testing.T) {
+	diffOneBridgeAgainstOpenVSwitch(t, flowModFilterSteps)
+}

@@ -483,6 +483,11 @@ func (b *Bridge) applyDefaultFlow() {
 // outputsTo implements the out_port/out_group filters over actions
 // (16-bit port form, oftable.PortAny for none).
 func outputsTo(acts []ofp.Action, port, group uint32) bool {
+	// With both filters a rule must output to the port and to the group
+	// (Open vSwitch's rule_has_out_port and rule_has_out_group).
+	if port != oftable.PortAny && group != oftable.GroupAny {
+		return outputsTo(acts, port, oftable.GroupAny) && outputsTo(acts, oftable.PortAny, group)
+	}
 	for i := range acts {
 		a := &acts[i]
 		if port != oftable.PortAny && a.Type == ofp.ActOutput && uint32(xlate.Port16(a.Port)) == port {

@@ -63,8 +63,13 @@ func (b *Bridge) decodeFlowModNoGroups(fm *ofp.FlowMod, v uint8, st *connState) 
 		}
 		isModify := fm.Command == ofp.FlowModify || fm.Command == ofp.FlowModifyStrict
 		if fm.Command == ofp.FlowAdd || (v == 2 && isModify && fm.CookieMask == 0) {
+			// An OpenFlow 1.1 modify without a cookie mask adds a rule
+			// with the cookie when it selects none, and leaves the
+			// cookies of those it selects (Open vSwitch's modify_cookie
+			// is false).
 			out.NewCookie = fm.Cookie
 			out.ModifyMayAdd = isModify
+			out.AddOnlyCookie = isModify
 		} else {
 			out.Cookie, out.CookieMask = fm.Cookie, fm.CookieMask
 		}

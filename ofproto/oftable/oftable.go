@@ -150,7 +150,10 @@ type FlowMod struct {
 	// ModifyMayAdd makes a modify that selects no rule add one (OpenFlow
 	// 1.0 and 1.1 semantics, and NXM flow_mods without a cookie mask).
 	ModifyMayAdd bool
-	Actions      []ofp.Action
+	// AddOnlyCookie makes NewCookie the cookie of a rule the modify adds
+	// only: the rules it modifies keep theirs (OpenFlow 1.1).
+	AddOnlyCookie bool
+	Actions       []ofp.Action
 	// Conjunctions are the rule's conjunction(id,k/n) actions, which make
 	// it a clause (the switch extracts them from Actions).
 	Conjunctions []classifier.Conjunction
@@ -546,7 +549,7 @@ func (x *Txn) modify(fm *FlowMod, strict bool) error {
 		n := *o
 		n.Actions = fm.Actions
 		n.Modified = now
-		if fm.NewCookie != CookieUnchanged {
+		if fm.NewCookie != CookieUnchanged && !fm.AddOnlyCookie {
 			n.Cookie = fm.NewCookie
 		}
 		if fm.Flags&FlagResetCounts != 0 {
