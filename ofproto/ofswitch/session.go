@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
@@ -141,9 +142,18 @@ func (b *Bridge) role(s ofconn.Sender, m *ofp.Msg, rr *ofp.RoleRequest) error {
 			b.mu.Unlock()
 		}
 		if role == ofp.RoleMaster {
+			b.mu.Lock()
+			gen := b.genID
+			b.mu.Unlock()
 			b.conns.each(func(o ofconn.Sender, _ *connState) {
 				if o != s && o.State().Role() == ofconn.RoleMaster {
 					o.State().SetRole(ofconn.RoleSlave)
+					// The demoted controller hears of it (OpenFlow 1.3's
+					// extension and 1.4+; Open vSwitch sends it whatever
+					// the async configuration).
+					if o.Version() >= mf.OF13 {
+						o.Send(0, &ofp.RoleStatus{Role: ofp.RoleSlave, Reason: ofp.RoleReasonPrimaryRequest, GenerationID: gen})
+					}
 				}
 			})
 		}

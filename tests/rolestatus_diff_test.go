@@ -1,0 +1,68 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gvs-project/gvs/internal/nstest"
+)
+
+// roleSession is Open vSwitch's "controller role" check: two monitors
+// (OpenFlow 1.3 or 1.4) ask for roles with ofctl/send; when one becomes
+// primary, the former primary gets a role status. It returns both
+// monitors' logs.
+func roleSession(t *testing.T, env []string, version string) string {
+	t.Helper()
+	setUpOneBridge(t, env)
+	dir := t.TempDir()
+	hdr := map[string]string{"OpenFlow13": "04", "OpenFlow14": "05"}[version]
+	var mons []*bgTool
+	ctl := func(i int) string { return filepath.Join(dir, "c"+itoa(i)) }
+	appctl := func(i int, args ...string) {
+		run(t, env, append([]string{"ovs-appctl", "-t", ctl(i)}, args...)...)
+	}
+	for i := 1; i <= 2; i++ {
+		mons = append(mons, startTool(t, env, "ovs-ofctl", "-O", version, "monitor", "br0", "--unixctl="+ctl(i)))
+		waitFor(t, "the monitor's control socket", func() bool { _, err := os.Stat(ctl(i)); return err == nil })
+		appctl(i, "ofctl/barrier")
+		appctl(i, "ofctl/send", hdr+"1800180000000200000000000000000000000000000000")
+	}
+	appctl(1, "ofctl/send", hdr+"1800180000000300000003000000008000000000000002")
+	appctl(2, "ofctl/send", hdr+"1800180000000300000002000000008000000000000003")
+	appctl(1, "ofctl/send", hdr+"1800180000000400000002000000000000000000000003")
+	appctl(1, "ofctl/send", hdr+"1800180000000500000002000000000000000000000001")
+	for i := 1; i <= 2; i++ {
+		appctl(i, "ofctl/barrier")
+	}
+	time.Sleep(100 * time.Millisecond)
+	var logs []string
+	for _, m := range mons {
+		logs = append(logs, maskMonitor(m.stop(t)))
+	}
+	return strings.Join(logs, "\n---\n")
+}
+
+// TestRoleStatusLikeOpenVSwitch: role requests, stale generation ids and
+// the role status a demoted primary receives print the same in both
+// monitors as with Open vSwitch, in OpenFlow 1.3 (ONF extension) and 1.4.
+func TestRoleStatusLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	for _, v := range []string{"OpenFlow13", "OpenFlow14"} {
+		ovsEnv, stopOVS := startOpenVSwitch(t)
+		want := roleSession(t, ovsEnv, v)
+		stopOVS()
+		_, gvsEnv := startDaemon(t)
+		got := roleSession(t, gvsEnv, v)
+		if got != want {
+			t.Errorf("%s: monitors differ\n--- Open vSwitch:\n%s\n--- gvs:\n%s", v, want, got)
+		}
+		if !strings.Contains(got, "ROLE_STATUS") {
+			t.Errorf("%s: no role status:\n%s", v, got)
+		}
+	}
+}
