@@ -66,3 +66,32 @@ func TestRoleStatusLikeOpenVSwitch(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultAsyncConfigLikeOpenVSwitch: a new connection's get-async
+// reply (OpenFlow 1.3, 1.4, 1.5) is Open vSwitch's default configuration.
+func TestDefaultAsyncConfigLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	session := func(env []string) string {
+		setUpOneBridge(t, env)
+		dir := t.TempDir()
+		var out []string
+		for i, v := range []string{"OpenFlow13", "OpenFlow14", "OpenFlow15"} {
+			ctl := filepath.Join(dir, "m"+itoa(i))
+			mon := startTool(t, env, "ovs-ofctl", "-O", v, "monitor", "br0", "--unixctl="+ctl)
+			waitFor(t, "the monitor's control socket", func() bool { _, err := os.Stat(ctl); return err == nil })
+			run(t, env, "ovs-appctl", "-t", ctl, "ofctl/send", []string{"04", "05", "06"}[i]+"1a00080000000a")
+			run(t, env, "ovs-appctl", "-t", ctl, "ofctl/barrier")
+			out = append(out, maskMonitor(mon.stop(t)))
+		}
+		return strings.Join(out, "\n---\n")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	want := session(ovsEnv)
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	if got := session(gvsEnv); got != want {
+		t.Errorf("get-async replies differ\n--- Open vSwitch:\n%s\n--- gvs:\n%s", want, got)
+	}
+}

@@ -29,7 +29,8 @@ type portEvent struct {
 // packet-ins for every reason but invalid TTL, explicit misses (a
 // controller action in a table-miss flow) and, before OpenFlow 1.3,
 // implicit misses; port status to everyone; flow removed with the
-// version's reasons.
+// version's reasons; no role status, table status or request
+// forwarding until asked for.
 func defaultAsync(v uint8) ofp.AsyncConfig {
 	ac := ofp.DefaultAsyncConfig(v)
 	ac.Present = 0
@@ -37,9 +38,6 @@ func defaultAsync(v uint8) ofp.AsyncConfig {
 	if v < mf.OF13 {
 		ac.Master[ofp.AsyncPacketIn] |= 1 << xlate.ReasonImplicitMiss
 	}
-	ac.Master[ofp.AsyncRoleStatus] = 0x7
-	ac.Master[ofp.AsyncTableStatus] = 0x18
-	ac.Master[ofp.AsyncRequestForward] = 0x3
 	return ac
 }
 

@@ -64,7 +64,8 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		return nil
 	case *ofp.GetAsyncRequest:
 		ac := st.asyncConfig(m.Version)
-		ac.Reply, ac.Nicira, ac.Present = true, false, 0
+		// A reply carries every property (OpenFlow 1.4+), as Open vSwitch's.
+		ac.Reply, ac.Nicira, ac.Present = true, false, 1<<(2*ofp.NumAsyncKinds)-1
 		return s.Reply(m, &ac)
 	case *ofp.CTFlushZone:
 		if b.cfg.CTFlushZone == nil {
