@@ -95,3 +95,58 @@ func TestDefaultAsyncConfigLikeOpenVSwitch(t *testing.T) {
 		t.Errorf("get-async replies differ\n--- Open vSwitch:\n%s\n--- gvs:\n%s", want, got)
 	}
 }
+
+// requestForwardSession is Open vSwitch's "requestforward (OpenFlow
+// 1.4)" check: three monitors (1.5, 1.4, 1.4) take roles and enable
+// request forwarding with set-async; the second one adds and modifies a
+// group, and the others get it forwarded in their versions.
+func requestForwardSession(t *testing.T, env []string) string {
+	t.Helper()
+	setUpOneBridge(t, env)
+	dir := t.TempDir()
+	ctl := func(i int) string { return filepath.Join(dir, "c"+itoa(i)) }
+	send := func(i int, hex string) {
+		run(t, env, "ovs-appctl", "-t", ctl(i), "ofctl/send", hex)
+	}
+	var mons []*bgTool
+	for i, v := range []string{"OpenFlow15", "OpenFlow14", "OpenFlow14"} {
+		mons = append(mons, startTool(t, env, "ovs-ofctl", "-O", v, "monitor", "br0", "--unixctl="+ctl(i+1)))
+		waitFor(t, "the monitor's control socket", func() bool { _, err := os.Stat(ctl(i + 1)); return err == nil })
+	}
+	send(1, "061800180000000300000003000000008000000000000002")
+	send(2, "051800180000000300000002000000008000000000000003")
+	send(3, "051800180000000300000003000000008000000000000004")
+	send(1, "061c00280000000200000008000000050002000800000002000400080000001a000a000800000003")
+	send(2, "051c002800000002000100080000000200030008000000050005000800000005000b000800000003")
+	send(3, "051c00280000000200000008000000050002000800000002000400080000001a000a000800000003")
+	send(2, "050f0020000000020000000000000001 00100000 ffffffffffffffff 00000000")
+	send(2, "050f0020000000020001010000000001 00100000 ffffffffffffffff 00000000")
+	for i := 1; i <= 3; i++ {
+		run(t, env, "ovs-appctl", "-t", ctl(i), "ofctl/barrier")
+	}
+	time.Sleep(100 * time.Millisecond)
+	var logs []string
+	for _, m := range mons {
+		logs = append(logs, maskMonitor(m.stop(t)))
+	}
+	return strings.Join(logs, "\n---\n")
+}
+
+// TestRequestForwardLikeOpenVSwitch: a group_mod reaches the other
+// controllers that enabled request forwarding, as with Open vSwitch.
+func TestRequestForwardLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	want := requestForwardSession(t, ovsEnv)
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	got := requestForwardSession(t, gvsEnv)
+	if got != want {
+		t.Errorf("monitors differ\n--- Open vSwitch:\n%s\n--- gvs:\n%s", want, got)
+	}
+	if !strings.Contains(got, "REQUESTFORWARD") {
+		t.Errorf("nothing forwarded:\n%s", got)
+	}
+}

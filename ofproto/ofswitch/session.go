@@ -61,6 +61,12 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 			return nil
 		}
 		b.setAsync(st, body, m.Version)
+		// A service connection that configures asynchronous messages
+		// wants them: it gets the default miss_send_len (Open vSwitch's
+		// handle_nxt_set_async_config).
+		if !st.primary && st.missSendLen.Load() == 0 {
+			st.missSendLen.Store(defaultMissSendLen)
+		}
 		return nil
 	case *ofp.GetAsyncRequest:
 		ac := st.asyncConfig(m.Version)
@@ -98,7 +104,14 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		if err := b.checkWrite(s); err != nil {
 			return err
 		}
-		return b.groupMod(body)
+		b.gmu.Lock()
+		existed := b.groups[body.GroupID] != nil
+		b.gmu.Unlock()
+		if err := b.groupMod(body); err != nil {
+			return err
+		}
+		b.forwardGroupMod(s, m.XID, body, existed)
+		return nil
 	case *ofp.GroupDescRequest:
 		return b.groupDesc(s, m, body)
 	case *ofp.GroupStatsRequest:
@@ -109,7 +122,11 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		if err := b.checkWrite(s); err != nil {
 			return err
 		}
-		return b.meterMod(body)
+		if err := b.meterMod(body); err != nil {
+			return err
+		}
+		b.forwardMeterMod(s, m.XID, body)
+		return nil
 	case *ofp.MeterConfigRequest:
 		return b.meterConfig(s, m, body)
 	case *ofp.MeterStatsRequest:
