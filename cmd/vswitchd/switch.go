@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gvs-project/gvs/datapath/flow"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev/tap"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
+	"github.com/gvs-project/gvs/ofproto/oftable"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 	"golang.org/x/sys/unix"
@@ -211,6 +213,7 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 	of.SetFlowRestoreWait(s.d.restoreWait.Load())
 	br.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg)}
 	of.SetConfig(s.d.ofSettings(br.settings))
+	of.SetTables(flowTables(cfg))
 	return nil
 }
 
@@ -495,6 +498,7 @@ func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
 		if b.of != nil {
 			b.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg)}
 			b.of.SetConfig(s.d.ofSettings(b.settings))
+			b.of.SetTables(flowTables(cfg))
 		}
 		if b.fdb != nil {
 			age := fdbConfig(cfg.OtherConfig).AgingTime
@@ -1179,6 +1183,23 @@ func rateLimits(cfg *bridge.BridgeConfig) map[string]ofswitch.RateLimit {
 	out := make(map[string]ofswitch.RateLimit, len(cfg.ControllerLimits))
 	for t, l := range cfg.ControllerLimits {
 		out[t] = ofswitch.RateLimit{Rate: int(l[0]), Burst: int(l[1])}
+	}
+	return out
+}
+
+// flowTables converts the Bridge's flow_tables (Flow_Table rows) for the
+// OpenFlow tables the bridge has; Open vSwitch ignores other ids.
+func flowTables(cfg *bridge.BridgeConfig) map[uint8]ofswitch.TableSettings {
+	out := make(map[uint8]ofswitch.TableSettings, len(cfg.FlowTables))
+	for id, ft := range cfg.FlowTables {
+		if id < 0 || id >= 254 {
+			continue
+		}
+		ts := ofswitch.TableSettings{Name: ft.Name, MaxFlows: oftable.Unlimited, Evict: ft.OverflowPolicy == "evict", Groups: ft.Groups}
+		if ft.FlowLimit >= 0 && ft.FlowLimit < math.MaxUint32 {
+			ts.MaxFlows = int(ft.FlowLimit)
+		}
+		out[uint8(id)] = ts
 	}
 	return out
 }

@@ -577,8 +577,10 @@ func (c *Conn) dispatch(b []byte) {
 
 // maxMultipartBytes bounds the parts of unfinished multipart requests a
 // connection buffers; past it the request fails with
-// OFPBRC_MULTIPART_BUFFER_OVERFLOW.
-const maxMultipartBytes = 1 << 20
+// OFPBRC_MULTIPART_BUFFER_OVERFLOW. 4 MiB as Open vSwitch: a table
+// features request that renames a table lists every table with all its
+// properties, well over 1 MiB.
+const maxMultipartBytes = 4 << 20
 
 // multipartTimeout is how long the parts of a multipart request wait for
 // the last one before the request fails with

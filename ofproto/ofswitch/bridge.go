@@ -101,6 +101,7 @@ type Bridge struct {
 	fragHandling        uint16
 	tlv                 []ofp.TLVMap
 	tableCfg            [254]tableConfig
+	tableNames          [254]tableNameCfg // Flow_Table names (tablefeatures.go)
 	// revPaused is revalidator/pause; megaflowsOff upcall/disable-megaflows.
 	revPaused, megaflowsOff atomic.Bool
 	genID                   uint64

@@ -88,9 +88,9 @@ func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
 }
 
 // tableMod applies OFPT_TABLE_MOD: the table-miss behaviour of OpenFlow
-// 1.1 and 1.2 (for one table or all). The eviction and vacancy-event bits
-// of 1.4+ are accepted; gvs's tables have no flow limit (Flow_Table
-// flow_limit is not supported), so they never fill and neither ever acts.
+// 1.1 and 1.2 (for one table or all). Of the 1.4+ bits, eviction turns
+// eviction on in a table with a flow limit (Flow_Table flow_limit);
+// vacancy events are accepted but never sent.
 func (b *Bridge) tableMod(s ofconn.Sender, m *ofp.Msg, tm *ofp.TableMod) error {
 	if err := b.checkWrite(s); err != nil {
 		return err
@@ -125,6 +125,11 @@ func (b *Bridge) tableMod(s ofconn.Sender, m *ofp.Msg, tm *ofp.TableMod) error {
 			}
 		}
 		b.mu.Unlock()
+		for t := range b.tableCfg {
+			if tm.TableID == 255 || int(tm.TableID) == t {
+				b.tables.SetOpenFlowEviction(uint8(t), tm.Config&ofp.TableConfigEviction != 0)
+			}
+		}
 	}
 	return nil
 }

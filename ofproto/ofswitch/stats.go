@@ -128,8 +128,9 @@ func (b *Bridge) tableStats(s ofconn.Sender, m *ofp.Msg) error {
 	for t := 0; t < 254; t++ {
 		st := b.tables.Stats(uint8(t))
 		ts := ofp.TableStats{TableID: uint8(t), ActiveCount: uint32(st.Active), LookupCount: st.Lookups, MatchedCount: st.Matched}
-		ts.Name = tableName(t)
+		ts.Name = b.tableName(t)
 		ts.SetOVSLegacy(m.Version, t == 253)
+		ts.MaxEntries = b.maxEntries(t)
 		switch miss := b.xl.TableMiss(uint8(t)); m.Version {
 		case mf.OF11:
 			// Open vSwitch puts its internal miss setting here (default
@@ -143,10 +144,6 @@ func (b *Bridge) tableStats(s ofconn.Sender, m *ofp.Msg) error {
 	}
 	return replyMultipart(s, m, rep)
 }
-
-// tableName is a table's default name, as Open vSwitch sends it
-// ("table%d"; ovs-ofctl does not print default names).
-func tableName(int) string { return "" }
 
 func itoa(n int) string {
 	if n == 0 {

@@ -2,10 +2,14 @@ package ofswitch
 
 import (
 	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/oftable"
 )
 
 // Table features are described as Open vSwitch describes its tables:
@@ -63,7 +67,7 @@ func appendOXMHeaders(v uint8, masked bool, keep func(f *mf.Field) bool) []byte 
 }
 
 // tableFeatures describes every table for version v.
-func tableFeatures(v uint8) []ofp.TableFeatures {
+func (b *Bridge) tableFeatures(v uint8) []ofp.TableFeatures {
 	match := appendOXMHeaders(v, true, func(*mf.Field) bool { return true })
 	wild := appendOXMHeaders(v, false, func(f *mf.Field) bool { return true })
 	set := appendOXMHeaders(v, false, func(f *mf.Field) bool { return f.Writable })
@@ -82,7 +86,8 @@ func tableFeatures(v uint8) []ofp.TableFeatures {
 		for n := t + 1; n < 254; n++ {
 			next = append(next, byte(n))
 		}
-		tf := ofp.TableFeatures{TableID: uint8(t), MetadataMatch: ^uint64(0), MetadataWrite: ^uint64(0), MaxEntries: 1000000}
+		tf := ofp.TableFeatures{TableID: uint8(t), Name: b.tableName(t), MetadataMatch: ^uint64(0), MetadataWrite: ^uint64(0),
+			MaxEntries: b.maxEntries(t)}
 		tf.Props = []ofp.TableFeatureProp{
 			{Type: ofp.TFPInstructions, Data: insb}, {Type: ofp.TFPInstructions + 1, Data: insb},
 			{Type: ofp.TFPNextTables, Data: next}, {Type: ofp.TFPNextTables + 1, Data: next},
@@ -99,9 +104,194 @@ func tableFeatures(v uint8) []ofp.TableFeatures {
 
 func (b *Bridge) tableFeaturesReply(s ofconn.Sender, m *ofp.Msg, req *ofp.TableFeaturesRequest) error {
 	if len(req.Tables) > 0 {
-		// Changing table features is not supported, as in Open vSwitch
-		// 3.1 for anything but names and eviction.
-		return &ofp.Error{Code: ofp.OFPTFFC_EPERM}
+		if err := b.changeTableFeatures(req.Tables); err != nil {
+			return err
+		}
 	}
-	return replyMultipart(s, m, &ofp.TableFeaturesReply{Tables: tableFeatures(m.Version)})
+	return replyMultipart(s, m, &ofp.TableFeaturesReply{Tables: b.tableFeatures(m.Version)})
+}
+
+// OpenFlow 1.5 table features commands (OFPTFC_*).
+const (
+	tfcReplace = 0
+	tfcModify  = 1
+)
+
+// changeTableFeatures applies a table features request that lists
+// tables, as Open vSwitch does: only the names may change (a name set
+// through OVSDB cannot), every table must be described (OFPTFC_REPLACE;
+// OpenFlow 1.5's OFPTFC_MODIFY keeps the unlisted ones), and max_entries
+// is read-only. Other features are accepted unchanged, as Open vSwitch
+// accepts any subset of what it supports.
+func (b *Bridge) changeTableFeatures(tables []ofp.TableFeatures) error {
+	n := b.numTables()
+	var names [256]*string
+	for i := range tables {
+		tf := &tables[i]
+		if names[tf.TableID] != nil {
+			return &ofp.Error{Code: ofp.NXTFFC_DUP_TABLE, Err: fmt.Errorf("duplicate table %d", tf.TableID)}
+		}
+		if int(tf.TableID) >= n && tf.TableID != 0xff {
+			// Open vSwitch's hidden last table.
+			return &ofp.Error{Code: ofp.OFPTFFC_EPERM, Err: fmt.Errorf("can't modify hidden table %d", tf.TableID)}
+		}
+		names[tf.TableID] = &tf.Name
+		if tf.MaxEntries != b.maxEntries(int(tf.TableID)) {
+			return &ofp.Error{Code: ofp.OFPTFFC_EPERM, Err: fmt.Errorf("can't change max_entries of table %d", tf.TableID)}
+		}
+	}
+	switch tables[0].Command {
+	case tfcReplace:
+	case tfcModify:
+		for t := range n {
+			if names[t] == nil {
+				name := b.tableName(t)
+				names[t] = &name
+			}
+		}
+	default:
+		return &ofp.Error{Code: ofp.OFPTFFC_EPERM, Err: fmt.Errorf("table features command %d", tables[0].Command)}
+	}
+	if names[0xff] != nil {
+		return &ofp.Error{Code: ofp.OFPTFFC_TOO_MANY, Err: fmt.Errorf("table 255")}
+	}
+	for t := range n {
+		if names[t] == nil {
+			return &ofp.Error{Code: ofp.OFPTFFC_EPERM, Err: fmt.Errorf("can't disable table %d", t)}
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for t := range n {
+		cur := b.tableNames[t]
+		if cur.level > nameLevelOpenFlow && cur.name != "" && *names[t] != cur.name {
+			return &ofp.Error{Code: ofp.OFPTFFC_EPERM,
+				Err: fmt.Errorf("can't change name of table %d to %s because it is already set to %s via OVSDB", t, *names[t], cur.name)}
+		}
+	}
+	for t := range n {
+		nc := &b.tableNames[t]
+		if nc.level <= nameLevelOpenFlow {
+			nc.name, nc.level = *names[t], nameLevelOpenFlow
+		}
+	}
+	return nil
+}
+
+// TableSettings are one OpenFlow table's Flow_Table configuration.
+type TableSettings struct {
+	// Name is the table's name ("": none).
+	Name string
+	// MaxFlows is flow_limit (oftable.Unlimited when unset).
+	MaxFlows int
+	// Evict is overflow_policy=evict.
+	Evict bool
+	// Groups are the eviction fairness fields ("NXM_OF_IN_PORT[]").
+	Groups []string
+}
+
+// Table name sources: a name set through OVSDB overrides one set through
+// OpenFlow, as Open vSwitch's name levels.
+const (
+	nameLevelOpenFlow = 1
+	nameLevelOVSDB    = 2
+)
+
+// tableNameCfg is a table's name and who set it.
+type tableNameCfg struct {
+	name  string
+	level int
+}
+
+// set names the table from source level; "" unsets a name the same
+// source set (as oftable_set_name with a null name).
+func (n *tableNameCfg) set(name string, level int) {
+	switch {
+	case level < n.level:
+	case name != "":
+		n.name, n.level = name, level
+	case n.level == level:
+		n.name, n.level = "", 0
+	}
+}
+
+// SetTables applies the bridge's Flow_Table configuration by table id;
+// tables it leaves out get the defaults (no name, no limit). Rules over a
+// shrunk limit are evicted when the table evicts.
+func (b *Bridge) SetTables(ts map[uint8]TableSettings) {
+	for t := 0; t < b.numTables(); t++ {
+		s, ok := ts[uint8(t)]
+		if !ok {
+			s = TableSettings{MaxFlows: oftable.Unlimited}
+		}
+		var groups []ofp.Subfield
+		for _, g := range s.Groups {
+			sf, err := parseSubfield(g)
+			if err != nil {
+				b.cfg.Logf("bridge %s table %d: error parsing 'groups' (%v)", b.cfg.Name, t, err)
+				continue
+			}
+			groups = append(groups, sf)
+		}
+		b.mu.Lock()
+		b.tableNames[t].set(s.Name, nameLevelOVSDB)
+		b.mu.Unlock()
+		b.sendFlowRemoved(b.tables.SetLimit(uint8(t), oftable.Limit{MaxFlows: s.MaxFlows, Evict: s.Evict, Groups: groups}))
+	}
+}
+
+// tableName is table t's name: "" unless configured (Open vSwitch sends
+// "table%d" then and ovs-ofctl does not print it).
+func (b *Bridge) tableName(t int) string {
+	if t < 0 || t >= len(b.tableNames) {
+		return ""
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tableNames[t].name
+}
+
+// maxEntries is table t's max_entries: Open vSwitch's 1000000, or the
+// flow limit if lower.
+func (b *Bridge) maxEntries(t int) uint32 {
+	const max = 1000000
+	if n := b.tables.MaxFlows(uint8(t)); n != oftable.Unlimited && n < max {
+		return uint32(n)
+	}
+	return max
+}
+
+// parseSubfield parses "field[]", "field[n]", "field[a..b]" or a bare
+// field name, as the Flow_Table groups column holds them.
+func parseSubfield(s string) (ofp.Subfield, error) {
+	name, rng, hasRange := strings.Cut(s, "[")
+	f := mf.Lookup(name)
+	if f == nil {
+		return ofp.Subfield{}, fmt.Errorf("%s: unknown field `%s'", s, name)
+	}
+	sf := ofp.Subfield{Field: f, NBits: f.Bits}
+	if !hasRange {
+		return sf, nil
+	}
+	rng, ok := strings.CutSuffix(rng, "]")
+	if !ok {
+		return ofp.Subfield{}, fmt.Errorf("%s: missing ] looking for field name", s)
+	}
+	if rng == "" {
+		return sf, nil
+	}
+	lo, hi, isRange := strings.Cut(rng, "..")
+	if !isRange {
+		hi = lo
+	}
+	start, err1 := strconv.Atoi(lo)
+	end, err2 := strconv.Atoi(hi)
+	switch {
+	case err1 != nil || err2 != nil || start < 0 || end < 0:
+		return ofp.Subfield{}, fmt.Errorf("%s: syntax error expecting bit number", s)
+	case start > end || end >= f.Bits:
+		return ofp.Subfield{}, fmt.Errorf("%s: bits %d..%d are not within the field's %d bits", s, start, end, f.Bits)
+	}
+	sf.Ofs, sf.NBits = start, end-start+1
+	return sf, nil
 }

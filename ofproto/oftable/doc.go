@@ -17,6 +17,17 @@
 // version and inherits its counters (unless reset_counts), so readers of
 // the old version still find a complete rule.
 //
+// # Limits and eviction
+//
+// SetLimit gives a table a flow limit (Open vSwitch's Flow_Table
+// flow_limit). An add of a new flow to a full table fails with
+// OFPFMFC_TABLE_FULL unless eviction is on (overflow_policy=evict, or the
+// OpenFlow 1.4 table_mod bit via SetOpenFlowEviction); then a rule with a
+// timeout is removed in the same transaction with reason OFPRR_EVICTION:
+// from the largest fairness group (Limit.Groups), the least important,
+// then the one that would expire first. Replacing or modifying a flow
+// needs no room. Shrinking the limit evicts down to it.
+//
 // # Change reports
 //
 // OnCommit registers a hook that every commit that changed a table (and

@@ -199,6 +199,7 @@ type Tables struct {
 	mu       sync.Mutex // serializes writers
 	inTxn    bool
 	nRules   [NumTables]int
+	limits   [NumTables]tableLimit // flow limits and eviction (evict.go)
 	lookups  [NumTables]atomic.Uint64
 	matched  [NumTables]atomic.Uint64
 	onChange func()
@@ -234,6 +235,7 @@ func New(cfg Config) (*Tables, error) {
 			}
 		}
 		t.tables[i] = c
+		t.limits[i].max = Unlimited
 	}
 	return t, nil
 }
@@ -471,6 +473,10 @@ func (x *Txn) add(fm *FlowMod) error {
 		}
 		x.record(ChangeAdded, r, old.Payload, 0)
 		return nil
+	}
+	// Only a new flow needs room; replacing one does not.
+	if err := x.makeRoom(table); err != nil {
+		return err
 	}
 	if err := x.insert(r); err != nil {
 		return err

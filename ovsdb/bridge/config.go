@@ -37,6 +37,9 @@ type BridgeConfig struct {
 	// FlowExport is the NetFlow, sFlow and IPFIX configuration; nil
 	// when none.
 	FlowExport *FlowExportConfig
+	// FlowTables is the flow_tables column: OpenFlow table id to its
+	// Flow_Table row (flowtable.go); nil when empty.
+	FlowTables map[int64]FlowTableConfig
 }
 
 // PortConfig is one Port row with its interfaces.

@@ -10,7 +10,7 @@ import (
 // MonitoredTables are the tables and columns the bridge layer reads.
 var MonitoredTables = []client.MonitorTable{
 	{Table: "Open_vSwitch", Columns: []string{"bridges", "next_cfg", "cur_cfg", "datapaths", "other_config", "external_ids", "ovs_version", "datapath_types", "iface_types", "dpdk_version"}},
-	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix"}},
+	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix", "flow_tables"}},
 	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode"}},
 	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status"}},
 	{Table: "Controller", Columns: []string{"target", "is_connected", "role", "status", "controller_rate_limit", "controller_burst_limit"}},
@@ -20,6 +20,7 @@ var MonitoredTables = []client.MonitorTable{
 	{Table: "Datapath", Columns: nil},
 	{Table: "CT_Zone", Columns: nil},
 	{Table: "CT_Timeout_Policy", Columns: []string{"timeouts"}},
+	{Table: "Flow_Table", Columns: []string{"name", "flow_limit", "overflow_policy", "groups"}},
 	// Flow export (flowexport.go): all columns, so the 3.2 schema's
 	// additions are read when the server has them.
 	{Table: "NetFlow", Columns: nil},
@@ -175,6 +176,7 @@ func Parse(s *client.Snapshot) Config {
 			}
 			bc.Ports = append(bc.Ports, pc)
 		}
+		bc.FlowTables = parseFlowTables(s, br)
 		bc.FlowExport = parseFlowExport(s, bc.Name, bu, br, len(bc.Ports))
 		cfg.Bridges = append(cfg.Bridges, bc)
 	}

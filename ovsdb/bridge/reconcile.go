@@ -83,7 +83,7 @@ func bridgeLevelEqual(a, b *BridgeConfig) bool {
 	return a.FailMode == b.FailMode && maps.Equal(a.OtherConfig, b.OtherConfig) &&
 		slices.Equal(a.Controllers, b.Controllers) && maps.Equal(a.ControllerLimits, b.ControllerLimits) &&
 		slices.Equal(a.Protocols, b.Protocols) &&
-		maps.Equal(a.ExternalIDs, b.ExternalIDs)
+		maps.Equal(a.ExternalIDs, b.ExternalIDs) && flowTablesEqual(a.FlowTables, b.FlowTables)
 }
 
 // ifaceEqual reports whether an interface can stay as it is, apart from
