@@ -2,11 +2,13 @@ package tests
 
 import (
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gvs-project/gvs/cmd/vswitchd"
 	"github.com/gvs-project/gvs/internal/nstest"
 )
 
@@ -465,4 +467,53 @@ func flowModFilterSteps() []ofStep {
 // a rule it adds.
 func TestOpenFlow11FlowModFiltersAndCookiesLikeOpenVSwitch(t *testing.T) {
 	diffOneBridgeAgainstOpenVSwitch(t, flowModFilterSteps)
+}
+
+// debugActionSteps are Open vSwitch's "debug_slow action" check and a
+// debug_recirc in the middle of an action list (the rest runs after the
+// recirculation); both switches run for testing (--enable-dummy).
+func debugActionSteps() []ofStep {
+	icmp := "in_port(1),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=192.168.0.1,dst=192.168.0.2,proto=1,tos=0,ttl=128,frag=no),icmp(type=8,code=0)"
+	return []ofStep{
+		ofctl("add-flow", "br0", "in_port=1,actions=debug_slow,2"),
+		appctl("ofproto/trace", "ovs-dummy", icmp, "-generate"),
+		ofctl("add-flow", "br0", "in_port=1,actions=2,debug_recirc,3"),
+		appctl("ofproto/trace", "ovs-dummy", icmp, "-generate"),
+		appctl("ofproto/trace", "ovs-dummy", icmp+",recirc_id(1)", "-generate"),
+	}
+}
+
+// TestDebugActionsLikeOpenVSwitch: with --enable-dummy, debug_slow
+// slow-paths the flow and debug_recirc recirculates, with Open vSwitch's
+// datapath actions; without it gvs-vswitchd refuses them as Open vSwitch
+// does (OFPBAC_BAD_VENDOR_TYPE).
+func TestDebugActionsLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	last := func(s string) string {
+		if i := strings.Index(s, "Datapath actions:"); i >= 0 {
+			return s[i:]
+		}
+		return s
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	setUpOneBridge(t, ovsEnv)
+	want := runSteps(t, ovsEnv, "ovs-vswitchd", debugActionSteps())
+	stopOVS()
+	_, gvsEnv := startDaemonWith(t, func(c *vswitchd.Config) { c.EnableDummy = true })
+	setUpOneBridge(t, gvsEnv)
+	got := runSteps(t, gvsEnv, "gvs-vswitchd", debugActionSteps())
+	for i := range want {
+		if last(got[i]) != last(want[i]) {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+	_, plainEnv := startDaemon(t)
+	setUpOneBridge(t, plainEnv)
+	c := exec.Command("ovs-ofctl", "add-flow", "br0", "in_port=1,actions=debug_slow,2")
+	c.Env = plainEnv
+	if out, err := c.CombinedOutput(); err == nil || !strings.Contains(string(out), "OFPBAC_BAD_VENDOR_TYPE") {
+		t.Errorf("without --enable-dummy debug_slow must be refused: %v\n%s", err, out)
+	}
 }

@@ -20,11 +20,21 @@ import (
 // pointing at it.
 func startDaemon(t testing.TB) (*vswitchd.Daemon, []string) {
 	t.Helper()
+	return startDaemonWith(t, nil)
+}
+
+// startDaemonWith is startDaemon with the configuration adjusted by tweak
+// (nil: none) before the daemon starts.
+func startDaemonWith(t testing.TB, tweak func(*vswitchd.Config)) (*vswitchd.Daemon, []string) {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := &vswitchd.Config{
 		Program: "gvs-vswitchd", RunDir: dir, DBDir: dir, LogDir: dir,
 		DBFile: filepath.Join(dir, "conf.db"), Pidfile: filepath.Join(dir, "gvs-vswitchd.pid"),
 		LogFile: filepath.Join(dir, "gvs-vswitchd.log"),
+	}
+	if tweak != nil {
+		tweak(cfg)
 	}
 	d, err := vswitchd.Start(cfg)
 	if err != nil {

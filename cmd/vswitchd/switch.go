@@ -190,8 +190,9 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 			s.d.log.Info(fmt.Sprintf("%s: flushed conntrack zone %d (%d connections) in %v", name, zone, n, time.Since(start)))
 			return nil
 		},
-		Meters: dp.Meters(),
-		TLS:    s.d.TLS(),
+		Meters:       dp.Meters(),
+		TLS:          s.d.TLS(),
+		DebugActions: s.d.cfg.EnableDummy,
 		SetPortAdmin: func(no uint16, up bool) (bool, error) {
 			return s.setPortAdmin(name, no, up)
 		},

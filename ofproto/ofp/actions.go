@@ -359,8 +359,41 @@ const (
 // OFPBRC_BAD_LEN; an unknown action OFPBAC_BAD_TYPE, OFPBAC_BAD_VENDOR or
 // OFPBAC_BAD_VENDOR_TYPE; a length outside the action's range
 // OFPBAC_BAD_LEN; bad arguments the action's own error.
+//
+// The testing actions debug_slow and debug_recirc are refused with
+// OFPBAC_BAD_VENDOR_TYPE, as by Open vSwitch unless it runs with
+// --enable-dummy; DecodeActionsWithDebug accepts them.
 func DecodeActions(b []byte, v uint8) ([]Action, error) {
-	return decodeActions(b, v, 0)
+	return decodeTopActions(b, v, false)
+}
+
+// DecodeActionsWithDebug is DecodeActions accepting debug_slow and
+// debug_recirc (a switch run for testing).
+func DecodeActionsWithDebug(b []byte, v uint8) ([]Action, error) {
+	return decodeTopActions(b, v, true)
+}
+
+func decodeTopActions(b []byte, v uint8, debug bool) ([]Action, error) {
+	acts, err := decodeActions(b, v, 0)
+	if err == nil && !debug {
+		if raw, ok := findDebugAction(acts); ok {
+			return nil, errorf(OFPBAC_BAD_VENDOR_TYPE, "%s is for testing only", raw)
+		}
+	}
+	return acts, err
+}
+
+// findDebugAction finds a testing action, nested ones included.
+func findDebugAction(acts []Action) (RawAction, bool) {
+	for i := range acts {
+		if acts[i].Type == ActDebugSlow || acts[i].Type == ActDebugRecirc {
+			return acts[i].Raw, true
+		}
+		if r, ok := findDebugAction(acts[i].Nested); ok {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 func decodeActions(b []byte, v uint8, depth int) ([]Action, error) {

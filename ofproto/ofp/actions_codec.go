@@ -95,13 +95,8 @@ func init() {
 	for raw := range scalarKinds {
 		actionCodecs[raw] = actionCodec{decodeScalar, encodeScalar}
 	}
-	// The debug actions encode (for tests) but are refused on input, as
-	// Open vSwitch does unless run as a test dummy.
-	refuse := func(_ []byte, _ uint8, in *actionInstance, _ int) (Action, error) {
-		return Action{}, errorf(OFPBAC_BAD_VENDOR_TYPE, "%s is for testing only", in.raw)
-	}
-	actionCodecs[RawActNXAST_DEBUG_SLOW] = actionCodec{refuse, encodeScalar}
-	actionCodecs[RawActNXAST_DEBUG_RECIRC] = actionCodec{refuse, encodeScalar}
+	// The debug actions decode like any other; DecodeActions refuses
+	// them unless asked not to (DecodeActionsWithDebug).
 }
 
 func hdrLen(in *actionInstance) int {

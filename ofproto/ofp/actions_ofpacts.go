@@ -75,8 +75,18 @@ func verifyOfpacts(acts []Action, v uint8) error {
 // Errors are Open vSwitch's: OFPBIC_UNKNOWN_INST, OFPBIC_DUP_INST,
 // OFPBIC_BAD_LEN, OFPBIC_BAD_EXPERIMENTER, OFPBAC_UNSUPPORTED_ORDER...
 func DecodeOfpacts(b []byte, v uint8, instructions bool) ([]Action, error) {
+	return decodeOfpacts(b, v, instructions, false)
+}
+
+// DecodeOfpactsWithDebug is DecodeOfpacts accepting debug_slow and
+// debug_recirc (see DecodeActionsWithDebug).
+func DecodeOfpactsWithDebug(b []byte, v uint8, instructions bool) ([]Action, error) {
+	return decodeOfpacts(b, v, instructions, true)
+}
+
+func decodeOfpacts(b []byte, v uint8, instructions, debug bool) ([]Action, error) {
 	if !instructions || v < mf.OF11 {
-		acts, err := DecodeActions(b, v)
+		acts, err := decodeTopActions(b, v, debug)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +125,7 @@ func DecodeOfpacts(b []byte, v uint8, instructions bool) ([]Action, error) {
 		out = append(out, a)
 	}
 	if p := insts[InstApplyActions]; p != nil {
-		acts, err := DecodeActions(p[4:], v)
+		acts, err := decodeTopActions(p[4:], v, debug)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +135,7 @@ func DecodeOfpacts(b []byte, v uint8, instructions bool) ([]Action, error) {
 		out = append(out, Action{Type: ActClearActions})
 	}
 	if p := insts[InstWriteActions]; p != nil {
-		acts, err := DecodeActions(p[4:], v)
+		acts, err := decodeTopActions(p[4:], v, debug)
 		if err != nil {
 			return nil, err
 		}

@@ -8,9 +8,13 @@ import (
 )
 
 // decodeOfpacts decodes a flow's actions (OpenFlow 1.0, NXM) or
-// instructions (OpenFlow 1.1+) into one version-independent list.
-func decodeOfpacts(b []byte, v uint8, instructions bool) ([]ofp.Action, error) {
-	return ofp.DecodeOfpacts(b, v, instructions)
+// instructions (OpenFlow 1.1+) into one version-independent list; the
+// testing actions only with Config.DebugActions.
+func (b *Bridge) decodeOfpacts(buf []byte, v uint8, instructions bool) ([]ofp.Action, error) {
+	if b.cfg.DebugActions {
+		return ofp.DecodeOfpactsWithDebug(buf, v, instructions)
+	}
+	return ofp.DecodeOfpacts(buf, v, instructions)
 }
 
 // conjunctions extracts a flow's conjunction(id,k/n) actions, which make

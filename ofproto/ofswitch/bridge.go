@@ -55,6 +55,9 @@ type Config struct {
 	// OFPPC_PORT_DOWN) and returns whether its link is down afterwards;
 	// nil: ports cannot be brought down.
 	SetPortAdmin func(no uint16, up bool) (linkDown bool, err error)
+	// DebugActions accepts the testing actions debug_slow and
+	// debug_recirc, as Open vSwitch does with --enable-dummy.
+	DebugActions bool
 	// Logf receives warnings; nil discards them.
 	Logf func(format string, args ...any)
 	// Debugf receives per-message detail (OpenFlow requests refused with

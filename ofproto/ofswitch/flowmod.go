@@ -87,7 +87,7 @@ func (b *Bridge) decodeFlowModNoGroups(fm *ofp.FlowMod, v uint8, st *connState) 
 	if err := out.Match.Relayout(b.xl.Snapshot().TunMap); err != nil {
 		return nil, &ofp.Error{Code: ofp.NXFMFC_INVALID_TLV_FIELD, Err: err}
 	}
-	acts, err := decodeOfpacts(fm.Instructions, v, fm.Format == ofp.FormatOXM)
+	acts, err := b.decodeOfpacts(fm.Instructions, v, fm.Format == ofp.FormatOXM)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,11 @@ func (b *Bridge) packetOut(s ofconn.Sender, m *ofp.Msg, po *ofp.PacketOut) error
 	case inPort >= xlate.PortMax:
 		return &ofp.Error{Code: ofp.OFPBRC_BAD_PORT}
 	}
-	acts, err := ofp.DecodeActions(po.Actions, m.Version)
+	decode := ofp.DecodeActions
+	if b.cfg.DebugActions {
+		decode = ofp.DecodeActionsWithDebug
+	}
+	acts, err := decode(po.Actions, m.Version)
 	if err != nil {
 		return err
 	}

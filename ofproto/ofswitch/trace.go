@@ -75,11 +75,16 @@ func (b *Bridge) Trace(in TraceInput) string {
 	}
 	var pkt *packet.Packet
 	if in.Packet != nil {
+		// The packet gives the headers; the flow it came with keeps the
+		// metadata and tunnel fields (recirc_id, ct_*, marks) and the
+		// in_port, as in Open vSwitch's ofproto/trace -generate.
+		meta, inPort := key, fl.InPort
 		pkt = packet.FromBytes(in.Packet)
 		pkt.Md.InPort = odpIn
 		flow.Extract(pkt, &key)
+		copy(key.W()[:flow.SegTunnelEnd], meta.W()[:flow.SegTunnelEnd])
 		fl.Key = key
-		fl.InPort = in.Flow.InPort
+		fl.InPort = inPort
 	}
 	key.InPort = odpIn
 	var sb strings.Builder
@@ -215,6 +220,9 @@ func (b *Bridge) tracePassActions(sb *strings.Builder, fl mf.Flow, key flow.Key,
 		dpActs = "drop"
 	}
 	fmt.Fprintf(sb, "Datapath actions: %s\n", dpActs)
+	if out.SlowPath {
+		sb.WriteString("This flow is handled by the userspace slow path because it:\n  - Uses action(s) not supported by datapath.\n")
+	}
 	if out.Err != nil {
 		fmt.Fprintf(sb, "Translation failed (%v), packet is dropped.\n", out.Err)
 	}

@@ -41,8 +41,12 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		c.writeActions(a.Nested)
 	case ofp.ActClearActions:
 		c.clearActions()
+	case ofp.ActDebugSlow:
+		c.out.SlowPath, c.out.Transient = true, true
+	case ofp.ActDebugRecirc:
+		c.debugRecirc()
 	case ofp.ActNote, ofp.ActFinTimeout, ofp.ActConjunction,
-		ofp.ActDeleteField, ofp.ActDebugSlow, ofp.ActDebugRecirc:
+		ofp.ActDeleteField:
 		// No datapath effect here (conjunction is a match).
 	case ofp.ActExit:
 		c.exit = true
@@ -428,5 +432,27 @@ func (c *ctx) checkPktLen(a *ofp.Action) {
 	}
 	c.flow, c.base, c.out.Actions, c.frames = saveFlow, saveBase, saveOut, saveFrames
 	c.emit(odp.CheckPktLen(uint32(a.Arg), branch[1], branch[0]))
+	c.exit = true
+}
+
+// debugRecirc recirculates for no reason (debug_recirc): the datapath
+// passes the packet back with the pipeline state frozen, and the rest of
+// the current action list runs in the next pass.
+func (c *ctx) debugRecirc() {
+	c.commit()
+	rest := c.frames[len(c.frames)-1]
+	tail, err := ofp.AppendActions(nil, rest.acts[rest.i+1:], mf.OF15)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	fz := freeze(c.snap.Bridge, c.table, &c.flow)
+	fz.Rest, fz.Conntracked = string(tail), c.conntracked
+	if fz.ActionSet, err = c.encodeActionSet(); err != nil {
+		c.fail(err)
+		return
+	}
+	c.actset, c.actsetGroup = nil, false
+	c.emit(odp.Recirc(c.x.Recirc.ID(fz)))
 	c.exit = true
 }

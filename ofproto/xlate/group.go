@@ -255,7 +255,7 @@ func (c *ctx) resumeGroup(fz *Frozen) {
 	c.wc.DPHash |= g.hashMask
 	c.bucket(g, g.hashMap[c.flow.DPHash&g.hashMask], false)
 	if fz.Rest != "" && !c.exit {
-		acts, err := ofp.DecodeActions([]byte(fz.Rest), mf.OF15)
+		acts, err := ofp.DecodeActionsWithDebug([]byte(fz.Rest), mf.OF15) // checked when the flow was added
 		if err != nil {
 			c.fail(err)
 			return

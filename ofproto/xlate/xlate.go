@@ -356,6 +356,10 @@ type Out struct {
 	// installed, so that later packets come back, retransmit the request
 	// at its pace and take the path as soon as it is known.
 	Transient bool
+	// SlowPath says every packet must be translated by userspace
+	// (debug_slow), as Open vSwitch's SLOW_ACTION: no megaflow is
+	// installed (Transient is set too) and ofproto/trace says why.
+	SlowPath bool
 }
 
 // PatchCrossing is a pass from patch port Port of Bridge into its peer,
@@ -517,6 +521,14 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	case resumeGroup:
 		c.ind, c.table = 4, start
 		c.resumeGroup(&frozen)
+	case frozen.Rest != "":
+		// debug_recirc: the rest of the action list it interrupted.
+		c.ind, c.table = 4, start
+		if acts, err := ofp.DecodeActionsWithDebug([]byte(frozen.Rest), mf.OF15); err != nil {
+			c.fail(err)
+		} else {
+			c.doActions(acts)
+		}
 	case in.Key.RecircID == 0 && x.failOpen.Load():
 		c.trace("fail-open: the controllers are unreachable, NORMAL for every packet")
 		c.normal()
