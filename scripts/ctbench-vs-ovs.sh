@@ -11,6 +11,12 @@
 # (make the BUILT_SOURCES first if a parallel make misses a generated
 # header). ROUNDS (default 3) runs of each; the argument triples default to
 # issue 7's two workloads.
+#
+# The figures compared are the "Avg" rows: on both sides Open vSwitch's
+# stopwatch average, an EWMA with weight 0.01 seeded with the first
+# sample, so mostly the first iteration's time; one preemption in it
+# (other work on the machine) moves a round's ratio a lot, so look at
+# several rounds and at the load printed with them.
 set -euo pipefail
 ovstest=${1:?usage: $0 OVSTEST [ROUNDS] [N_CONNS N_ZONES ITERATIONS]...}
 rounds=${2:-3}

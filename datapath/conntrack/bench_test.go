@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gvs-project/gvs/datapath/packet"
 )
@@ -117,4 +118,49 @@ func TestMemoryPerConnection(t *testing.T) {
 		t.Fatalf("%d connections, %.1f bytes each (want <= 256)", tr.Count(), per)
 	}
 	runtime.KeepAlive(pkts)
+}
+
+// BenchmarkLookupOneByOne is ovstest's benchmark-zones lookup phase: one
+// packet per Execute over 10,000 established connections of one zone.
+func BenchmarkLookupOneByOne(b *testing.B) {
+	tr, _ := newTracker(b)
+	pkts := udpPackets(b, 10000)
+	execBatches(tr, pkts, "ct(commit,zone=1)", b)
+	a := ctParams(b, "ct(zone=1)")
+	var batch packet.Batch
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := pkts[i%len(pkts)]
+		p.Md.CtConn = 0
+		batch.N = 0
+		batch.Add(p)
+		tr.Execute(&batch, a)
+	}
+}
+
+// TestConnNodesAreCacheLines checks the layout the lookup relies on:
+// committed connections are 64-byte aligned, so each direction's node
+// (with its key) is exactly one cache line.
+func TestConnNodesAreCacheLines(t *testing.T) {
+	tr, _ := newTracker(t)
+	pkts := udpPackets(t, 1000)
+	execBatches(tr, pkts, "ct(commit,zone=1)", t)
+	z := tr.zones[1].Load()
+	n := 0
+	z.forEach(func(c *Conn) bool {
+		if a := uintptr(unsafe.Pointer(c)); a%64 != 0 {
+			t.Errorf("connection at %#x: not 64-byte aligned", a)
+			return false
+		}
+		if c.nodes[0].conn() != c || c.nodes[1].conn() != c {
+			t.Error("node.conn does not return the node's connection")
+			return false
+		}
+		n++
+		return true
+	})
+	if n != 1000 {
+		t.Fatalf("visited %d connections, want 1000", n)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
@@ -59,18 +60,14 @@ type Stats struct {
 // Tracker is the connection tracker of one datapath: 65,536 zones, each
 // its own table created on first commit.
 type Tracker struct {
-	zones [NumZones]atomic.Pointer[zone]
-	// zoneFlushes counts FlushZone calls per zone (metrics); 256 KiB.
-	zoneFlushes [NumZones]atomic.Uint32
-	seed        *hashSeed
-	natSeed     *hashSeed
-	now         func() int64
-	verify      bool
-
-	// sizeHint is the bucket count a zone had when it was last flushed:
-	// a zone refilled after a flush (router failover) starts at that
-	// size instead of growing through every power of two again.
-	sizeHint [NumZones]atomic.Uint32
+	// zones holds each zone's table pointer and per-zone counters side
+	// by side, so that a flush or a zone's creation touches one cache
+	// line (1 MiB in all).
+	zones   [NumZones]zoneSlot
+	seed    *hashSeed
+	natSeed *hashSeed
+	now     func() int64
+	verify  bool
 
 	count    atomic.Int64
 	maxConns atomic.Uint32
@@ -93,6 +90,18 @@ type Tracker struct {
 	sweepZone int
 	// +checklocks:sweepMu
 	sweepBucket int
+}
+
+// zoneSlot is one zone's entry in Tracker.zones: the table (nil until the
+// zone's first commit and after a flush) and what outlives a flush.
+type zoneSlot struct {
+	atomic.Pointer[zone]
+	// flushes counts FlushZone calls (metrics).
+	flushes atomic.Uint32
+	// sizeHint is the bucket count the zone had when it was last
+	// flushed: a zone refilled after a flush (router failover) starts at
+	// that size instead of growing through every power of two again.
+	sizeHint atomic.Uint32
 }
 
 // limitSet is an immutable snapshot of the configured zone limits.
@@ -135,10 +144,22 @@ func New(cfg Config) *Tracker {
 		m = DefaultMaxConns
 	}
 	t.maxConns.Store(m)
+	t.prefault()
 	p := DefaultTimeoutPolicy()
 	t.defPolicy.Store(&p)
 	t.limits.Store(&limitSet{})
 	return t
+}
+
+// prefault writes one word of every page of the per-zone array (1 MiB,
+// fresh from the OS and so unmapped): otherwise the first flush or
+// creation of a zone pays a page fault or two, several microseconds on a
+// VM, on the packet path or in a flush.
+func (t *Tracker) prefault() {
+	const page = 4096
+	for i := 0; i < NumZones; i += page / int(unsafe.Sizeof(zoneSlot{})) {
+		t.zones[i].flushes.Store(0)
+	}
 }
 
 // getZone returns zone id's table, creating it if create is set.
@@ -146,7 +167,7 @@ func (t *Tracker) getZone(id uint16, create bool) *zone {
 	if z := t.zones[id].Load(); z != nil || !create {
 		return z
 	}
-	z := newZone(id, int(t.sizeHint[id].Load()))
+	z := newZone(id, int(t.zones[id].sizeHint.Load()))
 	t.initZone(z)
 	if !t.zones[id].CompareAndSwap(nil, z) {
 		return t.zones[id].Load()
@@ -182,7 +203,14 @@ func (t *Tracker) policy(z *zone) *TimeoutPolicy {
 // It never blocks on another zone and never allocates when the packets
 // belong to existing connections.
 func (t *Tracker) Execute(b *packet.Batch, a *odp.CtParams) {
-	now := t.now()
+	t.ExecuteAt(b, a, t.now())
+}
+
+// ExecuteAt is Execute at time now, in the clock of Now: a caller that
+// runs many batches per iteration of its loop (a datapath worker) reads
+// the clock once for all of them, as Open vSwitch's conntrack_execute
+// takes its caller's timestamp, instead of once per call.
+func (t *Tracker) ExecuteAt(b *packet.Batch, a *odp.CtParams, now int64) {
 	if b.N == 1 {
 		// One packet (an upcall, a test, ovstest's benchmark): skip the
 		// batch arrays, whose zeroing alone costs more than a lookup.
@@ -226,7 +254,7 @@ func (t *Tracker) executeBatch(b *packet.Batch, a *odp.CtParams, now int64) {
 		}
 		for _, n := range heads[:len(pkts)] {
 			if n != nil {
-				sink += uint32(n.conn.expires.Load())
+				sink += uint32(n.conn().expires.Load())
 			}
 		}
 		runtime.KeepAlive(sink) // a use, without a shared write
@@ -245,7 +273,7 @@ func setMd(md *packet.Metadata, state uint8, zone uint16, c *Conn, tuple *Key) {
 	md.CtConn = 0
 	if c != nil {
 		md.CtMark, md.CtLabel = c.markLabel()
-		tuple = &c.key[0]
+		tuple = &c.nodes[0].key
 	} else {
 		md.CtMark, md.CtLabel = 0, [16]byte{}
 	}
@@ -362,16 +390,16 @@ func (t *Tracker) process(p *packet.Packet, a *odp.CtParams, now int64, pi *pktI
 	}
 	if c != nil {
 		var res updateResult
-		c.mu.Lock()
 		switch {
 		case pi.key.Proto == protoTCP:
+			c.mu.Lock()
 			res = tcpUpdate(c, pi, reply, t.liberal.Load(), pol, now)
+			c.mu.Unlock()
 		case pi.key.Proto == protoICMP || pi.key.Proto == protoICMPv6:
 			res = icmpUpdate(c, reply, pol, now)
 		default:
 			res = otherUpdate(c, reply, pol, now)
 		}
-		c.mu.Unlock()
 		switch res {
 		case updateInvalid:
 			t.markInvalid(p, zid, c)
@@ -413,7 +441,7 @@ func (t *Tracker) process(p *packet.Packet, a *odp.CtParams, now int64, pi *pktI
 				return
 			}
 		}
-		if a.NAT != nil && c.nat != 0 {
+		if a.NAT != nil && c.nodes[0].nat != 0 {
 			state |= natPacket(p, pi, c, false)
 		}
 		t.setMarkLabel(c, a)
@@ -505,7 +533,7 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 		return nil, false
 	}
 	c := &Conn{}
-	c.key[0] = pi.key
+	c.nodes[0].key = pi.key
 	rev := pi.key.reverse()
 	if a.NAT != nil && (a.NAT.Src || a.NAT.Dst) {
 		var kind uint8
@@ -515,9 +543,9 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 			t.natExhausted.Add(1)
 			return nil, false
 		}
-		c.nat = kind
+		c.nodes[0].nat = kind
 	}
-	c.key[1] = rev
+	c.nodes[1].key = rev
 	h1 := rev.hash(t.seed)
 	if o, _ := z.lookup(&rev, h1); o != nil {
 		// The reply key is someone else's key: the tuple space is taken.

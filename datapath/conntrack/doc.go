@@ -20,8 +20,9 @@
 //
 // # Invariants
 //
-//   - A Conn's keys never change after it is published; everything else
-//     in it is guarded by Conn.mu (expires is atomic).
+//   - A Conn's keys never change after it is published; its TCP state is
+//     guarded by Conn.mu; its expiry, with the UDP/ICMP state in the same
+//     word, is atomic (compare-and-swap, no lock).
 //   - Every key in a zone table is unique: NAT chooses reply keys that
 //     are free in the zone, under the zone lock.
 //   - A key in a zone's table before a lookup starts, and not removed
@@ -49,7 +50,8 @@
 // zone take that zone's mutex; different zones never contend. The only
 // shared write on the packet path is the global connection counter.
 // Connection state (TCP windows) is updated under the connection's own
-// mutex; ct_mark and ct_label are read atomically.
+// mutex, UDP and ICMP state with one compare-and-swap; ct_mark and
+// ct_label are read atomically.
 //
 // # Fragments, helpers, limits
 //

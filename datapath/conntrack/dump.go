@@ -22,14 +22,14 @@ type Entry struct {
 
 // entryOf snapshots c.
 func entryOf(c *Conn, now int64) Entry {
-	e := Entry{Orig: c.key[0], Reply: c.key[1]}
+	e := Entry{Orig: c.nodes[0].key, Reply: c.nodes[1].key}
 	e.Mark, e.Label = c.markLabel()
 	c.mu.Lock()
 	if e.Orig.Proto == protoTCP {
 		e.TCPState = tcpDumpState(c)
 	}
 	c.mu.Unlock()
-	e.Timeout = max(0, (c.expires.Load()-now)/1e9)
+	e.Timeout = max(0, (c.expiry()-now)/1e9)
 	switch c.helper {
 	case helperFTP:
 		e.Helper = "ftp"

@@ -6,7 +6,7 @@ package conntrack
 // garbage collector reclaims the connections. Packets already past the
 // lookup finish with the connection they found (at most one batch).
 func (t *Tracker) FlushZone(z uint16) int {
-	t.zoneFlushes[z].Add(1)
+	t.zones[z].flushes.Add(1)
 	if t.zones[z].Load() == nil {
 		return 0 // never written: no cache-line transfer for an empty zone
 	}
@@ -19,7 +19,7 @@ func (t *Tracker) FlushZone(z uint16) int {
 	n := old.count.Load()
 	old.mu.Unlock()
 	if n > 0 {
-		t.sizeHint[z].Store(uint32(min(len(old.tab.Load().heads), maxHintBuckets)))
+		t.zones[z].sizeHint.Store(uint32(min(len(old.tab.Load().heads), maxHintBuckets)))
 	}
 	t.count.Add(-n)
 	return int(n)
@@ -96,8 +96,8 @@ func (t *Tracker) Sweep(now int64, budget int) (removed int, wrapped bool) {
 		n := 0
 		for nd := b.heads[t.sweepBucket].Load(); nd != nil; nd = nd.next.Load() {
 			budget--
-			if !nd.reply && nd.conn.expired(now) && n < len(expired) {
-				expired[n] = nd.conn
+			if !nd.reply && nd.conn().expired(now) && n < len(expired) {
+				expired[n] = nd.conn()
 				n++
 			}
 		}
@@ -123,4 +123,4 @@ func (t *Tracker) Sweep(now int64, budget int) (removed int, wrapped bool) {
 }
 
 // ZoneFlushes returns how many times zone z was flushed (FlushZone).
-func (t *Tracker) ZoneFlushes(z uint16) uint32 { return t.zoneFlushes[z].Load() }
+func (t *Tracker) ZoneFlushes(z uint16) uint32 { return t.zones[z].flushes.Load() }

@@ -42,10 +42,10 @@ type expectation struct {
 // committed with a helper. TFTP: the server answers a read or write
 // request from a new port, so expect server (any port) -> client port.
 func (t *Tracker) helperOnCommit(c *Conn, now int64) {
-	if c.helper != helperTFTP || c.key[0].Proto != protoUDP {
+	if c.helper != helperTFTP || c.nodes[0].key.Proto != protoUDP {
 		return
 	}
-	k := c.key[1] // server -> client as the server sends it
+	k := c.nodes[1].key // server -> client as the server sends it
 	k.SrcPort = 0
 	t.expect(k, now)
 }
@@ -110,7 +110,7 @@ func (t *Tracker) helperOnPacket(p *packet.Packet, pi *pktInfo, c *Conn, reply b
 	case reply && bytes.HasPrefix(payload, []byte("229 ")):
 		if i := bytes.Index(payload, []byte("(|||")); i >= 0 {
 			port, ok = parseFTPPort(payload[i+4:], '|')
-			addr = c.key[0].Dst // EPSV: the server's own address
+			addr = c.nodes[0].key.Dst // EPSV: the server's own address
 		}
 	}
 	if !ok || port == 0 {
@@ -118,17 +118,17 @@ func (t *Tracker) helperOnPacket(p *packet.Packet, pi *pktInfo, c *Conn, reply b
 	}
 	// Only trust announcements of the control connection's own
 	// endpoints: a bounce to a third host is not expected.
-	if active && addr != c.key[0].Src || !active && addr != c.key[0].Dst {
+	if active && addr != c.nodes[0].key.Src || !active && addr != c.nodes[0].key.Dst {
 		return
 	}
 	var k Key
-	k.Zone, k.Proto, k.Family = c.key[0].Zone, protoTCP, c.key[0].Family
+	k.Zone, k.Proto, k.Family = c.nodes[0].key.Zone, protoTCP, c.nodes[0].key.Family
 	if active {
 		// The server connects back from its data port to the client.
-		k.Src, k.Dst, k.DstPort = c.key[0].Dst, addr, port
+		k.Src, k.Dst, k.DstPort = c.nodes[0].key.Dst, addr, port
 	} else {
 		// The client connects to the announced server port.
-		k.Src, k.Dst, k.DstPort = c.key[0].Src, addr, port
+		k.Src, k.Dst, k.DstPort = c.nodes[0].key.Src, addr, port
 	}
 	t.expect(k, now)
 }

@@ -130,14 +130,14 @@ func (t *Tracker) natTry(z *zone, rev *Key, port *uint16, lo, hi uint32, h uint6
 // after translation: the reverse of the other direction's key.
 func natTarget(c *Conn, reply bool) Key {
 	if reply {
-		return c.key[0].reverse()
+		return c.nodes[0].key.reverse()
 	}
-	return c.key[1].reverse()
+	return c.nodes[1].key.reverse()
 }
 
 // natBits returns the ct_state NAT bits for a translated packet.
 func natBits(c *Conn, reply bool) uint8 {
-	src, dst := c.nat&natSrc != 0, c.nat&natDst != 0
+	src, dst := c.nodes[0].nat&natSrc != 0, c.nodes[0].nat&natDst != 0
 	if reply {
 		src, dst = dst, src
 	}
@@ -229,7 +229,7 @@ func rewriteHeaders(d []byte, l3, l4, l4end int, from, to *Key, quoted bool) {
 // natPacket translates a packet of connection c in direction reply and
 // returns the ct_state NAT bits to set.
 func natPacket(p *packet.Packet, pi *pktInfo, c *Conn, reply bool) uint8 {
-	if c.nat == 0 {
+	if c.nodes[0].nat == 0 {
 		return 0
 	}
 	to := natTarget(c, reply)

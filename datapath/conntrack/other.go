@@ -2,26 +2,33 @@ package conntrack
 
 // otherNew initialises a UDP or other-protocol connection.
 func otherNew(c *Conn, p *TimeoutPolicy, now int64) {
-	c.pstate = othersFirst
-	c.setExpiry(p, UDPFirst, now)
+	c.setState(othersFirst, p, UDPFirst, now)
 }
 
-// otherUpdate advances a UDP or other-protocol connection.
-//
-// Preconditions: c.mu is held.
+// otherTimeouts is the timeout class of each UDP/other state (indexed by
+// the whole state field: 3 never occurs).
+var otherTimeouts = [pstateMask + 1]timeoutClass{othersFirst: UDPFirst, othersMultiple: UDPSingle, othersBidir: UDPMultiple, 3: UDPMultiple}
+
+// otherUpdate advances a UDP or other-protocol connection. It takes no
+// lock: the state and the expiry change together in one atomic word.
 func otherUpdate(c *Conn, reply bool, p *TimeoutPolicy, now int64) updateResult {
-	switch {
-	case reply && c.pstate != othersBidir:
-		c.pstate = othersBidir
-	case c.pstate == othersFirst:
-		c.pstate = othersMultiple
+	for {
+		old := c.expires.Load()
+		st := uint8(old & pstateMask)
+		switch {
+		case reply && st != othersBidir:
+			st = othersBidir
+		case st == othersFirst:
+			st = othersMultiple
+		}
+		if !c.casState(old, st, p, otherTimeouts[st&pstateMask], now) {
+			continue
+		}
+		if st == othersBidir {
+			return updateValid
+		}
+		return updateValidNew
 	}
-	tm := [...]timeoutClass{othersFirst: UDPFirst, othersMultiple: UDPSingle, othersBidir: UDPMultiple}[c.pstate]
-	c.setExpiry(p, tm, now)
-	if c.pstate == othersBidir {
-		return updateValid
-	}
-	return updateValidNew
 }
 
 // ICMP states, as OVS's ICMPS_*.
@@ -31,24 +38,27 @@ const (
 )
 
 func icmpNew(c *Conn, p *TimeoutPolicy, now int64) {
-	c.pstate = icmpsFirst
-	c.setExpiry(p, ICMPFirst, now)
+	c.setState(icmpsFirst, p, ICMPFirst, now)
 }
 
-// icmpUpdate advances an ICMP query connection.
-//
-// Preconditions: c.mu is held.
+// icmpUpdate advances an ICMP query connection, without a lock as
+// otherUpdate.
 func icmpUpdate(c *Conn, reply bool, p *TimeoutPolicy, now int64) updateResult {
-	res := updateValid
-	if reply && c.pstate == icmpsFirst {
-		c.pstate = icmpsReply
-	} else if c.pstate == icmpsFirst {
-		res = updateValidNew
+	for {
+		old := c.expires.Load()
+		st := uint8(old & pstateMask)
+		res := updateValid
+		if reply && st == icmpsFirst {
+			st = icmpsReply
+		} else if st == icmpsFirst {
+			res = updateValidNew
+		}
+		tm := ICMPFirst
+		if st == icmpsReply {
+			tm = ICMPReply
+		}
+		if c.casState(old, st, p, tm, now) {
+			return res
+		}
 	}
-	tm := ICMPFirst
-	if c.pstate == icmpsReply {
-		tm = ICMPReply
-	}
-	c.setExpiry(p, tm, now)
-	return res
 }

@@ -3,11 +3,14 @@ package conntrack
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
-// node is one key of a connection in a zone's hash chain. Both nodes are
-// embedded in their Conn, so that a lookup costs two cache misses (the
-// bucket, then the connection) and a commit one allocation.
+// node is one key of a connection in a zone's hash chain, with the key
+// itself, so that a chain walk reads one cache line per node and a hit
+// needs no other line to compare. Both nodes are embedded in their Conn,
+// at its start (node.conn finds the Conn from the node), so that a commit
+// is one allocation.
 //
 // Chains are lock-free lists with one writer at a time (the zone lock):
 // an insert publishes a fully linked node at the head; a removal points
@@ -17,10 +20,34 @@ import (
 // zone's sequence counter and retry (see zone.lookup).
 type node struct {
 	next  atomic.Pointer[node]
-	conn  *Conn
 	hash  uint32 // low bits of the key hash (they also pick the bucket)
-	reply bool   // this node is the connection's reply-direction key
+	reply bool   // this node is the connection's reply-direction key (nodes[1])
+	// nat is natSrc|natDst, in nodes[0] only (set before publication).
+	nat uint8
+	key Key
 }
+
+// conn returns the connection n belongs to: n is nodes[0] or nodes[1]
+// of it, and nodes is its first field.
+func (n *node) conn() *Conn {
+	off := uintptr(0)
+	if n.reply {
+		off = unsafe.Sizeof(node{})
+	}
+	return (*Conn)(unsafe.Add(unsafe.Pointer(n), -int(off)))
+}
+
+// The layout the lookup relies on (see Conn): a node is one cache line,
+// nodes starts the Conn, and a Conn fills the 192-byte size class, whose
+// objects are 64-byte aligned.
+var (
+	_ [unsafe.Sizeof(node{}) - 64]byte
+	_ [64 - unsafe.Sizeof(node{})]byte
+	_ [unsafe.Sizeof(Conn{}) - 192]byte
+	_ [192 - unsafe.Sizeof(Conn{})]byte
+	_ [unsafe.Offsetof(Conn{}.nodes)]byte
+	_ [-unsafe.Offsetof(Conn{}.nodes)]byte
+)
 
 // buckets is a power-of-two array of chain heads.
 type buckets struct {
@@ -74,14 +101,8 @@ func newZone(id uint16, buckets int) *zone {
 // find walks k's chain in b.
 func find(b *buckets, k *Key, h uint32) (*Conn, bool) {
 	for n := b.heads[uint64(h)&b.mask].Load(); n != nil; n = n.next.Load() {
-		if n.hash == h {
-			dir := 0
-			if n.reply {
-				dir = 1
-			}
-			if n.conn.key[dir] == *k {
-				return n.conn, n.reply
-			}
+		if n.hash == h && n.key == *k {
+			return n.conn(), n.reply
 		}
 	}
 	return nil, false
@@ -121,7 +142,7 @@ func (z *zone) insertLocked(c *Conn, h [2]uint64) {
 	}
 	for dir := range 2 {
 		n := &c.nodes[dir]
-		n.conn, n.hash, n.reply = c, uint32(h[dir]), dir == 1
+		n.hash, n.reply = uint32(h[dir]), dir == 1
 		head := &b.heads[uint64(n.hash)&b.mask]
 		n.next.Store(head.Load())
 		head.Store(n)
@@ -194,7 +215,7 @@ func (z *zone) forEach(fn func(c *Conn) bool) bool {
 	b := z.tab.Load()
 	for i := range b.heads {
 		for n := b.heads[i].Load(); n != nil; n = n.next.Load() {
-			if !n.reply && !fn(n.conn) {
+			if !n.reply && !fn(n.conn()) {
 				return false
 			}
 		}
