@@ -440,19 +440,10 @@ func (c *ctx) checkPktLen(a *ofp.Action) {
 // the current action list runs in the next pass.
 func (c *ctx) debugRecirc() {
 	c.commit()
-	rest := c.frames[len(c.frames)-1]
-	tail, err := ofp.AppendActions(nil, rest.acts[rest.i+1:], mf.OF15)
-	if err != nil {
-		c.fail(err)
+	fz, ok := c.freezeRest()
+	if !ok {
 		return
 	}
-	fz := freeze(c.snap.Bridge, c.table, &c.flow)
-	fz.Rest, fz.Conntracked = string(tail), c.conntracked
-	if fz.ActionSet, err = c.encodeActionSet(); err != nil {
-		c.fail(err)
-		return
-	}
-	c.actset, c.actsetGroup = nil, false
 	c.emit(odp.Recirc(c.x.Recirc.ID(fz)))
 	c.exit = true
 }

@@ -225,23 +225,36 @@ func (c *ctx) selectGroup(g *Group) {
 	}
 	c.commit()
 	c.emit(odp.Hash(g.dpHashAlg()))
-	rest := c.frames[len(c.frames)-1]
-	tail, err := ofp.AppendActions(nil, rest.acts[rest.i+1:], mf.OF15)
-	if err != nil {
-		c.fail(err)
+	fz, ok := c.freezeRest()
+	if !ok {
 		return
 	}
-	fz := freeze(c.snap.Bridge, c.table, &c.flow)
-	fz.Group, fz.HasGroup, fz.Rest = g.ID, true, string(tail)
-	if fz.ActionSet, err = c.encodeActionSet(); err != nil {
-		c.fail(err)
-		return
-	}
-	c.actset, c.actsetGroup = nil, false // it runs after the recirculation
+	fz.Group, fz.HasGroup = g.ID, true
 	id := c.x.Recirc.ID(fz)
 	c.trace("selection method dp_hash: recirc(%#x)", id)
 	c.emit(odp.Recirc(id))
 	c.exit = true
+}
+
+// freezeRest freezes the pipeline to go on after a recirculation: the
+// rest of the current action list and the action set (which then runs
+// in the next pass, not this one). It fails the translation if they
+// cannot be encoded.
+func (c *ctx) freezeRest() (Frozen, bool) {
+	rest := c.frames[len(c.frames)-1]
+	tail, err := ofp.AppendActions(nil, rest.acts[rest.i+1:], mf.OF15)
+	if err != nil {
+		c.fail(err)
+		return Frozen{}, false
+	}
+	fz := freeze(c.snap.Bridge, c.table, &c.flow)
+	fz.Rest, fz.Conntracked = string(tail), c.conntracked
+	if fz.ActionSet, err = c.encodeActionSet(); err != nil {
+		c.fail(err)
+		return Frozen{}, false
+	}
+	c.actset, c.actsetGroup = nil, false
+	return fz, true
 }
 
 // resumeGroup continues a dp_hash select group after its recirculation:
