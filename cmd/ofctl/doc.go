@@ -50,8 +50,20 @@
 // to 1.4 fail as in ovs-ofctl), each followed by a barrier, or in one
 // bundle with --bundle; meters need OpenFlow 1.3 or later. Like
 // ovs-ofctl's dump_transaction, the dumps print an OFPT_ERROR reply to
-// stdout and exit 0. ofp-print prints group and meter mods, group
-// description and meter configuration requests and replies.
+// stdout and exit 0.
+//
+// ofp-print prints, besides flow mods, packets, port status and flow
+// removed messages: group and meter mods, group description and meter
+// configuration requests and replies; table, port, queue, flow,
+// aggregate and description statistics (with OpenFlow 1.4+ custom port
+// counters), port and table descriptions, queue configuration; port and
+// table mods; role requests, replies and status, request forwarding
+// (the forwarded group or meter mod), asynchronous configuration, flow
+// and packet-in formats, controller ids, conntrack flushes and bundled
+// messages: every message of the capture corpora
+// (ofproto/ofp/testdata) as ovs-ofctl 3.1 does. Other decoded types
+// fail with "not printed yet". The online commands print their replies
+// with the same printers.
 //
 // TLV maps: add-tlv-map, del-tlv-map and dump-tlv-map take ovs-ofctl's
 // {class=,type=,len=}->tun_metadataN syntax (ofptext.ParseTLVMaps),

@@ -1,6 +1,7 @@
 package ofctl
 
 import (
+	"bufio"
 	"io"
 	"strings"
 	"testing"
@@ -43,9 +44,31 @@ func FuzzRunOfpPrint(f *testing.F) {
 	for _, c := range loadCaptures(f) {
 		f.Add(c.hex)
 	}
+	for _, c := range loadLiveCaptures(f) {
+		f.Add(c.hex)
+	}
 	f.Fuzz(func(t *testing.T, hex string) {
 		if code := run([]string{"ofp-print", hex}, strings.NewReader(""), io.Discard, io.Discard); code != 0 && code != 1 {
 			t.Fatalf("exit %d", code)
 		}
+	})
+}
+
+// FuzzPrintMessage feeds the printers arbitrary message bytes (seeded
+// with every captured message): no panic.
+func FuzzPrintMessage(f *testing.F) {
+	for _, c := range loadCaptures(f) {
+		if b, err := parseHex(c.hex); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, c := range loadLiveCaptures(f) {
+		if b, err := parseHex(c.hex); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w := bufio.NewWriter(io.Discard)
+		_ = printMessageV(w, b, 1)
 	})
 }

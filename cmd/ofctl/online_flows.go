@@ -652,28 +652,15 @@ func dumpFlowsCmd(e *env, args []string) error {
 		if !ok {
 			return fmt.Errorf("unexpected reply %s", m.Raw)
 		}
-		var entries []flowEntry
-		for i := range rep.Stats {
-			s := &rep.Stats[i]
-			acts, err := ofp.DecodeOfpacts(s.Actions, m.Version, rep.Format == ofp.FormatOXM)
-			if err != nil {
-				return fmt.Errorf("decoding flow stats reply: %w", err)
-			}
-			entries = append(entries, flowEntry{s, acts, m.Version})
+		entries, err := flowStatsEntries(m, rep)
+		if err != nil {
+			return err
 		}
 		if len(e.sort) > 0 || e.noStats || e.names == 1 {
 			all = append(all, entries...)
 			continue
 		}
-		name := "OFPST_FLOW reply"
-		if rep.Format == ofp.FormatNXM {
-			name = "NXST_FLOW reply"
-		}
-		header(w, name, m)
-		for _, fe := range entries {
-			w.WriteString("\n " + fe.format(true))
-		}
-		w.WriteByte('\n')
+		printFlowStatsEntries(w, m, rep, entries)
 	}
 	if len(e.sort) > 0 {
 		sortFlows(all, e.sort)
@@ -714,7 +701,7 @@ func (fe flowEntry) format(stats bool) string {
 		fmt.Fprintf(&sb, "cookie=%#x, ", s.Cookie)
 	}
 	if stats {
-		sb.WriteString("duration=" + formatDuration(s.DurationSec, s.DurationNsec) + ", ")
+		sb.WriteString("duration=" + exactDuration(s.DurationSec, s.DurationNsec) + ", ")
 	}
 	if stats || s.TableID != 0 {
 		fmt.Fprintf(&sb, "table=%d, ", s.TableID)
@@ -747,19 +734,6 @@ func (fe flowEntry) format(stats bool) string {
 	}
 	sb.WriteString("actions=" + ofptext.FormatActions(fe.acts, fe.v))
 	return sb.String()
-}
-
-// formatDuration prints seconds with milliseconds, as ovs-ofctl.
-func formatDuration(sec, nsec uint32) string {
-	s := strconv.FormatUint(uint64(sec), 10)
-	if nsec > 0 {
-		ms := (uint64(nsec) + 500000) / 1000000
-		if ms > 999 {
-			ms = 999
-		}
-		s += fmt.Sprintf(".%03d", ms)
-	}
-	return s + "s"
 }
 
 // sortKey is one --sort/--rsort criterion: a field (nil: priority).
@@ -818,16 +792,10 @@ func dumpAggregateCmd(e *env, args []string) error {
 	w := bufio.NewWriter(e.stdout)
 	defer w.Flush()
 	for _, m := range msgs {
-		rep, ok := m.Body.(*ofp.AggregateStatsReply)
-		if !ok {
+		if _, ok := m.Body.(*ofp.AggregateStatsReply); !ok {
 			return fmt.Errorf("unexpected reply %s", m.Raw)
 		}
-		name := "OFPST_AGGREGATE reply"
-		if rep.Format == ofp.FormatNXM {
-			name = "NXST_AGGREGATE reply"
-		}
-		header(w, name, m)
-		fmt.Fprintf(w, " packet_count=%d byte_count=%d flow_count=%d\n", rep.PacketCount, rep.ByteCount, rep.FlowCount)
+		printAggregateReply(w, m)
 	}
 	return nil
 }

@@ -164,7 +164,7 @@ func printGroupStats(w *bufio.Writer, m *ofp.Msg) error {
 	for _, g := range r.Stats {
 		fmt.Fprintf(w, " group_id=%d", g.GroupID)
 		if g.DurationSec != 0xffffffff {
-			fmt.Fprintf(w, ",duration=%s", ofpDuration(g.DurationSec, g.DurationNsec))
+			fmt.Fprintf(w, ",duration=%s", exactDuration(g.DurationSec, g.DurationNsec))
 		}
 		fmt.Fprintf(w, ",ref_count=%d,packet_count=%d,byte_count=%d", g.RefCount, g.PacketCount, g.ByteCount)
 		for i, b := range g.Buckets {
@@ -228,7 +228,7 @@ func printMeterStats(w *bufio.Writer, m *ofp.Msg) error {
 			w.WriteByte('\n')
 		}
 		fmt.Fprintf(w, "meter:%s flow_count:%d packet_in_count:%d byte_in_count:%d duration:%s bands:\n",
-			meterIDString(s.MeterID), s.FlowCount, s.PacketInCount, s.ByteInCount, ofpDuration(s.DurationSec, s.DurationNsec))
+			meterIDString(s.MeterID), s.FlowCount, s.PacketInCount, s.ByteInCount, exactDuration(s.DurationSec, s.DurationNsec))
 		for j, b := range s.Bands {
 			fmt.Fprintf(w, "%d: packet_count:%d byte_count:%d\n", j, b.PacketCount, b.ByteCount)
 		}
@@ -291,18 +291,6 @@ func printMeterFeatures(w *bufio.Writer, m *ofp.Msg) error {
 		w.WriteByte('\n')
 	}
 	return nil
-}
-
-// ofpDuration formats a duration as Open vSwitch: whole seconds alone,
-// milliseconds when exact, else nanoseconds.
-func ofpDuration(sec, nsec uint32) string {
-	switch {
-	case nsec == 0:
-		return fmt.Sprintf("%ds", sec)
-	case nsec%1e6 == 0:
-		return fmt.Sprintf("%d.%03ds", sec, nsec/1e6)
-	}
-	return fmt.Sprintf("%d.%09ds", sec, nsec)
 }
 
 func init() {

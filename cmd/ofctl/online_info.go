@@ -77,13 +77,10 @@ func dumpDescCmd(e *env, args []string) error {
 	w := bufio.NewWriter(e.stdout)
 	defer w.Flush()
 	for _, m := range msgs {
-		d, ok := m.Body.(*ofp.DescStatsReply)
-		if !ok {
+		if _, ok := m.Body.(*ofp.DescStatsReply); !ok {
 			return fmt.Errorf("unexpected reply %s", m.Raw)
 		}
-		header(w, "OFPST_DESC reply", m)
-		fmt.Fprintf(w, "\nManufacturer: %s\nHardware: %s\nSoftware: %s\nSerial Num: %s\nDP Description: %s\n",
-			d.MfrDesc, d.HWDesc, d.SWDesc, d.SerialNum, d.DPDesc)
+		printDescReply(w, m)
 	}
 	return nil
 }
@@ -109,13 +106,9 @@ func dumpPortsDescCmd(e *env, args []string) error {
 
 func printPortDescs(w *bufio.Writer, msgs []*ofp.Msg) {
 	for _, m := range msgs {
-		d, ok := m.Body.(*ofp.PortDescReply)
-		if !ok {
-			continue
+		if _, ok := m.Body.(*ofp.PortDescReply); ok {
+			printPortDescReply(w, m)
 		}
-		header(w, "OFPST_PORT_DESC reply", m)
-		w.WriteByte('\n')
-		printPorts(w, m.Version, d.Ports)
 	}
 }
 
@@ -124,10 +117,14 @@ var reservedPortNames = [8]string{"IN_PORT", "TABLE", "NORMAL", "FLOOD", "ALL", 
 
 // portName formats a 32-bit port number as ovs-ofctl does.
 func portName(p uint32) string {
-	if p16, err := ofp.PortFromOF11(p); err == nil && p16 >= 0xfff8 {
+	p16, err := ofp.PortFromOF11(p)
+	switch {
+	case err != nil:
+		return strconv.FormatUint(uint64(p), 10)
+	case p16 >= 0xfff8:
 		return reservedPortNames[p16-0xfff8]
 	}
-	return strconv.FormatUint(uint64(p), 10)
+	return strconv.FormatUint(uint64(p16), 10)
 }
 
 var (
@@ -238,24 +235,8 @@ func dumpPortsCmd(e *env, args []string) error {
 		if !ok {
 			return fmt.Errorf("unexpected reply %s", m.Raw)
 		}
-		if m.Version >= mf.OF14 {
-			return fmt.Errorf("OpenFlow 1.4+ port statistics: %w", errNotPrinted)
-		}
-		header(w, "OFPST_PORT reply", m)
-		fmt.Fprintf(w, " %d ports\n", len(r.Stats))
-		for _, s := range r.Stats {
-			w.WriteString("  port ")
-			if s.PortNo < 10 {
-				w.WriteByte(' ')
-			}
-			fmt.Fprintf(w, "%s: rx pkts=%s, bytes=%s, drop=%s, errs=%s, frame=%s, over=%s, crc=%s\n", portName(s.PortNo),
-				counter(s.RxPackets), counter(s.RxBytes), counter(s.RxDropped), counter(s.RxErrors),
-				counter(s.RxFrameErr), counter(s.RxOverErr), counter(s.RxCRCErr))
-			fmt.Fprintf(w, "           tx pkts=%s, bytes=%s, drop=%s, errs=%s, coll=%s\n",
-				counter(s.TxPackets), counter(s.TxBytes), counter(s.TxDropped), counter(s.TxErrors), counter(s.Collisions))
-			if m.Version >= mf.OF13 && s.DurationSec != ^uint32(0) {
-				fmt.Fprintf(w, "           duration=%s\n", formatDuration(s.DurationSec, s.DurationNsec))
-			}
+		if err := printPortStatsReply(w, m, r); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -269,13 +250,6 @@ func counter(n uint64) string {
 	return strconv.FormatUint(n, 10)
 }
 
-// of10AllWildcards is the OpenFlow 1.0 wildcards field of a table that
-// can wildcard every field, and the feature line ovs-ofctl prints for it.
-const (
-	of10AllWildcards = 0x003fffff
-	of10AllMatching  = "      exact match or wildcard: in_port eth_{src,dst,type} vlan_{vid,pcp} ip_{src,dst} nw_{proto,tos} tcp_{src,dst}\n"
-)
-
 func dumpTablesCmd(e *env, args []string) error {
 	msgs, err := e.request(args[0], &ofp.TableStatsRequest{})
 	if err != nil {
@@ -288,62 +262,7 @@ func dumpTablesCmd(e *env, args []string) error {
 		if !ok {
 			return fmt.Errorf("unexpected reply %s", m.Raw)
 		}
-		if m.Version == mf.OF11 || m.Version == mf.OF12 {
-			printLegacyTableStats(w, m, r)
-			continue
-		}
-		header(w, "OFPST_TABLE reply", m)
-		// Runs of tables with the same counters and features as the
-		// one before collapse into "tables A...B: ditto".
-		first, last := -1, -1
-		finish := func() {
-			if first < 0 {
-				return
-			}
-			if first == last {
-				fmt.Fprintf(w, "\n  table %d: ditto", first)
-			} else {
-				fmt.Fprintf(w, "\n  tables %d...%d: ditto", first, last)
-			}
-			first = -1
-		}
-		for i, ts := range r.Stats {
-			hasFeatures := m.Version == mf.OF10
-			if hasFeatures && ts.Wildcards != of10AllWildcards {
-				return fmt.Errorf("table stats wildcards %#x: %w", ts.Wildcards, errNotPrinted)
-			}
-			sameFeatures := i > 0 && (!hasFeatures || r.Stats[i-1].MaxEntries == ts.MaxEntries && r.Stats[i-1].Wildcards == ts.Wildcards)
-			sameStats := i > 0 && r.Stats[i-1].ActiveCount == ts.ActiveCount &&
-				r.Stats[i-1].LookupCount == ts.LookupCount && r.Stats[i-1].MatchedCount == ts.MatchedCount
-			name := ""
-			if ts.Name != "" {
-				name = fmt.Sprintf(" (%q)", ts.Name)
-			}
-			if sameStats && sameFeatures && name != "" {
-				// A named table is never part of a run.
-				finish()
-				fmt.Fprintf(w, "\n  table %d%s: ditto", ts.TableID, name)
-				continue
-			}
-			if sameStats && sameFeatures {
-				if first < 0 {
-					first = int(ts.TableID)
-				}
-				last = int(ts.TableID)
-				continue
-			}
-			finish()
-			fmt.Fprintf(w, "\n  table %d%s:\n    active=%d, lookup=%d, matched=%d\n", ts.TableID, name, ts.ActiveCount, ts.LookupCount, ts.MatchedCount)
-			switch {
-			case !hasFeatures:
-			case sameFeatures:
-				w.WriteString("    (same features)\n")
-			default:
-				fmt.Fprintf(w, "    max_entries=%d\n    matching:\n%s", ts.MaxEntries, of10AllMatching)
-			}
-		}
-		finish()
-		w.WriteByte('\n')
+		printTableStatsReply(w, m, r)
 	}
 	return nil
 }

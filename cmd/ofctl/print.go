@@ -104,6 +104,9 @@ func printMessageV(w *bufio.Writer, b []byte, verbosity int) error {
 		printErrorMsgBody(w, m)
 		return nil
 	}
+	if printPortDecodeError(w, m, b) {
+		return nil
+	}
 	if _, _, _, ok := tableFeaturesOf(m); ok {
 		printTableFeaturesMsg(w, m, b, verbosity)
 		return nil
@@ -231,7 +234,10 @@ func printHello(w *bufio.Writer, m *ofp.Msg) error {
 	header(w, "OFPT_HELLO", m)
 	vs := m.Body.(*ofp.Hello).Versions()
 	if vs == nil {
-		vs = []uint8{m.Version}
+		// No bitmap: every version up to the header's.
+		for v := uint8(1); v <= m.Version && v != 0; v++ {
+			vs = append(vs, v)
+		}
 	}
 	w.WriteString("\n version bitmap: ")
 	for i, v := range vs {

@@ -107,8 +107,13 @@ func printPacketInAs(w *bufio.Writer, m *ofp.Msg, pin *ofp.PacketIn, name string
 // followed by their actions.
 func printContinuation(w *bufio.Writer, p *ofp.PacketInPrivate, v uint8) {
 	if p.Bridge != ([16]byte{}) {
-		u := p.Bridge
-		fmt.Fprintf(w, " continuation.bridge=%x-%x-%x-%x-%x\n", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+		// Open vSwitch puts its struct uuid (four host-order words) on
+		// the wire as is; ovs-ofctl on a little-endian host reads it so.
+		var u [4]uint32
+		for i := range u {
+			u[i] = binary.LittleEndian.Uint32(p.Bridge[4*i:])
+		}
+		fmt.Fprintf(w, " continuation.bridge=%08x-%04x-%04x-%04x-%04x%08x\n", u[0], u[1]>>16, u[1]&0xffff, u[2]>>16, u[2]&0xffff, u[3])
 	}
 	if len(p.Stack) > 0 {
 		w.WriteString(" continuation.stack=(top)")

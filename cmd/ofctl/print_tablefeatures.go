@@ -881,6 +881,37 @@ func legacyFields(bm uint64, v uint8) tfFieldSet {
 	return fs
 }
 
+// of10WildcardFields are OpenFlow 1.0's OFPFW10_* wildcard bits (the
+// address ones are 6-bit prefix lengths) with the field each stands for.
+var of10WildcardFields = []struct {
+	mask uint32
+	name string
+}{
+	{1 << 0, "in_port"}, {1 << 1, "vlan_vid"}, {1 << 2, "eth_src"}, {1 << 3, "eth_dst"}, {1 << 4, "eth_type"},
+	{1 << 5, "nw_proto"}, {1 << 6, "tcp_src"}, {1 << 7, "tcp_dst"}, {0x3f << 8, "ip_src"}, {0x3f << 14, "ip_dst"},
+	{1 << 20, "vlan_pcp"}, {1 << 21, "nw_tos"},
+}
+
+// statsTable reduces a table stats entry as ovs-ofctl does: OpenFlow
+// 1.0 carries the matchable fields, 1.1 and 1.2 the table's features,
+// 1.3 and later counters only.
+func statsTable(ts *ofp.TableStats, v uint8) *tfTable {
+	switch v {
+	case mf.OF10:
+		t := &tfTable{id: int(ts.TableID), name: ts.Name, maxEntries: ts.MaxEntries, eviction: -1, vacancy: -1}
+		for _, f := range of10WildcardFields {
+			if fd := mf.ByName(f.name); fd != nil && uint32(ts.Wildcards)&f.mask != 0 {
+				t.wildcard.add(fd.ID)
+			}
+		}
+		t.match = t.wildcard
+		return t
+	case mf.OF11, mf.OF12:
+		return legacyTable(ts, v)
+	}
+	return &tfTable{id: int(ts.TableID), name: ts.Name, eviction: -1, vacancy: -1}
+}
+
 // legacyTable reduces an OpenFlow 1.1 or 1.2 table stats entry (which
 // carries the table's features) as ovs-ofctl does.
 func legacyTable(ts *ofp.TableStats, v uint8) *tfTable {
@@ -907,15 +938,16 @@ func legacyTable(ts *ofp.TableStats, v uint8) *tfTable {
 	return t
 }
 
-// printLegacyTableStats prints an OpenFlow 1.1 or 1.2 table stats reply
-// as ovs-ofctl does: counters and features, equal tables folded.
-func printLegacyTableStats(w *bufio.Writer, m *ofp.Msg, r *ofp.TableStatsReply) {
+// printTableStatsReply prints a table stats reply as ovs-ofctl does:
+// counters (and before OpenFlow 1.3 features) per table, runs of tables
+// like the one before folded into "ditto".
+func printTableStatsReply(w *bufio.Writer, m *ofp.Msg, r *ofp.TableStatsReply) {
 	header(w, "OFPST_TABLE reply", m)
 	printStatsFlags(w, r.Flags, false, m.Version)
 	p := newTFPrinter()
 	for i := range r.Stats {
 		ts := &r.Stats[i]
-		p.addStats(legacyTable(ts, m.Version), &tfStats{ts.ActiveCount, ts.LookupCount, ts.MatchedCount})
+		p.addStats(statsTable(ts, m.Version), &tfStats{ts.ActiveCount, ts.LookupCount, ts.MatchedCount})
 	}
 	p.finishDitto()
 	body := p.sb.String()
