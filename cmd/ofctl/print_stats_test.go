@@ -288,24 +288,12 @@ func TestOfpPrintOfStatsAndConfigMessagesMatchesOVSOfctl(t *testing.T) {
 // printDifferences are messages of
 // TestOfpPrintOfStatsAndConfigMessagesMatchesOVSOfctl gvs-ofctl prints
 // differently from ovs-ofctl, by hex, with the reason.
-var printDifferences = map[string]string{
-	"0513003000000002000f0000000000000000000200000001002000000000000000010008003200000002000803e90000": codecQueueDescProps,
-}
+var printDifferences = map[string]string{}
 
-// codecQueueDescProps: ofp decodes OpenFlow 1.4 queue description
-// properties in the 16-byte form of the older queue properties; they
-// are 8 bytes (type, length, rate, pad), so the rates are lost.
-const codecQueueDescProps = "ofp reads OFPST14_QUEUE_DESC_REPLY rate properties in the pre-1.4 16-byte layout"
-
-// minRate is a minimum rate the encoder writes in a form ovs-ofctl reads
-// back in version v: ofp writes OpenFlow 1.4 queue description
-// properties in the old layout (codecQueueDescProps), so none there.
-func minRate(v uint8) uint16 {
-	if v >= mf.OF14 {
-		return 0xffff
-	}
-	return 1000
-}
+// minRate is a minimum rate the encoder writes for version v (every
+// version carries one: OpenFlow 1.4's queue description properties are
+// the 8-byte form).
+func minRate(uint8) uint16 { return 1000 }
 
 // TestOnlineTableAndPortPrintersShareOfpPrint checks that dump-tables'
 // and dump-ports-desc's reply printing is ofp-print's.

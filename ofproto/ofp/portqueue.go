@@ -458,8 +458,14 @@ func decodeQueueGetConfigReply(r *reader, v uint8, raw Raw) (Message, error) {
 			if n < 8 || n > len(props) || n%8 != 0 {
 				return nil, errorf(OFPBRC_BAD_LEN, "queue property of length %d in %d bytes", n, len(props))
 			}
-			if (typ == queuePropMinRate || typ == queuePropMaxRate) && n >= 16 {
-				rate := binary.BigEndian.Uint16(props[8:])
+			// OpenFlow 1.4's queue description properties are 8 bytes
+			// (type, length, rate, pad), older ones 16 (rate at 8).
+			rateAt := 8
+			if raw == RawOFPST14_QUEUE_DESC_REPLY {
+				rateAt = 4
+			}
+			if (typ == queuePropMinRate || typ == queuePropMaxRate) && n >= rateAt+2 {
+				rate := binary.BigEndian.Uint16(props[rateAt:])
 				if typ == queuePropMinRate {
 					q.MinRate = rate
 				} else {
@@ -525,6 +531,12 @@ func appendQueue(b []byte, v uint8, q *Queue) []byte {
 			continue
 		}
 		b = binary.BigEndian.AppendUint16(b, p.typ)
+		if v >= mf.OF14 {
+			b = binary.BigEndian.AppendUint16(b, 8)
+			b = binary.BigEndian.AppendUint16(b, p.rate)
+			b = append(b, 0, 0)
+			continue
+		}
 		b = binary.BigEndian.AppendUint16(b, 16)
 		b = append(b, 0, 0, 0, 0)
 		b = binary.BigEndian.AppendUint16(b, p.rate)
