@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
@@ -67,10 +68,42 @@ func (b *Bridge) packetOut(s ofconn.Sender, m *ofp.Msg, po *ofp.PacketOut) error
 	if out.Err != nil {
 		return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: out.Err}
 	}
-	if b.cfg.DP == nil || len(out.Actions) == 0 {
+	return b.executeOnce(pkt, out.Actions)
+}
+
+// executeOnce runs a one-off translation's actions on its packet. The
+// translation already made the packet-ins, so the controller actions'
+// userspace upcalls are left out: executed, they would make them again
+// (and a paused one, translated from the start, would pause at the
+// first pause again, and again).
+func (b *Bridge) executeOnce(pkt *packet.Packet, acts odp.Actions) error {
+	acts = withoutControllerUpcalls(acts)
+	if b.cfg.DP == nil || len(acts) == 0 {
 		return nil
 	}
-	return b.cfg.DP.Execute(pkt, out.Actions)
+	return b.cfg.DP.Execute(pkt, acts)
+}
+
+// withoutControllerUpcalls returns acts without the userspace actions
+// of controller actions (nested ones included), copying only if needed.
+func withoutControllerUpcalls(acts odp.Actions) odp.Actions {
+	var out odp.Actions
+	for i, a := range acts {
+		keep := !(a.Kind == odp.KindUserspace && a.Userspace != nil && xlate.IsControllerCookie(a.Userspace.Userdata))
+		if keep && (len(a.Sub) > 0 || len(a.Sub2) > 0) {
+			a.Sub, a.Sub2 = withoutControllerUpcalls(a.Sub), withoutControllerUpcalls(a.Sub2)
+		}
+		if out == nil && (!keep || len(a.Sub) != len(acts[i].Sub) || len(a.Sub2) != len(acts[i].Sub2)) {
+			out = append(odp.Actions{}, acts[:i]...)
+		}
+		if out != nil && keep {
+			out = append(out, a)
+		}
+	}
+	if out == nil {
+		return acts
+	}
+	return out
 }
 
 // resubmits reports whether actions can reach a flow table (whose rule
@@ -113,10 +146,7 @@ func (b *Bridge) resume(s ofconn.Sender, r *resumeMsg) error {
 	if out.Err != nil {
 		return &ofp.Error{Code: ofp.NXR_STALE, Err: out.Err}
 	}
-	if b.cfg.DP == nil || len(out.Actions) == 0 {
-		return nil
-	}
-	return b.cfg.DP.Execute(pkt, out.Actions)
+	return b.executeOnce(pkt, out.Actions)
 }
 
 // resumeMsg is an NXT_RESUME with the version it came in (its
