@@ -150,3 +150,33 @@ func TestRequestForwardLikeOpenVSwitch(t *testing.T) {
 		t.Errorf("nothing forwarded:\n%s", got)
 	}
 }
+
+// TestAsyncActionMaskCoversPacketOutBeforeOpenFlow14: an OpenFlow 1.0
+// connection that enables only "action" packet-ins (NXT_SET_ASYNC_CONFIG)
+// still gets a packet-out's controller output, whose OpenFlow 1.4 reason
+// is packet_out, as with Open vSwitch.
+func TestAsyncActionMaskCoversPacketOutBeforeOpenFlow14(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	session := func(env []string) string {
+		setUpOneBridge(t, env)
+		ctl := filepath.Join(t.TempDir(), "m")
+		mon := startTool(t, env, "ovs-ofctl", "-P", "standard", "monitor", "br0", "--unixctl="+ctl)
+		waitFor(t, "the monitor's control socket", func() bool { _, err := os.Stat(ctl); return err == nil })
+		run(t, env, "ovs-appctl", "-t", ctl, "ofctl/send", "01040028000000020000232000000013000000020000000000000007000000070000000f00000000")
+		run(t, env, "ovs-appctl", "-t", ctl, "ofctl/barrier")
+		run(t, env, "ovs-ofctl", "packet-out", "br0", "controller", "controller", "0001020304050010203040501234")
+		run(t, env, "ovs-appctl", "-t", ctl, "ofctl/barrier")
+		time.Sleep(200 * time.Millisecond)
+		return maskMonitor(mon.stop(t))
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	want := session(ovsEnv)
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	got := session(gvsEnv)
+	if got != want || !strings.Contains(got, "(via action)") {
+		t.Errorf("monitor output differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", want, got)
+	}
+}

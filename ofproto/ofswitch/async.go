@@ -85,14 +85,20 @@ func wireReason(r uint8, v uint8) uint8 {
 	return r
 }
 
-// addMissBits gives a packet-in mask set from the wire the internal miss
-// bits its no_match bit stands for (ofputil_decode_set_async_config).
+// addMissBits gives a packet-in mask set from the wire the internal bits
+// its bits stand for: no_match the miss reasons
+// (ofputil_decode_set_async_config) and, before OpenFlow 1.4, action its
+// 1.4 refinements action_set, group and packet_out
+// (ofconn_set_async_config).
 func addMissBits(mask uint32, v uint8) uint32 {
 	if mask&(1<<ofp.ReasonNoMatch) != 0 {
 		mask |= 1 << xlate.ReasonExplicitMiss
 		if v < mf.OF13 {
 			mask |= 1 << xlate.ReasonImplicitMiss
 		}
+	}
+	if v < mf.OF14 && mask&(1<<ofp.ReasonAction) != 0 {
+		mask |= 1<<xlate.ReasonActionSet | 1<<xlate.ReasonGroup | 1<<xlate.ReasonPacketOut
 	}
 	return mask
 }
