@@ -34,6 +34,9 @@ type Continuation struct {
 	ODPPort uint32
 	Frames  []ContinuationFrame // innermost first
 	Stack   [][]byte
+	// ActionSet is the action set at the pause; it runs at the end of
+	// the resumed pipeline.
+	ActionSet []ofp.Action
 }
 
 // ContinuationFrame is the rest of one action list.
@@ -54,20 +57,32 @@ func (c *ctx) continuation() *Continuation {
 		f := &c.frames[j]
 		ct.Frames = append(ct.Frames, ContinuationFrame{Table: f.table, Cookie: f.cookie, Actions: slices.Clone(f.acts[f.i+1:])})
 	}
+	// A pause while resuming: the outer lists of the continuation being
+	// resumed still follow.
+	ct.Frames = append(ct.Frames, c.resumeFrames...)
 	for _, e := range c.stack {
 		ct.Stack = append(ct.Stack, slices.Clone(e))
 	}
+	ct.ActionSet = slices.Clone(c.actset)
 	return ct
 }
 
 // resume runs a continuation's frames, innermost first.
 func (c *ctx) resume(ct *Continuation) {
 	c.stack = ct.Stack
-	for _, f := range ct.Frames {
+	c.actset = slices.Clone(ct.ActionSet)
+	for i := range c.actset {
+		if c.actset[i].Type == ofp.ActGroup {
+			c.actsetGroup = true
+		}
+	}
+	for i, f := range ct.Frames {
 		if c.exit {
 			return
 		}
 		c.table = f.Table
+		c.resumeFrames = ct.Frames[i+1:]
 		c.doActions(f.Actions)
 	}
+	c.resumeFrames = nil
 }

@@ -412,6 +412,9 @@ type ctx struct {
 	// holds a group.
 	actset      []ofp.Action
 	actsetGroup bool
+	// resumeFrames are the outer action lists of a continuation being
+	// resumed, still to run after the current one.
+	resumeFrames []ContinuationFrame
 	// inActionSet and inGroup (a depth) say where an output to the
 	// controller is, for its packet-in reason.
 	inActionSet bool
