@@ -87,11 +87,22 @@ func flowMonitorSession(t *testing.T, env []string, target, client string) []str
 			return err == nil
 		})
 	}
-	barrier := func() {
-		for _, c := range ctls {
-			run(t, env, "ovs-appctl", "-t", c, "ofctl/barrier")
+	// barrierFrom sends ofctl/barrier through every monitor, the one at
+	// index first first: a flow_mod that monitor sent itself (ofctl/send
+	// returns once it is written) is then known to be applied, and its
+	// updates queued to the other monitors, before their barriers.
+	barrierFrom := func(first int) {
+		order := []int{first}
+		for i := range ctls {
+			if i != first {
+				order = append(order, i)
+			}
+		}
+		for _, i := range order {
+			run(t, env, "ovs-appctl", "-t", ctls[i], "ofctl/barrier")
 		}
 	}
+	barrier := func() { barrierFrom(0) }
 	barrier()
 	dir := t.TempDir()
 	bundle := filepath.Join(dir, "bundle.txt")
@@ -140,7 +151,7 @@ func flowMonitorSession(t *testing.T, env []string, target, client string) []str
 			run(t, env, "ovs-ofctl", "add-flow", "br0", "in_port=9,actions=drop")
 			barrier()
 			run(t, env, "ovs-appctl", "-t", ctls[i], "ofctl/send", w.ownSend)
-			barrier()
+			barrierFrom(i)
 		}
 	}
 	if os.Getenv("GVS_TRANSCRIPT") != "" {

@@ -389,7 +389,11 @@ func (c *Classifier[T]) findIdentical(r *Rule[T]) *Rule[T] {
 		return nil
 	}
 	kw := r.words()
-	for e := st.rules.head(st.hashKey(&kw)); e != nil; e = e.next {
+	h := st.hashKey(&kw)
+	for e := st.rules.head(h); e != nil; e = e.next {
+		if e.hash != h {
+			continue
+		}
 		o := e.val
 		if o.priority == r.priority && o.matchesWords(&kw) && o.remove.Load() == VersionNotRemoved {
 			return o
@@ -520,7 +524,13 @@ func (c *Classifier[T]) FindExact(m *mf.Match, pri uint16, v Version) *Rule[T] {
 	for i := range kw {
 		kw[i] &= st.mask[i]
 	}
-	for e := st.rules.head(st.hashKey(&kw)); e != nil; e = e.next {
+	h := st.hashKey(&kw)
+	for e := st.rules.head(h); e != nil; e = e.next {
+		// The node's hash first: other chain members cost a cache miss
+		// each to look at.
+		if e.hash != h {
+			continue
+		}
 		if r := e.val; r.priority == pri && r.VisibleIn(v) && r.matchesWords(&kw) {
 			return r
 		}

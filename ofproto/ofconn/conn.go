@@ -195,7 +195,9 @@ type Sender interface {
 
 // Handler serves the messages of a connection. ServeOpenFlow is called
 // once per message, in order, never concurrently for one connection.
-// The Msg is not reused after the call returns.
+// The Msg is not reused after the call returns, but a flow_mod's body is
+// (ofp.DecodeWith) and parts of bodies alias the read buffer: a handler
+// that keeps a body past the call copies what it keeps.
 type Handler interface {
 	ServeOpenFlow(s Sender, m *ofp.Msg)
 }
@@ -217,6 +219,8 @@ type Conn struct {
 	version  uint8
 	peer     uint32 // peer's version bitmap
 	state    State
+	// scratch is reused by the read loop's decodes (dispatch).
+	scratch ofp.Scratch
 
 	queue chan []byte
 	// wmu guards bw; pending counts messages queued but not yet written.
@@ -545,7 +549,7 @@ func (c *Conn) dispatch(b []byte) {
 		(*tap)(b)
 	}
 	v, xid := b[0], binary.BigEndian.Uint32(b[4:8])
-	m, err := ofp.Decode(b)
+	m, err := ofp.DecodeWith(b, &c.scratch)
 	if err != nil {
 		code := ofp.CodeOf(err)
 		if code == 0 {

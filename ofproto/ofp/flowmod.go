@@ -60,7 +60,13 @@ type FlowMod struct {
 }
 
 func decodeFlowMod(r *reader, v uint8, raw Raw) (Message, error) {
-	fm := &FlowMod{}
+	var fm *FlowMod
+	if r.scratch != nil {
+		fm = &r.scratch.flowMod
+		*fm = FlowMod{}
+	} else {
+		fm = &FlowMod{}
+	}
 	switch raw {
 	case RawOFPT10_FLOW_MOD:
 		fm.Format = FormatOF10

@@ -50,7 +50,21 @@ var decoders = map[Raw]decodeFunc{
 // raw table before reading any body field and returns an *Error (with
 // OFPBRC_BAD_LEN, OFPBRC_BAD_TYPE, OFPBMC_BAD_PREREQ, ...) on bad input.
 // The result does not alias b.
-func Decode(b []byte) (*Msg, error) {
+func Decode(b []byte) (*Msg, error) { return DecodeWith(b, nil) }
+
+// Scratch holds message bodies that DecodeWith reuses from one message to
+// the next, so that a connection decoding its messages one at a time does
+// not allocate the large ones (a flow_mod holds a whole match, over a
+// kilobyte) per message. The zero value is ready; it must not be shared
+// by concurrent decodes.
+type Scratch struct {
+	flowMod FlowMod
+}
+
+// DecodeWith is Decode, with a flow_mod's body taken from s (when s is not
+// nil): that body is valid until the next DecodeWith with the same s.
+// Messages embedded in others (bundle add) are always allocated.
+func DecodeWith(b []byte, s *Scratch) (*Msg, error) {
 	raw, h, hl, err := identify(b)
 	if err != nil {
 		return nil, err
@@ -64,6 +78,7 @@ func Decode(b []byte) (*Msg, error) {
 	r := newReader(b[hl:], rawTable[raw].name)
 	r.xid = h.XID
 	r.statsFlags = statsHeaderFlags(b, raw)
+	r.scratch = s
 	body, err := dec(r, h.Version, raw)
 	if err == nil {
 		err = r.Err()

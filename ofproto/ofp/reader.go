@@ -18,6 +18,8 @@ type reader struct {
 	// xid is the message's transaction ID, for decoders that check an
 	// embedded message against it (bundle add).
 	xid uint32
+	// scratch, if not nil, lends decoders bodies to reuse (DecodeWith).
+	scratch *Scratch
 }
 
 func newReader(b []byte, what string) *reader { return &reader{b: b, what: what} }

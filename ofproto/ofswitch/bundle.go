@@ -109,7 +109,8 @@ func (b *Bridge) bundleAdd(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.B
 	}
 	switch inner := ba.Inner.Body.(type) {
 	case *ofp.FlowMod:
-		fm, err := b.decodeFlowModNoGroups(inner, ba.Inner.Version, st)
+		fm := new(oftable.FlowMod)
+		err := b.decodeFlowModNoGroups(fm, inner, ba.Inner.Version, st)
 		if err != nil {
 			return err
 		}

@@ -9,15 +9,11 @@ import (
 // decodeFlowMod turns a wire flow_mod into the tables' version-independent
 // form, with Open vSwitch's cookie rules per version
 // (ofputil_decode_flow_mod).
-func (b *Bridge) decodeFlowMod(fm *ofp.FlowMod, v uint8, st *connState) (*oftable.FlowMod, error) {
-	out, err := b.decodeFlowModNoGroups(fm, v, st)
-	if err != nil {
-		return nil, err
+func (b *Bridge) decodeFlowMod(out *oftable.FlowMod, fm *ofp.FlowMod, v uint8, st *connState) error {
+	if err := b.decodeFlowModNoGroups(out, fm, v, st); err != nil {
+		return err
 	}
-	if err := b.checkFlowGroups(out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return b.checkFlowGroups(out)
 }
 
 // checkFlowGroups refuses an add or modify whose actions use a group
@@ -30,11 +26,11 @@ func (b *Bridge) checkFlowGroups(fm *oftable.FlowMod) error {
 	return nil
 }
 
-// decodeFlowModNoGroups decodes and validates a flow_mod except for its
-// group references, which a bundle checks at commit (after its own group
-// mods).
-func (b *Bridge) decodeFlowModNoGroups(fm *ofp.FlowMod, v uint8, st *connState) (*oftable.FlowMod, error) {
-	out := &oftable.FlowMod{
+// decodeFlowModNoGroups decodes and validates a flow_mod into out
+// (overwritten whole) except for its group references, which a bundle
+// checks at commit (after its own group mods).
+func (b *Bridge) decodeFlowModNoGroups(out *oftable.FlowMod, fm *ofp.FlowMod, v uint8, st *connState) error {
+	*out = oftable.FlowMod{
 		Command: fm.Command, Table: fm.TableID, Match: fm.Match, Priority: fm.Priority,
 		IdleTimeout: fm.IdleTimeout, HardTimeout: fm.HardTimeout, Importance: fm.Importance,
 		Flags: fm.Flags, OutGroup: fm.OutGroup, NewCookie: oftable.CookieUnchanged,
@@ -80,16 +76,16 @@ func (b *Bridge) decodeFlowModNoGroups(fm *ofp.FlowMod, v uint8, st *connState) 
 		out.Flags |= oftable.FlagResetCounts
 	}
 	if fm.Command == ofp.FlowAdd && fm.TableID == 0xff && fm.Format == ofp.FormatOXM {
-		return nil, &ofp.Error{Code: ofp.OFPBRC_BAD_TABLE_ID}
+		return &ofp.Error{Code: ofp.OFPBRC_BAD_TABLE_ID}
 	}
 	// tun_metadata moves into the layout of the bridge's TLV table, where
 	// packets carry it; a field the table does not map is refused.
 	if err := out.Match.Relayout(b.xl.Snapshot().TunMap); err != nil {
-		return nil, &ofp.Error{Code: ofp.NXFMFC_INVALID_TLV_FIELD, Err: err}
+		return &ofp.Error{Code: ofp.NXFMFC_INVALID_TLV_FIELD, Err: err}
 	}
 	acts, err := b.decodeOfpacts(fm.Instructions, v, fm.Format == ofp.FormatOXM)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if fm.Command == ofp.FlowAdd || fm.Command == ofp.FlowModify || fm.Command == ofp.FlowModifyStrict {
 		table := out.Table
@@ -97,10 +93,10 @@ func (b *Bridge) decodeFlowModNoGroups(fm *ofp.FlowMod, v uint8, st *connState) 
 			table = 0
 		}
 		if err := ofp.ValidateOfpactsVersion(v, acts, &fm.Match, uint32(xlate.PortMax), table, 255); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	out.Actions = acts
 	out.Conjunctions = conjunctions(acts)
-	return out, nil
+	return nil
 }

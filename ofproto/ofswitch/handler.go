@@ -45,6 +45,11 @@ type connState struct {
 	// rate-limited passive controller target (pinsched.go).
 	pinMu sync.Mutex
 	pins  *[2]*pinsched
+	// fmScratch and fmList hold the flow_mod being applied, so that
+	// the common single flow_mod does not allocate them (a FlowMod is
+	// over a kilobyte: it holds a whole match).
+	fmScratch [1]oftable.FlowMod
+	fmList    [1]*oftable.FlowMod
 }
 
 // connSet tracks the bridge's connections, for asynchronous messages.
@@ -166,11 +171,18 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		if err := b.checkWrite(s); err != nil {
 			return err
 		}
-		fm, err := b.decodeFlowMod(body, m.Version, st)
-		if err != nil {
+		// The connection's scratch: its messages are served one at a
+		// time and a FlowMod is not kept after its commit (the rule
+		// copies the match; the actions are decoded afresh).
+		fm := &st.fmScratch[0]
+		if err := b.decodeFlowMod(fm, body, m.Version, st); err != nil {
 			return err
 		}
-		return b.applyFlowModsFrom(s, m.XID, []*oftable.FlowMod{fm})
+		fms := st.fmList[:]
+		fms[0] = fm
+		err := b.applyFlowModsFrom(s, m.XID, fms)
+		fms[0] = nil
+		return err
 	case *ofp.BarrierRequest:
 		b.waitRevalidated()
 		drainMonitors(st)

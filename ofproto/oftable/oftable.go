@@ -620,8 +620,24 @@ func (x *Txn) Commit() []Removal {
 	if len(x.added) == 0 && len(x.removed) == 0 {
 		return nil
 	}
-	for _, c := range t.tables {
-		c.Publish(x.v)
+	// Only the tables this transaction changed get the new version
+	// (readers pass the version they look up at; a table without staged
+	// rules looks the same at any later version), and only those it
+	// removed rules from need a sweep. One flow_mod per commit is the
+	// common case (ovs-ofctl add-flows), so no pass over all tables.
+	var changed, removedFrom [NumTables]bool
+	for _, r := range x.added {
+		if !changed[r.Table] {
+			changed[r.Table] = true
+			t.tables[r.Table].Publish(x.v)
+		}
+	}
+	for _, r := range x.removed {
+		removedFrom[r.Table] = true
+		if !changed[r.Table] {
+			changed[r.Table] = true
+			t.tables[r.Table].Publish(x.v)
+		}
 	}
 	t.version.Store(x.v)
 	if len(x.removed) == 0 {
@@ -631,14 +647,9 @@ func (x *Txn) Commit() []Removal {
 		x.notify()
 		return nil
 	}
-	// Only the tables this transaction removed rules from need a sweep.
-	var touched [NumTables]bool
-	for _, r := range x.removed {
-		touched[r.Table] = true
-	}
 	t.readers.Lock()
 	for i, c := range t.tables {
-		if touched[i] {
+		if removedFrom[i] {
 			c.Sweep(x.v)
 		}
 	}

@@ -9,6 +9,10 @@
 //     resubmits and cookies), and the same with -O OpenFlow15 --bundle;
 //  2. `ovs-ofctl dump-flows br0 >/dev/null` and `--no-stats dump-flows`
 //     of those rules, and `del-flows br0`;
+//     and, as the floor of add-flows (ovs-ofctl waits for a barrier
+//     reply after each flow_mod), as many echo round trips as rules
+//     (`ovs-ofctl benchmark br0 100 FLOWS`), and once, without a switch,
+//     `ovs-ofctl parse-flows FILE`;
 //  3. new-flow setup: -tuples TCP packets, each with its own 5-tuple,
 //     matched by one exact 5-tuple rule each so that every packet needs
 //     its own megaflow in both switches; the time from the first packet
@@ -104,6 +108,7 @@ var metrics = []struct{ name, unit string }{
 	{"dump-flows >/dev/null", "s"},
 	{"--no-stats dump-flows >/dev/null", "s"},
 	{"del-flows", "s"},
+	{"echo round trips, one per rule", "s"},
 	{"add-flows cpu", "s"},
 	{"add-flows -O OpenFlow15 --bundle cpu", "s"},
 	{"dump-flows >/dev/null cpu", "s"},
@@ -144,6 +149,16 @@ func run(o options) error {
 
 	fmt.Printf("ofbench: %d rules x %d reps; %d new 5-tuples x %d reps, window %d; %s; gvs %s\n",
 		o.flows, o.reps, o.tuples, o.setupReps, o.window, ovsVersion(), o.gvsBin)
+	if !o.setupOnly {
+		// ovs-ofctl parses the whole file before it sends a flow_mod:
+		// that time is in every switch's add-flows.
+		d, err := parseFlowsTime(flowFile)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  ovs-ofctl parse-flows of the file alone (no switch): %.3f s; add-flows cannot be faster than\n"+
+			"  that plus the echo round trips row (one round trip per rule)\n", d.Seconds())
+	}
 	results := map[string]sample{}
 	var notes []string
 	for _, name := range o.switches {
@@ -166,6 +181,29 @@ func run(o options) error {
 	}
 	ok = true
 	return nil
+}
+
+// parseFlowsTime is the best of three `ovs-ofctl parse-flows FILE` runs.
+func parseFlowsTime(file string) (time.Duration, error) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer null.Close()
+	best := time.Duration(0)
+	for range 3 {
+		start := time.Now()
+		c := exec.Command("ovs-ofctl", "parse-flows", file)
+		var errb strings.Builder
+		c.Stdout, c.Stderr = null, &errb
+		if err := c.Run(); err != nil {
+			return 0, fmt.Errorf("ovs-ofctl parse-flows: %v: %s", err, firstLines(errb.String(), 3))
+		}
+		if d := time.Since(start); best == 0 || d < best {
+			best = d
+		}
+	}
+	return best, nil
 }
 
 func ovsVersion() string {
@@ -462,6 +500,14 @@ func measure(sw *vswitch, o options, flowFile, tupleFile string, frames []string
 			return nil, nil, err
 		}
 		add("add-flows -O OpenFlow15 --bundle", d)
+		// The floor of add-flows: ovs-ofctl waits for a barrier reply
+		// after every flow_mod, so it takes at least one round trip
+		// per rule; `ovs-ofctl benchmark` times that many echo round
+		// trips, which the switch answers without other work.
+		if d, err = sw.timed(left(), ofctl("benchmark", "br0", "100", strconv.Itoa(o.flows))...); err != nil {
+			return nil, nil, err
+		}
+		add("echo round trips, one per rule", d)
 		if o.verbose {
 			fmt.Printf("    %s rep %d:", sw.name, rep)
 			for _, m := range metrics[:5] {
