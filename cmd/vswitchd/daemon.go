@@ -67,6 +67,7 @@ type Daemon struct {
 	restoreWait atomic.Bool
 	maxIdle     atomic.Int64 // time.Duration; 0: the datapath default
 	flowLimit   atomic.Int64 // other_config:flow-limit; 0: the default
+	bundleIdle  atomic.Int64 // other_config:bundle-idle-timeout, time.Duration; 0: the default
 	// dummyMACs counts the dummy devices created, which take the MACs
 	// aa:55:aa:55:00:00, :01, ... in creation order as Open vSwitch's
 	// netdev-dummy gives them (its test suite expects them).

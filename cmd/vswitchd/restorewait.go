@@ -26,6 +26,9 @@ import (
 //
 // flow-limit: the most megaflows a datapath keeps (default 200000), the
 // ceiling of the dynamic limit the revalidators adjust.
+//
+// bundle-idle-timeout: seconds an OpenFlow bundle may go without a
+// message before it is discarded (default 10).
 
 var _ bridge.GlobalConfigurer = (*dpSwitch)(nil)
 
@@ -34,6 +37,7 @@ type globalConfig struct {
 	restoreWait bool
 	maxIdle     time.Duration // 0: the datapath default
 	flowLimit   int           // 0: the datapath default
+	bundleIdle  time.Duration // 0: Open vSwitch's default
 }
 
 // parseGlobalConfig reads other_config as Open vSwitch does: booleans
@@ -47,6 +51,9 @@ func parseGlobalConfig(oc map[string]string) globalConfig {
 	if n, err := strconv.ParseUint(oc["flow-limit"], 10, 31); err == nil && n > 0 {
 		g.flowLimit = int(n)
 	}
+	if n, err := strconv.ParseUint(oc["bundle-idle-timeout"], 10, 31); err == nil && n > 0 {
+		g.bundleIdle = time.Duration(n) * time.Second
+	}
 	return g
 }
 
@@ -54,6 +61,7 @@ func parseGlobalConfig(oc map[string]string) globalConfig {
 func (s *dpSwitch) ConfigureGlobal(oc map[string]string) {
 	g := parseGlobalConfig(oc)
 	d := s.d
+	d.bundleIdle.Store(int64(g.bundleIdle))
 	if old := time.Duration(d.maxIdle.Swap(int64(g.maxIdle))); old != g.maxIdle {
 		idle := g.maxIdle
 		if idle == 0 {

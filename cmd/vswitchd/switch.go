@@ -196,7 +196,8 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		SetPortAdmin: func(no uint16, up bool) (bool, error) {
 			return s.setPortAdmin(name, no, up)
 		},
-		Logf: func(format string, args ...any) { s.d.log.Warn(fmt.Sprintf(format, args...)) },
+		Logf:              func(format string, args ...any) { s.d.log.Warn(fmt.Sprintf(format, args...)) },
+		BundleIdleTimeout: func() time.Duration { return time.Duration(s.d.bundleIdle.Load()) },
 	})
 	if err != nil {
 		dp.MACTables().Set(br.fdbID, nil)

@@ -35,6 +35,8 @@ const (
 	KindMACLearn         // mac_learn(...): MACLearn holds the parameters
 	KindTunnelPush       // tnl_push(...): TunnelPush holds the header
 	KindTunnelPop        // tnl_pop(Arg)
+	KindPushMPLS         // push_mpls: Arg = the label stack entry, EthType the MPLS Ethertype
+	KindPopMPLS          // pop_mpls: EthType = the Ethertype after the pop
 	numKinds
 )
 
@@ -59,6 +61,8 @@ var kindNames = [numKinds]string{
 	KindMACLearn:    "mac_learn",
 	KindTunnelPush:  "tnl_push",
 	KindTunnelPop:   "tnl_pop",
+	KindPushMPLS:    "push_mpls",
+	KindPopMPLS:     "pop_mpls",
 }
 
 // String returns the action's text name.
@@ -88,11 +92,14 @@ const (
 type Action struct {
 	Kind Kind
 	Alg  HashAlg // KindHash
+	// EthType is push_mpls's MPLS Ethertype and pop_mpls's Ethertype
+	// after the pop (it fits in the padding before Arg).
+	EthType uint16
 	// Arg is the action's main number: the port (output, tnl_pop), the
 	// recirculation id, the meter id, trunc's max_len, check_pkt_len's
 	// size, the hash basis, the userspace pid, the sample probability (a
 	// fraction of math.MaxUint32, as OVS) and, for push_vlan,
-	// TPID<<16 | TCI.
+	// TPID<<16 | TCI, for push_mpls the label stack entry.
 	Arg uint32
 
 	Set  *SetField // KindSet, KindSetMasked

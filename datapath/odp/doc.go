@@ -43,9 +43,18 @@
 // prints xlate's in this order); userspace without userdata prints none
 // (OVS invents a zero cookie).
 //
-// Not implemented yet: push_mpls/pop_mpls, push_eth/pop_eth, NSH,
-// dec_ttl, lb_output, set(tunnel) Geneve options and GBP, decoding of
-// ofproto's 24-byte userspace cookies (printed as hex userdata).
+// MPLS: push_mpls inserts a label stack entry after the Ethernet and VLAN
+// headers (in front of an existing stack) and rewrites the Ethertype
+// before it; pop_mpls removes the outermost entry and writes its
+// Ethertype; set(mpls(...)) rewrites the outermost entry (a masked set
+// ORs its value in, as OVS). Packet.L2_5 follows the stack and the L3/L4
+// offsets move with it, so later set actions still find their headers.
+// push_mpls and pop_mpls parse back from what String prints, which OVS
+// 3.1 prints but cannot parse.
+//
+// Not implemented yet: push_eth/pop_eth, add_mpls, NSH, dec_ttl,
+// lb_output, set(tunnel) Geneve options and GBP, decoding of ofproto's
+// 24-byte userspace cookies (printed as hex userdata).
 //
 // It imports only datapath/packet and datapath/tnl (and datapath/flow in
 // tests).

@@ -167,6 +167,12 @@ func (c *Context) run(b *packet.Batch, acts Actions, trunc int) {
 			for _, p := range b.Slice() {
 				popVLAN(p)
 			}
+		case KindPushMPLS:
+			c.pushMPLS(b, a.Arg, a.EthType)
+		case KindPopMPLS:
+			for _, p := range b.Slice() {
+				popMPLS(p, a.EthType)
+			}
 		case KindHash:
 			for _, p := range b.Slice() {
 				p.Md.DPHash = hash5(p, a.Alg, a.Arg)

@@ -354,6 +354,10 @@ func BenchmarkExecute(b *testing.B) {
 	b.Run("set_ipv4_dst+output", func(b *testing.B) { benchExecute(b, "set(ipv4(dst=10.1.1.1)),1") })
 	b.Run("output+output", func(b *testing.B) { benchExecute(b, "1,2") })
 	b.Run("push_vlan+output", func(b *testing.B) { benchExecute(b, "push_vlan(vid=10,pcp=0),1") })
+	b.Run("push_mpls+output", func(b *testing.B) { benchExecute(b, "push_mpls(label=1,tc=0,ttl=64,bos=1,eth_type=0x8847),1") })
+	b.Run("push_mpls+set_mpls+pop_mpls+output", func(b *testing.B) {
+		benchExecute(b, "push_mpls(label=1,tc=0,ttl=64,bos=1,eth_type=0x8847),set(mpls(label=2,tc=0,ttl=63,bos=1)),pop_mpls(eth_type=0x800),1")
+	})
 }
 
 func TestSampleProbabilityMatchesOVS(t *testing.T) {

@@ -25,6 +25,7 @@ const (
 	FieldSkbMark
 	FieldSkbPriority
 	FieldTunnel
+	FieldMPLS
 	numFields
 )
 
@@ -39,6 +40,8 @@ const ImageSize = 56
 // Ethernet/IPv4 ARP body), with pseudo-fields that the datapath never
 // writes (ipv4/ipv6 frag) kept past the header. Mask bits that are set
 // select the value bits to write.
+//
+// mpls is the 4-byte label stack entry.
 //
 // Layouts that are not headers: nd (target at 0, sll at 16, tll at 22),
 // skb_mark/skb_priority (a 4-byte big-endian word), tunnel (see
@@ -120,7 +123,11 @@ type fieldDesc struct {
 	bare bool
 	// maskable is false for fields OVS only sets whole (tunnel).
 	maskable bool
-	subs     []subfield
+	// everyMember: a masked set prints every member as value/mask, the
+	// masks of members narrower than a byte in bare hex (OVS's
+	// format_mpls), instead of only the members with a non-zero mask.
+	everyMember bool
+	subs        []subfield
 }
 
 var ipv4Subs = []subfield{
@@ -166,6 +173,14 @@ var ndSubs = []subfield{
 	{name: "tll", off: 22, size: 6, fmt: fmtMAC},
 }
 
+// MPLS label stack entry members, in the order OVS prints them.
+var mplsSubs = []subfield{
+	{name: "label", off: 0, size: 4, shift: 12, bits: 20, fmt: fmtDec},
+	{name: "tc", off: 0, size: 4, shift: 9, bits: 3, fmt: fmtDec},
+	{name: "ttl", off: 0, size: 4, shift: 0, bits: 8, fmt: fmtDec},
+	{name: "bos", off: 0, size: 4, shift: 8, bits: 1, fmt: fmtDec},
+}
+
 var wordSubs = []subfield{{name: "", off: 0, size: 4, bits: 32, fmt: fmtHex}}
 
 // Tunnel image layout, in the order OVS prints the members.
@@ -199,6 +214,7 @@ var fields = [numFields]fieldDesc{
 	FieldSkbMark:     {name: "skb_mark", bare: true, maskable: true, subs: wordSubs},
 	FieldSkbPriority: {name: "skb_priority", bare: true, maskable: true, subs: wordSubs},
 	FieldTunnel:      {name: "tunnel", subs: tunnelSubs},
+	FieldMPLS:        {name: "mpls", maskable: true, everyMember: true, subs: mplsSubs},
 }
 
 // String returns the field's text name.

@@ -121,6 +121,16 @@ func (a *Action) AppendText(dst []byte) []byte {
 		return a.MACLearn.appendText(dst)
 	case KindTunnelPush:
 		return appendTunnelPush(dst, a.TunnelPush)
+	case KindPushMPLS:
+		dst = append(dst, "push_mpls("...)
+		dst = appendLSE(dst, a.Arg)
+		dst = append(dst, ",eth_type=0x"...)
+		dst = strconv.AppendUint(dst, uint64(a.EthType), 16)
+		return append(dst, ')')
+	case KindPopMPLS:
+		dst = append(dst, "pop_mpls(eth_type=0x"...)
+		dst = strconv.AppendUint(dst, uint64(a.EthType), 16)
+		return append(dst, ')')
 	}
 	return append(dst, "invalid"...)
 }
@@ -203,7 +213,7 @@ func (s *SetField) appendText(dst []byte, whole bool) []byte {
 	n := 0
 	for i := range d.subs {
 		sf := &d.subs[i]
-		if !whole && !d.bare && subMaskZero(sf, &s.Mask) {
+		if !whole && !d.bare && !d.everyMember && subMaskZero(sf, &s.Mask) {
 			continue
 		}
 		if n > 0 {
@@ -219,7 +229,14 @@ func (s *SetField) appendText(dst []byte, whole bool) []byte {
 			dst = append(dst, '=')
 		}
 		dst = appendSubValue(dst, sf, &s.Val, false)
-		if !whole && d.maskable && !subMaskFull(sf, &s.Mask) {
+		switch {
+		case !whole && d.everyMember:
+			dst = append(dst, '/')
+			if sf.bits >= 8 {
+				dst = append(dst, "0x"...)
+			}
+			dst = strconv.AppendUint(dst, sf.get(&s.Mask), 16)
+		case !whole && d.maskable && !subMaskFull(sf, &s.Mask):
 			dst = append(dst, '/')
 			dst = appendSubValue(dst, sf, &s.Mask, true)
 		}

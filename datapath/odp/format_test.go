@@ -117,6 +117,18 @@ var ovsLines = []struct{ in, want string }{
 	// mod_nw_dst+mod_tp_dst+mod_vlan_vid (OVS cannot parse hash()).
 	{`hash(l4(0)),recirc(0x1)`, `hash(l4(0)),recirc(0x1)`},
 	{`set(ipv4(dst=9.9.9.9)),set(tcp(dst=80)),push_vlan(vid=5,pcp=0),3`, `set(ipv4(dst=9.9.9.9)),set(tcp(dst=80)),push_vlan(vid=5,pcp=0),3`},
+	// MPLS: set(mpls) through dpctl/add-flow; push_mpls and pop_mpls as
+	// ofproto/trace printed them (OVS 3.1 cannot parse those two).
+	{`set(mpls(label=200,tc=2,ttl=9,bos=1)),2`, `set(mpls(label=200,tc=2,ttl=9,bos=1)),2`},
+	{`set(mpls(label=200/0xfffff,tc=2/7,ttl=9/0xff,bos=1/1)),2`, `set(mpls(label=200,tc=2,ttl=9,bos=1)),2`},
+	{`set(mpls(label=200/0xff,tc=0/0,ttl=9/0xff,bos=1/0)),2`, `set(mpls(label=200/0xff,tc=0/0,ttl=9/0xff,bos=1/0)),2`},
+	{`set(mpls(label=200/0xfffff)),2`, `set(mpls(label=200/0xfffff,tc=0/0,ttl=0/0x0,bos=0/0)),2`},
+	{`set(mpls(ttl=5/0xff)),2`, `set(mpls(label=0/0x0,tc=0/0,ttl=5/0xff,bos=0/0)),2`},
+	{`set(mpls(label=200)),2`, `set(mpls(label=200/0xfffff,tc=0/0,ttl=0/0x0,bos=0/0)),2`},
+	{`push_mpls(label=0,tc=7,ttl=128,bos=1,eth_type=0x8847),2`, `push_mpls(label=0,tc=7,ttl=128,bos=1,eth_type=0x8847),2`},
+	{`push_mpls(label=10,tc=7,ttl=128,bos=1,eth_type=0x8847),push_mpls(label=20,tc=7,ttl=5,bos=0,eth_type=0x8847),2`, `push_mpls(label=10,tc=7,ttl=128,bos=1,eth_type=0x8847),push_mpls(label=20,tc=7,ttl=5,bos=0,eth_type=0x8847),2`},
+	{`push_mpls(label=0,tc=0,ttl=64,bos=1,eth_type=0x8847),push_vlan(vid=6,pcp=0),2`, `push_mpls(label=0,tc=0,ttl=64,bos=1,eth_type=0x8847),push_vlan(vid=6,pcp=0),2`},
+	{`pop_mpls(eth_type=0x800),recirc(0x1)`, `pop_mpls(eth_type=0x800),recirc(0x1)`},
 }
 
 func TestFormatMatchesOpenVSwitch(t *testing.T) {

@@ -29,6 +29,8 @@ var fuzzSeeds = []string{
 	"ct(commit,zone=5,mark=0x1/0xff,label=0x1/0xf,nat(src=10.0.0.1-10.0.0.5:100-200,random))",
 	"ct_clear,ct,recirc(0x2)", "tnl_pop(3)", "tnl_push(tnl_port(4789),header(size=50,type=4,eth(dst=f8:bc:12:44:34:b6,src=aa:55:aa:55:00:00,dl_type=0x0800),ipv4(src=1.1.2.88,dst=1.1.2.92,proto=17,tos=0,ttl=64,frag=0x4000),udp(src=0,dst=4789,csum=0x0),vxlan(flags=0x8000000,vni=0x7b)),out_port(100)),1", "mac_learn(table=1)",
 	"mac_learn(table=2,vlan=10,in_tagged,ports(1,2:tagged,3))",
+	"push_mpls(label=1,tc=7,ttl=64,bos=1,eth_type=0x8847),set(mpls(label=2/0xff,tc=0/0,ttl=9/0xff,bos=1/0)),1,pop_mpls(eth_type=0x800),2",
+	"pop_mpls(eth_type=0x8847),pop_mpls(eth_type=0x86dd),set(mpls(label=5,tc=1,ttl=2,bos=0))",
 }
 
 // FuzzParseActions checks that any text either fails to parse or parses to
@@ -41,7 +43,8 @@ func FuzzParseActions(f *testing.F) {
 	for _, tc := range odp.OVSLines() {
 		f.Add(tc)
 	}
-	frames := [][]byte{tcpv4(f), udpv4(f), sctpFrame(f), ndFrame(f, 135, 1), tcpv4(f)[:20], {}}
+	frames := [][]byte{tcpv4(f), udpv4(f), sctpFrame(f), ndFrame(f, 135, 1), tcpv4(f)[:20], {},
+		withLSEs(tcpv4(f), 14, 0x8847, odp.MPLSLSE(1, 0, 2, false), odp.MPLSLSE(3, 0, 4, true)), withLSEs(tcpv4(f), 14, 0x8847)[:16]}
 	f.Fuzz(func(t *testing.T, s string) {
 		acts, err := odp.ParseActions(s)
 		if err != nil {

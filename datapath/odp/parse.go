@@ -149,6 +149,8 @@ func init() {
 		"ct":            (*parser).ct,
 		"mac_learn":     (*parser).macLearn,
 		"tnl_push":      (*parser).tnlPush,
+		"push_mpls":     (*parser).pushMPLS,
+		"pop_mpls":      (*parser).popMPLS,
 	}
 }
 

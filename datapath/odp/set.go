@@ -70,6 +70,8 @@ func applySet(p *packet.Packet, s *SetField) {
 		if s.tun != nil {
 			p.Md.Tunnel = *s.tun
 		}
+	case FieldMPLS:
+		setMPLS(p, s)
 	}
 }
 

@@ -82,6 +82,10 @@ type Config struct {
 	// FlowLimit is the datapath's dynamic megaflow limit, shared by the
 	// bridges of one datapath; nil: the bridge keeps its own.
 	FlowLimit *FlowLimit
+	// BundleIdleTimeout returns how long a bundle may go without a
+	// message before it is discarded (Open_vSwitch
+	// other_config:bundle-idle-timeout); nil or 0: Open vSwitch's 10 s.
+	BundleIdleTimeout func() time.Duration
 }
 
 // Bridge is one OpenFlow switch.

@@ -227,6 +227,13 @@ func (b *Bridge) creditUninstalled(out *xlate.Out, u *dpif.Upcall) {
 	if u.Packet != nil {
 		n = uint64(u.Packet.Len())
 	}
+	b.creditOnePacket(out, n)
+}
+
+// creditOnePacket credits one packet of n bytes to the rules, table
+// lookups and patch ports of its translation (a packet handled without a
+// megaflow: an uninstalled upcall, a packet-out).
+func (b *Bridge) creditOnePacket(out *xlate.Out, n uint64) {
 	now := time.Now()
 	for _, r := range out.Rules {
 		r.Stats.Add(1, n, now)

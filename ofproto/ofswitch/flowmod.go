@@ -19,9 +19,15 @@ func (b *Bridge) decodeFlowMod(out *oftable.FlowMod, fm *ofp.FlowMod, v uint8, s
 // checkFlowGroups refuses an add or modify whose actions use a group
 // that does not exist.
 func (b *Bridge) checkFlowGroups(fm *oftable.FlowMod) error {
+	return b.checkFlowGroupsIn(fm, b.xl.Groups())
+}
+
+// checkFlowGroupsIn is checkFlowGroups against group table groups (a
+// bundle's staged one).
+func (b *Bridge) checkFlowGroupsIn(fm *oftable.FlowMod, groups map[uint32]*xlate.Group) error {
 	switch fm.Command {
 	case ofp.FlowAdd, ofp.FlowModify, ofp.FlowModifyStrict:
-		return b.checkGroupRefs(fm.Actions)
+		return b.checkGroupRefsIn(fm.Actions, groups)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package ofswitch
 
 import (
 	"errors"
+	"maps"
 	"sort"
 	"time"
 
@@ -26,10 +27,38 @@ type groupEntry struct {
 func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
 	b.gmu.Lock()
 	defer b.gmu.Unlock()
-	next := make(map[uint32]*groupEntry, len(b.groups))
-	for id, e := range b.groups {
-		next[id] = e
+	next := maps.Clone(b.groups)
+	if next == nil {
+		next = map[uint32]*groupEntry{}
 	}
+	deleted, err := stageGroupMod(next, gm)
+	if err != nil {
+		return err
+	}
+	b.groups = next
+	b.publishGroups()
+	if len(deleted) > 0 {
+		x := b.tables.Begin()
+		for _, id := range deleted {
+			x.Apply(groupDeleteFlows(id))
+		}
+		b.sendFlowRemoved(x.Commit())
+	}
+	b.changed()
+	return nil
+}
+
+// groupDeleteFlows is the deletion of the flows that output to a deleted
+// group: they go with it, as in Open vSwitch (flow_removed reason
+// group_delete).
+func groupDeleteFlows(id uint32) *oftable.FlowMod {
+	return &oftable.FlowMod{Command: ofp.FlowDelete, Table: 0xff, OutPort: oftable.PortAny, OutGroup: id,
+		NewCookie: oftable.CookieUnchanged, RemoveReason: oftable.RemovedGroupDelete}
+}
+
+// stageGroupMod applies gm to the group table next (a copy the caller
+// owns) and returns the groups it deleted.
+func stageGroupMod(next map[uint32]*groupEntry, gm *ofp.GroupMod) ([]uint32, error) {
 	var deleted []uint32
 	cmd := gm.Command
 	if cmd == ofp.GroupAddOrMod {
@@ -41,14 +70,14 @@ func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
 	switch cmd {
 	case ofp.GroupAdd, ofp.GroupModify:
 		if gm.GroupID > ofp.GroupMax {
-			return &ofp.Error{Code: ofp.OFPGMFC_INVALID_GROUP}
+			return nil, &ofp.Error{Code: ofp.OFPGMFC_INVALID_GROUP}
 		}
 		old := next[gm.GroupID]
 		if cmd == ofp.GroupAdd && old != nil {
-			return &ofp.Error{Code: ofp.OFPGMFC_GROUP_EXISTS}
+			return nil, &ofp.Error{Code: ofp.OFPGMFC_GROUP_EXISTS}
 		}
 		if cmd == ofp.GroupModify && old == nil {
-			return &ofp.Error{Code: ofp.OFPGMFC_UNKNOWN_GROUP}
+			return nil, &ofp.Error{Code: ofp.OFPGMFC_UNKNOWN_GROUP}
 		}
 		e := &groupEntry{param: gm.SelectionParam, fields: gm.Fields, fieldOrder: gm.FieldOrder, created: time.Now()}
 		if old != nil {
@@ -61,7 +90,7 @@ func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
 			for id := range next {
 				deleted = append(deleted, id)
 			}
-			next = map[uint32]*groupEntry{}
+			clear(next)
 		} else if next[gm.GroupID] != nil {
 			delete(next, gm.GroupID)
 			deleted = append(deleted, gm.GroupID)
@@ -69,32 +98,19 @@ func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
 	case ofp.GroupInsertBucket, ofp.GroupRemoveBucket:
 		old := next[gm.GroupID]
 		if old == nil {
-			return &ofp.Error{Code: ofp.OFPGMFC_UNKNOWN_GROUP}
+			return nil, &ofp.Error{Code: ofp.OFPGMFC_UNKNOWN_GROUP}
 		}
 		buckets, err := editBuckets(old.g.Buckets, gm)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		e := *old
 		e.g = xlate.NewGroup(gm.GroupID, old.g.Type, buckets, old.g.Method, old.g.Param, old.g.Fields, nil)
 		next[gm.GroupID] = &e
 	default:
-		return &ofp.Error{Code: ofp.OFPGMFC_BAD_COMMAND}
+		return nil, &ofp.Error{Code: ofp.OFPGMFC_BAD_COMMAND}
 	}
-	b.groups = next
-	b.publishGroups()
-	if len(deleted) > 0 {
-		// Flows that output to a deleted group go with it, as in Open
-		// vSwitch (flow_removed reason group_delete).
-		x := b.tables.Begin()
-		for _, id := range deleted {
-			x.Apply(&oftable.FlowMod{Command: ofp.FlowDelete, Table: 0xff, OutPort: oftable.PortAny, OutGroup: id,
-				NewCookie: oftable.CookieUnchanged, RemoveReason: oftable.RemovedGroupDelete})
-		}
-		b.sendFlowRemoved(x.Commit())
-	}
-	b.changed()
-	return nil
+	return deleted, nil
 }
 
 // Buckets may chain to groups that do not exist yet, as in Open vSwitch
@@ -158,19 +174,27 @@ func editBuckets(cur []ofp.Bucket, gm *ofp.GroupMod) ([]ofp.Bucket, error) {
 }
 
 // publishGroups gives translation the current groups (gmu held).
-func (b *Bridge) publishGroups() {
-	m := make(map[uint32]*xlate.Group, len(b.groups))
-	for id, e := range b.groups {
+func (b *Bridge) publishGroups() { b.xl.SetGroups(xlateGroups(b.groups)) }
+
+// xlateGroups is a group table in translation's form.
+func xlateGroups(groups map[uint32]*groupEntry) map[uint32]*xlate.Group {
+	m := make(map[uint32]*xlate.Group, len(groups))
+	for id, e := range groups {
 		m[id] = e.g
 	}
-	b.xl.SetGroups(m)
+	return m
 }
 
 // checkGroupRefs refuses a flow that outputs to a group that does not
 // exist (OFPBAC_BAD_OUT_GROUP) or uses a meter that does not exist
 // (OFPMMFC_INVALID_METER), as Open vSwitch.
 func (b *Bridge) checkGroupRefs(acts []ofp.Action) error {
-	groups := b.xl.Groups()
+	return b.checkGroupRefsIn(acts, b.xl.Groups())
+}
+
+// checkGroupRefsIn is checkGroupRefs against the group table groups (a
+// bundle's staged one).
+func (b *Bridge) checkGroupRefsIn(acts []ofp.Action, groups map[uint32]*xlate.Group) error {
 	var walk func([]ofp.Action) error
 	walk = func(acts []ofp.Action) error {
 		for i := range acts {

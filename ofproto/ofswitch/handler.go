@@ -31,7 +31,11 @@ type connState struct {
 	// (primary connections), 0 for service connections such as
 	// <bridge>.mgmt, until set_config changes it, as Open vSwitch.
 	missSendLen atomic.Uint32
-	bundles     map[uint32]*bundle
+	// bundles are the connection's open and closed bundles; the
+	// expirer discards idle ones from another goroutine.
+	bundleMu sync.Mutex
+	// +checklocks:bundleMu
+	bundles map[uint32]*bundle
 	// primary marks controller connections (service connections such as
 	// <bridge>.mgmt get asynchronous messages only once they set a
 	// miss_send_len, and are never snooped).

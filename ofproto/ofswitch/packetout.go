@@ -20,8 +20,35 @@ func (b *Bridge) packetOut(s ofconn.Sender, m *ofp.Msg, po *ofp.PacketOut) error
 	if err := b.checkWrite(s); err != nil {
 		return err
 	}
+	p, err := b.preparePacketOut(m, po, nil)
+	if err != nil {
+		return err
+	}
+	return b.finishPacketOut(p)
+}
+
+// stagedView is what a packet-out inside a bundle sees: the flow tables
+// at the bundle's staged version and its staged groups.
+type stagedView struct {
+	version uint64
+	groups  map[uint32]*xlate.Group
+}
+
+// preparedPacketOut is a packet-out checked and translated, to be
+// executed by finishPacketOut.
+type preparedPacketOut struct {
+	pkt *packet.Packet
+	out xlate.Out
+}
+
+// preparePacketOut checks a packet-out and translates it, against the
+// published tables and groups or, inside a bundle, against what the
+// bundle staged before it (as Open vSwitch translates a bundled
+// packet-out when the commit reaches it and executes it only once the
+// whole bundle succeeded).
+func (b *Bridge) preparePacketOut(m *ofp.Msg, po *ofp.PacketOut, sv *stagedView) (*preparedPacketOut, error) {
 	if po.BufferID != ofp.BufferNone {
-		return &ofp.Error{Code: ofp.OFPBRC_BUFFER_UNKNOWN, Err: errors.New("gvs does not buffer packets")}
+		return nil, &ofp.Error{Code: ofp.OFPBRC_BUFFER_UNKNOWN, Err: errors.New("gvs does not buffer packets")}
 	}
 	inPort := xlate.Port16(po.InPort)
 	snap := b.xl.Snapshot()
@@ -31,7 +58,7 @@ func (b *Bridge) packetOut(s ofconn.Sender, m *ofp.Msg, po *ofp.PacketOut) error
 	case snap.Ports[inPort] != nil:
 		odpIn = snap.Ports[inPort].ODP
 	case inPort >= xlate.PortMax:
-		return &ofp.Error{Code: ofp.OFPBRC_BAD_PORT}
+		return nil, &ofp.Error{Code: ofp.OFPBRC_BAD_PORT}
 	}
 	decode := ofp.DecodeActions
 	if b.cfg.DebugActions {
@@ -39,7 +66,7 @@ func (b *Bridge) packetOut(s ofconn.Sender, m *ofp.Msg, po *ofp.PacketOut) error
 	}
 	acts, err := decode(po.Actions, m.Version)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pkt := packet.FromBytes(po.Data)
 	pkt.Md.InPort = odpIn
@@ -50,25 +77,42 @@ func (b *Bridge) packetOut(s ofconn.Sender, m *ofp.Msg, po *ofp.PacketOut) error
 	// pipeline fields the message sets, as Open vSwitch does (an ARP
 	// packet-out may set arp_spa although its match has no dl_type).
 	if err := ofp.ValidateOfpactsVersion(m.Version, acts, packetMatch(&po.Match, &in.Key), 0xff00, 0, 255); err != nil {
-		return err
+		return nil, err
+	}
+	groups := b.xl.Groups()
+	if sv != nil {
+		groups = sv.groups
+		in.Version, in.Groups, in.GroupsOf = sv.version, sv.groups, b.xl
+	}
+	// Groups and meters must exist (ofproto_check_ofpacts).
+	if err := b.checkGroupRefsIn(acts, groups); err != nil {
+		return nil, err
 	}
 	in.Packet, in.SideEffects = pkt, true
 	in.OFActions, in.InPort = acts, inPort
 	in.Regs, in.Metadata = po.Match.Flow.Regs, po.Match.Flow.Metadata
-	var out xlate.Out
-	b.xl.Translate(&in, &out)
+	p := &preparedPacketOut{pkt: pkt}
+	b.xl.Translate(&in, &p.out)
 	if !resubmits(acts) {
 		// Packet-ins straight from a packet-out's actions come from no
 		// rule: their cookie is all ones, as in Open vSwitch.
-		for i := range out.PacketIns {
-			out.PacketIns[i].Cookie = ^uint64(0)
+		for i := range p.out.PacketIns {
+			p.out.PacketIns[i].Cookie = ^uint64(0)
 		}
 	}
-	b.sendPacketIns(out.PacketIns)
-	if out.Err != nil {
-		return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: out.Err}
+	return p, nil
+}
+
+// finishPacketOut sends a prepared packet-out's packet-ins and executes
+// its actions.
+func (b *Bridge) finishPacketOut(p *preparedPacketOut) error {
+	b.sendPacketIns(p.out.PacketIns)
+	if p.out.Err != nil {
+		return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: p.out.Err}
 	}
-	return b.executeOnce(pkt, out.Actions)
+	// The rules the packet went through count it, as in Open vSwitch.
+	b.creditOnePacket(&p.out, uint64(p.pkt.Len()))
+	return b.executeOnce(p.pkt, p.out.Actions)
 }
 
 // executeOnce runs a one-off translation's actions on its packet. The

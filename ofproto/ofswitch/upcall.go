@@ -439,6 +439,7 @@ func (b *Bridge) expirer() {
 		case now := <-t.C:
 			b.sendFlowRemoved(b.tables.Expire(now))
 			b.checkFailOpen(now)
+			b.expireBundles(now)
 		}
 	}
 }

@@ -370,6 +370,10 @@ func (t *Tables) Begin() *Txn {
 	return &Txn{t: t, v: t.Version() + 1, op: -1}
 }
 
+// Version is the version the transaction stages its changes at: a
+// lookup at it sees them (a packet-out inside a bundle).
+func (x *Txn) Version() classifier.Version { return x.v }
+
 // Apply stages one flow_mod. On error nothing of this flow_mod is staged
 // (earlier ones in the transaction stay staged until Commit or Abort).
 func (x *Txn) Apply(fm *FlowMod) error {
@@ -410,6 +414,21 @@ func (x *Txn) apply(fm *FlowMod) error {
 // TableInternal is Open vSwitch's hidden, read-only last table: flow_mods
 // naming it are refused with OFPBRC_EPERM.
 const TableInternal = 254
+
+// CheckTable checks the table a flow_mod names, as the transaction will
+// (OFPBRC_EPERM for the internal table, OFPBRC_BAD_TABLE_ID past the
+// last): Open vSwitch makes these checks when a flow_mod is added to a
+// bundle, so the add fails rather than the commit.
+func CheckTable(fm *FlowMod) error {
+	table := fm.Table
+	if table == 0xff {
+		if fm.Command != ofp.FlowAdd {
+			return nil
+		}
+		table = 0
+	}
+	return (*Txn)(nil).checkTable(table)
+}
 
 func (x *Txn) checkTable(table uint8) error {
 	switch {

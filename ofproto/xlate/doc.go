@@ -24,6 +24,10 @@
 // under an id; the datapath re-injects the packet with recirc_id=id and
 // the next miss resumes from the frozen state.
 //
+// MPLS (mpls.go): push_mpls, pop_mpls, set_mpls_*, dec_mpls_ttl as Open
+// vSwitch translates them; a pop that exposes an L3 header the pipeline
+// has not seen recirculates before anything that would look at it.
+//
 // NORMAL translates into the datapath's mac_learn action over the bridge's
 // MAC table (see datapath/l2fib): one megaflow serves any number of MAC
 // addresses. Patch ports take part through recirculation into the peer

@@ -163,6 +163,18 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		c.group(uint32(a.Arg))
 	case ofp.ActCheckPktLen:
 		c.checkPktLen(a)
+	case ofp.ActPushMPLS:
+		c.pushMPLS(uint16(a.Arg))
+	case ofp.ActPopMPLS:
+		c.popMPLS(uint16(a.Arg))
+	case ofp.ActSetMPLSLabel:
+		c.setMPLSBits(uint32(a.Arg)<<odp.MPLSLabelShift, odp.MPLSLabelMask)
+	case ofp.ActSetMPLSTC:
+		c.setMPLSBits(uint32(a.Arg)<<odp.MPLSTCShift, odp.MPLSTCMask)
+	case ofp.ActSetMPLSTTL:
+		c.setMPLSBits(uint32(a.Arg), odp.MPLSTTLMask)
+	case ofp.ActDecMPLSTTL:
+		c.stopList = c.decMPLSTTL()
 	default:
 		return false
 	}
@@ -227,14 +239,14 @@ func (c *ctx) decTTL(ids []uint16) {
 // datapath clone, after committing pending changes so that they are not
 // emitted both inside and after it.
 func (c *ctx) clone(acts []ofp.Action) {
-	saveFlow, saveStack := c.flow, len(c.stack)
+	saveFlow, saveStack, saveDeep := c.flow, len(c.stack), c.mplsDeep
 	// The clone runs a copy of the action set at its end; the original
 	// stays for the rest of the pipeline (Open vSwitch's clone).
 	saveSet, saveSetGroup := c.actset, c.actsetGroup
 	c.actset = append([]ofp.Action(nil), saveSet...)
 	restore := func() {
 		c.actset, c.actsetGroup = saveSet, saveSetGroup
-		c.flow = saveFlow
+		c.flow, c.mplsDeep = saveFlow, saveDeep
 		c.stack = c.stack[:min(saveStack, len(c.stack))]
 		if c.err == nil {
 			c.exit = false
@@ -248,13 +260,15 @@ func (c *ctx) clone(acts []ofp.Action) {
 		return
 	}
 	c.commit()
-	saveBase, saveOut, saveCT := c.base, c.out.Actions, c.conntracked
+	// A pop_mpls inside a datapath clone does not affect what follows it
+	// (an in-place clone's does, as in Open vSwitch).
+	saveBase, saveBaseDeep, saveOut, saveCT, saveWasMPLS := c.base, c.baseDeep, c.out.Actions, c.conntracked, c.wasMPLS
 	c.out.Actions = nil
 	c.doActions(acts)
 	c.runActionSet()
 	sub := c.out.Actions
 	c.out.Actions = saveOut
-	c.base, c.conntracked = saveBase, saveCT
+	c.base, c.baseDeep, c.conntracked, c.wasMPLS = saveBase, saveBaseDeep, saveCT, saveWasMPLS
 	restore()
 	if len(sub) > 0 {
 		c.emit(odp.Clone(sub))
@@ -416,9 +430,11 @@ func (c *ctx) checkPktLen(a *ofp.Action) {
 	rest := c.continuation()
 	c.commit()
 	saveFlow, saveBase, saveOut, saveStack, saveFrames := c.flow, c.base, c.out.Actions, c.stack, c.frames
+	saveDeep, saveBaseDeep, saveWasMPLS := c.mplsDeep, c.baseDeep, c.wasMPLS
 	var branch [2]odp.Actions
 	for bit := 1; bit >= 0; bit-- {
 		c.flow, c.base, c.stack, c.exit = saveFlow, saveBase, append([][]byte(nil), saveStack...), false
+		c.mplsDeep, c.baseDeep, c.wasMPLS = saveDeep, saveBaseDeep, saveWasMPLS
 		v := make([]byte, f.Bytes)
 		if bit == 1 {
 			v = subfieldMask(f.Bytes, a.Dst.Ofs, 1)
@@ -431,6 +447,7 @@ func (c *ctx) checkPktLen(a *ofp.Action) {
 		branch[bit] = c.out.Actions
 	}
 	c.flow, c.base, c.out.Actions, c.frames = saveFlow, saveBase, saveOut, saveFrames
+	c.mplsDeep, c.baseDeep, c.wasMPLS = saveDeep, saveBaseDeep, saveWasMPLS
 	c.emit(odp.CheckPktLen(uint32(a.Arg), branch[1], branch[0]))
 	c.exit = true
 }

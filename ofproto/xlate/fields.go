@@ -238,24 +238,45 @@ func (c *ctx) move(a *ofp.Action) {
 }
 
 // commit emits datapath actions that make the packet look like the
-// pipeline's flow (commit_odp_actions): masked sets of the changed
-// headers, with masks from the bits consulted, and VLAN pushes and pops.
+// pipeline's flow, in commit_odp_actions' order: Ethernet addresses, the
+// pops that end an MPLS stack (so that L3 writes reach the L3 header),
+// L3 and L4 headers, other MPLS changes, VLAN tags, then priority and
+// mark. Masked sets carry the bits consulted.
 func (c *ctx) commit() {
 	f, b, w := &c.flow.Key, &c.base, &c.wc.Key
-	if f.PktMark != b.PktMark {
-		c.emit(odp.SetSkbMark(f.PktMark, w.PktMark))
-		b.PktMark = f.PktMark
-	}
-	if f.SkbPriority != b.SkbPriority {
-		c.emit(odp.SetSkbPriority(f.SkbPriority, w.SkbPriority))
-		b.SkbPriority = f.SkbPriority
-	}
 	if f.EthSrc != b.EthSrc || f.EthDst != b.EthDst {
 		c.emit(odp.SetEth(f.EthSrc, changed(f.EthSrc, b.EthSrc, w.EthSrc), f.EthDst, changed(f.EthDst, b.EthDst, w.EthDst)))
 		b.EthSrc, b.EthDst = f.EthSrc, f.EthDst
 	}
+	mplsDone := odp.IsMPLS(b.EthType) && !odp.IsMPLS(f.EthType)
+	if mplsDone {
+		c.commitMPLS()
+	}
+	// The pipeline's flow has an L3 header only with a non-zero
+	// nw_proto (none after push_mpls); the header written is the one
+	// the packet has.
+	if f.NwProto != 0 {
+		c.commitL3()
+		c.commitL4()
+	}
+	if !mplsDone {
+		c.commitMPLS()
+	}
 	c.commitVLAN()
-	switch f.EthType {
+	if f.SkbPriority != b.SkbPriority {
+		c.emit(odp.SetSkbPriority(f.SkbPriority, w.SkbPriority))
+		b.SkbPriority = f.SkbPriority
+	}
+	if f.PktMark != b.PktMark {
+		c.emit(odp.SetSkbMark(f.PktMark, w.PktMark))
+		b.PktMark = f.PktMark
+	}
+}
+
+// commitL3 writes the changed IPv4, IPv6 or ARP fields.
+func (c *ctx) commitL3() {
+	f, b, w := &c.flow.Key, &c.base, &c.wc.Key
+	switch b.EthType {
 	case flow.EthTypeIPv4:
 		if f.NwSrc != b.NwSrc || f.NwDst != b.NwDst || f.NwTos != b.NwTos || f.NwTTL != b.NwTTL {
 			c.emit(odp.SetIPv4(f.NwSrc, changed(f.NwSrc, b.NwSrc, w.NwSrc), f.NwDst, changed(f.NwDst, b.NwDst, w.NwDst),
@@ -296,7 +317,12 @@ func (c *ctx) commit() {
 			b.NwSrc, b.NwDst, b.NwProto, b.ArpSha, b.ArpTha = f.NwSrc, f.NwDst, f.NwProto, f.ArpSha, f.ArpTha
 		}
 	}
-	if isIP(f) && f.NwFrag&flow.FragLater == 0 && (f.TpSrc != b.TpSrc || f.TpDst != b.TpDst) {
+}
+
+// commitL4 writes the changed ports, or ICMP type and code.
+func (c *ctx) commitL4() {
+	f, b, w := &c.flow.Key, &c.base, &c.wc.Key
+	if isIP(b) && f.NwFrag&flow.FragLater == 0 && (f.TpSrc != b.TpSrc || f.TpDst != b.TpDst) {
 		var fld odp.Field
 		switch f.NwProto {
 		case flow.IPProtoTCP:

@@ -124,6 +124,16 @@ func (x *Xlator) Groups() map[uint32]*Group {
 	return nil
 }
 
+// groups is the group table of the bridge translating now: the
+// caller's staged groups (In.Groups) for their bridge, else the
+// published ones.
+func (c *ctx) groups() map[uint32]*Group {
+	if c.in.Groups != nil && c.x == c.in.GroupsOf {
+		return c.in.Groups
+	}
+	return c.x.Groups()
+}
+
 // group translates group:ID.
 func (c *ctx) group(id uint32) {
 	if c.depth >= MaxDepth {
@@ -132,7 +142,7 @@ func (c *ctx) group(id uint32) {
 		c.fail(ErrTooDeep)
 		return
 	}
-	g := c.x.Groups()[id]
+	g := c.groups()[id]
 	if g == nil {
 		c.trace("group %d does not exist", id)
 		return
@@ -167,7 +177,7 @@ func (c *ctx) bucketLive(b *ofp.Bucket) bool {
 			return false
 		}
 	}
-	if b.WatchGroup != ofp.GroupAny && c.x.Groups()[b.WatchGroup] == nil {
+	if b.WatchGroup != ofp.GroupAny && c.groups()[b.WatchGroup] == nil {
 		return false
 	}
 	return true
@@ -241,8 +251,14 @@ func (c *ctx) selectGroup(g *Group) {
 // in the next pass, not this one). It fails the translation if they
 // cannot be encoded.
 func (c *ctx) freezeRest() (Frozen, bool) {
+	return c.freezeFrom(c.frames[len(c.frames)-1].i + 1)
+}
+
+// freezeFrom is freezeRest with the rest starting at action i of the
+// current list.
+func (c *ctx) freezeFrom(i int) (Frozen, bool) {
 	rest := c.frames[len(c.frames)-1]
-	tail, err := ofp.AppendActions(nil, rest.acts[rest.i+1:], mf.OF15)
+	tail, err := encodeRest(rest.acts[i:])
 	if err != nil {
 		c.fail(err)
 		return Frozen{}, false
@@ -260,7 +276,7 @@ func (c *ctx) freezeRest() (Frozen, bool) {
 // resumeGroup continues a dp_hash select group after its recirculation:
 // the bucket dp_hash selects, then the rest of the action list.
 func (c *ctx) resumeGroup(fz *Frozen) {
-	g := c.x.Groups()[fz.Group]
+	g := c.groups()[fz.Group]
 	if g == nil || len(g.hashMap) == 0 {
 		c.trace("group %d changed since the recirculation", fz.Group)
 		return
@@ -268,7 +284,7 @@ func (c *ctx) resumeGroup(fz *Frozen) {
 	c.wc.DPHash |= g.hashMask
 	c.bucket(g, g.hashMap[c.flow.DPHash&g.hashMask], false)
 	if fz.Rest != "" && !c.exit {
-		acts, err := ofp.DecodeActionsWithDebug([]byte(fz.Rest), mf.OF15) // checked when the flow was added
+		acts, err := decodeRest(fz.Rest) // checked when the flow was added
 		if err != nil {
 			c.fail(err)
 			return

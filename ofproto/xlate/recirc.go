@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
 // Frozen is the pipeline state a recirculation resumes from: the table to
@@ -21,7 +22,7 @@ type Frozen struct {
 	ActsetOutput uint32
 	// Group, with HasGroup, resumes in a dp_hash select group: its
 	// bucket by dp_hash, then Rest (the remaining actions, encoded as
-	// OpenFlow 1.5 actions so the state stays comparable).
+	// OpenFlow 1.5 instructions so the state stays comparable).
 	Group    uint32
 	HasGroup bool
 	Rest     string
@@ -39,6 +40,19 @@ type Frozen struct {
 	// ports' counters.
 	FromBridge string
 	FromPort   uint16
+}
+
+// encodeRest encodes the rest of an action list for Frozen.Rest, as
+// OpenFlow 1.5 instructions: the rest may hold instructions (goto_table,
+// write_actions... after a pop_mpls recirculation), which an action list
+// cannot.
+func encodeRest(acts []ofp.Action) ([]byte, error) {
+	return ofp.AppendOfpacts(nil, acts, mf.OF15, true)
+}
+
+// decodeRest is encodeRest's inverse.
+func decodeRest(s string) ([]ofp.Action, error) {
+	return ofp.DecodeOfpactsWithDebug([]byte(s), mf.OF15, true)
 }
 
 func (fz *Frozen) restore(fl *mf.Flow) {

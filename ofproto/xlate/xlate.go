@@ -235,6 +235,13 @@ type In struct {
 	Resume *Continuation
 	// Trace, if not nil, receives every step (ofproto/trace).
 	Trace func(ev *TraceEvent)
+	// Version, if not zero, is the flow table version to look up at
+	// instead of the published one, and Groups, if not nil, replaces the
+	// groups of bridge GroupsOf: a packet-out inside a bundle sees the
+	// bundle's changes staged before it, and only those.
+	Version  uint64
+	Groups   map[uint32]*Group
+	GroupsOf *Xlator
 }
 
 // TraceKind says what a TraceEvent reports.
@@ -432,6 +439,14 @@ type ctx struct {
 	// they were converted to tun_metadata, for the megaflow mask.
 	udpif    [len(flow.Key{}.TunMeta)]byte
 	udpifLen int
+	// mplsDeep and baseDeep are the label stack entries below the
+	// outermost (mpls.go) of the pipeline's flow and of base.
+	mplsDeep, baseDeep [maxMPLS - 1]uint32
+	// wasMPLS says a pop_mpls left a non-MPLS packet whose L3 header the
+	// pipeline has not seen: actions that need it recirculate first.
+	wasMPLS bool
+	// stopList ends the current action list only (dec_mpls_ttl).
+	stopList bool
 }
 
 // Translate runs in through the bridge's pipeline.
@@ -442,6 +457,9 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	x.Recirc.Readers.RLock()
 	defer x.Recirc.Readers.RUnlock()
 	c := &ctx{x: x, snap: x.snap.Load(), in: in, out: out, v: x.Tables.Version(), inODP: in.Key.InPort}
+	if in.Version != 0 {
+		c.v = in.Version
+	}
 	c.flow.Key = in.Key
 	c.base = in.Key
 	// Always exact: in_port, recirc_id, packet_type, dl_type, and the
@@ -527,7 +545,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	case frozen.Rest != "":
 		// debug_recirc: the rest of the action list it interrupted.
 		c.ind, c.table = 4, start
-		if acts, err := ofp.DecodeActionsWithDebug([]byte(frozen.Rest), mf.OF15); err != nil {
+		if acts, err := decodeRest(frozen.Rest); err != nil {
 			c.fail(err)
 		} else {
 			c.doActions(acts)
@@ -605,6 +623,11 @@ func (c *ctx) finish() {
 	if c.in.Key.NwFrag&flow.FragLater != 0 {
 		k.TpSrc, k.TpDst, k.TCPFlags = 0, 0, 0
 	}
+	// The label stack is matched only on packets that came with one
+	// (push_mpls and set_field may have consulted it).
+	if !odp.IsMPLS(c.in.Key.EthType) {
+		k.MPLSLSE = 0
+	}
 	// A packet that did not come from a tunnel matches no tunnel field
 	// (set_field may have consulted some).
 	if c.in.Key.TunDst == 0 && c.in.Key.TunIPv6Dst == [16]byte{} {
@@ -630,6 +653,12 @@ func (c *ctx) lookupTable(table uint8, tail bool) { c.lookupTableIn(table, tail,
 // lookupTableIn is lookupTable with in_port inPort for the lookup only:
 // the rule's actions see the pipeline's in_port (resubmit(port,table)).
 func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss bool) {
+	if c.wasMPLS {
+		// The lookup could match the L3 header a pop_mpls exposed
+		// (xlate_table_action): the next pass looks up instead.
+		c.mplsRecircLookup()
+		return
+	}
 	if c.depth >= MaxDepth {
 		c.fail(ErrTooDeep)
 		return
@@ -742,6 +771,10 @@ func (c *ctx) doActions(acts []ofp.Action) {
 		a := &acts[i]
 		c.last = i == len(acts)-1 && tailOK
 		c.frames[len(c.frames)-1].i = i
+		if c.wasMPLS && needsMPLSRecirc(a) {
+			c.mplsRecirc(i)
+			return
+		}
 		if c.in.Trace != nil {
 			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.ind, Action: a})
 		}
@@ -765,6 +798,10 @@ func (c *ctx) doActions(acts []ofp.Action) {
 				c.trace("unsupported action %s", a.Raw)
 				c.fail(fmt.Errorf("%w: %s", ErrUnsupported, a.Raw))
 			}
+		}
+		if c.stopList {
+			c.stopList = false
+			return
 		}
 	}
 }
@@ -917,6 +954,7 @@ func (c *ctx) patch(p *Port) {
 	c.out.Patches = append(c.out.Patches, PatchCrossing{c.snap.Bridge, p.OFPort, p.PeerBridge, p.PeerPort})
 	saveX, saveSnap, saveV := c.x, c.snap, c.v
 	saveFlow, saveTable, saveRule, saveStack := c.flow, c.table, c.rule, c.stack
+	saveDeep, saveWasMPLS := c.mplsDeep, c.wasMPLS
 	c.switchBridge(px)
 	saveInd := c.ind
 	c.ind = 4
@@ -938,7 +976,7 @@ func (c *ctx) patch(p *Port) {
 	// This bridge's view of the packet comes back; what the peer
 	// committed stays in the datapath actions, and a later commit here
 	// restores headers the peer changed, as Open vSwitch does.
-	c.flow = saveFlow
+	c.flow, c.mplsDeep, c.wasMPLS = saveFlow, saveDeep, saveWasMPLS
 	c.table, c.rule, c.stack = saveTable, saveRule, saveStack
 	c.ind = saveInd
 	if c.err == nil {
@@ -1014,7 +1052,7 @@ func (c *ctx) packetNow() []byte {
 	var acts odp.Actions
 	for _, a := range c.out.Actions {
 		switch a.Kind {
-		case odp.KindSet, odp.KindSetMasked, odp.KindPushVLAN, odp.KindPopVLAN:
+		case odp.KindSet, odp.KindSetMasked, odp.KindPushVLAN, odp.KindPopVLAN, odp.KindPushMPLS, odp.KindPopMPLS:
 			acts = append(acts, a)
 		}
 	}
