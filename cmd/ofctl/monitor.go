@@ -281,6 +281,17 @@ func recvError(err error) error {
 	return fmt.Errorf("vconn_recv (%s)", strerror(err))
 }
 
+// FormatMessage is Open vSwitch's ofp_to_string: message b as ovs-ofctl
+// prints it at verbosity (the vconn debug log uses 1), or, for the types
+// gvs-ofctl cannot print, its type and a hex dump; it ends in a newline.
+func FormatMessage(b []byte, verbosity int) string {
+	var sb strings.Builder
+	w := bufio.NewWriter(&sb)
+	printAny(w, b, verbosity)
+	w.Flush()
+	return sb.String()
+}
+
 // printAny prints a message in ovs-ofctl's format, or, for the types
 // gvs-ofctl cannot print yet, its type and a hex dump.
 func printAny(w *bufio.Writer, b []byte, verbosity int) {

@@ -198,6 +198,7 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		},
 		Logf:              func(format string, args ...any) { s.d.log.Warn(fmt.Sprintf(format, args...)) },
 		BundleIdleTimeout: func() time.Duration { return time.Duration(s.d.bundleIdle.Load()) },
+		OFDebug:           vconnLog{s.d.logs.Logger("vconn")},
 	})
 	if err != nil {
 		dp.MACTables().Set(br.fdbID, nil)

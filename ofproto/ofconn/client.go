@@ -38,7 +38,7 @@ func Dial(ctx context.Context, target string, cfg Config, h Handler) (*Conn, err
 	if err != nil {
 		return nil, fmt.Errorf("ofconn: connecting to %s: %w", target, err)
 	}
-	c, r, err := handshake(ctx, nc, &cfg, h)
+	c, r, err := handshake(ctx, nc, &cfg, h, target)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("ofconn: %s: %w", target, err)

@@ -49,6 +49,22 @@ type Config struct {
 	// OnClose, if set, is called once when a connection closes, with the
 	// reason (nil after a clean close by either side).
 	OnClose func(s Sender, err error)
+	// Debug, if set, sees every message the connection sends and
+	// receives, hellos included, and its version negotiation (Open
+	// vSwitch's vconn debug log).
+	Debug Debugger
+}
+
+// Debugger logs a connection's messages. Enabled is asked before each
+// message, so a logger that is off costs one call.
+type Debugger interface {
+	Enabled() bool
+	// Message is a message sent or received on the connection named
+	// name ("unix#3", "tcp:10.0.0.1:6653").
+	Message(name string, sent bool, b []byte)
+	// Negotiated reports the version chosen from the two sides' version
+	// bitmaps, in Open vSwitch's words.
+	Negotiated(name string, version uint8, local, peer string)
 }
 
 func (c *Config) bitmap() uint32 {
@@ -221,6 +237,8 @@ type Conn struct {
 	state    State
 	// scratch is reused by the read loop's decodes (dispatch).
 	scratch ofp.Scratch
+	// name is the connection's name in debug logs.
+	name string
 
 	queue chan []byte
 	// wmu guards bw; pending counts messages queued but not yet written.
@@ -313,6 +331,9 @@ func (c *Conn) SendRaw(b []byte) error {
 	}
 	if tap := c.tap.Load(); tap != nil {
 		(*tap)(b)
+	}
+	if d := c.cfg.Debug; d != nil && d.Enabled() {
+		d.Message(c.name, true, b)
 	}
 	if c.pending.Load() == 0 && c.wmu.TryLock() {
 		if c.pending.Load() == 0 {
@@ -433,12 +454,12 @@ func readMsg(r *bufio.Reader, buf []byte) ([]byte, error) {
 
 // handshake sends our hello, reads the peer's and negotiates. On no
 // common version it sends OFPHFC_INCOMPATIBLE and returns ErrIncompatible.
-func handshake(ctx context.Context, nc net.Conn, cfg *Config, h Handler) (*Conn, *bufio.Reader, error) {
+func handshake(ctx context.Context, nc net.Conn, cfg *Config, h Handler, name string) (*Conn, *bufio.Reader, error) {
 	local := cfg.bitmap()
 	if local == 0 {
 		return nil, nil, errors.New("ofconn: no valid versions configured")
 	}
-	c := &Conn{nc: nc, cfg: cfg, h: h, queue: make(chan []byte, cfg.queueLen()),
+	c := &Conn{nc: nc, cfg: cfg, h: h, name: name, queue: make(chan []byte, cfg.queueLen()),
 		done: make(chan struct{}), wdone: make(chan struct{}), bw: bufio.NewWriterSize(nc, writeBufSize)}
 	var vs []uint8
 	for v := uint8(minVersion); v <= maxVersion; v++ {
@@ -456,6 +477,13 @@ func handshake(ctx context.Context, nc net.Conn, cfg *Config, h Handler) (*Conn,
 	}
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
+	debug := cfg.Debug
+	if debug != nil && !debug.Enabled() {
+		debug = nil
+	}
+	if debug != nil {
+		debug.Message(name, true, hello)
+	}
 	if _, err := nc.Write(hello); err != nil {
 		return nil, nil, fmt.Errorf("ofconn: sending hello: %w", err)
 	}
@@ -463,6 +491,9 @@ func handshake(ctx context.Context, nc net.Conn, cfg *Config, h Handler) (*Conn,
 	b, err := readMsg(r, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ofconn: receiving hello: %w", err)
+	}
+	if debug != nil {
+		debug.Message(name, false, b)
 	}
 	m, err := ofp.Decode(b)
 	if err != nil || m.Raw != ofp.RawOFPT_HELLO {
@@ -491,6 +522,9 @@ func handshake(ctx context.Context, nc net.Conn, cfg *Config, h Handler) (*Conn,
 		return nil, nil, fmt.Errorf("%w (we support %s, peer supports %s)", ErrIncompatible, bitmapString(local), bitmapString(peer))
 	}
 	c.version = highest(common)
+	if debug != nil {
+		debug.Negotiated(name, c.version, bitmapString(local), bitmapString(peer))
+	}
 	return c, r, nil
 }
 
@@ -547,6 +581,9 @@ func (c *Conn) readLoop(r *bufio.Reader) error {
 func (c *Conn) dispatch(b []byte) {
 	if tap := c.tap.Load(); tap != nil {
 		(*tap)(b)
+	}
+	if d := c.cfg.Debug; d != nil && d.Enabled() {
+		d.Message(c.name, false, b)
 	}
 	v, xid := b[0], binary.BigEndian.Uint32(b[4:8])
 	m, err := ofp.DecodeWith(b, &c.scratch)

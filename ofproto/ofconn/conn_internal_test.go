@@ -45,7 +45,7 @@ func pipeConn(t *testing.T, cfg Config, h Handler) (*Conn, net.Conn) {
 		}
 		b.Write(hello)
 	}()
-	c, r, err := handshake(context.Background(), a, &cfg, h)
+	c, r, err := handshake(context.Background(), a, &cfg, h, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func FuzzConnInput(f *testing.F) {
 			defer close(done)
 			c, r, err := handshake(context.Background(), a, &cfg, HandlerFunc(func(s Sender, m *ofp.Msg) {
 				s.ReplyError(m, ofp.OFPBRC_EPERM)
-			}))
+			}), "test")
 			if err != nil {
 				a.Close()
 				return

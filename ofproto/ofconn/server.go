@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gvs-project/gvs/internal/unixsock"
@@ -30,6 +31,7 @@ type Server struct {
 	conns     map[*Conn]struct{}
 	closed    bool
 	wg        sync.WaitGroup
+	accepted  atomic.Uint64
 }
 
 // ParseListen turns "punix:PATH" or "ptcp:PORT[:IP]" into a network and
@@ -129,7 +131,7 @@ func (s *Server) serveConn(nc net.Conn, l net.Listener) {
 		to = 10 * time.Second
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), to)
-	c, r, err := handshake(ctx, nc, &s.Config, s.Handler)
+	c, r, err := handshake(ctx, nc, &s.Config, s.Handler, s.connName(nc))
 	cancel()
 	if err != nil {
 		nc.Close()
@@ -153,6 +155,17 @@ func (s *Server) serveConn(nc net.Conn, l net.Listener) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+}
+
+// connName names an accepted connection in debug logs as Open vSwitch
+// does: "unix#N" on a unix socket (N counts the server's connections),
+// "tcp:IP:PORT" of the peer otherwise.
+func (s *Server) connName(nc net.Conn) string {
+	n := s.accepted.Add(1)
+	if nc.LocalAddr().Network() == "unix" {
+		return fmt.Sprintf("unix#%d", n)
+	}
+	return "tcp:" + nc.RemoteAddr().String()
 }
 
 // Conns returns the currently established connections.

@@ -263,7 +263,7 @@ func DialTarget(ctx context.Context, target string, ts *TLSSettings, cfg Config,
 		nc.Close()
 		return nil, fmt.Errorf("ofconn: %s: %w", target, err)
 	}
-	c, r, err := handshake(ctx, tconn, &cfg, h)
+	c, r, err := handshake(ctx, tconn, &cfg, h, target)
 	if err != nil {
 		tconn.Close()
 		return nil, fmt.Errorf("ofconn: %s: %w", target, err)

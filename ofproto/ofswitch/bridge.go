@@ -82,6 +82,10 @@ type Config struct {
 	// FlowLimit is the datapath's dynamic megaflow limit, shared by the
 	// bridges of one datapath; nil: the bridge keeps its own.
 	FlowLimit *FlowLimit
+	// OFDebug, if set, sees the messages of every OpenFlow connection of
+	// the bridge (management, controllers, snoops excepted) for the
+	// vconn debug log.
+	OFDebug ofconn.Debugger
 	// BundleIdleTimeout returns how long a bundle may go without a
 	// message before it is discarded (Open_vSwitch
 	// other_config:bundle-idle-timeout); nil or 0: Open vSwitch's 10 s.
@@ -209,9 +213,11 @@ func New(cfg Config) (*Bridge, error) {
 	b.xl = xlate.New(t, cfg.Recirc)
 	b.xl.Owner = b
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.server = &ofconn.Server{Handler: b, ErrorLog: func(err error) { cfg.Logf("%s: %v", cfg.Name, err) }, UnixPerm: cfg.SocketPerm}
+	b.server = &ofconn.Server{Handler: b, ErrorLog: func(err error) { cfg.Logf("%s: %v", cfg.Name, err) }, UnixPerm: cfg.SocketPerm,
+		Config: ofconn.Config{Debug: cfg.OFDebug}}
 	b.server.OnClose = func(s ofconn.Sender, _ error) { b.conns.remove(s) }
-	b.ctl = &ofconn.Server{Handler: primaryHandler{b}, ErrorLog: b.server.ErrorLog, UnixPerm: cfg.SocketPerm}
+	b.ctl = &ofconn.Server{Handler: primaryHandler{b}, ErrorLog: b.server.ErrorLog, UnixPerm: cfg.SocketPerm,
+		Config: ofconn.Config{Debug: cfg.OFDebug}}
 	b.ctl.OnClose = b.server.OnClose
 	if cfg.RunDir != "" {
 		l, err := b.server.Listen("punix:" + filepath.Join(cfg.RunDir, cfg.Name+".mgmt"))
@@ -444,7 +450,7 @@ func (b *Bridge) startController(target string) context.CancelFunc {
 	}
 	st := &ctlState{created: time.Now()}
 	b.ctlStates[target] = st
-	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{ProbeInterval: 5 * time.Second}, TLS: b.cfg.TLS,
+	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{ProbeInterval: 5 * time.Second, Debug: b.cfg.OFDebug}, TLS: b.cfg.TLS,
 		OnConnect: func(c *ofconn.Conn) {
 			// A controller gets asynchronous messages from the moment it
 			// connects, whether or not it has sent a request yet.
