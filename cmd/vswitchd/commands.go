@@ -309,6 +309,7 @@ func (d *Daemon) cmdDummyReceive(_ context.Context, args []string) (string, erro
 		return "", fmt.Errorf("no such dummy netdev '%s'", args[0])
 	}
 	qid, size := 0, 0
+	queues := map[int]bool{}
 	rest := args[1:]
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
@@ -332,11 +333,24 @@ func (d *Daemon) cmdDummyReceive(_ context.Context, args []string) (string, erro
 		// A full receive queue drops the frame (counted in the port's
 		// rx_dropped) and the command still succeeds, as Open vSwitch's
 		// netdev-dummy/receive does.
-		dev.InjectQueue(qid, frame)
+		if dev.InjectQueue(qid, frame) {
+			queues[qid] = true
+		}
 		size = 0
+	}
+	// Open vSwitch's main thread handles a dummy port's packets before
+	// the command returns, and scripts check the effects right after:
+	// wait (boundedly) for the datapath to have processed them.
+	for q := range queues {
+		dev.WaitProcessed(q, dummyReceiveWait)
 	}
 	return "", nil
 }
+
+// dummyReceiveWait bounds how long netdev-dummy/receive waits for the
+// datapath to process what it injected (a port no worker polls, or an
+// overloaded datapath, must not hang the command).
+const dummyReceiveWait = 2 * time.Second
 
 // packetArg turns a netdev-dummy/receive argument into a frame.
 func packetArg(a string, size int) ([]byte, error) {

@@ -437,6 +437,7 @@ func (d *Daemon) Datapath(typ string) *dpnetdev.Datapath {
 	if fl := d.flowLimit.Load(); fl > 0 {
 		cfg.FlowLimit = int(fl)
 	}
+	cfg.Log = d.logs.Logger("dpif_netdev")
 	dp := dpnetdev.New("ovs-"+typ, cfg)
 	dp.SetRestoreWait(d.restoreWait.Load())
 	if typ == "dummy" {

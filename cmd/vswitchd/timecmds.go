@@ -72,8 +72,13 @@ func (d *Daemon) cmdTimeWarp(ctx context.Context, args []string) (string, error)
 }
 
 // cmdRevalidatorPurge is revalidator/purge: every datapath flow goes, so
-// that the next packets are upcalls again.
+// that the next packets are upcalls again; what the flows counted is
+// credited to their rules first, as Open vSwitch's purge pushes the
+// statistics of the flows it deletes.
 func (d *Daemon) cmdRevalidatorPurge(context.Context, []string) (string, error) {
+	for _, br := range d.sw.ofBridges() {
+		br.Revalidate()
+	}
 	for _, dp := range d.datapaths() {
 		dp.FlowFlush()
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/flow"
@@ -199,6 +200,10 @@ type Config struct {
 	// UpcallRate bounds miss upcalls per second per worker; excess misses
 	// are dropped and counted as Lost. 0 means no bound.
 	UpcallRate int
+	// Log, if set, gets the megaflow changes at debug level in Open
+	// vSwitch's dpif_netdev words ("flow_add: ufid:... mega_ufid:...
+	// MATCH, actions:ACTIONS"), which its test suite and operators grep.
+	Log *slog.Logger
 }
 
 // DefaultConfig returns Open vSwitch's defaults where they exist.

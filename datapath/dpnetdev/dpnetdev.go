@@ -1,9 +1,12 @@
 package dpnetdev
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -287,13 +290,20 @@ func (dp *Datapath) FlowPut(fp *dpif.FlowPut) error {
 		if fp.Flags&dpif.PutModify == 0 {
 			return fmt.Errorf("dpnetdev: put %s: %w", u, dpif.ErrExists)
 		}
+		var old *odp.Actions
 		for _, f := range set.perWork {
 			if f != nil {
+				if old == nil {
+					old = f.actions.Load()
+				}
 				f.actions.Store(&acts)
 				if fp.Flags&dpif.PutZeroStats != 0 {
 					f.zeroStats()
 				}
 			}
+		}
+		if old != nil {
+			dp.logFlowChange(u, set.match, old, acts)
 		}
 		return nil
 	}
@@ -317,13 +327,54 @@ func (dp *Datapath) FlowPut(fp *dpif.FlowPut) error {
 		set.perWork[i] = f
 	}
 	dp.flows[u] = set
+	dp.logFlowChange(u, &m, nil, acts)
 	return nil
+}
+
+// logFlowChange logs a megaflow's installation (old nil) or new actions
+// at debug level as Open vSwitch's log_netdev_flow_change does.
+func (dp *Datapath) logFlowChange(u dpif.UFID, m *flow.Match, old *odp.Actions, acts odp.Actions) {
+	if !dp.debugLogging() {
+		return
+	}
+	l := dp.cfg.Log
+	var b strings.Builder
+	if old != nil {
+		b.WriteString("flow_mod: ")
+	} else {
+		b.WriteString("flow_add: ")
+	}
+	// gvs keeps one UFID per megaflow: it is also the megaflow's.
+	fmt.Fprintf(&b, "ufid:%s mega_ufid:%s %s", u, u, m.Format(false))
+	if old != nil {
+		b.WriteString(", old_actions:")
+		b.WriteString(actionsText(*old))
+	}
+	b.WriteString(", actions:")
+	b.WriteString(actionsText(acts))
+	l.Debug(b.String())
+}
+
+// debugLogging reports whether the debug log is on.
+func (dp *Datapath) debugLogging() bool {
+	l := dp.cfg.Log
+	return l != nil && l.Enabled(context.Background(), slog.LevelDebug)
+}
+
+// actionsText is format_odp_actions: "drop" for none.
+func actionsText(a odp.Actions) string {
+	if len(a) == 0 {
+		return "drop"
+	}
+	return a.String()
 }
 
 // installFromUpcall installs a megaflow produced by a miss in worker w
 // only. It returns the new flow, or nil if not installed (limit, race with
 // another put of the same megaflow).
-func (dp *Datapath) installFromUpcall(w *worker, u dpif.UFID, m *flow.Match, acts odp.Actions) *dpFlow {
+// The debug log shows the packet's own key under the mask (pkt), as Open
+// vSwitch's does.
+func (dp *Datapath) installFromUpcall(w *worker, u dpif.UFID, m *flow.Match, acts odp.Actions, pkt *flow.Key) *dpFlow {
 	if w.id < 0 {
 		// The packet-out worker keeps no megaflows: a packet it
 		// recirculates that misses is executed with the reply's
@@ -355,6 +406,9 @@ func (dp *Datapath) installFromUpcall(w *worker, u dpif.UFID, m *flow.Match, act
 		dp.flows[u] = set
 	}
 	set.perWork[w.id] = f
+	if dp.debugLogging() {
+		dp.logFlowChange(u, &flow.Match{Key: *pkt, Mask: m.Mask}, nil, acts)
+	}
 	return f
 }
 

@@ -314,7 +314,7 @@ func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 		if uf == (dpif.UFID{}) {
 			uf = dpif.UFIDFromMatch(m)
 		}
-		if f := w.dp.installFromUpcall(w, uf, m, r.Actions); f != nil {
+		if f := w.dp.installFromUpcall(w, uf, m, r.Actions, &fr.keys[i]); f != nil {
 			fr.flows[i] = f
 			return
 		}

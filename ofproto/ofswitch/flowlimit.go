@@ -242,4 +242,5 @@ func (b *Bridge) creditOnePacket(out *xlate.Out, n uint64) {
 		b.tables.CountLookups(tl.Table, tl.Matched, 1)
 	}
 	b.creditPatches(out.Patches, 1, n)
+	creditMirrors(out.Mirrors, 1, n)
 }

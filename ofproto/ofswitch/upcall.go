@@ -25,6 +25,8 @@ type ukey struct {
 	learned []xlate.LearnedFlow
 	// patches are the patch ports its packets cross.
 	patches []xlate.PatchCrossing
+	// mirrors are the port mirrors its packets are sent to.
+	mirrors []xlate.MirrorUse
 	seq     uint64 // change sequence at translation
 	// pushed are the megaflow counters already credited to rules.
 	pushedPackets, pushedBytes uint64
@@ -101,7 +103,7 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	} else {
 		b.ukeys.mu.Lock()
 		if _, ok := b.ukeys.m[r.UFID]; !ok {
-			b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, patches: out.Patches, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+			b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, patches: out.Patches, mirrors: out.Mirrors, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
 		}
 		b.ukeys.mu.Unlock()
 	}
@@ -293,6 +295,7 @@ func (b *Bridge) Revalidate() {
 			}
 			uk.seq = seq
 			uk.rules, uk.tables, uk.learned, uk.nfOut, uk.patches = out.Rules, out.Tables, out.Learned, out.NetFlowOutput, out.Patches
+			uk.mirrors = out.Mirrors
 			continue
 		}
 		del = append(del, id)
@@ -412,6 +415,7 @@ func (b *Bridge) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
 	}
 	b.netflowAccount(uk, dp, db, st.TCPFlags, used)
 	b.creditPatches(uk.patches, dp, db)
+	creditMirrors(uk.mirrors, dp, db)
 	for _, tl := range uk.tables {
 		b.tables.CountLookups(tl.Table, tl.Matched, dp)
 	}

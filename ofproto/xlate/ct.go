@@ -49,25 +49,46 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 	if zone != 0 {
 		args = append(args, fmt.Sprintf("zone=%d", zone))
 	}
+	// Every write to ct_mark or ct_label in exec() lands in one value
+	// and mask per field, as Open vSwitch composes one mark= and one
+	// label= from the flow it ran them on: ovs-ofctl sends a 128-bit
+	// set_field:V->ct_label to an OpenFlow 1.0 switch as two 64-bit
+	// loads, and a datapath ct action takes one label.
+	var mark, label ctWrite
 	var nat string
 	for i := range ct.Actions {
 		a := &ct.Actions[i]
 		switch {
 		case a.Type == ofp.ActSetField && a.Field != nil && a.Field.Name == "ct_mark":
-			args = append(args, "mark="+maskedHex(a.Value, a.Mask))
+			mark.add(a.Value, a.Mask)
 		case a.Type == ofp.ActSetField && a.Field != nil && a.Field.Name == "ct_label":
-			args = append(args, "label="+maskedHex(a.Value, a.Mask))
+			label.add(a.Value, a.Mask)
 		case a.Type == ofp.ActLoad && a.Dst.Field != nil && (a.Dst.Field.Name == "ct_mark" || a.Dst.Field.Name == "ct_label"):
 			f := a.Dst.Field
 			v := make([]byte, f.Bytes)
 			copyBits(v, a.Dst.Ofs, a.Value, 0, a.Dst.NBits)
-			key := strings.TrimPrefix(f.Name, "ct_")
-			args = append(args, key+"="+maskedHex(v, subfieldMask(f.Bytes, a.Dst.Ofs, a.Dst.NBits)))
+			w := &mark
+			if f.Name == "ct_label" {
+				w = &label
+			}
+			w.add(v, subfieldMask(f.Bytes, a.Dst.Ofs, a.Dst.NBits))
 		default:
 			if s, ok := natText(a, c); ok {
 				nat = s
 			}
 		}
+	}
+	if mark.v != nil {
+		args = append(args, "mark="+maskedHex(mark.v, mark.m))
+	}
+	if label.v != nil {
+		// Open vSwitch prints a label's mask only when it is partial
+		// (format_u128), a mark's always.
+		text := maskedHex(label.v, label.m)
+		if isAllOnes(label.m) {
+			text = hexOrZero(label.v)
+		}
+		args = append(args, "label="+text)
 	}
 	if name := algNames[ct.Alg]; name != "" {
 		args = append(args, "helper="+name)
@@ -108,6 +129,23 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 	// ct fields and its conntracked flag here, recirculation or not).
 	clearCt(&c.flow.Key)
 	c.conntracked = false
+}
+
+// ctWrite accumulates the writes of exec() to one conntrack field: later
+// writes replace the bits they cover.
+type ctWrite struct{ v, m []byte }
+
+func (w *ctWrite) add(v, m []byte) {
+	if m == nil {
+		m = allOnes(len(v))
+	}
+	if w.v == nil {
+		w.v, w.m = make([]byte, len(v)), make([]byte, len(v))
+	}
+	for i := range min(len(v), len(w.v)) {
+		w.v[i] = w.v[i]&^m[i] | v[i]&m[i]
+		w.m[i] |= m[i]
+	}
 }
 
 // clearCt zeroes a flow's conntrack fields.

@@ -39,6 +39,10 @@
 // sample action as a flow_sample upcall (sample.go); with NetFlow the
 // NetFlow key fields are made exact and the output port is reported.
 //
+// Port mirrors (SetMirrors, mirror.go) follow ofproto-dpif-mirror: a
+// packet received on a source port, or output to a destination port, is
+// also sent to each mirror's output port or output VLAN, once per mirror.
+//
 // # Limits
 //
 // Translation depth 64 and 4,096 resubmits per translation, as Open

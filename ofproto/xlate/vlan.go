@@ -165,6 +165,10 @@ func (c *ctx) normal() {
 		return
 	}
 	c.wc.VLANs[0].TCI |= 0xffff
+	if c.mirrorOutPort(in) {
+		c.trace("NORMAL: input port is mirror output port, dropping")
+		return
+	}
 	outer := c.flow.VLANs[0]
 	tagged := outer.TCI&flow.VLANCFI != 0
 	if !tagged && (c.flow.EthType == flow.EthTypeVLAN || c.flow.EthType == flow.EthTypeQinQ) {
@@ -193,7 +197,8 @@ func (c *ctx) normal() {
 		p.LearnPort = PatchFDBPort(in.OFPort)
 	}
 	for _, q := range c.snap.Sorted {
-		if !includesVLAN(q, vlan) {
+		// A mirror's output port gets only mirrored packets.
+		if !includesVLAN(q, vlan) || c.mirrorOutPort(q) {
 			continue
 		}
 		switch {

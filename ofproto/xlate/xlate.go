@@ -160,6 +160,8 @@ type Xlator struct {
 	missPacketIn atomic.Bool
 	// tableMiss holds each table's miss behaviour; nil: all MissDefault.
 	tableMiss atomic.Pointer[[oftable.NumTables]uint8]
+	// mirrors are the bridge's port mirrors (mirror.go); nil: none.
+	mirrors atomic.Pointer[mirrorSet]
 }
 
 // SetMissPacketIn says whether table misses (MissDefault) send
@@ -367,6 +369,9 @@ type Out struct {
 	// (debug_slow), as Open vSwitch's SLOW_ACTION: no megaflow is
 	// installed (Transient is set too) and ofproto/trace says why.
 	SlowPath bool
+	// Mirrors are the port mirrors every packet of the megaflow is sent
+	// to, for their statistics (mirror.go).
+	Mirrors []MirrorUse
 }
 
 // PatchCrossing is a pass from patch port Port of Bridge into its peer,
@@ -447,6 +452,8 @@ type ctx struct {
 	wasMPLS bool
 	// stopList ends the current action list only (dec_mpls_ttl).
 	stopList bool
+	// mirrors are the mirrors that got the packet (mirror.go).
+	mirrors uint32
 }
 
 // Translate runs in through the bridge's pipeline.
@@ -524,6 +531,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	}
 	c.udpifToMetadata()
 	c.startSampling()
+	mirrorDrop := c.mirrorStart()
 	switch {
 	case in.Resume != nil:
 		if in.Resume.Bridge != c.snap.Bridge {
@@ -538,7 +546,9 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.resume(in.Resume)
 	case in.OFActions != nil:
 		c.ind = 4
-		c.doActions(in.OFActions)
+		if !mirrorDrop {
+			c.doActions(in.OFActions)
+		}
 	case resumeGroup:
 		c.ind, c.table = 4, start
 		c.resumeGroup(&frozen)
@@ -557,7 +567,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.ind = 4
 		// OFPPC_NO_RECV: the first table's rule (or miss) is looked up
 		// and counted, but its actions do not run, as in Open vSwitch.
-		c.skipActions = c.noRecv()
+		c.skipActions = c.noRecv() || mirrorDrop
 		c.firstLookup = true
 		c.lookupTable(start, true)
 	}
@@ -846,7 +856,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		case p != nil && p.PeerBridge != "":
 			c.patch(p)
 		case p != nil && p.Tunnel != nil:
-			c.tunnelOutput(p)
+			c.tunnelOutputMirrored(p)
 		case p != nil && p.ODP != NoODP:
 			c.outputPort(p)
 		default:
@@ -875,11 +885,12 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 				continue
 			}
 			if p.Tunnel != nil {
-				c.tunnelOutput(p)
+				c.tunnelOutputMirrored(p)
 				continue
 			}
 			c.sampleOutput(p.ODP)
 			c.emit(odp.Output(p.ODP))
+			c.mirrorEgress(p)
 		}
 		c.last = last
 		c.sampleFlood(true)
@@ -916,7 +927,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 			return
 		}
 		if p.Tunnel != nil {
-			c.tunnelOutput(p)
+			c.tunnelOutputMirrored(p)
 			return
 		}
 		if p.ODP == NoODP {
@@ -931,9 +942,11 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 // the packet is a tunnel packet arriving for the port's address.
 func (c *ctx) outputPort(p *Port) {
 	if c.terminate(p) {
+		c.mirrorEgress(p)
 		return
 	}
 	c.outputODP(p.ODP)
+	c.mirrorEgress(p)
 }
 
 // switchBridge makes translation continue with another bridge's tables
@@ -955,6 +968,7 @@ func (c *ctx) patch(p *Port) {
 	saveX, saveSnap, saveV := c.x, c.snap, c.v
 	saveFlow, saveTable, saveRule, saveStack := c.flow, c.table, c.rule, c.stack
 	saveDeep, saveWasMPLS := c.mplsDeep, c.wasMPLS
+	saveMirrors, ownMirrors := c.peerMirrors(px)
 	c.switchBridge(px)
 	saveInd := c.ind
 	c.ind = 4
@@ -973,6 +987,7 @@ func (c *ctx) patch(p *Port) {
 	}
 	c.actset, c.actsetGroup = saveSet, saveSetGroup
 	c.x, c.snap, c.v = saveX, saveSnap, saveV
+	c.peerMirrorsDone(saveMirrors, ownMirrors)
 	// This bridge's view of the packet comes back; what the peer
 	// committed stays in the datapath actions, and a later commit here
 	// restores headers the peer changed, as Open vSwitch does.

@@ -40,6 +40,11 @@ type BridgeConfig struct {
 	// FlowTables is the flow_tables column: OpenFlow table id to its
 	// Flow_Table row (flowtable.go); nil when empty.
 	FlowTables map[int64]FlowTableConfig
+	// Mirrors are the Mirror rows of the bridge's mirrors column
+	// (mirror.go), and MirrorWarnings the rows left out, worded as Open
+	// vSwitch logs them.
+	Mirrors        []MirrorConfig
+	MirrorWarnings []string
 }
 
 // PortConfig is one Port row with its interfaces.
@@ -104,6 +109,9 @@ type Status struct {
 	Bridges     map[string]BridgeStatus     // by Bridge UUID
 	Interfaces  map[string]IfaceStatus      // by Interface UUID
 	Controllers map[string]ControllerStatus // by Controller UUID
+	// Mirrors are Mirror.statistics (tx_packets, tx_bytes) by Mirror
+	// UUID, for switches that are MirrorStatusers.
+	Mirrors map[string]map[string]int64
 	// ConntrackErr is the Switch's error applying Config.Datapaths (nil
 	// when fine or not attempted); it is retried on the next Apply.
 	ConntrackErr error

@@ -10,7 +10,7 @@ import (
 // MonitoredTables are the tables and columns the bridge layer reads.
 var MonitoredTables = []client.MonitorTable{
 	{Table: "Open_vSwitch", Columns: []string{"bridges", "next_cfg", "cur_cfg", "datapaths", "other_config", "external_ids", "ovs_version", "datapath_types", "iface_types", "dpdk_version"}},
-	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix", "flow_tables"}},
+	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix", "flow_tables", "mirrors"}},
 	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode"}},
 	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status"}},
 	{Table: "Controller", Columns: []string{"target", "is_connected", "role", "status", "controller_rate_limit", "controller_burst_limit"}},
@@ -27,6 +27,7 @@ var MonitoredTables = []client.MonitorTable{
 	{Table: "sFlow", Columns: nil},
 	{Table: "IPFIX", Columns: nil},
 	{Table: "Flow_Sample_Collector_Set", Columns: nil},
+	{Table: "Mirror", Columns: []string{"name", "select_all", "select_src_port", "select_dst_port", "select_vlan", "output_port", "output_vlan", "snaplen", "statistics"}},
 }
 
 func str(d model.Datum) string {
@@ -178,6 +179,7 @@ func Parse(s *client.Snapshot) Config {
 		}
 		bc.FlowTables = parseFlowTables(s, br)
 		bc.FlowExport = parseFlowExport(s, bc.Name, bu, br, len(bc.Ports))
+		bc.Mirrors = parseMirrors(s, bc.Name, br, bc.Ports, &bc.MirrorWarnings)
 		cfg.Bridges = append(cfg.Bridges, bc)
 	}
 	sort.Slice(cfg.Bridges, func(i, j int) bool { return cfg.Bridges[i].Name < cfg.Bridges[j].Name })

@@ -70,6 +70,8 @@ type appliedBridge struct {
 	failed map[string]string      // name -> error text
 	// flowExport is the flow export configuration last applied.
 	flowExport *FlowExportConfig
+	// mirrors are the mirrors last applied.
+	mirrors []MirrorConfig
 }
 
 // NewReconciler returns a reconciler for sw with nothing applied yet.
@@ -142,6 +144,8 @@ func (r *Reconciler) Apply(cfg *Config) Status {
 		}
 		r.applyPorts(ab, bc, owner)
 		r.applyFlowExport(ab, bc)
+		r.applyMirrors(ab, bc)
+		r.mirrorStatus(bc, &st)
 		st.Bridges[bc.UUID] = r.sw.BridgeStatus(name)
 		if hasCS {
 			for target, cu := range bc.ControllerRows {

@@ -122,6 +122,7 @@ func (r *Runner) writeBack(txn *client.Txn, snap *client.Snapshot, st *Status) {
 			}
 		}
 	}
+	writeMirrorStats(txn, snap, st)
 	for id, bs := range st.Bridges {
 		u, err := model.ParseUUID(id)
 		if err != nil {

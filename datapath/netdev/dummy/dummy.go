@@ -86,7 +86,13 @@ type rxQueue struct {
 	head, n  int
 	signaled bool // note holds a count; cleared when the ring drains
 	note     notifier
-	_        [64]byte
+	// queued counts the frames ever queued, taken those Recv returned;
+	// processed is taken as of the latest Recv call: a receiver
+	// processes what one Recv returned before it calls Recv again
+	// (WaitProcessed).
+	queued, taken uint64
+	processed     atomic.Uint64
+	_             [64]byte
 }
 
 // New opens a dummy port.
@@ -277,6 +283,7 @@ func (d *Device) InjectQueue(q int, frame []byte) bool {
 	i := (r.head + r.n) % len(r.slots)
 	r.slots[i] = append(r.slots[i][:0], frame...)
 	r.n++
+	r.queued++
 	if !r.signaled {
 		r.signaled = true
 		r.note.set()
@@ -284,6 +291,30 @@ func (d *Device) InjectQueue(q int, frame []byte) bool {
 	r.mu.Unlock()
 	if d.rxPcap != nil {
 		d.rxPcap.write(frame)
+	}
+	return true
+}
+
+// WaitProcessed waits until every frame queued on rx queue q so far has
+// been received and processed — its receiver came back to Recv after
+// the batch that held it — or until timeout, and reports which. It makes
+// injection synchronous, as Open vSwitch's netdev-dummy/receive is for
+// ports its main thread polls: tests check the datapath's effects right
+// after it returns.
+func (d *Device) WaitProcessed(q int, timeout time.Duration) bool {
+	if q < 0 || q >= len(d.rxq) {
+		return false
+	}
+	r := &d.rxq[q]
+	r.mu.Lock()
+	target := r.queued
+	r.mu.Unlock()
+	deadline := time.Now().Add(timeout)
+	for r.processed.Load() < target {
+		if d.closed.Load() || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Microsecond)
 	}
 	return true
 }
@@ -321,6 +352,9 @@ func (d *Device) Recv(q int, b *packet.Batch, pool *packet.Pool) (int, error) {
 	r := &d.rxq[q]
 	got, bytes, trunc := 0, 0, 0
 	r.mu.Lock()
+	if r.processed.Load() != r.taken {
+		r.processed.Store(r.taken)
+	}
 	for r.n > 0 && b.N < packet.BatchSize {
 		p := pool.Get()
 		if p.SetData(r.slots[r.head]) {
@@ -332,6 +366,7 @@ func (d *Device) Recv(q int, b *packet.Batch, pool *packet.Pool) (int, error) {
 		got++
 		bytes += p.Len()
 	}
+	r.taken += uint64(got)
 	if r.n == 0 && r.signaled {
 		r.signaled = false
 		r.note.clear()
