@@ -17,6 +17,9 @@
 # sample, so mostly the first iteration's time; one preemption in it
 # (other work on the machine) moves a round's ratio a lot, so look at
 # several rounds and at the load printed with them.
+#
+# CTBENCH=FILE uses a prebuilt ctbench instead of building this tree's;
+# CTBENCH_FLAGS are passed to ctbench (e.g. -noreuse).
 set -euo pipefail
 ovstest=${1:?usage: $0 OVSTEST [ROUNDS] [N_CONNS N_ZONES ITERATIONS]...}
 rounds=${2:-3}
@@ -27,7 +30,12 @@ fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-(cd "$root" && go build -o "$bin/ctbench" ./tests/perf/ctbench)
+if [ -n "${CTBENCH:-}" ]; then
+	# A prebuilt ctbench (e.g. of an earlier version, for a before/after).
+	cp "$CTBENCH" "$bin/ctbench"
+else
+	(cd "$root" && go build -o "$bin/ctbench" ./tests/perf/ctbench)
+fi
 
 # avg prints the four averages (commit, lookup, flush full, flush empty)
 # of one run's output.
@@ -40,7 +48,8 @@ while [ $# -ge 3 ]; do
 	printf '%-6s %14s %14s %16s %17s\n' "" "commit (us)" "lookup (us)" "flush full (us)" "flush empty (us)"
 	for r in $(seq 1 "$rounds"); do
 		o=$("$ovstest" test-conntrack benchmark-zones "${args[@]}" 2>&1 | avg)
-		g=$("$bin/ctbench" benchmark-zones "${args[@]}" 2>&1 | avg)
+		# shellcheck disable=SC2086
+		g=$("$bin/ctbench" ${CTBENCH_FLAGS:-} benchmark-zones "${args[@]}" 2>&1 | avg)
 		read -r oc ol of oe <<<"$o"
 		read -r gc gl gf ge <<<"$g"
 		printf '%-6s %14s %14s %16s %17s\n' "ovs" "$oc" "$ol" "$of" "$oe" "gvs" "$gc" "$gl" "$gf" "$ge"

@@ -73,6 +73,23 @@ func BenchmarkCommitZone10000(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(pkts)), "ns/conn")
 }
 
+// BenchmarkCommitZone10000Reader is BenchmarkCommitZone10000 through a
+// Reader that quiesces after each flush, as a datapath worker between
+// batches: the flushed connections are reused.
+func BenchmarkCommitZone10000Reader(b *testing.B) {
+	tr, clk := newTracker(b)
+	r := tr.NewReader()
+	defer r.Close()
+	pkts := udpPackets(b, 10000)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		tr.FlushZone(1)
+		r.Quiesce()
+		execVia(b, tr, r, pkts, "ct(commit,zone=1)", clk.ns)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(pkts)), "ns/conn")
+}
+
 func BenchmarkFlushFullZone(b *testing.B) {
 	tr, _ := newTracker(b)
 	pkts := udpPackets(b, 10000)
@@ -136,6 +153,27 @@ func BenchmarkLookupOneByOne(b *testing.B) {
 		batch.N = 0
 		batch.Add(p)
 		tr.Execute(&batch, a)
+	}
+}
+
+// BenchmarkLookupOneByOneReader is BenchmarkLookupOneByOne through a
+// Reader (no shared write per call).
+func BenchmarkLookupOneByOneReader(b *testing.B) {
+	tr, clk := newTracker(b)
+	r := tr.NewReader()
+	defer r.Close()
+	pkts := udpPackets(b, 10000)
+	execBatches(tr, pkts, "ct(commit,zone=1)", b)
+	a := ctParams(b, "ct(zone=1)")
+	var batch packet.Batch
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := pkts[i%len(pkts)]
+		p.Md.CtConn = 0
+		batch.N = 0
+		batch.Add(p)
+		r.ExecuteAt(&batch, a, clk.ns)
 	}
 }
 

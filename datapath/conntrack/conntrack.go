@@ -44,6 +44,9 @@ type Config struct {
 	// SkipChecksums disables L3/L4 checksum validation, as for packets
 	// whose checksums a NIC has verified.
 	SkipChecksums bool
+	// NoReuse leaves removed connections to the garbage collector
+	// instead of reusing their memory (see the package doc).
+	NoReuse bool
 }
 
 // Stats are the tracker's counters.
@@ -70,6 +73,7 @@ type Tracker struct {
 	verify  bool
 
 	count    atomic.Int64
+	reuse    reuse
 	maxConns atomic.Uint32
 	liberal  atomic.Bool
 
@@ -144,6 +148,8 @@ func New(cfg Config) *Tracker {
 		m = DefaultMaxConns
 	}
 	t.maxConns.Store(m)
+	t.reuse.limboCap, t.reuse.poolCap, t.reuse.cold = maxLimboConns, maxPooledConns, coldRun
+	t.reuse.off = cfg.NoReuse
 	t.prefault()
 	p := DefaultTimeoutPolicy()
 	t.defPolicy.Store(&p)
@@ -167,7 +173,7 @@ func (t *Tracker) getZone(id uint16, create bool) *zone {
 	if z := t.zones[id].Load(); z != nil || !create {
 		return z
 	}
-	z := newZone(id, int(t.zones[id].sizeHint.Load()))
+	z := newZone(id, t.newTable(max(int(t.zones[id].sizeHint.Load()), minBuckets)))
 	t.initZone(z)
 	if !t.zones[id].CompareAndSwap(nil, z) {
 		return t.zones[id].Load()
@@ -210,7 +216,16 @@ func (t *Tracker) Execute(b *packet.Batch, a *odp.CtParams) {
 // runs many batches per iteration of its loop (a datapath worker) reads
 // the clock once for all of them, as Open vSwitch's conntrack_execute
 // takes its caller's timestamp, instead of once per call.
+//
+// Without a Reader the call holds back the reuse of connections removed
+// while it runs, with a shared atomic counter (two atomic adds per call).
 func (t *Tracker) ExecuteAt(b *packet.Batch, a *odp.CtParams, now int64) {
+	c := t.reuse.enterAnon(unsafe.Pointer(b))
+	t.executeAt(b, a, now)
+	c.Add(-1)
+}
+
+func (t *Tracker) executeAt(b *packet.Batch, a *odp.CtParams, now int64) {
 	if b.N == 1 {
 		// One packet (an upcall, a test, ovstest's benchmark): skip the
 		// batch arrays, whose zeroing alone costs more than a lookup.
@@ -518,8 +533,8 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 	h0 := pi.key.hash(t.seed)
 	if c, _ := z.lookup(&pi.key, h0); c != nil && !c.expired(now) {
 		return c, true // a concurrent commit won
-	} else if c != nil {
-		z.removeLocked(c)
+	} else if c != nil && z.removeLocked(c) {
+		t.retireLocked(z, c)
 		t.count.Add(-1)
 	}
 	if l := z.limit.Load(); l != 0 && z.count.Load() >= int64(l) {
@@ -532,20 +547,16 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 		t.full.Add(1)
 		return nil, false
 	}
-	c := &Conn{}
-	c.nodes[0].key = pi.key
 	rev := pi.key.reverse()
+	var kind uint8
 	if a.NAT != nil && (a.NAT.Src || a.NAT.Dst) {
-		var kind uint8
 		var ok bool
 		if rev, kind, ok = t.chooseNAT(z, &pi.key, a.NAT); !ok {
 			t.count.Add(-1)
 			t.natExhausted.Add(1)
 			return nil, false
 		}
-		c.nodes[0].nat = kind
 	}
-	c.nodes[1].key = rev
 	h1 := rev.hash(t.seed)
 	if o, _ := z.lookup(&rev, h1); o != nil {
 		// The reply key is someone else's key: the tuple space is taken.
@@ -553,6 +564,9 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 		t.natExhausted.Add(1)
 		return nil, false
 	}
+	c := t.newConn(z)
+	c.nodes[0].key, c.nodes[0].nat = pi.key, kind
+	c.nodes[1].key = rev
 	if related {
 		c.flags |= connAlgRelated
 	}
@@ -567,6 +581,7 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 		otherNew(c, pol, now)
 	}
 	z.insertLocked(c, [2]uint64{h0, h1})
+	z.track(t, c)
 	return c, true
 }
 
@@ -574,6 +589,7 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 func (t *Tracker) remove(z *zone, c *Conn) {
 	z.mu.Lock()
 	if !z.dead && z.removeLocked(c) {
+		t.retireLocked(z, c)
 		t.count.Add(-1)
 	}
 	z.mu.Unlock()

@@ -1,10 +1,13 @@
 package conntrack
 
+import "unsafe"
+
 // FlushZone removes every connection of zone z and returns how many there
 // were. It detaches the zone's table with one atomic swap, so it costs the
 // same for a full and an empty zone and never waits for lookups; the
-// garbage collector reclaims the connections. Packets already past the
-// lookup finish with the connection they found (at most one batch).
+// connections, and the table, are reused after a grace period (see the
+// package doc). Packets already past the lookup finish with the
+// connection they found (at most one batch).
 func (t *Tracker) FlushZone(z uint16) int {
 	t.zones[z].flushes.Add(1)
 	if t.zones[z].Load() == nil {
@@ -17,11 +20,14 @@ func (t *Tracker) FlushZone(z uint16) int {
 	old.mu.Lock()
 	old.dead = true
 	n := old.count.Load()
+	conns, tab := old.all, old.tab.Load()
+	old.all, old.spare = nil, nil
 	old.mu.Unlock()
 	if n > 0 {
-		t.zones[z].sizeHint.Store(uint32(min(len(old.tab.Load().heads), maxHintBuckets)))
+		t.zones[z].sizeHint.Store(uint32(min(len(tab.heads), maxHintBuckets)))
 	}
 	t.count.Add(-n)
+	t.retireZone(conns, tab)
 	return int(n)
 }
 
@@ -40,6 +46,8 @@ func (t *Tracker) FlushAll() int {
 // (original or reply direction, as Open vSwitch's flush-conntrack
 // ct-tuple) is k. It reports whether one was found.
 func (t *Tracker) FlushTuple(k Key) bool {
+	ac := t.reuse.enterAnon(unsafe.Pointer(t))
+	defer ac.Add(-1)
 	z := t.zones[k.Zone].Load()
 	if z == nil {
 		return false
@@ -54,6 +62,9 @@ func (t *Tracker) FlushTuple(k Key) bool {
 	}
 	z.mu.Lock()
 	ok := !z.dead && z.removeLocked(c)
+	if ok {
+		t.retireLocked(z, c)
+	}
 	z.mu.Unlock()
 	if ok {
 		t.count.Add(-1)
@@ -69,6 +80,9 @@ func (t *Tracker) FlushTuple(k Key) bool {
 func (t *Tracker) Sweep(now int64, budget int) (removed int, wrapped bool) {
 	t.sweepMu.Lock()
 	defer t.sweepMu.Unlock()
+	// The chains are walked without the zone lock.
+	ac := t.reuse.enterAnon(unsafe.Pointer(t))
+	defer ac.Add(-1)
 	skipped := 0
 	for budget > 0 {
 		if t.sweepZone >= NumZones {
@@ -107,6 +121,7 @@ func (t *Tracker) Sweep(now int64, budget int) (removed int, wrapped bool) {
 			for _, c := range expired[:n] {
 				// Re-check under the lock: a packet may have refreshed it.
 				if !z.dead && c.expired(now) && z.removeLocked(c) {
+					t.retireLocked(z, c)
 					t.count.Add(-1)
 					removed++
 				}

@@ -25,6 +25,9 @@ type node struct {
 	// nat is natSrc|natDst, in nodes[0] only (set before publication).
 	nat uint8
 	key Key
+	// slot is the connection's index in its zone's all, in nodes[0]
+	// only (zone lock).
+	slot uint32
 }
 
 // conn returns the connection n belongs to: n is nodes[0] or nodes[1]
@@ -90,12 +93,54 @@ type zone struct {
 	// exps are the pending helper expectations.
 	// +checklocks:mu
 	exps []expectation
+	// all are the zone's connections in commit order (removals swap the
+	// last into the hole): a flush retires them as one run, whose
+	// memory the next commits reuse in the same order.
+	// +checklocks:mu
+	all []*Conn
+	// spare are pooled connections taken for the next commits, from
+	// spareHead on.
+	// +checklocks:mu
+	spare []*Conn
+	// +checklocks:mu
+	spareHead int
+	// sinceCheck counts fresh allocations since the zone last found
+	// the pool empty.
+	// +checklocks:mu
+	sinceCheck int
 }
 
-func newZone(id uint16, buckets int) *zone {
+func newZone(id uint16, tab *buckets) *zone {
 	z := &zone{id: id}
-	z.tab.Store(newBuckets(max(buckets, minBuckets)))
+	z.tab.Store(tab)
 	return z
+}
+
+// track appends c, just inserted, to z.all.
+//
+// Preconditions: z.mu is held.
+func (z *zone) track(t *Tracker, c *Conn) {
+	if z.all == nil {
+		z.all = t.newList()
+	}
+	c.nodes[0].slot = uint32(len(z.all))
+	z.all = append(z.all, c)
+}
+
+// untrack drops c, just removed, from z.all.
+//
+// Preconditions: z.mu is held.
+func (z *zone) untrack(c *Conn) {
+	i, last := c.nodes[0].slot, len(z.all)-1
+	if int(i) > last || z.all[i] != c {
+		return
+	}
+	if int(i) != last {
+		m := z.all[last]
+		z.all[i], m.nodes[0].slot = m, i
+	}
+	z.all[last] = nil
+	z.all = z.all[:last]
 }
 
 // find walks k's chain in b.
@@ -212,6 +257,10 @@ func (z *zone) resizeLocked(old *buckets, n int) *buckets {
 func (z *zone) forEach(fn func(c *Conn) bool) bool {
 	z.mu.Lock()
 	defer z.mu.Unlock()
+	if z.dead {
+		// Flushed: empty, and its table may be another zone's by now.
+		return true
+	}
 	b := z.tab.Load()
 	for i := range b.heads {
 		for n := b.heads[i].Load(); n != nil; n = n.next.Load() {

@@ -131,20 +131,32 @@ func tcpUpdate(c *Conn, pi *pktInfo, reply bool, liberal bool, p *TimeoutPolicy,
 	if tcpInvalidFlags(f) {
 		return updateInvalid
 	}
-	if f&tcpSYN != 0 && src.state >= tcpsFinWait2 && dst.state >= tcpsFinWait2 {
-		src.state, dst.state = tcpsClosed, tcpsClosed
-		return updateNew
+	if f&(tcpSYN|tcpACK) == tcpSYN {
+		if src.state >= tcpsFinWait2 && dst.state >= tcpsFinWait2 {
+			src.state, dst.state = tcpsClosed, tcpsClosed
+			return updateNew
+		}
+		if src.state <= tcpsSynSent {
+			// A retransmitted SYN, or the same SYN through a second
+			// ct() (OVN's gateway router runs three in one zone):
+			// it must not touch the windows, or the SYN-ACK can fall
+			// outside them, as Open vSwitch's tcp_conn_update.
+			src.state = tcpsSynSent
+			c.setExpiry(p, TCPSynSent, now)
+			return updateValidNew
+		}
 	}
 	var sws, dws uint8
 	if src.wscale&dst.wscale&wscaleFlag != 0 && f&tcpSYN == 0 {
 		sws, dws = src.wscale&wscaleMask, dst.wscale&wscaleMask
-	} else if src.wscale&dst.wscale&wscaleUnknown != 0 {
+	} else if src.wscale&dst.wscale&wscaleUnknown != 0 && f&tcpSYN == 0 {
 		sws, dws = tcpMaxWScale, tcpMaxWScale
 	}
 	win := uint32(pi.win)
 	seq, ack := pi.seq, pi.ack
 	origSeq := seq
 	var end uint32
+	checkAckskew := true
 	if src.state < tcpsSynSent {
 		// First segment from this side (the SYN-ACK, or a pick-up).
 		end = seq + pi.dataLen
@@ -157,6 +169,8 @@ func tcpUpdate(c *Conn, pi *pktInfo, reply bool, liberal bool, p *TimeoutPolicy,
 					win = (win + 1<<sws - 1) >> sws
 					dws = dst.wscale & wscaleMask
 				} else {
+					// The peer does not scale: neither side does.
+					dst.maxWin <<= dst.wscale & wscaleMask
 					dst.wscale = 0
 				}
 			}
@@ -168,6 +182,9 @@ func tcpUpdate(c *Conn, pi *pktInfo, reply bool, liberal bool, p *TimeoutPolicy,
 		src.state = tcpsSynSent
 		if src.seqhi == 1 || seqGEQ(end+max(1, dst.maxWin<<dws), src.seqhi) {
 			src.seqhi = end + max(1, dst.maxWin<<dws)
+			// A new connection or one picked up mid-stream: its acks
+			// are not checked against what was seen.
+			checkAckskew = false
 		}
 		if win > src.maxWin {
 			src.maxWin = win
@@ -191,7 +208,10 @@ func tcpUpdate(c *Conn, pi *pktInfo, reply bool, liberal bool, p *TimeoutPolicy,
 		seq = src.seqlo
 		end = seq
 	}
-	ackskew := int32(dst.seqlo - ack)
+	var ackskew int32
+	if checkAckskew {
+		ackskew = int32(dst.seqlo - ack)
+	}
 	inWindow := seqGEQ(src.seqhi, end) &&
 		seqGEQ(seq, src.seqlo-dst.maxWin<<dws) &&
 		ackskew >= -maxAckWindow && ackskew <= maxAckWindow<<sws &&
@@ -255,10 +275,6 @@ func tcpUpdate(c *Conn, pi *pktInfo, reply bool, liberal bool, p *TimeoutPolicy,
 		c.setExpiry(p, TCPFinWait, now)
 	default:
 		c.setExpiry(p, TCPEstablished, now)
-	}
-	// Until the other side has said anything the connection is new.
-	if !reply && c.tcp[1].state == tcpsClosed {
-		return updateValidNew
 	}
 	return updateValid
 }

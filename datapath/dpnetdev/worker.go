@@ -143,6 +143,11 @@ type worker struct {
 	depth   int
 	gen     uint64
 	nowNano int64
+	// ctr is the poll goroutine's conntrack reader (nil for the
+	// execute worker, which many goroutines share under a lock): ct()
+	// through it costs no shared write, and the loop quiesces it
+	// between batches so that removed connections' memory is reused.
+	ctr *conntrack.Reader
 
 	// upcall rate bound (token bucket, refilled per poll iteration)
 	tokens     float64
@@ -537,7 +542,7 @@ func (w *worker) Conntrack(_ *odp.Context, a *odp.Action, b *packet.Batch) {
 		case conntrack.FragComplete:
 			var one packet.Batch
 			one.Add(whole)
-			ct.Execute(&one, a.Ct)
+			w.ctExecute(&one, a.Ct)
 			for _, f := range frags {
 				conntrack.CopyCtState(f, whole)
 				if ndone == len(done) {
@@ -552,13 +557,22 @@ func (w *worker) Conntrack(_ *odp.Context, a *odp.Action, b *packet.Batch) {
 		}
 	}
 	b.N = kept
-	ct.Execute(b, a.Ct)
+	w.ctExecute(b, a.Ct)
 	for i := 0; i < ndone; i++ {
 		if !b.Add(done[i]) {
 			w.pool.Put(done[i])
 			w.stats.fragDropped.Add(1)
 		}
 	}
+}
+
+// ctExecute runs ct() on b, through the worker's reader if it has one.
+func (w *worker) ctExecute(b *packet.Batch, a *odp.CtParams) {
+	if w.ctr != nil {
+		w.ctr.Execute(b, a)
+		return
+	}
+	w.dp.ct.Execute(b, a)
 }
 
 // MACLearn runs the MAC learn-and-forward action: learn the sources,
@@ -656,6 +670,8 @@ func (w *worker) runPoll() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var b packet.Batch
+	w.ctr = w.dp.ct.NewReader()
+	defer w.ctr.Close()
 	idleRounds := 0
 	for {
 		select {
@@ -680,6 +696,8 @@ func (w *worker) runPoll() {
 			w.flushTx()
 			b.Clear()
 		}
+		// Nothing from conntrack is held between rounds.
+		w.ctr.Quiesce()
 		w.budget.roll(w, w.nowNano, got)
 		if w.rankRequest.Load() {
 			w.rankRequest.Store(false)
@@ -695,6 +713,7 @@ func (w *worker) runPoll() {
 		}
 		// Idle: block until a queue is readable or a short timeout, so
 		// that stop and reassignment are noticed.
+		w.ctr.Offline()
 		_, _ = w.poller.Wait(50 * time.Millisecond)
 	}
 }

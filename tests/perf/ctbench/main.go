@@ -1,7 +1,7 @@
 // Command ctbench measures the zone-keyed connection tracker the way Open
 // vSwitch's `ovstest test-conntrack` does:
 //
-//	ctbench [-cpuprofile FILE] [-v] [-gc] benchmark-zones N_CONNS N_ZONES ITERATIONS
+//	ctbench [-cpuprofile FILE] [-v] [-gc] [-noreuse] benchmark-zones N_CONNS N_ZONES ITERATIONS
 //	ctbench [-cpuprofile FILE] benchmark N_THREADS N_PKTS BATCH_SIZE [CHANGE_CONNECTION]
 //
 // benchmark-zones fills N_ZONES zones with N_CONNS UDP connections each,
@@ -35,6 +35,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/conntrack"
@@ -43,7 +44,7 @@ import (
 )
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ctbench [-cpuprofile FILE] [-v] [-gc] benchmark-zones N_CONNS N_ZONES ITERATIONS\n       ctbench [-cpuprofile FILE] benchmark N_THREADS N_PKTS BATCH_SIZE [CHANGE_CONNECTION]")
+	fmt.Fprintln(os.Stderr, "usage: ctbench [-cpuprofile FILE] [-v] [-gc] [-noreuse] benchmark-zones N_CONNS N_ZONES ITERATIONS\n       ctbench [-cpuprofile FILE] benchmark N_THREADS N_PKTS BATCH_SIZE [CHANGE_CONNECTION]")
 	os.Exit(2)
 }
 
@@ -113,12 +114,12 @@ func (s *stopwatch) stats() (mn, mx, p95, ewma, mean float64) {
 	return v[0], v[len(v)-1], v[min(len(v)-1, len(v)*95/100)], ewma, sum / float64(len(v))
 }
 
-func benchmarkZones(nConns, nZones, iterations uint64, verbose, gcAfterInsert bool) {
+func benchmarkZones(nConns, nZones, iterations uint64, verbose, gcAfterInsert, noReuse bool) {
 	if nConns == 0 || nConns >= 1<<32 || nZones == 0 || nZones >= 1<<16 || iterations == 0 {
 		fmt.Fprintln(os.Stderr, "ctbench: need 1 <= n_conns < 2^32, 1 <= n_zones < 2^16, iterations > 0")
 		os.Exit(2)
 	}
-	tr := conntrack.New(conntrack.Config{})
+	tr := conntrack.New(conntrack.Config{NoReuse: noReuse})
 	start := time.Now()
 	pkts := make([]*packet.Packet, nConns)
 	for i := range pkts {
@@ -136,11 +137,28 @@ func benchmarkZones(nConns, nZones, iterations uint64, verbose, gcAfterInsert bo
 	fmt.Printf("initial packet generation time: %d ms\n", time.Since(start).Milliseconds())
 	var b packet.Batch
 	now := tr.Now()
+	// One reader, as a datapath worker: it quiesces between the phases
+	// (outside the timings), as a worker does once per loop iteration.
+	rd := tr.NewReader()
+	defer rd.Close()
 	exec := func(p *packet.Packet, a *odp.CtParams) {
 		b.N = 0
 		b.Add(p)
-		tr.ExecuteAt(&b, a, now)
+		rd.ExecuteAt(&b, a, now)
 		p.Md.CtConn = 0
+	}
+	if noReuse {
+		exec = func(p *packet.Packet, a *odp.CtParams) {
+			b.N = 0
+			b.Add(p)
+			tr.ExecuteAt(&b, a, now)
+			p.Md.CtConn = 0
+		}
+	}
+	quiesce := func() {
+		if !noReuse {
+			rd.Quiesce()
+		}
 	}
 	commits := make([]*odp.CtParams, nZones)
 	for z := range commits {
@@ -158,6 +176,8 @@ func benchmarkZones(nConns, nZones, iterations uint64, verbose, gcAfterInsert bo
 	}
 	commit1, lookup1 := ct("ct(commit,zone=1)"), ct("ct(zone=1)")
 	var swCommit, swLookup, swFull, swEmpty stopwatch
+	var faults []int64 // minor page faults of each commit phase
+	quiesce()
 	start = time.Now()
 	// One monotonic clock read at each end, as time_usec() in
 	// test-conntrack (time.Now reads the wall clock too).
@@ -166,22 +186,28 @@ func benchmarkZones(nConns, nZones, iterations uint64, verbose, gcAfterInsert bo
 		t0 := mono()
 		tr.FlushZone(1)
 		swFull.add(mono() - t0)
+		quiesce()
 
+		f0 := minorFaults()
 		t0 = mono()
 		for _, p := range pkts {
 			exec(p, commit1)
 		}
 		swCommit.add(mono() - t0)
+		faults = append(faults, minorFaults()-f0)
+		quiesce()
 
 		t0 = mono()
 		for _, p := range pkts {
 			exec(p, lookup1)
 		}
 		swLookup.add(mono() - t0)
+		quiesce()
 
 		t0 = mono()
 		tr.FlushZone(0xffff)
 		swEmpty.add(mono() - t0)
+		quiesce()
 	}
 	fmt.Printf("flush run time: %d ms\n", time.Since(start).Milliseconds())
 	c := [4]*stopwatch{&swCommit, &swLookup, &swFull, &swEmpty}
@@ -191,8 +217,10 @@ func benchmarkZones(nConns, nZones, iterations uint64, verbose, gcAfterInsert bo
 	}
 	if verbose {
 		for i := range swCommit.samples {
-			fmt.Printf("iteration %d: %.2f %.2f %.2f %.2f us\n", i, swCommit.samples[i], swLookup.samples[i], swFull.samples[i], swEmpty.samples[i])
+			fmt.Printf("iteration %d: %.2f %.2f %.2f %.2f us, %d page faults in the commits\n", i, swCommit.samples[i], swLookup.samples[i], swFull.samples[i], swEmpty.samples[i], faults[i])
 		}
+		rs := tr.ReuseStats()
+		fmt.Printf("reused connections: %d, flushed zones not reused (paged out): %d, pooled %d, limbo %d\n", rs.Reused, rs.ColdDropped, rs.Pooled, rs.Limbo)
 	}
 	fmt.Println("results:")
 	fmt.Println("         | ct execute (commit) | ct execute (no commit) | flush full zone | flush empty zone |")
@@ -255,6 +283,7 @@ func main() {
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	verbose := flag.Bool("v", false, "benchmark-zones: print every iteration's samples")
 	gc := flag.Bool("gc", false, "benchmark-zones: run the collector after the initial insert")
+	noReuse := flag.Bool("noreuse", false, "benchmark-zones: leave flushed connections to the collector (conntrack.Config.NoReuse), without a conntrack.Reader")
 	flag.Usage = usage
 	flag.Parse()
 	args := flag.Args()
@@ -281,7 +310,7 @@ func main() {
 		if len(a) != 3 {
 			usage()
 		}
-		benchmarkZones(arg(a[0]), arg(a[1]), arg(a[2]), *verbose, *gc)
+		benchmarkZones(arg(a[0]), arg(a[1]), arg(a[2]), *verbose, *gc, *noReuse)
 	case "benchmark":
 		if len(a) < 3 || len(a) > 4 {
 			usage()
@@ -290,4 +319,13 @@ func main() {
 	default:
 		usage()
 	}
+}
+
+// minorFaults returns the process's minor page faults so far.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt
 }
