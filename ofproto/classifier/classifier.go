@@ -364,6 +364,15 @@ func (c *Classifier[T]) Delete(r *Rule[T]) error {
 func (c *Classifier[T]) Sweep(upTo Version) []*Rule[T] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	due := 0
+	for _, r := range c.removed {
+		if rv := r.remove.Load(); r.st != nil && rv != VersionNotRemoved && rv <= upTo {
+			due++
+		}
+	}
+	if due > 0 && due == c.count {
+		return c.sweepAll()
+	}
 	var out []*Rule[T]
 	keep := c.removed[:0]
 	for _, r := range c.removed {
@@ -378,6 +387,28 @@ func (c *Classifier[T]) Sweep(upTo Version) []*Rule[T] {
 	}
 	clear(c.removed[len(keep):])
 	c.removed = keep
+	return out
+}
+
+// sweepAll is Sweep when every rule in the classifier is due (del-flows):
+// instead of unlinking the rules one by one from the shared prefix tries
+// and stage indices, it publishes empty structures. Lookups still walking
+// the old ones see them unchanged; none can use a version that shows
+// these rules.
+//
+// Preconditions: c.mu is held; every rule in c is in c.removed and due.
+func (c *Classifier[T]) sweepAll() []*Rule[T] {
+	out := make([]*Rule[T], 0, c.count)
+	for _, r := range c.removed {
+		if r.st != nil && r.remove.Load() != VersionNotRemoved {
+			r.st = nil
+			out = append(out, r)
+		}
+	}
+	clear(c.removed)
+	c.removed = c.removed[:0]
+	c.subtables, c.count = nil, 0
+	c.publish(map[words]*subtable[T]{}, &trieSet{fields: c.view.Load().tries.fields})
 	return out
 }
 

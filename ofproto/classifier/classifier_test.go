@@ -390,3 +390,60 @@ func TestCheckOverlapFollowsOpenFlowRules(t *testing.T) {
 		}
 	}
 }
+
+// Sweeping every rule at once (del-flows) empties the classifier in one
+// step; refilled, it answers as the naive model again, prefix tries and
+// stage indices included.
+func TestSweepOfEveryRuleEmptiesAndRefillsCorrectly(t *testing.T) {
+	for _, prefixes := range [][]string{nil, {"ipv6_dst", "ip_dst", "tun_id"}} {
+		t.Run(fmt.Sprint(prefixes), func(t *testing.T) {
+			g := &gen{rng: rand.New(rand.NewPCG(3, 77))}
+			c := mustNew(t, Options{PrefixFields: prefixes})
+			fill := func(v Version) *ref {
+				rf := &ref{}
+				for id := range 300 {
+					r := mustRule(t, g.match(), uint16(g.pick(40)), nil, id)
+					if err := c.Insert(r, v); err != nil {
+						if errors.Is(err, ErrDuplicate) {
+							continue
+						}
+						t.Fatal(err)
+					}
+					rf.rules = append(rf.rules, r)
+				}
+				return rf
+			}
+			rf := fill(1)
+			// Removing all but one leaves a partial sweep.
+			for _, r := range rf.rules[1:] {
+				if err := c.Remove(r, 2); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := len(c.Sweep(2)); n != len(rf.rules)-1 || c.Count() != 1 {
+				t.Fatalf("partial sweep deleted %d, %d left", n, c.Count())
+			}
+			if err := c.Remove(rf.rules[0], 3); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(c.Sweep(3)); n != 1 || c.Count() != 0 {
+				t.Fatalf("sweep of the last rule deleted %d, %d left", n, c.Count())
+			}
+			rf = fill(4)
+			for _, r := range rf.rules {
+				if err := c.Remove(r, 5); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := len(c.Sweep(5)); n != len(rf.rules) || c.Count() != 0 {
+				t.Fatalf("sweep of every rule deleted %d of %d, %d left", n, len(rf.rules), c.Count())
+			}
+			var fl mf.Flow
+			if r := c.Lookup(5, &fl, nil); r != nil {
+				t.Fatalf("lookup in the emptied classifier found %s", desc(r))
+			}
+			rf = fill(6)
+			checkAgainstRef(t, c, rf, g, 300, 7)
+		})
+	}
+}

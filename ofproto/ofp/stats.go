@@ -8,6 +8,7 @@ package ofp
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 )
@@ -110,13 +111,48 @@ func appendEntries(b []byte, v uint8, m multipartReply) ([]byte, error) {
 // is filled with as many whole entries as fit, and every message but the
 // last carries OFPSF_REPLY_MORE. Other messages encode as Encode does.
 func EncodeReplies(v uint8, xid uint32, m Message) ([][]byte, error) {
-	mr, ok := m.(multipartReply)
-	if !ok {
+	if _, ok := m.(multipartReply); !ok {
 		b, err := Encode(nil, v, xid, m)
 		if err != nil {
 			return nil, err
 		}
 		return [][]byte{b}, nil
+	}
+	var out [][]byte
+	w, err := NewMultipartWriter(v, xid, m, func(b []byte) error {
+		out = append(out, b)
+		return nil
+	})
+	if err == nil {
+		err = w.Add(m)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	return out, err
+}
+
+// MultipartWriter encodes a multipart reply of many entries message by
+// message, from batches of entries, and hands each message to a send
+// function as soon as it is full: a reply of 100,000 flows never exists
+// whole in memory. It splits exactly as EncodeReplies.
+type MultipartWriter struct {
+	v      uint8
+	flags  uint16
+	what   string
+	hdr    []byte
+	cur    []byte
+	send   func([]byte) error
+	closed bool
+}
+
+// NewMultipartWriter starts a reply of m's type (m's entries are not
+// added; see Add) for version v and transaction xid. send receives each
+// finished message; it may keep it.
+func NewMultipartWriter(v uint8, xid uint32, m Message, send func([]byte) error) (*MultipartWriter, error) {
+	mr, ok := m.(multipartReply)
+	if !ok {
+		return nil, fmt.Errorf("ofp: %T is not a multipart reply of entries", m)
 	}
 	raw, err := m.RawFor(v)
 	if err != nil {
@@ -124,27 +160,47 @@ func EncodeReplies(v uint8, xid uint32, m Message) ([][]byte, error) {
 	}
 	flags := mr.multipartFlags()
 	hdr := appendHeaders(nil, raw, v, xid, flags|StatsReplyMore)
-	var out [][]byte
-	cur := append([]byte(nil), hdr...)
+	return &MultipartWriter{v: v, flags: flags, what: rawTable[raw].name, hdr: hdr,
+		cur: append([]byte(nil), hdr...), send: send}, nil
+}
+
+// Add appends m's entries (m is of the writer's type).
+func (w *MultipartWriter) Add(m Message) error {
+	mr, ok := m.(multipartReply)
+	if !ok {
+		return fmt.Errorf("ofp: %T is not a multipart reply of entries", m)
+	}
+	var err error
 	for i := 0; i < mr.numEntries(); i++ {
-		start := len(cur)
-		if cur, err = mr.appendEntry(cur, v, i); err != nil {
-			return nil, err
+		start := len(w.cur)
+		if w.cur, err = mr.appendEntry(w.cur, w.v, i); err != nil {
+			return err
 		}
-		if len(cur) <= maxMessageLen {
+		if len(w.cur) <= maxMessageLen {
 			continue
 		}
-		entry := cur[start:]
-		if len(hdr)+len(entry) > maxMessageLen {
-			return nil, errorf(OFPBRC_BAD_LEN, "%s entry of %d bytes does not fit in a message", rawTable[raw].name, len(entry))
+		entry := w.cur[start:]
+		if len(w.hdr)+len(entry) > maxMessageLen {
+			return errorf(OFPBRC_BAD_LEN, "%s entry of %d bytes does not fit in a message", w.what, len(entry))
 		}
-		next := append(append([]byte(nil), hdr...), entry...)
-		out = append(out, finishMsg(cur[:start]))
-		cur = next
+		next := append(append(make([]byte, 0, maxMessageLen), w.hdr...), entry...)
+		if err := w.send(finishMsg(w.cur[:start])); err != nil {
+			return err
+		}
+		w.cur = next
 	}
-	last := finishMsg(cur)
-	binary.BigEndian.PutUint16(last[10:], flags)
-	return append(out, last), nil
+	return nil
+}
+
+// Close sends the last message, without OFPSF_REPLY_MORE.
+func (w *MultipartWriter) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	last := finishMsg(w.cur)
+	binary.BigEndian.PutUint16(last[10:], w.flags)
+	return w.send(last)
 }
 
 func finishMsg(b []byte) []byte {

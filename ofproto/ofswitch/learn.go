@@ -60,6 +60,11 @@ func (ls *learnedSet) admit(lf *xlate.LearnedFlow) bool {
 func (ls *learnedSet) removed(rs []oftable.Removal) []flowKey {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
+	if len(ls.by) == 0 {
+		// No learn flow with delete_learned or a limit ever ran: no
+		// need to build each removed rule's key (it copies the match).
+		return nil
+	}
 	var del []flowKey
 	for _, rm := range rs {
 		k := keyOf(rm.Rule)

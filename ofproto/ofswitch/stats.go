@@ -91,36 +91,76 @@ func (b *Bridge) flowStats(s ofconn.Sender, m *ofp.Msg, req *ofp.FlowStatsReques
 		return s.Reply(m, rep)
 	}
 	now := time.Now()
-	rep := &ofp.FlowStatsReply{Format: req.Format}
 	v := m.Version
-	// The whole reply is built before it is split (as Open vSwitch
-	// splits it, at 64 KiB), so message boundaries match Open vSwitch's.
-	rep.Stats = make([]ofp.FlowStats, 0, len(rules))
-	for _, r := range rules {
-		acts, err := ofp.AppendOfpacts(nil, r.Actions, v, req.Format == ofp.FormatOXM)
+	rs, ok := s.(rawSender)
+	if !ok {
+		rep := &ofp.FlowStatsReply{Format: req.Format, Stats: make([]ofp.FlowStats, 0, len(rules))}
+		for _, r := range rules {
+			fs, err := flowStatsEntry(r, req.Format, v, now, nil)
+			if err != nil {
+				return err
+			}
+			rep.Stats = append(rep.Stats, fs)
+		}
+		return s.Reply(m, rep)
+	}
+	// The reply is encoded and sent a batch of flows at a time, split at
+	// 64 KiB as Open vSwitch splits it: a dump of 100,000 flows does not
+	// hold 100,000 copies of their matches at once.
+	w, err := ofp.NewMultipartWriter(v, m.XID, &ofp.FlowStatsReply{Format: req.Format}, rs.SendRaw)
+	if err != nil {
+		return err
+	}
+	batch := &ofp.FlowStatsReply{Format: req.Format, Stats: make([]ofp.FlowStats, 0, min(len(rules), flowStatsBatch))}
+	var acts []byte
+	for i, r := range rules {
+		if cap(acts) < 512 {
+			acts = make([]byte, 0, 32<<10) // the batch's actions, in one array
+		}
+		fs, err := flowStatsEntry(r, req.Format, v, now, acts)
 		if err != nil {
 			return err
 		}
-		// Open vSwitch keeps times in milliseconds.
-		d := now.Sub(r.Created).Truncate(time.Millisecond)
-		fs := ofp.FlowStats{
-			TableID: r.Table, DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second),
-			Priority: r.Priority, IdleTimeout: r.IdleTimeout, HardTimeout: r.HardTimeout,
-			Flags: r.Flags & 0x1f, Importance: r.Importance, Cookie: r.Cookie,
-			PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load(),
-			Match: r.Match, Actions: acts, IdleAge: -1, HardAge: -1,
-		}
-		if req.Format == ofp.FormatNXM {
-			// Open vSwitch: idle_age counts from the last hit or the add,
-			// not from a modify.
-			fs.IdleAge = int(now.Sub(r.LastUsed()) / time.Second)
-			if r.Modified != r.Created {
-				fs.HardAge = int(now.Sub(r.Modified) / time.Second)
+		acts = fs.Actions[len(fs.Actions):]
+		batch.Stats = append(batch.Stats, fs)
+		if len(batch.Stats) == flowStatsBatch || i == len(rules)-1 {
+			if err := w.Add(batch); err != nil {
+				return err
 			}
+			batch.Stats = batch.Stats[:0]
 		}
-		rep.Stats = append(rep.Stats, fs)
 	}
-	return replyMultipart(s, m, rep)
+	return w.Close()
+}
+
+// flowStatsBatch is how many flows a flow stats reply encodes at a time.
+const flowStatsBatch = 256
+
+// flowStatsEntry is rule r's entry in a flow stats reply; its actions are
+// appended to buf.
+func flowStatsEntry(r *oftable.Rule, format ofp.FlowFormat, v uint8, now time.Time, buf []byte) (ofp.FlowStats, error) {
+	acts, err := ofp.AppendOfpacts(buf, r.Actions, v, format == ofp.FormatOXM)
+	if err != nil {
+		return ofp.FlowStats{}, err
+	}
+	// Open vSwitch keeps times in milliseconds.
+	d := now.Sub(r.Created).Truncate(time.Millisecond)
+	fs := ofp.FlowStats{
+		TableID: r.Table, DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second),
+		Priority: r.Priority, IdleTimeout: r.IdleTimeout, HardTimeout: r.HardTimeout,
+		Flags: r.Flags & 0x1f, Importance: r.Importance, Cookie: r.Cookie,
+		PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load(),
+		Match: r.Match, Actions: acts, IdleAge: -1, HardAge: -1,
+	}
+	if format == ofp.FormatNXM {
+		// Open vSwitch: idle_age counts from the last hit or the add,
+		// not from a modify.
+		fs.IdleAge = int(now.Sub(r.LastUsed()) / time.Second)
+		if r.Modified != r.Created {
+			fs.HardAge = int(now.Sub(r.Modified) / time.Second)
+		}
+	}
+	return fs, nil
 }
 
 func (b *Bridge) tableStats(s ofconn.Sender, m *ofp.Msg) error {
