@@ -233,6 +233,18 @@ func TestConntrackThroughDpctlCommands(t *testing.T) {
 	if got := appctl("dpctl/ct-get-limits", "zone=6"); !strings.Contains(got, "zone=6,limit=3,count=1") {
 		t.Errorf("ct-get-limits zone=6 = %q", got)
 	}
+	// Open vSwitch's words (dpctl.c), as its test suite expects them.
+	for _, c := range []struct{ cmd, want string }{
+		{"dpctl/ct-get-tcp-seq-chk", "TCP sequence checking: enabled\n"},
+		{"dpctl/ct-disable-tcp-seq-chk", "disabling TCP sequence checking successful\n"},
+		{"dpctl/ct-get-tcp-seq-chk", "TCP sequence checking: disabled\n"},
+		{"dpctl/ct-enable-tcp-seq-chk", "enabling TCP sequence checking successful\n"},
+		{"dpctl/ct-get-tcp-seq-chk", "TCP sequence checking: enabled\n"},
+	} {
+		if got := appctl(c.cmd); got != c.want {
+			t.Errorf("%s printed %q, want %q", c.cmd, got, c.want)
+		}
+	}
 }
 
 // TestFDBCommandsShowWhatMacLearnLearned: a datapath flow ending in the

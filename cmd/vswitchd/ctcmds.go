@@ -21,6 +21,20 @@ func (d *Daemon) conntrackCommands() []appctl.Command {
 		{Name: "dpctl/ct-get-nconns", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string { return fmt.Sprintf("%d\n", t.Count()) })},
 		{Name: "dpctl/ct-get-maxconns", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string { return t.GetMaxConns() })},
 		{Name: "dpctl/ct-set-maxconns", Usage: "[dp] maxconns", MinArgs: 1, MaxArgs: 2, Run: d.cmdCtSetMaxConns},
+		{Name: "dpctl/ct-enable-tcp-seq-chk", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string {
+			t.SetTCPLiberal(false)
+			return "enabling TCP sequence checking successful\n"
+		})},
+		{Name: "dpctl/ct-disable-tcp-seq-chk", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string {
+			t.SetTCPLiberal(true)
+			return "disabling TCP sequence checking successful\n"
+		})},
+		{Name: "dpctl/ct-get-tcp-seq-chk", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string {
+			if t.TCPLiberal() {
+				return "TCP sequence checking: disabled\n"
+			}
+			return "TCP sequence checking: enabled\n"
+		})},
 		{Name: "dpctl/ct-set-limits", Usage: "[dp] [default=L] [zone=N,limit=L]...", MaxArgs: appctl.Unlimited, Run: d.cmdCtSetLimits},
 		{Name: "dpctl/ct-del-limits", Usage: "[dp] zone=N1[,N2]...", MinArgs: 1, MaxArgs: 2, Run: d.cmdCtDelLimits},
 		{Name: "dpctl/ct-get-limits", Usage: "[dp] [zone=N1[,N2]...]", MaxArgs: 2, Run: d.cmdCtGetLimits},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -128,19 +129,25 @@ func pipelineMatch(fl *mf.Flow) mf.Match {
 		set(fmt.Sprintf("reg%d", i), r != 0)
 	}
 	set("pkt_mark", k.PktMark != 0)
-	set("ct_state", k.CtState != 0)
+	if k.CtState != 0 {
+		set("ct_state", true)
+		// The Ethertype too: the conntrack fields mean nothing without it.
+		set("eth_type", true)
+		const valid = flow.CsNew | flow.CsEstablished | flow.CsReplyDir
+		if k.CtState&valid != 0 && k.CtNwProto != 0 {
+			v4, v6 := k.EthType == flow.EthTypeIPv4, k.EthType == flow.EthTypeIPv6
+			set("ct_nw_src", v4)
+			set("ct_nw_dst", v4)
+			set("ct_ipv6_src", v6)
+			set("ct_ipv6_dst", v6)
+			set("ct_nw_proto", v4 || v6)
+			set("ct_tp_src", v4 || v6)
+			set("ct_tp_dst", v4 || v6)
+		}
+	}
 	set("ct_zone", k.CtZone != 0)
 	set("ct_mark", k.CtMark != 0)
 	set("ct_label", k.CtLabel != [16]byte{})
-	if k.CtState != 0 && k.CtNwProto != 0 {
-		set("ct_nw_proto", true)
-		set("ct_nw_src", k.CtNwSrc != 0)
-		set("ct_nw_dst", k.CtNwDst != 0)
-		set("ct_ipv6_src", k.CtIPv6Src != [16]byte{})
-		set("ct_ipv6_dst", k.CtIPv6Dst != [16]byte{})
-		set("ct_tp_src", true)
-		set("ct_tp_dst", true)
-	}
 	return m
 }
 

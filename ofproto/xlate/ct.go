@@ -63,10 +63,19 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 			mark.add(a.Value, a.Mask)
 		case a.Type == ofp.ActSetField && a.Field != nil && a.Field.Name == "ct_label":
 			label.add(a.Value, a.Mask)
-		case a.Type == ofp.ActLoad && a.Dst.Field != nil && (a.Dst.Field.Name == "ct_mark" || a.Dst.Field.Name == "ct_label"):
+		case (a.Type == ofp.ActLoad || a.Type == ofp.ActMove && a.Src.Field != nil) &&
+			a.Dst.Field != nil && (a.Dst.Field.Name == "ct_mark" || a.Dst.Field.Name == "ct_label"):
 			f := a.Dst.Field
 			v := make([]byte, f.Bytes)
-			copyBits(v, a.Dst.Ofs, a.Value, 0, a.Dst.NBits)
+			if a.Type == ofp.ActLoad {
+				copyBits(v, a.Dst.Ofs, a.Value, 0, a.Dst.NBits)
+			} else {
+				// move: the source (a register, say) is known now; the
+				// megaflow depends on the bits read.
+				sf := a.Src.Field
+				c.orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
+				copyBits(v, a.Dst.Ofs, c.fieldBytes(sf, &c.flow), a.Src.Ofs, a.Src.NBits)
+			}
 			w := &mark
 			if f.Name == "ct_label" {
 				w = &label

@@ -407,6 +407,9 @@ type ctx struct {
 	rule      *oftable.Rule
 	depth     int
 	resubmits int
+	// ctOrigLookup makes the next table lookup use the conntrack
+	// original tuple (resubmit's ct variant).
+	ctOrigLookup bool
 	// ind is the trace column of the current action list; last says
 	// the action being translated is the last of its list.
 	ind  int
@@ -678,6 +681,13 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 	}
 	oldIn := c.flow.InPort
 	c.flow.InPort = inPort
+	ctOrig := c.ctOrigLookup
+	c.ctOrigLookup = false
+	ipv4 := c.flow.Key.EthType == flow.EthTypeIPv4
+	if ctOrig {
+		swapCtTuple(&c.flow.Key, ipv4)
+		swapCtTuple(&c.wc.Key, ipv4)
+	}
 	r := c.x.Tables.Lookup(c.v, table, &c.flow, &c.wc)
 	packetIn := false
 	// A trace names the table asked for, except for the first lookup of
@@ -686,6 +696,10 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 	shown := table
 	if r == nil && honorMiss {
 		r, table, packetIn = c.miss(table)
+	}
+	if ctOrig {
+		swapCtTuple(&c.flow.Key, ipv4)
+		swapCtTuple(&c.wc.Key, ipv4)
 	}
 	if c.firstLookup {
 		shown, c.firstLookup = table, false
@@ -831,7 +845,32 @@ func (c *ctx) resubmit(a *ofp.Action) {
 	if port := Port16(a.Port); port != PortInPort {
 		in = uint32(port)
 	}
+	if a.Raw == ofp.RawActNXAST_RESUBMIT_TABLE_CT {
+		// resubmit(,T,ct): the lookup sees the conntrack original
+		// tuple in place of the packet's L3/L4 fields.
+		if c.flow.Key.CtNwProto == 0 || !isIP(&c.flow.Key) {
+			c.trace("resubmit(ct) with non-tracked or non-IP packet!")
+			return
+		}
+		c.ctOrigLookup = true
+	}
 	c.lookupTableIn(table, c.last, in, false)
+}
+
+// swapCtTuple exchanges the packet's and the conntrack original tuple's
+// L3/L4 fields, in the flow and in the consulted bits alike (so that
+// bits the lookup consults on the tuple un-wildcard the ct_* fields).
+func swapCtTuple(k *flow.Key, ipv4 bool) {
+	k.NwProto, k.CtNwProto = k.CtNwProto, k.NwProto
+	if ipv4 {
+		k.NwSrc, k.CtNwSrc = k.CtNwSrc, k.NwSrc
+		k.NwDst, k.CtNwDst = k.CtNwDst, k.NwDst
+	} else {
+		k.IPv6Src, k.CtIPv6Src = k.CtIPv6Src, k.IPv6Src
+		k.IPv6Dst, k.CtIPv6Dst = k.CtIPv6Dst, k.IPv6Dst
+	}
+	k.TpSrc, k.CtTpSrc = k.CtTpSrc, k.TpSrc
+	k.TpDst, k.CtTpDst = k.CtTpDst, k.TpDst
 }
 
 // emit appends a datapath action.
