@@ -1,6 +1,10 @@
 package ofp
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
+)
 
 // Continuation properties (NXCPT_*): the switch-private contents of
 // NXT_PACKET_IN2's NXPINT_CONTINUATION property, which a controller
@@ -75,7 +79,7 @@ func AppendContinuation(b []byte, p *PacketInPrivate, v uint8) ([]byte, error) {
 		b, start = ofpropStart(b, nxcptActions)
 		b = append(b, 0, 0, 0, 0)
 		var err error
-		if b, err = AppendActions(b, g.Actions, v); err != nil {
+		if b, err = appendContinuationActions(b, g.Actions, v); err != nil {
 			return nil, err
 		}
 		b = ofpropEnd(b, start)
@@ -137,7 +141,7 @@ func DecodeContinuation(b []byte, v uint8) (*PacketInPrivate, error) {
 			if err != nil {
 				return nil, err
 			}
-			acts, err := DecodeActions(raw, v)
+			acts, err := decodeContinuationActions(raw, v)
 			if err != nil {
 				return nil, err
 			}
@@ -161,4 +165,76 @@ func DecodeContinuation(b []byte, v uint8) (*PacketInPrivate, error) {
 	}
 	_ = binary.BigEndian
 	return p, nil
+}
+
+// appendContinuationActions encodes frozen actions as Open vSwitch's
+// ofpacts_put_openflow_actions does: goto_table and write_metadata, which
+// OpenFlow 1.1 and later have only as instructions, are written in place
+// as those instructions (a pause before a goto_table leaves one in the
+// continuation).
+func appendContinuationActions(b []byte, acts []Action, v uint8) ([]byte, error) {
+	if v < mf.OF11 {
+		return AppendActions(b, acts, v)
+	}
+	run := 0
+	var err error
+	for i := range acts {
+		a := &acts[i]
+		if a.Type != ActGotoTable && a.Type != ActWriteMetadata {
+			continue
+		}
+		if b, err = AppendActions(b, acts[run:i], v); err != nil {
+			return b, err
+		}
+		if a.Type == ActGotoTable {
+			b = binary.BigEndian.AppendUint16(b, InstGotoTable)
+			b = binary.BigEndian.AppendUint16(b, 8)
+			b = append(b, a.Table, 0, 0, 0)
+		} else {
+			b = binary.BigEndian.AppendUint16(b, InstWriteMetadata)
+			b = binary.BigEndian.AppendUint16(b, 24)
+			b = append(b, 0, 0, 0, 0)
+			b = binary.BigEndian.AppendUint64(b, a.Arg)
+			b = binary.BigEndian.AppendUint64(b, a.Arg2)
+		}
+		run = i + 1
+	}
+	return AppendActions(b, acts[run:], v)
+}
+
+// decodeContinuationActions is appendContinuationActions' inverse. From
+// OpenFlow 1.2 on, types 1 and 2 are no actions, so an 8-byte type 1 is
+// the goto_table instruction and a 24-byte type 2 write_metadata.
+func decodeContinuationActions(raw []byte, v uint8) ([]Action, error) {
+	if v < mf.OF12 {
+		return DecodeActions(raw, v)
+	}
+	var out []Action
+	run := 0
+	for off := 0; off+4 <= len(raw); {
+		typ, n := binary.BigEndian.Uint16(raw[off:]), int(binary.BigEndian.Uint16(raw[off+2:]))
+		if n < 8 || off+n > len(raw) {
+			break // DecodeActions reports it
+		}
+		goTo, meta := typ == InstGotoTable && n == 8, typ == InstWriteMetadata && n == 24
+		if goTo || meta {
+			acts, err := DecodeActions(raw[run:off], v)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, acts...)
+			if goTo {
+				out = append(out, Action{Type: ActGotoTable, Table: raw[off+4]})
+			} else {
+				out = append(out, Action{Type: ActWriteMetadata, Arg: binary.BigEndian.Uint64(raw[off+8:]), Arg2: binary.BigEndian.Uint64(raw[off+16:])})
+			}
+			run = off + n
+		}
+		off += n
+	}
+	acts, err := DecodeActions(raw[run:], v)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, acts...), nil
 }

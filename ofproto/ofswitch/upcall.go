@@ -480,6 +480,7 @@ func (b *Bridge) frozenPacketIn(u *dpif.Upcall) bool {
 		clearCtTuple(k)
 	}
 	pi.Flow.InPort, pi.Flow.Regs, pi.Flow.Metadata, pi.Flow.ActsetOutput = fz.InPort, fz.Regs, fz.Metadata, fz.ActsetOutput
+	pi.Flow.Key.TunID, pi.Flow.Key.TunSrc, pi.Flow.Key.TunDst = fz.TunID, fz.TunSrc, fz.TunDst
 	if u.Packet != nil {
 		pi.Data = append([]byte(nil), u.Packet.Data()...)
 	}

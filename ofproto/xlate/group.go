@@ -199,7 +199,10 @@ func (c *ctx) bucket(g *Group, i int, restore bool) {
 	c.ind += 8
 	c.depth++
 	c.inGroup++
+	saveFrames := c.bucketFrames
+	c.bucketFrames = len(c.frames) + 1 // the frame doActions pushes
 	c.doActions(acts)
+	c.bucketFrames = saveFrames
 	c.inGroup--
 	c.depth--
 	c.ind = saveInd

@@ -20,6 +20,11 @@ type Frozen struct {
 	Regs         [mf.NumRegs]uint32
 	Metadata     uint64
 	ActsetOutput uint32
+	// TunID, TunSrc and TunDst are the tunnel metadata the pipeline saw
+	// (it may have written tun_id): Open vSwitch freezes the tunnel
+	// with the registers, and a packet-in's metadata shows it.
+	TunID          uint64
+	TunSrc, TunDst uint32
 	// Group, with HasGroup, resumes in a dp_hash select group: its
 	// bucket by dp_hash, then Rest (the remaining actions, encoded as
 	// OpenFlow 1.5 instructions so the state stays comparable).
@@ -60,10 +65,12 @@ func (fz *Frozen) restore(fl *mf.Flow) {
 	fl.Regs = fz.Regs
 	fl.Metadata = fz.Metadata
 	fl.ActsetOutput = fz.ActsetOutput
+	fl.Key.TunID, fl.Key.TunSrc, fl.Key.TunDst = fz.TunID, fz.TunSrc, fz.TunDst
 }
 
 func freeze(bridge string, table uint8, fl *mf.Flow) Frozen {
-	return Frozen{Bridge: bridge, Table: table, InPort: fl.InPort, Regs: fl.Regs, Metadata: fl.Metadata, ActsetOutput: fl.ActsetOutput}
+	return Frozen{Bridge: bridge, Table: table, InPort: fl.InPort, Regs: fl.Regs, Metadata: fl.Metadata, ActsetOutput: fl.ActsetOutput,
+		TunID: fl.Key.TunID, TunSrc: fl.Key.TunSrc, TunDst: fl.Key.TunDst}
 }
 
 // RecircTable maps recirculation ids to frozen states. Identical states

@@ -434,6 +434,9 @@ type ctx struct {
 	// controller is, for its packet-in reason.
 	inActionSet bool
 	inGroup     int
+	// bucketFrames is len(frames) while a group bucket's own action
+	// list runs.
+	bucketFrames int
 	// skipActions makes the next table lookup run no actions (a packet
 	// from an OFPPC_NO_RECV port).
 	skipActions bool
@@ -940,7 +943,9 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		switch {
 		case c.in.OFActions != nil:
 			reason = ReasonPacketOut
-		case c.inGroup > 0:
+		case c.inGroup > 0 && len(c.frames) == c.bucketFrames:
+			// Only an output in the bucket's own actions; one in a
+			// table a bucket resubmitted to is an "action".
 			reason = ReasonGroup
 		case c.inActionSet:
 			reason = ReasonActionSet
