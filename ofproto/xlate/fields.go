@@ -27,7 +27,19 @@ func (c *ctx) setBytes(f *mf.Field, fl *mf.Flow, v []byte) {
 		_ = f.SetTun(fl, c.tunMap(), v)
 		return
 	}
-	_ = f.Set(fl, clampValid(f, v))
+	v = clampValid(f, v)
+	if f.Set(fl, v) != nil {
+		// Stored narrower than its wire width (arp_op lives in the 8-bit
+		// nw_proto): keep the low bytes, as Open vSwitch's assignment
+		// does, so that a full mask un-wildcards the stored bits.
+		w := append([]byte(nil), v...)
+		for i := 0; i < len(w)-1; i++ {
+			w[i] = 0
+			if f.Set(fl, w) == nil {
+				break
+			}
+		}
+	}
 }
 
 // orField ORs mask into f's bits of wc (un-wildcards them).
@@ -303,16 +315,19 @@ func (c *ctx) commitL3() {
 			var v, m [odp.ImageSize]byte
 			// The ARP opcode lives in the 8-bit nw_proto; a full mask
 			// there is a full mask of the 16-bit opcode (as Open vSwitch).
+			// Only the fields that changed are in the set's mask
+			// (keycmp_mask), so each output's set names what it changes.
 			binary.BigEndian.PutUint16(v[6:], arpOp(f.NwProto))
-			binary.BigEndian.PutUint16(m[6:], arpOp(w.NwProto))
+			binary.BigEndian.PutUint16(m[6:], arpOp(changed(f.NwProto, b.NwProto, w.NwProto)))
+			sha, tha := changed(f.ArpSha, b.ArpSha, w.ArpSha), changed(f.ArpTha, b.ArpTha, w.ArpTha)
 			copy(v[8:14], f.ArpSha[:])
-			copy(m[8:14], w.ArpSha[:])
+			copy(m[8:14], sha[:])
 			binary.BigEndian.PutUint32(v[14:], f.NwSrc)
-			binary.BigEndian.PutUint32(m[14:], w.NwSrc)
+			binary.BigEndian.PutUint32(m[14:], changed(f.NwSrc, b.NwSrc, w.NwSrc))
 			copy(v[18:24], f.ArpTha[:])
-			copy(m[18:24], w.ArpTha[:])
+			copy(m[18:24], tha[:])
 			binary.BigEndian.PutUint32(v[24:], f.NwDst)
-			binary.BigEndian.PutUint32(m[24:], w.NwDst)
+			binary.BigEndian.PutUint32(m[24:], changed(f.NwDst, b.NwDst, w.NwDst))
 			c.emit(odp.NewSet(odp.FieldARP, &v, &m))
 			b.NwSrc, b.NwDst, b.NwProto, b.ArpSha, b.ArpTha = f.NwSrc, f.NwDst, f.NwProto, f.ArpSha, f.ArpTha
 		}
