@@ -29,16 +29,7 @@ func udpPackets(b testing.TB, n int) []*packet.Packet {
 }
 
 func execBatches(tr *Tracker, pkts []*packet.Packet, act string, b testing.TB) {
-	a := ctParams(b, act)
-	var batch packet.Batch
-	for i := 0; i < len(pkts); i += packet.BatchSize {
-		batch.N = 0
-		for _, p := range pkts[i:min(i+packet.BatchSize, len(pkts))] {
-			p.Md = packet.Metadata{}
-			batch.Add(p)
-		}
-		tr.Execute(&batch, a)
-	}
+	execVia(b, tr, nil, pkts, act, tr.Now())
 }
 
 func BenchmarkLookupExisting(b *testing.B) {
@@ -139,29 +130,19 @@ func TestMemoryPerConnection(t *testing.T) {
 
 // BenchmarkLookupOneByOne is ovstest's benchmark-zones lookup phase: one
 // packet per Execute over 10,000 established connections of one zone.
-func BenchmarkLookupOneByOne(b *testing.B) {
-	tr, _ := newTracker(b)
-	pkts := udpPackets(b, 10000)
-	execBatches(tr, pkts, "ct(commit,zone=1)", b)
-	a := ctParams(b, "ct(zone=1)")
-	var batch packet.Batch
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		p := pkts[i%len(pkts)]
-		p.Md.CtConn = 0
-		batch.N = 0
-		batch.Add(p)
-		tr.Execute(&batch, a)
-	}
-}
+func BenchmarkLookupOneByOne(b *testing.B) { benchLookupOneByOne(b, false) }
 
 // BenchmarkLookupOneByOneReader is BenchmarkLookupOneByOne through a
 // Reader (no shared write per call).
-func BenchmarkLookupOneByOneReader(b *testing.B) {
+func BenchmarkLookupOneByOneReader(b *testing.B) { benchLookupOneByOne(b, true) }
+
+func benchLookupOneByOne(b *testing.B, viaReader bool) {
 	tr, clk := newTracker(b)
-	r := tr.NewReader()
-	defer r.Close()
+	var r *Reader
+	if viaReader {
+		r = tr.NewReader()
+		defer r.Close()
+	}
 	pkts := udpPackets(b, 10000)
 	execBatches(tr, pkts, "ct(commit,zone=1)", b)
 	a := ctParams(b, "ct(zone=1)")
@@ -173,7 +154,11 @@ func BenchmarkLookupOneByOneReader(b *testing.B) {
 		p.Md.CtConn = 0
 		batch.N = 0
 		batch.Add(p)
-		r.ExecuteAt(&batch, a, clk.ns)
+		if r != nil {
+			r.ExecuteAt(&batch, a, clk.ns)
+		} else {
+			tr.Execute(&batch, a)
+		}
 	}
 }
 

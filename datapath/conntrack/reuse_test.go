@@ -226,11 +226,7 @@ func TestPagedOutZonesAreNotReused(t *testing.T) {
 	tr.FlushZone(1)
 	r.Quiesce()
 	execVia(t, tr, r, pkts, "ct(commit,zone=1)", clk.ns)
-	for _, c := range zoneConns(tr, 1) {
-		if old[c] {
-			t.Fatal("reused a connection of a paged-out zone")
-		}
-	}
+	wantNoneOf(t, zoneConns(tr, 1), old, "reused a connection of a paged-out zone")
 	if tr.zones[1].Load().tab.Load() == oldTab {
 		t.Fatal("reused the table of a paged-out zone")
 	}
@@ -253,11 +249,7 @@ func TestNoReuseLeavesConnectionsToTheCollector(t *testing.T) {
 	tr.FlushZone(1)
 	r.Quiesce()
 	execVia(t, tr, r, pkts, "ct(commit,zone=2)", clk.ns)
-	for _, c := range zoneConns(tr, 2) {
-		if old[c] {
-			t.Fatal("reused with NoReuse set")
-		}
-	}
+	wantNoneOf(t, zoneConns(tr, 2), old, "reused with NoReuse set")
 	if rs := tr.ReuseStats(); rs != (ReuseStats{}) {
 		t.Fatalf("stats %+v with NoReuse", rs)
 	}
@@ -548,4 +540,14 @@ func TestReaderLookupAndQuiesceDoNotAllocate(t *testing.T) {
 		t.Fatalf("lookup through a Reader allocates %.1f times", allocs)
 	}
 	wantState(t, p, "+trk+est")
+}
+
+// wantNoneOf fails with msg if any of conns is in old.
+func wantNoneOf(t *testing.T, conns []*Conn, old map[*Conn]bool, msg string) {
+	t.Helper()
+	for _, c := range conns {
+		if old[c] {
+			t.Fatal(msg)
+		}
+	}
 }
