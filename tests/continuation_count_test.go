@@ -27,17 +27,34 @@ func TestPausedPacketsResumeOnceLikeOpenVSwitch(t *testing.T) {
 		name   string
 		flows  []string
 		pauses int
+		// vsctl, if set, configures the bridge further; ports are then
+		// the ports whose tx counts are compared.
+		vsctl []string
+		ports []string
 	}{
-		{"actions", []string{"in_port=1 actions=controller(pause),2,controller(pause),3"}, 2},
+		{"actions", []string{"in_port=1 actions=controller(pause),2,controller(pause),3"}, 2, nil, nil},
 		{"resubmit", []string{"table=0,in_port=1 actions=controller(pause),2,controller(pause),resubmit(,1),controller(pause),LOCAL",
-			"table=1,in_port=1 actions=controller(pause),3,controller(pause)"}, 5},
+			"table=1,in_port=1 actions=controller(pause),3,controller(pause)"}, 5, nil, nil},
 		{"action set", []string{"in_port=1 actions=1,controller(pause),resubmit(,1),controller(pause),2",
-			"table=1 actions=write_actions(output:3)"}, 2},
+			"table=1 actions=write_actions(output:3)"}, 2, nil, nil},
+		// The mirror is used once, before the first pause: the resumed
+		// outputs must not send the packet to it again.
+		{"mirroring", []string{"in_port=1 actions=controller(pause),2,controller(pause),3,controller(pause),4,controller(pause)"}, 4,
+			[]string{"add-port", "br0", "p4", "--", "set", "interface", "p4", "type=dummy", "ofport_request=4",
+				"--", "add-port", "br0", "p5", "--", "set", "interface", "p5", "type=dummy", "ofport_request=5",
+				"--", "set", "bridge", "br0", "mirrors=@m",
+				"--", "--id=@p2", "get", "port", "p2", "--", "--id=@p3", "get", "port", "p3", "--", "--id=@p4", "get", "port", "p4",
+				"--", "--id=@p5", "get", "port", "p5",
+				"--", "--id=@m", "create", "mirror", "name=mymirror", "select_dst_port=@p2,@p3,@p4", "output_port=@p5"},
+			[]string{"2", "3", "4", "5"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			session := func(env []string, target string) string {
 				setUpOneBridge(t, env)
+				if tc.vsctl != nil {
+					run(t, env, append([]string{"ovs-vsctl", "--timeout=20"}, tc.vsctl...)...)
+				}
 				mon := startTool(t, env, "ovs-ofctl", "-O", "OpenFlow13", "monitor", "br0", "resume")
 				time.Sleep(500 * time.Millisecond)
 				for _, f := range tc.flows {
@@ -51,7 +68,11 @@ func TestPausedPacketsResumeOnceLikeOpenVSwitch(t *testing.T) {
 				})
 				time.Sleep(time.Second) // room for any extra copies
 				var out []string
-				for _, p := range []string{"2", "3", "LOCAL"} {
+				ports := tc.ports
+				if ports == nil {
+					ports = []string{"2", "3", "LOCAL"}
+				}
+				for _, p := range ports {
 					m := txCountRE.FindStringSubmatch(run(t, env, "ovs-ofctl", "dump-ports", "br0", p))
 					if m == nil {
 						t.Fatalf("no tx pkts for port %s", p)

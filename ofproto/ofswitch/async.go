@@ -268,7 +268,7 @@ func bridgeUUID(name string) [16]byte {
 // encodeContinuation encodes a paused translation for a connection of
 // version v.
 func (b *Bridge) encodeContinuation(ct *xlate.Continuation, v uint8) ([]byte, error) {
-	p := &ofp.PacketInPrivate{Bridge: bridgeUUID(ct.Bridge), Stack: ct.Stack, ODPPort: ct.ODPPort, ActionSet: ct.ActionSet}
+	p := &ofp.PacketInPrivate{Bridge: bridgeUUID(ct.Bridge), Stack: ct.Stack, ODPPort: ct.ODPPort, ActionSet: ct.ActionSet, Mirrors: ct.Mirrors}
 	for _, f := range ct.Frames {
 		p.Groups = append(p.Groups, ofp.ContinuationGroup{TableID: f.Table, Cookie: f.Cookie, Actions: f.Actions})
 	}
@@ -294,7 +294,7 @@ func (b *Bridge) decodeContinuation(raw []byte, v uint8) (*xlate.Continuation, e
 	if name == "" {
 		return nil, xlate.ErrBadContinuation
 	}
-	ct := &xlate.Continuation{Bridge: name, Stack: p.Stack, ODPPort: p.ODPPort, ActionSet: p.ActionSet}
+	ct := &xlate.Continuation{Bridge: name, Stack: p.Stack, ODPPort: p.ODPPort, ActionSet: p.ActionSet, Mirrors: p.Mirrors}
 	for _, g := range p.Groups {
 		ct.Frames = append(ct.Frames, xlate.ContinuationFrame{Table: g.TableID, Cookie: g.Cookie, Actions: g.Actions})
 	}

@@ -37,6 +37,9 @@ type Continuation struct {
 	// ActionSet is the action set at the pause; it runs at the end of
 	// the resumed pipeline.
 	ActionSet []ofp.Action
+	// Mirrors are the bridge's mirrors the packet went to before the
+	// pause: the resumed outputs do not mirror to them again.
+	Mirrors uint32
 }
 
 // ContinuationFrame is the rest of one action list.
@@ -64,12 +67,14 @@ func (c *ctx) continuation() *Continuation {
 		ct.Stack = append(ct.Stack, slices.Clone(e))
 	}
 	ct.ActionSet = slices.Clone(c.actset)
+	ct.Mirrors = c.mirrors
 	return ct
 }
 
 // resume runs a continuation's frames, innermost first.
 func (c *ctx) resume(ct *Continuation) {
 	c.stack = ct.Stack
+	c.mirrors = ct.Mirrors
 	c.actset = slices.Clone(ct.ActionSet)
 	for i := range c.actset {
 		if c.actset[i].Type == ofp.ActGroup {
