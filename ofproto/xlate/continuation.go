@@ -56,13 +56,16 @@ func (c *ctx) continuation() *Continuation {
 	if c.inODP != NoODP {
 		ct.ODPPort = c.inODP
 	}
-	for j := len(c.frames) - 1; j >= 0; j-- {
+	for j := len(c.frames) - 1; j >= c.patchBase; j-- {
 		f := &c.frames[j]
 		ct.Frames = append(ct.Frames, ContinuationFrame{Table: f.table, Cookie: f.cookie, Actions: slices.Clone(f.acts[f.i+1:])})
 	}
 	// A pause while resuming: the outer lists of the continuation being
-	// resumed still follow.
-	ct.Frames = append(ct.Frames, c.resumeFrames...)
+	// resumed still follow (unless the pause is in a patch peer, whose
+	// continuation ends with its own pipeline).
+	if c.patchBase == 0 {
+		ct.Frames = append(ct.Frames, c.resumeFrames...)
+	}
 	for _, e := range c.stack {
 		ct.Stack = append(ct.Stack, slices.Clone(e))
 	}

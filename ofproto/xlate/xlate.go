@@ -437,6 +437,9 @@ type ctx struct {
 	// bucketFrames is len(frames) while a group bucket's own action
 	// list runs.
 	bucketFrames int
+	// patchBase is len(frames) when translation entered the current
+	// patch peer (0 outside one): a continuation holds frames from it on.
+	patchBase int
 	// skipActions makes the next table lookup run no actions (a packet
 	// from an OFPPC_NO_RECV port).
 	skipActions bool
@@ -1013,6 +1016,11 @@ func (c *ctx) patch(p *Port) {
 	saveFlow, saveTable, saveRule, saveStack := c.flow, c.table, c.rule, c.stack
 	saveDeep, saveWasMPLS := c.mplsDeep, c.wasMPLS
 	saveMirrors, ownMirrors := c.peerMirrors(px)
+	// A pause in the peer freezes only the peer's actions; this bridge
+	// goes on after the patch port (Open vSwitch finishes freezing in
+	// patch_port_output).
+	savePatchBase := c.patchBase
+	c.patchBase = len(c.frames)
 	c.switchBridge(px)
 	saveInd := c.ind
 	c.ind = 4
@@ -1030,6 +1038,7 @@ func (c *ctx) patch(p *Port) {
 		c.runActionSet()
 	}
 	c.actset, c.actsetGroup = saveSet, saveSetGroup
+	c.patchBase = savePatchBase
 	c.x, c.snap, c.v = saveX, saveSnap, saveV
 	c.peerMirrorsDone(saveMirrors, ownMirrors)
 	// This bridge's view of the packet comes back; what the peer
