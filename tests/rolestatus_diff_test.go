@@ -121,7 +121,13 @@ func requestForwardSession(t *testing.T, env []string) string {
 	send(3, "051c00280000000200000008000000050002000800000002000400080000001a000a000800000003")
 	send(2, "050f0020000000020000000000000001 00100000 ffffffffffffffff 00000000")
 	send(2, "050f0020000000020001010000000001 00100000 ffffffffffffffff 00000000")
-	for i := 1; i <= 3; i++ {
+	// The sender's barrier first: once it is answered the switch has
+	// handled both group_mods and queued their forwards, so the other
+	// monitors' barrier replies come after them. (Open vSwitch handles
+	// its connections in one thread; gvs handles each in its own, and a
+	// barrier on another connection may overtake a group_mod still in
+	// the sender's socket.)
+	for _, i := range []int{2, 1, 3} {
 		run(t, env, "ovs-appctl", "-t", ctl(i), "ofctl/barrier")
 	}
 	time.Sleep(100 * time.Millisecond)
