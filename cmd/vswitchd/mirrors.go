@@ -12,10 +12,8 @@ import (
 // the parser with a warning, logged here as Open vSwitch logs them;
 // snaplen is not applied (gvs does not truncate mirrored packets).
 func (s *dpSwitch) ConfigureMirrors(name string, mirrors []bridge.MirrorConfig, warnings []string) {
-	s.mu.Lock()
-	b := s.bridges[name]
-	s.mu.Unlock()
-	if b == nil || b.of == nil {
+	of := s.ofBridge(name)
+	if of == nil {
 		return
 	}
 	log := s.d.logs.Logger("bridge")
@@ -36,7 +34,7 @@ func (s *dpSwitch) ConfigureMirrors(name string, mirrors []bridge.MirrorConfig, 
 		}
 		ms = append(ms, m)
 	}
-	for _, n := range b.of.SetMirrors(ms) {
+	for _, n := range of.SetMirrors(ms) {
 		log.Warn(fmt.Sprintf("maximum of %d port mirrors reached, cannot create %s", xlate.MaxMirrors, n))
 	}
 }

@@ -621,10 +621,7 @@ func (w *worker) Meter(_ *odp.Context, id uint32, b *packet.Batch) {
 		b.Pkts[n] = p
 		n++
 	}
-	for i := n; i < b.N; i++ {
-		b.Pkts[i] = nil
-	}
-	b.N = n
+	b.Truncate(n)
 }
 
 // --- the poll loop ---

@@ -327,10 +327,7 @@ func (c *Context) pushVLAN(b *packet.Batch, tpid, tci uint16) {
 		b.Pkts[n] = p
 		n++
 	}
-	for j := n; j < b.N; j++ {
-		b.Pkts[j] = nil
-	}
-	b.N = n
+	b.Truncate(n)
 }
 
 // popVLAN removes the outermost VLAN tag, if there is one.

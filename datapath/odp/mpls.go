@@ -119,10 +119,7 @@ func (c *Context) pushMPLS(b *packet.Batch, lse uint32, ethType uint16) {
 		b.Pkts[n] = p
 		n++
 	}
-	for j := n; j < b.N; j++ {
-		b.Pkts[j] = nil
-	}
-	b.N = n
+	b.Truncate(n)
 }
 
 // pushMPLSOne pushes onto one packet; it reports false when the packet

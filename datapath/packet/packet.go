@@ -349,11 +349,16 @@ func (b *Batch) Add(p *Packet) bool {
 func (b *Batch) Slice() []*Packet { return b.Pkts[:b.N] }
 
 // Clear empties the batch without touching the packets.
-func (b *Batch) Clear() {
-	for i := 0; i < b.N; i++ {
+func (b *Batch) Clear() { b.Truncate(0) }
+
+// Truncate keeps the first n packets (n <= b.N) and drops the batch's
+// references to the rest, as the actions that compact a batch in place
+// (keeping the packets they do not drop) end.
+func (b *Batch) Truncate(n int) {
+	for i := n; i < b.N; i++ {
 		b.Pkts[i] = nil
 	}
-	b.N = 0
+	b.N = n
 }
 
 // Pool is a free list of packets owned by one goroutine (a worker or a

@@ -479,8 +479,7 @@ func (b *Bridge) frozenPacketIn(u *dpif.Upcall) bool {
 		k.CtState, k.CtZone, k.CtMark, k.CtLabel = 0, 0, 0, [16]byte{}
 		clearCtTuple(k)
 	}
-	pi.Flow.InPort, pi.Flow.Regs, pi.Flow.Metadata, pi.Flow.ActsetOutput = fz.InPort, fz.Regs, fz.Metadata, fz.ActsetOutput
-	pi.Flow.Key.TunID, pi.Flow.Key.TunSrc, pi.Flow.Key.TunDst = fz.TunID, fz.TunSrc, fz.TunDst
+	fz.Restore(&pi.Flow)
 	if u.Packet != nil {
 		pi.Data = append([]byte(nil), u.Packet.Data()...)
 	}

@@ -60,7 +60,9 @@ func decodeRest(s string) ([]ofp.Action, error) {
 	return ofp.DecodeOfpactsWithDebug([]byte(s), mf.OF15, true)
 }
 
-func (fz *Frozen) restore(fl *mf.Flow) {
+// Restore puts the pipeline state fz froze back into fl (a thawed pass,
+// or the packet-in of a datapath controller action).
+func (fz *Frozen) Restore(fl *mf.Flow) {
 	fl.InPort = fz.InPort
 	fl.Regs = fz.Regs
 	fl.Metadata = fz.Metadata

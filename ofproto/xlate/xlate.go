@@ -523,7 +523,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 			if fz.FromBridge != "" {
 				c.out.Patches = append(c.out.Patches, PatchCrossing{fz.FromBridge, fz.FromPort, fz.Bridge, uint16(fz.InPort)})
 			}
-			fz.restore(&c.flow)
+			fz.Restore(&c.flow)
 			if err := c.restoreActionSet(fz.ActionSet); err != nil {
 				c.fail(err)
 			}

@@ -110,10 +110,7 @@ func (r *Recorder) Meter(ctx *odp.Context, id uint32, b *packet.Batch) {
 			b.Pkts[n] = p
 			n++
 		}
-		for j := n; j < b.N; j++ {
-			b.Pkts[j] = nil
-		}
-		b.N = n
+		b.Truncate(n)
 	}
 	r.record("meter", id, b)
 }
