@@ -30,13 +30,18 @@ func roleSession(t *testing.T, env []string, version string) string {
 		appctl(i, "ofctl/barrier")
 		appctl(i, "ofctl/send", hdr+"1800180000000200000000000000000000000000000000")
 	}
-	appctl(1, "ofctl/send", hdr+"1800180000000300000003000000008000000000000002")
-	appctl(2, "ofctl/send", hdr+"1800180000000300000002000000008000000000000003")
-	appctl(1, "ofctl/send", hdr+"1800180000000400000002000000000000000000000003")
-	appctl(1, "ofctl/send", hdr+"1800180000000500000002000000000000000000000001")
-	for i := 1; i <= 2; i++ {
+	// A barrier after each request: the monitor prints a reply when it
+	// reads it, so without one the next "send:" line can come first
+	// when the switch answers a moment later (seen under CI load).
+	sendRole := func(i int, hex string) {
+		appctl(i, "ofctl/send", hdr+hex)
 		appctl(i, "ofctl/barrier")
 	}
+	sendRole(1, "1800180000000300000003000000008000000000000002")
+	sendRole(2, "1800180000000300000002000000008000000000000003")
+	sendRole(1, "1800180000000400000002000000000000000000000003")
+	sendRole(1, "1800180000000500000002000000000000000000000001")
+	appctl(2, "ofctl/barrier")
 	time.Sleep(100 * time.Millisecond)
 	var logs []string
 	for _, m := range mons {
