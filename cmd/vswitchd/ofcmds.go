@@ -36,47 +36,63 @@ func (d *Daemon) cmdTrace(_ context.Context, args []string) (string, error) {
 // traceOptions takes ofproto/trace's options out of args, as Open
 // vSwitch accepts them anywhere among the arguments: -generate (trace
 // with a packet composed from the flow), --l7 HEX and --l7-len N (that
-// packet's payload), -consistent and --names (accepted). Any other
-// argument starting with '-' is an unknown option.
-func traceOptions(args []string) (rest []string, generate bool, l7 []byte, err error) {
+// packet's payload), --ct-next STATE (the conntrack state of the next
+// recirculation after ct(), repeatable), -consistent and --names
+// (accepted). Any other argument starting with '-' is an unknown option.
+func traceOptions(args []string) (rest []string, o traceOpts, err error) {
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; a {
 		case "-generate", "--generate":
-			generate = true
+			o.generate = true
 		case "-consistent", "--consistent", "-names", "--names":
-		case "--l7", "--l7-len":
+		case "--l7", "--l7-len", "--ct-next":
 			if i+1 >= len(args) {
-				return nil, false, nil, fmt.Errorf("Missing argument for option %s", a)
+				return nil, o, fmt.Errorf("Missing argument for option %s", a)
 			}
 			i++
-			if a == "--l7" {
-				if l7, err = hex.DecodeString(strings.ReplaceAll(args[i], " ", "")); err != nil {
-					return nil, false, nil, errors.New("Trailing garbage in packet data")
+			switch a {
+			case "--l7":
+				if o.l7, err = hex.DecodeString(strings.ReplaceAll(args[i], " ", "")); err != nil {
+					return nil, o, errors.New("Trailing garbage in packet data")
 				}
-				continue
+			case "--l7-len":
+				n, _ := strconv.Atoi(args[i])
+				if n > 64000 {
+					return nil, o, fmt.Errorf("%s: too much L7 data", args[i])
+				}
+				o.l7 = make([]byte, max(n, 0))
+			default:
+				st, err := flow.ParseCtState(args[i])
+				if err != nil {
+					return nil, o, err
+				}
+				o.ctNext = append(o.ctNext, st)
 			}
-			n, _ := strconv.Atoi(args[i])
-			if n > 64000 {
-				return nil, false, nil, fmt.Errorf("%s: too much L7 data", args[i])
-			}
-			l7 = make([]byte, max(n, 0))
 		default:
 			if strings.HasPrefix(a, "-") {
-				return nil, false, nil, fmt.Errorf("%s: unknown option", a)
+				return nil, o, fmt.Errorf("%s: unknown option", a)
 			}
 			rest = append(rest, a)
 		}
 	}
-	return rest, generate, l7, nil
+	return rest, o, nil
+}
+
+// traceOpts are ofproto/trace's options (traceOptions).
+type traceOpts struct {
+	generate bool
+	l7       []byte
+	ctNext   []uint8
 }
 
 // trace runs ofproto/trace's arguments; acts, if not empty, are a
 // packet-out's actions to trace instead of the tables.
 func (d *Daemon) trace(args []string, acts string) (string, error) {
-	args, generate, l7, err := traceOptions(args)
+	args, opts, err := traceOptions(args)
 	if err != nil {
 		return "", err
 	}
+	generate, l7 := opts.generate, opts.l7
 	// The forms, as Open vSwitch tells them apart: odp_flow, dp_name
 	// odp_flow or bridge br_flow, each optionally followed by a packet
 	// in hex (the last argument, when it decodes as one).
@@ -121,6 +137,7 @@ func (d *Daemon) trace(args []string, acts string) (string, error) {
 		in.Flow = fl
 	}
 	in.Packet = pkt
+	in.CtNext = opts.ctNext
 	if generate {
 		key := in.Flow.Key
 		if in.ODPKey != nil {

@@ -3,6 +3,7 @@ package vswitchd
 import (
 	"bytes"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -123,26 +124,36 @@ func TestTraceOptionsSplitsOpenVSwitchsOptions(t *testing.T) {
 		rest     []string
 		generate bool
 		l7       int
+		ctNext   []uint8
 		err      string
 	}{
-		{[]string{"br0", "in_port=1", "-generate"}, []string{"br0", "in_port=1"}, true, 0, ""},
-		{[]string{"--generate", "br0", "in_port=1"}, []string{"br0", "in_port=1"}, true, 0, ""},
-		{[]string{"br0", "in_port=1", "--l7", "0a0b0c", "-generate"}, []string{"br0", "in_port=1"}, true, 3, ""},
-		{[]string{"br0", "in_port=1", "--l7-len", "10", "-generate"}, []string{"br0", "in_port=1"}, true, 10, ""},
-		{[]string{"-consistent", "br0", "in_port=1", "0102"}, []string{"br0", "in_port=1", "0102"}, false, 0, ""},
-		{[]string{"br0", "in_port=1", "--l7"}, nil, false, 0, "Missing argument for option --l7"},
-		{[]string{"br0", "in_port=1", "--l7-len", "64001"}, nil, false, 0, "64001: too much L7 data"},
-		{[]string{"br0", "in_port=1", "--bogus"}, nil, false, 0, "--bogus: unknown option"},
+		{[]string{"br0", "in_port=1", "-generate"}, []string{"br0", "in_port=1"}, true, 0, nil, ""},
+		{[]string{"--generate", "br0", "in_port=1"}, []string{"br0", "in_port=1"}, true, 0, nil, ""},
+		{[]string{"br0", "in_port=1", "--l7", "0a0b0c", "-generate"}, []string{"br0", "in_port=1"}, true, 3, nil, ""},
+		{[]string{"br0", "in_port=1", "--l7-len", "10", "-generate"}, []string{"br0", "in_port=1"}, true, 10, nil, ""},
+		{[]string{"-consistent", "br0", "in_port=1", "0102"}, []string{"br0", "in_port=1", "0102"}, false, 0, nil, ""},
+		{[]string{"br0", "in_port=1,tcp", "--ct-next", "trk,est", "--ct-next", "trk rpl,est"},
+			[]string{"br0", "in_port=1,tcp"}, false, 0, []uint8{0x22, 0x2a}, ""},
+		{[]string{"br0", "in_port=1", "--l7"}, nil, false, 0, nil, "Missing argument for option --l7"},
+		{[]string{"br0", "in_port=1", "--ct-next"}, nil, false, 0, nil, "Missing argument for option --ct-next"},
+		{[]string{"br0", "in_port=1", "--ct-next", "trk,bogus"}, nil, false, 0, nil, "bogus: unknown connection tracking state flag"},
+		{[]string{"br0", "in_port=1", "--ct-next", "new,est"}, nil, false, 0, nil,
+			"new|est: invalid connection state: If \"trk\" is unset, no other flags are set\n" +
+				"new|est: invalid connection state: \"new\" and \"est\" are mutually exclusive\n"},
+		{[]string{"br0", "in_port=1", "--l7-len", "64001"}, nil, false, 0, nil, "64001: too much L7 data"},
+		{[]string{"br0", "in_port=1", "--bogus"}, nil, false, 0, nil, "--bogus: unknown option"},
 	} {
-		rest, gen, l7, err := traceOptions(tc.args)
+		rest, o, err := traceOptions(tc.args)
 		if tc.err != "" {
 			if err == nil || err.Error() != tc.err {
 				t.Errorf("%v: err %v, want %q", tc.args, err, tc.err)
 			}
 			continue
 		}
-		if err != nil || gen != tc.generate || len(l7) != tc.l7 || strings.Join(rest, " ") != strings.Join(tc.rest, " ") {
-			t.Errorf("%v: rest %q generate %v l7 %d err %v; want %q %v %d", tc.args, rest, gen, len(l7), err, tc.rest, tc.generate, tc.l7)
+		if err != nil || o.generate != tc.generate || len(o.l7) != tc.l7 || strings.Join(rest, " ") != strings.Join(tc.rest, " ") ||
+			!slices.Equal(o.ctNext, tc.ctNext) {
+			t.Errorf("%v: rest %q generate %v l7 %d ct-next %#x err %v; want %q %v %d %#x",
+				tc.args, rest, o.generate, len(o.l7), o.ctNext, err, tc.rest, tc.generate, tc.l7, tc.ctNext)
 		}
 	}
 }

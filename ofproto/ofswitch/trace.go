@@ -26,6 +26,9 @@ type TraceInput struct {
 	// Actions, if not nil, are traced as a packet-out's actions instead
 	// of the flow tables (ofproto/trace-packet-out).
 	Actions []ofp.Action
+	// CtNext are the conntrack states the recirculations after ct()
+	// resume with, in order (--ct-next); once used up, trk|new.
+	CtNext []uint8
 }
 
 // ParseTraceActions reads ofproto/trace-packet-out's actions argument in
@@ -91,19 +94,26 @@ func (b *Bridge) Trace(in TraceInput) string {
 	var queue []*xlate.TraceEvent
 	b.tracePassActions(&sb, fl, key, pkt, &queue, 0, in.Actions)
 	// Follow the recirculations ct() made, as Open vSwitch does, with
-	// ct_state=trk|new and NAT simulated as translating to the first
-	// address and port of the range. Bounded: each pass is a fresh
-	// translation that may queue more.
+	// the --ct-next states in turn, then ct_state=trk|new, and NAT
+	// simulated as translating to the first address and port of the
+	// range. Bounded: each pass is a fresh translation that may queue
+	// more.
+	ctNext := in.CtNext
 	for n := 0; n < len(queue) && n < maxTracePasses; n++ {
 		ev := queue[n]
 		rfl := *ev.Flow
 		rfl.Key.RecircID = ev.RecircID
-		rfl.Key.CtState = flow.CsTracked | flow.CsNew
 		rfl.Key.CtZone = ev.Ct.Zone
 		rfl.Key.CtMark, rfl.Key.CtLabel = 0, [16]byte{}
 		clearCtTuple(&rfl.Key)
 		sb.WriteString("\n\n" + strings.Repeat("=", 79) + "\n")
-		fmt.Fprintf(&sb, "recirc(%#x) - resume conntrack with default ct_state=trk|new (use --ct-next to customize)\n", ev.RecircID)
+		if len(ctNext) > 0 {
+			rfl.Key.CtState, ctNext = ctNext[0], ctNext[1:]
+			fmt.Fprintf(&sb, "recirc(%#x) - resume conntrack with ct_state=%s\n", ev.RecircID, flow.FormatCtState(rfl.Key.CtState))
+		} else {
+			rfl.Key.CtState = flow.CsTracked | flow.CsNew
+			fmt.Fprintf(&sb, "recirc(%#x) - resume conntrack with default ct_state=trk|new (use --ct-next to customize)\n", ev.RecircID)
+		}
 		if nat := ev.Ct.NAT; nat != nil {
 			sb.WriteString("Replacing src/dst IP/ports to simulate NAT:\n Initial flow: ")
 			writeIPFlow(&sb, &rfl.Key, nat)

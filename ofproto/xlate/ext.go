@@ -259,9 +259,17 @@ func (c *ctx) clone(acts []ofp.Action) {
 		restore()
 		return
 	}
+	c.dpClone(acts)
+	restore()
+}
+
+// dpClone translates acts, and the action set they leave, into a
+// datapath clone(), after committing pending changes so that they are
+// not emitted both inside and after it. Conntrack state and a pop_mpls
+// inside do not affect what follows (an in-place clone's do, as in Open
+// vSwitch); the caller restores the flow.
+func (c *ctx) dpClone(acts []ofp.Action) {
 	c.commit()
-	// A pop_mpls inside a datapath clone does not affect what follows it
-	// (an in-place clone's does, as in Open vSwitch).
 	saveBase, saveBaseDeep, saveOut, saveCT, saveWasMPLS := c.base, c.baseDeep, c.out.Actions, c.conntracked, c.wasMPLS
 	c.out.Actions = nil
 	c.doActions(acts)
@@ -269,7 +277,6 @@ func (c *ctx) clone(acts []ofp.Action) {
 	sub := c.out.Actions
 	c.out.Actions = saveOut
 	c.base, c.baseDeep, c.conntracked, c.wasMPLS = saveBase, saveBaseDeep, saveCT, saveWasMPLS
-	restore()
 	if len(sub) > 0 {
 		c.emit(odp.Clone(sub))
 	}

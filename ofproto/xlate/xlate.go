@@ -414,6 +414,10 @@ type ctx struct {
 	// the action being translated is the last of its list.
 	ind  int
 	last bool
+	// peerClone makes the next lookup translate a non-reversible
+	// rule's actions in a datapath clone (a patch port that is not the
+	// last action).
+	peerClone bool
 	// noTail makes the next action list's last action not a tail call
 	// (trace layout of check_pkt_len's first branch, as Open vSwitch).
 	noTail bool
@@ -727,8 +731,8 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 		}
 		c.in.Trace(ev)
 	}
-	skip := c.skipActions
-	c.skipActions = false
+	skip, peerClone := c.skipActions, c.peerClone
+	c.skipActions, c.peerClone = false, false
 	if packetIn && !skip {
 		oldTable, oldRule := c.table, c.rule
 		c.table, c.rule = table, nil
@@ -745,7 +749,11 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 			c.depth++
 		}
 		c.table, c.rule = table, r
-		if !skip {
+		switch {
+		case skip:
+		case peerClone && !reversible(r.Actions):
+			c.dpClone(r.Actions)
+		default:
 			c.doActions(r.Actions)
 		}
 		if deepens {
@@ -1012,6 +1020,7 @@ func (c *ctx) patch(p *Port) {
 		return
 	}
 	c.out.Patches = append(c.out.Patches, PatchCrossing{c.snap.Bridge, p.OFPort, p.PeerBridge, p.PeerPort})
+	last := c.last
 	saveX, saveSnap, saveV := c.x, c.snap, c.v
 	saveFlow, saveTable, saveRule, saveStack := c.flow, c.table, c.rule, c.stack
 	saveDeep, saveWasMPLS := c.mplsDeep, c.wasMPLS
@@ -1034,6 +1043,11 @@ func (c *ctx) patch(p *Port) {
 	saveSet, saveSetGroup := c.actset, c.actsetGroup
 	c.actset, c.actsetGroup = nil, false
 	if pp := c.snap.Ports[p.PeerPort]; pp == nil || !pp.NoRecv {
+		// Unless the patch port is the last output, the first rule's
+		// actions go into a datapath clone when later set actions could
+		// not undo them (ct, meter, nat: Open vSwitch's
+		// clone_xlate_actions for patch ports).
+		c.peerClone = !last
 		c.lookupTable(0, true)
 		c.runActionSet()
 	}
