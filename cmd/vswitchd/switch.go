@@ -1198,7 +1198,8 @@ func flowTables(cfg *bridge.BridgeConfig) map[uint8]ofswitch.TableSettings {
 		if id < 0 || id >= 254 {
 			continue
 		}
-		ts := ofswitch.TableSettings{Name: ft.Name, MaxFlows: oftable.Unlimited, Evict: ft.OverflowPolicy == "evict", Groups: ft.Groups}
+		ts := ofswitch.TableSettings{Name: ft.Name, MaxFlows: oftable.Unlimited, Evict: ft.OverflowPolicy == "evict", Groups: ft.Groups,
+			Prefixes: ft.Prefixes}
 		if ft.FlowLimit >= 0 && ft.FlowLimit < math.MaxUint32 {
 			ts.MaxFlows = int(ft.FlowLimit)
 		}

@@ -129,6 +129,17 @@ var prefixFields = func() map[string]*prefixField {
 	}
 }()
 
+// PrefixFieldName returns the canonical name of a field a prefix trie
+// can track, given its name or alias ("nw_src" is "ip_src"); false for
+// any other field.
+func PrefixFieldName(name string) (string, bool) {
+	f := prefixFields[name]
+	if f == nil {
+		return "", false
+	}
+	return f.name, true
+}
+
 // plen returns the prefix length the mask has on the field, 0 when the
 // field is wildcarded or its mask is not a prefix (CIDR) mask.
 func (p *prefixField) plen(mask *mf.Flow) int { return cidrLen(p.get(mask), p.nbits) }

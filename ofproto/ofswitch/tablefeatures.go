@@ -3,9 +3,11 @@ package ofswitch
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/gvs-project/gvs/ofproto/classifier"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -188,6 +190,9 @@ type TableSettings struct {
 	Evict bool
 	// Groups are the eviction fairness fields ("NXM_OF_IN_PORT[]").
 	Groups []string
+	// Prefixes are the prefix-trie fields as configured (nil: the
+	// default ones, ip_dst and ip_src).
+	Prefixes []string
 }
 
 // Table name sources: a name set through OVSDB overrides one set through
@@ -237,7 +242,42 @@ func (b *Bridge) SetTables(ts map[uint8]TableSettings) {
 		b.tableNames[t].set(s.Name, nameLevelOVSDB)
 		b.mu.Unlock()
 		b.sendFlowRemoved(b.tables.SetLimit(uint8(t), oftable.Limit{MaxFlows: s.MaxFlows, Evict: s.Evict, Groups: groups}))
+		if err := b.tables.SetPrefixFields(uint8(t), b.prefixFields(t, s.Prefixes)); err != nil {
+			b.cfg.Logf("bridge %s table %d: %v", b.cfg.Name, t, err)
+		}
 	}
+}
+
+// prefixFields reads a Flow_Table prefixes column as Open vSwitch's
+// bridge does: "none" turns the tries off, fields that cannot be
+// tracked and those past the third are left out with a warning, and
+// without a usable field the defaults apply (nil).
+func (b *Bridge) prefixFields(t int, cfg []string) []string {
+	var names []string
+	useDefault := true
+	for _, n := range cfg {
+		if n == "none" {
+			useDefault, names = false, []string{}
+			break
+		}
+		name, ok := classifier.PrefixFieldName(n)
+		switch {
+		case !ok:
+			b.cfg.Logf("bridge %s: 'prefixes' with incompatible field: %s", b.cfg.Name, n)
+			continue
+		case len(names) >= classifier.MaxPrefixFields:
+			b.cfg.Logf("bridge %s: 'prefixes' with too many fields, field not used: %s", b.cfg.Name, n)
+			continue
+		case slices.Contains(names, name):
+			continue
+		}
+		useDefault = false
+		names = append(names, name)
+	}
+	if useDefault {
+		return nil
+	}
+	return names
 }
 
 // tableName is table t's name: "" unless configured (Open vSwitch sends

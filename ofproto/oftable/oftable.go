@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -244,6 +245,29 @@ func New(cfg Config) (*Tables, error) {
 // switch bumps its revalidation sequence). It runs with the writer lock
 // held and must not call back into Tables.
 func (t *Tables) OnChange(f func()) { t.mu.Lock(); t.onChange = f; t.mu.Unlock() }
+
+// SetPrefixFields makes table track names in its prefix tries (the
+// classifier's default when nil, none when empty); a change wakes the
+// revalidation, since megaflows un-wildcard other bits from now on.
+func (t *Tables) SetPrefixFields(table uint8, names []string) error {
+	if int(table) >= NumTables {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.tables[table]
+	if names == nil {
+		names = classifier.DefaultPrefixFields
+	}
+	before := c.PrefixFields()
+	if err := c.SetPrefixFields(names...); err != nil {
+		return fmt.Errorf("oftable: table %d: %w", table, err)
+	}
+	if !slices.Equal(before, c.PrefixFields()) && t.onChange != nil {
+		t.onChange()
+	}
+	return nil
+}
 
 // ReadLock marks a translation in progress: removed rules are not freed
 // until it calls ReadUnlock. Lookups require it.

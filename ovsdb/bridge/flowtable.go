@@ -19,6 +19,9 @@ type FlowTableConfig struct {
 	OverflowPolicy string
 	// Groups are the eviction fairness fields, as "NXM_OF_IN_PORT[]".
 	Groups []string
+	// Prefixes are the fields the table's prefix tries track, as
+	// written (nil when unset: the default ones).
+	Prefixes []string
 }
 
 // parseFlowTables reads a Bridge row's flow_tables column; references
@@ -47,6 +50,9 @@ func parseFlowTables(s *client.Snapshot, br *client.Row) map[int64]FlowTableConf
 		if g := strs(r.Get("groups")); len(g) > 0 {
 			ft.Groups = g
 		}
+		if p := strs(r.Get("prefixes")); len(p) > 0 {
+			ft.Prefixes = p
+		}
 		if n := optInt64(r.Get("flow_limit")); n != nil {
 			ft.FlowLimit = *n
 		}
@@ -60,6 +66,6 @@ func parseFlowTables(s *client.Snapshot, br *client.Row) map[int64]FlowTableConf
 func flowTablesEqual(a, b map[int64]FlowTableConfig) bool {
 	return maps.EqualFunc(a, b, func(x, y FlowTableConfig) bool {
 		return x.Name == y.Name && x.FlowLimit == y.FlowLimit && x.OverflowPolicy == y.OverflowPolicy &&
-			slices.Equal(x.Groups, y.Groups)
+			slices.Equal(x.Groups, y.Groups) && slices.Equal(x.Prefixes, y.Prefixes)
 	})
 }

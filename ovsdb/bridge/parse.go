@@ -20,7 +20,7 @@ var MonitoredTables = []client.MonitorTable{
 	{Table: "Datapath", Columns: nil},
 	{Table: "CT_Zone", Columns: nil},
 	{Table: "CT_Timeout_Policy", Columns: []string{"timeouts"}},
-	{Table: "Flow_Table", Columns: []string{"name", "flow_limit", "overflow_policy", "groups"}},
+	{Table: "Flow_Table", Columns: []string{"name", "flow_limit", "overflow_policy", "groups", "prefixes"}},
 	// Flow export (flowexport.go): all columns, so the 3.2 schema's
 	// additions are read when the server has them.
 	{Table: "NetFlow", Columns: nil},
