@@ -135,7 +135,8 @@ func TestMissUpcallInstallsMegaflowUsedByLaterPackets(t *testing.T) {
 	h := &portHandler{install: true}
 	s.dp.SetUpcallHandler(h)
 	// Three packets of different 5-tuples in one batch: the first misses
-	// and installs an in_port megaflow that covers the other two.
+	// and installs an in_port megaflow that covers the other two, which
+	// leave after it.
 	s.send(1, udpFrame(1), udpFrame(2), udpFrame(3))
 	s.send(1, udpFrame(4))
 	if h.misses.Load() != 1 {
@@ -150,8 +151,10 @@ func TestMissUpcallInstallsMegaflowUsedByLaterPackets(t *testing.T) {
 	}
 	var dumped []dpif.Flow
 	s.dp.FlowDump(func(f *dpif.Flow) bool { dumped = append(dumped, *f); return true })
-	if len(dumped) != 1 || dumped[0].Match.Key.InPort != 1 || dumped[0].Stats.Packets != 4 {
-		t.Fatalf("dump = %+v, want one in_port=1 flow with 4 packets", dumped)
+	// The packet that missed is not the megaflow's (Open vSwitch's
+	// datapaths count only the packets a flow matched).
+	if len(dumped) != 1 || dumped[0].Match.Key.InPort != 1 || dumped[0].Stats.Packets != 3 {
+		t.Fatalf("dump = %+v, want one in_port=1 flow with 3 packets", dumped)
 	}
 	if got := dumped[0].Actions.String(); got != "2" {
 		t.Fatalf("dumped actions %q, want %q", got, "2")

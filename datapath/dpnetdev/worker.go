@@ -284,8 +284,8 @@ func (w *worker) lookupMisses(b *packet.Batch, fr *frame, nmiss int) {
 	}
 }
 
-// upcall handles one miss. On success fr.flows[i] is set to the installed
-// flow, or the packet is executed on its own and b.Pkts[i] set to nil.
+// upcall handles one miss: the packet is executed on its own (or
+// dropped) and b.Pkts[i] set to nil.
 func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 	w.stats.missed.Add(1)
 	hb := w.dp.handler.Load()
@@ -319,17 +319,13 @@ func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 		if uf == (dpif.UFID{}) {
 			uf = dpif.UFIDFromMatch(m)
 		}
-		if f := w.dp.installFromUpcall(w, uf, m, r.Actions, &fr.keys[i]); f != nil {
-			fr.flows[i] = f
-			return
-		}
-		if f, ok := w.cls.Lookup(&fr.keys[i]); ok && !f.dead.Load() {
-			fr.flows[i] = f
-			return
-		}
+		w.dp.installFromUpcall(w, uf, m, r.Actions, &fr.keys[i])
 	}
-	// Not installed (flow limit, or the handler asked not to): execute
-	// the actions on this packet alone.
+	// The packet that missed is executed on its own with the reply's
+	// actions and is not counted in the megaflow's statistics, as in
+	// Open vSwitch's datapaths (the handler credits it to the rules):
+	// a megaflow's packets are those it matched. Later packets of this
+	// batch find the megaflow (lookupMisses looks again).
 	var one packet.Batch
 	one.Add(b.Pkts[i])
 	b.Pkts[i] = nil

@@ -219,10 +219,10 @@ func idleSince(st time.Time, created, now time.Time) time.Duration {
 	return now.Sub(st)
 }
 
-// creditUninstalled credits a packet executed without a megaflow (over
-// the flow limit) to the rules and tables that translated it, as Open
-// vSwitch's upcall handler does: no megaflow will carry its statistics.
-func (b *Bridge) creditUninstalled(out *xlate.Out, u *dpif.Upcall) {
+// creditUpcall credits the packet of an upcall to the rules and tables
+// that translated it, as Open vSwitch's upcall handler does: the datapath
+// executes it apart, so no megaflow carries its statistics.
+func (b *Bridge) creditUpcall(out *xlate.Out, u *dpif.Upcall) {
 	n := uint64(0)
 	if u.Packet != nil {
 		n = uint64(u.Packet.Len())
@@ -238,9 +238,7 @@ func (b *Bridge) creditOnePacket(out *xlate.Out, n uint64) {
 	for _, r := range out.Rules {
 		r.Stats.Add(1, n, now)
 	}
-	for _, tl := range out.Tables {
-		b.tables.CountLookups(tl.Table, tl.Matched, 1)
-	}
+	b.countLookups(out.Tables, 1)
 	b.creditPatches(out.Patches, 1, n)
 	creditMirrors(out.Mirrors, 1, n)
 }

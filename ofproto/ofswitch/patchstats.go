@@ -91,3 +91,13 @@ func (b *Bridge) patchPortStats(port uint16) ofp.PortStats {
 		TxPackets: pc.txPackets.Load(), TxBytes: pc.txBytes.Load(),
 		RxDropped: na, TxDropped: na, RxErrors: na, TxErrors: na, RxFrameErr: na, RxOverErr: na, RxCRCErr: na, Collisions: na}
 }
+
+// countLookups credits n packets to the table lookups of a translation,
+// each in the bridge that made it.
+func (b *Bridge) countLookups(ls []xlate.TableLookup, n uint64) {
+	for _, tl := range ls {
+		if tb := b.bridgeNamed(tl.Bridge); tb != nil {
+			tb.tables.CountLookups(tl.Table, tl.Matched, n)
+		}
+	}
+}

@@ -99,14 +99,21 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 		// limit: the datapath executes the actions on this packet
 		// without installing a megaflow.
 		r.Install = false
-		b.creditUninstalled(&out, u)
 	} else {
 		b.ukeys.mu.Lock()
-		if _, ok := b.ukeys.m[r.UFID]; !ok {
-			b.ukeys.m[r.UFID] = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, patches: out.Patches, mirrors: out.Mirrors, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+		uk := b.ukeys.m[r.UFID]
+		if uk == nil {
+			uk = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, patches: out.Patches, mirrors: out.Mirrors, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+			b.ukeys.m[r.UFID] = uk
 		}
 		b.ukeys.mu.Unlock()
+		if u.Packet != nil {
+			b.netflowAccount(uk, 1, uint64(u.Packet.Len()), u.Key.TCPFlags, time.Now())
+		}
 	}
+	// The datapath executes this packet without counting it in the
+	// megaflow (as Open vSwitch's): its rules are credited here.
+	b.creditUpcall(&out, u)
 	// A megaflow with controller actions sends its packets to userspace
 	// (Userspace makes their packet-ins), this one included: the
 	// datapath runs the installed actions on it.
@@ -416,9 +423,7 @@ func (b *Bridge) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
 	b.netflowAccount(uk, dp, db, st.TCPFlags, used)
 	b.creditPatches(uk.patches, dp, db)
 	creditMirrors(uk.mirrors, dp, db)
-	for _, tl := range uk.tables {
-		b.tables.CountLookups(tl.Table, tl.Matched, dp)
-	}
+	b.countLookups(uk.tables, dp)
 	b.applyLearned(uk.learned)
 }
 

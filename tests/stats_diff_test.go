@@ -1,0 +1,85 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// statsSteps send packets through a megaflow and through a patch port
+// by packet-out, then dump the datapath flows, the rules and the
+// tables: the packet that made the megaflow is the rules' and the
+// tables', not the megaflow's (Open vSwitch's datapaths count only the
+// packets a flow matched), and a patch peer's lookups are its own
+// bridge's. Then translations that fail on the depth and resubmit
+// limits.
+func statsSteps() []ofStep {
+	const pkt = "in_port(1),eth(src=50:54:00:00:00:09,dst=50:54:00:00:00:0a),eth_type(0x1234)"
+	of13 := func(args ...string) ofStep { return ofctl(append([]string{"-O", "OpenFlow13"}, args...)...) }
+	s := []ofStep{
+		ofctl("add-flow", "br0", "in_port=1,actions=mod_vlan_vid:3,output:2"),
+		appctl("netdev-dummy/receive", "p1", pkt),
+		appctl("netdev-dummy/receive", "p1", pkt),
+		appctl("netdev-dummy/receive", "p1", pkt),
+		settle,
+		appctl("dpif/dump-flows", "br0"),
+		ofctl("dump-flows", "br0"),
+		of13("dump-tables", "br0"),
+		// A packet-out through a patch port into a bridge that misses.
+		{"ovs-vsctl", []string{"add-br", "br1", "--", "set", "bridge", "br1", "datapath_type=dummy", "fail-mode=secure",
+			"--", "add-port", "br0", "patch0", "--", "set", "interface", "patch0", "type=patch", "options:peer=patch1", "ofport_request=10",
+			"--", "add-port", "br1", "patch1", "--", "set", "interface", "patch1", "type=patch", "options:peer=patch0", "ofport_request=11"}},
+		of13("packet-out", "br0", "CONTROLLER", "output:10", "50540000000a5054000000091234"),
+		of13("packet-out", "br0", "CONTROLLER", "output:10", "50540000000a5054000000091234"),
+		of13("dump-tables", "br0"),
+		of13("dump-tables", "br1"),
+		ofctl("del-flows", "br0"),
+	}
+	// Open vSwitch's "backward resubmit" and "exponential resubmit
+	// chain" pipelines.
+	var back, chain []string
+	back = append(back, "table=0,actions=resubmit(,66)")
+	for i := 2; i <= 66; i++ {
+		back = append(back, fmt.Sprintf("table=%d,actions=resubmit(,%d)", i, i-1))
+	}
+	back = append(back, "table=1,actions=local")
+	for i := 1; i <= 64; i++ {
+		chain = append(chain, fmt.Sprintf("in_port=%d,actions=resubmit:%d,resubmit:%d,local", i, i+1, i+1))
+	}
+	chain = append(chain, "in_port=65,actions=local")
+	s = append(s, ofStep{tool: "file", args: []string{"flows.txt", strings.Join(back, "\n") + "\n"}},
+		ofctl("add-flows", "br0", "flows.txt"),
+		appctl("ofproto/trace", "br0", "eth_dst=ff:ff:ff:ff:ff:ff"),
+		ofctl("del-flows", "br0"),
+		ofctl("add-flow", "br0", "actions=resubmit:1,resubmit:2,output:3"),
+		appctl("ofproto/trace", "br0", "eth_dst=ff:ff:ff:ff:ff:ff"),
+		ofctl("del-flows", "br0"),
+		ofStep{tool: "file", args: []string{"flows.txt", strings.Join(chain, "\n") + "\n"}},
+		ofctl("add-flows", "br0", "flows.txt"),
+		appctl("ofproto/trace", "br0", "in_port=1"),
+	)
+	return s
+}
+
+// traceErrors keeps, of a trace, the command, its error reports and its
+// last line; other steps whole.
+func traceErrors(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if !strings.Contains(lines[0], "ofproto/trace") {
+		return s
+	}
+	out := lines[:1]
+	for _, l := range lines[1:] {
+		if strings.Contains(l, ">>>>") {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return strings.Join(append(out, lines[len(lines)-1]), "\n")
+}
+
+// TestStatisticsAndTranslationLimitsLikeOpenVSwitch requires Open
+// vSwitch's datapath flow, rule and table counters for statsSteps, and
+// its words when a translation goes too deep or resubmits too often.
+func TestStatisticsAndTranslationLimitsLikeOpenVSwitch(t *testing.T) {
+	diffOneBridgeAgainstOpenVSwitch(t, statsSteps, traceErrors)
+}
