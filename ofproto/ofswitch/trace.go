@@ -176,6 +176,8 @@ func traceLine(sb *strings.Builder, ev *xlate.TraceEvent) {
 		fmt.Fprintf(sb, "\n%sbridge(\"%s\")\n%s%s\n", pad(ev.Indent), ev.Text, pad(ev.Indent), strings.Repeat("-", len(ev.Text)+10))
 	case xlate.TraceSkip:
 		fmt.Fprintf(sb, "%s>> %s\n", pad(ev.Indent), ev.Text)
+	case xlate.TraceError:
+		fmt.Fprintf(sb, "%s>>>> %s <<<<\n", pad(ev.Indent), ev.Text)
 	}
 }
 
@@ -234,7 +236,7 @@ func (b *Bridge) tracePassActions(sb *strings.Builder, fl mf.Flow, key flow.Key,
 		sb.WriteString("This flow is handled by the userspace slow path because it:\n  - Uses action(s) not supported by datapath.\n")
 	}
 	if out.Err != nil {
-		fmt.Fprintf(sb, "Translation failed (%v), packet is dropped.\n", out.Err)
+		fmt.Fprintf(sb, "Translation failed (%s), packet is dropped.\n", xlate.Reason(out.Err))
 	}
 }
 

@@ -139,6 +139,7 @@ func (c *ctx) group(id uint32) {
 	if c.depth >= MaxDepth {
 		// Groups may chain to groups (themselves too): the same bound
 		// as resubmit.
+		c.traceError("over max translation depth %d", MaxDepth)
 		c.fail(ErrTooDeep)
 		return
 	}

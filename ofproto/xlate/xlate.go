@@ -50,7 +50,8 @@ const (
 	MaxResubmits = 4096
 )
 
-// Errors a translation can end with; the packet is dropped.
+// Errors a translation can end with; the packet is dropped. Reason
+// gives the words Open vSwitch's traces use for them.
 var (
 	ErrTooDeep        = errors.New("xlate: translation depth exceeds 64")
 	ErrTooManyResubs  = errors.New("xlate: over 4096 resubmit actions")
@@ -260,6 +261,7 @@ const (
 	TraceAction                        // Action is about to run
 	TraceNote                          // Text explains what happened
 	TraceSkip                          // Text says why an action did nothing
+	TraceError                         // Text says why the translation failed
 	TraceBridge                        // translation continues in bridge Text
 	// TraceRecirc: ct froze the pipeline for recirculation RecircID;
 	// Flow is the flow at the freeze and Ct the datapath ct action.
@@ -383,8 +385,10 @@ type PatchCrossing struct {
 	PeerPort   uint16
 }
 
-// TableLookup is one table lookup of a translation.
+// TableLookup is one table lookup of a translation, in bridge Bridge
+// (a patch port's peer looks up its own tables).
 type TableLookup struct {
+	Bridge  string
 	Table   uint8
 	Matched bool
 }
@@ -611,6 +615,35 @@ func (c *ctx) trace(format string, args ...any) {
 	}
 }
 
+// traceError reports in a trace why the translation fails (Open
+// vSwitch's xlate_report_error).
+func (c *ctx) traceError(format string, args ...any) {
+	if c.in.Trace != nil {
+		c.in.Trace(&TraceEvent{Kind: TraceError, Indent: c.ind + 1, Text: fmt.Sprintf(format, args...)})
+	}
+}
+
+// reasons are Open vSwitch's names (xlate_strerror) of the errors it
+// shares with gvs.
+var reasons = map[error]string{
+	ErrTooDeep:       "Recursion too deep",
+	ErrTooManyResubs: "Too many resubmits",
+	ErrNoRecirc:      "No recirculation context",
+	ErrTooManyMPLS:   "Too many MPLS labels",
+}
+
+// Reason names a translation error as Open vSwitch's traces do ("Too
+// many resubmits"), or gives its text when Open vSwitch has no such
+// error.
+func Reason(err error) string {
+	for e, r := range reasons {
+		if errors.Is(err, e) {
+			return r
+		}
+	}
+	return err.Error()
+}
+
 func (c *ctx) fail(err error) {
 	if c.err == nil {
 		c.err = err
@@ -683,6 +716,7 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 		return
 	}
 	if c.depth >= MaxDepth {
+		c.traceError("over max translation depth %d", MaxDepth)
 		c.fail(ErrTooDeep)
 		return
 	}
@@ -714,7 +748,7 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 	if c.firstLookup {
 		shown, c.firstLookup = table, false
 	}
-	c.out.Tables = append(c.out.Tables, TableLookup{Table: table, Matched: r != nil})
+	c.out.Tables = append(c.out.Tables, TableLookup{Bridge: c.snap.Bridge, Table: table, Matched: r != nil})
 	c.flow.InPort = oldIn
 	oldInd := c.ind
 	line := c.ind - 3
@@ -848,6 +882,7 @@ func (c *ctx) doActions(acts []ofp.Action) {
 func (c *ctx) resubmit(a *ofp.Action) {
 	c.resubmits++
 	if c.resubmits > MaxResubmits {
+		c.traceError("over %d resubmit actions", MaxResubmits)
 		c.fail(ErrTooManyResubs)
 		return
 	}
@@ -1113,8 +1148,13 @@ func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata [
 		return
 	}
 	pi := PacketIn{Bridge: c.snap.Bridge, Reason: reason, TableID: c.table, MaxLen: maxLen, ControllerID: id, Userdata: userdata, Flow: c.flow, Continuation: cont}
-	if c.rule != nil {
+	switch {
+	case c.rule != nil:
 		pi.Cookie = c.rule.Cookie
+	case c.in.OFActions != nil && reason != ReasonImplicitMiss:
+		// A packet-out's own actions come from no rule: all ones, as
+		// in Open vSwitch. A table miss is its miss rule's (cookie 0).
+		pi.Cookie = ^uint64(0)
 	}
 	pi.Data = c.packetNow()
 	c.out.PacketIns = append(c.out.PacketIns, pi)
