@@ -73,6 +73,9 @@ func (b *Bridge) preparePacketOut(m *ofp.Msg, po *ofp.PacketOut, sv *stagedView)
 	var in xlate.In
 	flow.Extract(pkt, &in.Key)
 	in.Key.InPort = odpIn
+	// The tunnel fields the message's match sets (OpenFlow 1.5
+	// pipeline fields) are the packet's for the lookups.
+	copy(in.Key.W()[flow.SegMetaEnd:flow.SegTunnelEnd], po.Match.Flow.Key.W()[flow.SegMetaEnd:flow.SegTunnelEnd])
 	// Actions are checked against the packet's own headers plus the
 	// pipeline fields the message sets, as Open vSwitch does (an ARP
 	// packet-out may set arp_spa although its match has no dl_type).
@@ -93,13 +96,6 @@ func (b *Bridge) preparePacketOut(m *ofp.Msg, po *ofp.PacketOut, sv *stagedView)
 	in.Regs, in.Metadata = po.Match.Flow.Regs, po.Match.Flow.Metadata
 	p := &preparedPacketOut{pkt: pkt}
 	b.xl.Translate(&in, &p.out)
-	if !resubmits(acts) {
-		// Packet-ins straight from a packet-out's actions come from no
-		// rule: their cookie is all ones, as in Open vSwitch.
-		for i := range p.out.PacketIns {
-			p.out.PacketIns[i].Cookie = ^uint64(0)
-		}
-	}
 	return p, nil
 }
 
@@ -150,17 +146,6 @@ func withoutControllerUpcalls(acts odp.Actions) odp.Actions {
 	return out
 }
 
-// resubmits reports whether actions can reach a flow table (whose rule
-// then owns the packet-ins).
-func resubmits(acts []ofp.Action) bool {
-	for i := range acts {
-		if acts[i].Type == ofp.ActResubmit || acts[i].Type == ofp.ActGotoTable || resubmits(acts[i].Nested) {
-			return true
-		}
-	}
-	return false
-}
-
 // resume continues a paused translation (NXT_RESUME) with the packet and
 // pipeline fields the controller sent back.
 func (b *Bridge) resume(s ofconn.Sender, r *resumeMsg) error {
@@ -190,6 +175,8 @@ func (b *Bridge) resume(s ofconn.Sender, r *resumeMsg) error {
 	if out.Err != nil {
 		return &ofp.Error{Code: ofp.NXR_STALE, Err: out.Err}
 	}
+	// The rules the resumed pipeline went through count the packet.
+	b.creditOnePacket(&out, uint64(pkt.Len()))
 	return b.executeOnce(pkt, out.Actions)
 }
 
