@@ -83,3 +83,36 @@ func traceErrors(s string) string {
 func TestStatisticsAndTranslationLimitsLikeOpenVSwitch(t *testing.T) {
 	diffOneBridgeAgainstOpenVSwitch(t, statsSteps, traceErrors)
 }
+
+// finTimeoutSteps are Open vSwitch's "fin_timeout" check: a SYN through
+// the rule leaves its timeouts alone, a FIN reduces them to the
+// action's, on the packet that makes the megaflow and on one the
+// megaflow counts alike; the megaflow matches nw_proto.
+func finTimeoutSteps() []ofStep {
+	const (
+		syn = "0021853763af0026b98cb0f908004500003c2e2440004006465dac11370dac11370b828b0016751e267b00000000a00216d017360000020405b40402080a2d25085f0000000001030307"
+		fin = "0021853763af0026b98cb0f90800451000342e3e40004006463bac11370dac11370b828b0016751e319dfc96399b801100717ae800000101080a2d250a9408579588"
+	)
+	return []ofStep{
+		ofctl("add-flow", "br0", "idle_timeout=60,actions=fin_timeout(idle_timeout=5)"),
+		ofctl("add-flow", "br0", "in_port=1,idle_timeout=60,hard_timeout=90,actions=fin_timeout(idle_timeout=7,hard_timeout=30),2"),
+		appctl("ofproto/trace", "br0", "in_port=1,tcp,tcp_flags=fin"),
+		appctl("netdev-dummy/receive", "br0", syn),
+		settle,
+		ofctl("dump-flows", "br0"),
+		appctl("netdev-dummy/receive", "br0", fin),
+		appctl("netdev-dummy/receive", "p1", syn),
+		appctl("netdev-dummy/receive", "p1", syn),
+		settle,
+		ofctl("dump-flows", "br0"),
+		appctl("netdev-dummy/receive", "p1", fin),
+		settle,
+		ofctl("dump-flows", "br0"),
+	}
+}
+
+// TestFinTimeoutLikeOpenVSwitch: fin_timeout reduces the timeouts of
+// its rule when a FIN goes through it, as in Open vSwitch.
+func TestFinTimeoutLikeOpenVSwitch(t *testing.T) {
+	diffOneBridgeAgainstOpenVSwitch(t, finTimeoutSteps, traceResult)
+}

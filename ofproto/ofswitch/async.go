@@ -246,10 +246,11 @@ func (b *Bridge) sendFlowRemoved(rs []oftable.Removal) {
 					format = ofp.FormatNXM
 				}
 			}
+			idleTO, hardTO := r.Timeouts()
 			s.Send(0, &ofp.FlowRemoved{
 				Format: format, Cookie: r.Cookie, Priority: r.Priority, Reason: uint8(rm.Reason), TableID: r.Table,
 				DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second),
-				IdleTimeout: r.IdleTimeout, HardTimeout: r.HardTimeout,
+				IdleTimeout: idleTO, HardTimeout: hardTO,
 				PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load(), Match: r.Match,
 			})
 		})

@@ -262,9 +262,10 @@ func (b *Bridge) flowMonitorCancel(st *connState, c *ofp.FlowMonitorCancel) erro
 
 // update builds a full flow update of rule r.
 func (ms *monitorState) update(r *oftable.Rule, event, reason uint16, flags uint16) (ofp.FlowUpdate, error) {
+	idleTO, hardTO := r.Timeouts()
 	u := ofp.FlowUpdate{
 		Event: event, Reason: reason, TableID: r.Table, Priority: r.Priority,
-		IdleTimeout: r.IdleTimeout, HardTimeout: r.HardTimeout, Cookie: r.Cookie, Match: r.Match,
+		IdleTimeout: idleTO, HardTimeout: hardTO, Cookie: r.Cookie, Match: r.Match,
 	}
 	if flags&ofp.FMFInstructions != 0 {
 		acts, err := ofp.AppendOfpacts(nil, r.Actions, ms.v, ms.v >= mf.OF13)

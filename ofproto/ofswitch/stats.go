@@ -145,9 +145,10 @@ func flowStatsEntry(r *oftable.Rule, format ofp.FlowFormat, v uint8, now time.Ti
 	}
 	// Open vSwitch keeps times in milliseconds.
 	d := now.Sub(r.Created).Truncate(time.Millisecond)
+	idleTO, hardTO := r.Timeouts()
 	fs := ofp.FlowStats{
 		TableID: r.Table, DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second),
-		Priority: r.Priority, IdleTimeout: r.IdleTimeout, HardTimeout: r.HardTimeout,
+		Priority: r.Priority, IdleTimeout: idleTO, HardTimeout: hardTO,
 		Flags: r.Flags & 0x1f, Importance: r.Importance, Cookie: r.Cookie,
 		PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load(),
 		Match: r.Match, Actions: acts, IdleAge: -1, HardAge: -1,

@@ -23,6 +23,8 @@ type ukey struct {
 	// learned are the flows the megaflow's learn actions install; they
 	// are (re)applied whenever packets hit it.
 	learned []xlate.LearnedFlow
+	// fins are the megaflow's fin_timeout actions.
+	fins []xlate.FinTimeout
 	// patches are the patch ports its packets cross.
 	patches []xlate.PatchCrossing
 	// mirrors are the port mirrors its packets are sent to.
@@ -103,7 +105,7 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 		b.ukeys.mu.Lock()
 		uk := b.ukeys.m[r.UFID]
 		if uk == nil {
-			uk = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, patches: out.Patches, mirrors: out.Mirrors, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+			uk = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, fins: out.FinTimeouts, patches: out.Patches, mirrors: out.Mirrors, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
 			b.ukeys.m[r.UFID] = uk
 		}
 		b.ukeys.mu.Unlock()
@@ -114,6 +116,7 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	// The datapath executes this packet without counting it in the
 	// megaflow (as Open vSwitch's): its rules are credited here.
 	b.creditUpcall(&out, u)
+	xlate.ApplyFinTimeouts(out.FinTimeouts, u.Key.TCPFlags)
 	// A megaflow with controller actions sends its packets to userspace
 	// (Userspace makes their packet-ins), this one included: the
 	// datapath runs the installed actions on it.
@@ -301,7 +304,7 @@ func (b *Bridge) Revalidate() {
 				uk.actions = out.Actions
 			}
 			uk.seq = seq
-			uk.rules, uk.tables, uk.learned, uk.nfOut, uk.patches = out.Rules, out.Tables, out.Learned, out.NetFlowOutput, out.Patches
+			uk.rules, uk.tables, uk.learned, uk.fins, uk.nfOut, uk.patches = out.Rules, out.Tables, out.Learned, out.FinTimeouts, out.NetFlowOutput, out.Patches
 			uk.mirrors = out.Mirrors
 			continue
 		}
@@ -420,6 +423,7 @@ func (b *Bridge) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
 	for _, r := range uk.rules {
 		r.Stats.Add(dp, db, used)
 	}
+	xlate.ApplyFinTimeouts(uk.fins, st.TCPFlags)
 	b.netflowAccount(uk, dp, db, st.TCPFlags, used)
 	b.creditPatches(uk.patches, dp, db)
 	creditMirrors(uk.mirrors, dp, db)

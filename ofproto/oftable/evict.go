@@ -167,15 +167,16 @@ func (x *Txn) victim(table uint8) *Rule {
 // expiry is when r would expire by its hard or idle timeout, whichever
 // comes first; false if it has neither (it is not evictable).
 func (r *Rule) expiry() (time.Time, bool) {
-	if r.HardTimeout == 0 && r.IdleTimeout == 0 {
+	idleTO, hardTO := r.Timeouts()
+	if hardTO == 0 && idleTO == 0 {
 		return time.Time{}, false
 	}
 	var exp time.Time
-	if r.HardTimeout != 0 {
-		exp = r.Modified.Add(time.Duration(r.HardTimeout) * time.Second)
+	if hardTO != 0 {
+		exp = r.Modified.Add(time.Duration(hardTO) * time.Second)
 	}
-	if r.IdleTimeout != 0 {
-		idle := r.LastUsed().Add(time.Duration(r.IdleTimeout) * time.Second)
+	if idleTO != 0 {
+		idle := r.LastUsed().Add(time.Duration(idleTO) * time.Second)
 		if exp.IsZero() || idle.Before(exp) {
 			exp = idle
 		}

@@ -58,6 +58,9 @@ type Counters struct {
 	// max(Since, Used), as Open vSwitch's stats.used, which a modify
 	// does not reset.
 	Since int64
+	// finIdle and finHard are the timeouts a fin_timeout action
+	// reduced the rule's to (0: not reduced).
+	finIdle, finHard atomic.Uint32
 }
 
 // Add accounts n packets of b bytes seen at now.
@@ -110,6 +113,36 @@ type Rule struct {
 	cr *classifier.Rule[*Rule]
 	// removeReason is set when the rule is removed by this package.
 	removeReason int
+}
+
+// Timeouts returns the rule's idle and hard timeouts in seconds (0:
+// none), as fin_timeout may have reduced them.
+func (r *Rule) Timeouts() (idle, hard uint16) {
+	idle, hard = r.IdleTimeout, r.HardTimeout
+	if v := r.Stats.finIdle.Load(); v != 0 && (idle == 0 || uint32(idle) > v) {
+		idle = uint16(v)
+	}
+	if v := r.Stats.finHard.Load(); v != 0 && (hard == 0 || uint32(hard) > v) {
+		hard = uint16(v)
+	}
+	return idle, hard
+}
+
+// ReduceTimeouts lowers the rule's timeouts to idle and hard seconds
+// where they are longer or unset (0 leaves one alone): Open vSwitch's
+// ofproto_rule_reduce_timeouts, which a fin_timeout action applies
+// when a TCP FIN or RST goes through the rule.
+func (r *Rule) ReduceTimeouts(idle, hard uint16) {
+	reduce := func(v *atomic.Uint32, to uint16) {
+		for to != 0 {
+			old := v.Load()
+			if old != 0 && old <= uint32(to) || v.CompareAndSwap(old, uint32(to)) {
+				return
+			}
+		}
+	}
+	reduce(&r.Stats.finIdle, idle)
+	reduce(&r.Stats.finHard, hard)
 }
 
 // LastUsed is when a packet last hit the rule, or when its counters
@@ -767,14 +800,15 @@ func (t *Tables) Expire(now time.Time) []Removal {
 		}
 		for cr := range t.tables[i].Rules(v, nil) {
 			r := cr.Payload
-			if r.HardTimeout == 0 && r.IdleTimeout == 0 {
+			idleTO, hardTO := r.Timeouts()
+			if hardTO == 0 && idleTO == 0 {
 				continue
 			}
 			reason := -1
-			if r.HardTimeout != 0 && now.Sub(r.Modified) >= time.Duration(r.HardTimeout)*time.Second {
+			if hardTO != 0 && now.Sub(r.Modified) >= time.Duration(hardTO)*time.Second {
 				reason = RemovedHardTimeout
-			} else if r.IdleTimeout != 0 {
-				if now.Sub(r.LastUsed()) >= time.Duration(r.IdleTimeout)*time.Second {
+			} else if idleTO != 0 {
+				if now.Sub(r.LastUsed()) >= time.Duration(idleTO)*time.Second {
 					reason = RemovedIdleTimeout
 				}
 			}

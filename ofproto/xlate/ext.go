@@ -45,8 +45,14 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		c.out.SlowPath, c.out.Transient = true, true
 	case ofp.ActDebugRecirc:
 		c.debugRecirc()
-	case ofp.ActNote, ofp.ActFinTimeout, ofp.ActConjunction,
-		ofp.ActDeleteField:
+	case ofp.ActFinTimeout:
+		// The datapath reports TCP flags per flow; Open vSwitch makes
+		// nw_proto exact for it.
+		c.wc.NwProto = 0xff
+		if c.rule != nil && a.FinTimeout != nil {
+			c.out.FinTimeouts = append(c.out.FinTimeouts, FinTimeout{Rule: c.rule, Idle: a.FinTimeout.Idle, Hard: a.FinTimeout.Hard})
+		}
+	case ofp.ActNote, ofp.ActConjunction, ofp.ActDeleteField:
 		// No datapath effect here (conjunction is a match).
 	case ofp.ActExit:
 		c.exit = true

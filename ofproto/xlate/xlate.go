@@ -340,6 +340,9 @@ type Out struct {
 	// Rules are the rules matched, in order (statistics are credited to
 	// each).
 	Rules []*oftable.Rule
+	// FinTimeouts are the fin_timeout actions run: a TCP FIN or RST
+	// through the megaflow reduces their rules' timeouts.
+	FinTimeouts []FinTimeout
 	// PacketIns are produced only with In.SideEffects.
 	PacketIns []PacketIn
 	// Slow is set when the actions send packets to userspace (controller
@@ -383,6 +386,25 @@ type PatchCrossing struct {
 	Port       uint16
 	PeerBridge string
 	PeerPort   uint16
+}
+
+// FinTimeout is a fin_timeout action of Rule: the idle and hard
+// timeouts a FIN or RST reduces the rule's to.
+type FinTimeout struct {
+	Rule       *oftable.Rule
+	Idle, Hard uint16
+}
+
+// ApplyFinTimeouts reduces the rules' timeouts if tcpFlags has FIN or RST, as
+// Open vSwitch does for the packets a megaflow counts.
+func ApplyFinTimeouts(fts []FinTimeout, tcpFlags uint16) {
+	const fin, rst = 0x01, 0x04
+	if tcpFlags&(fin|rst) == 0 {
+		return
+	}
+	for _, ft := range fts {
+		ft.Rule.ReduceTimeouts(ft.Idle, ft.Hard)
+	}
 }
 
 // TableLookup is one table lookup of a translation, in bridge Bridge
