@@ -105,6 +105,18 @@ type frame struct {
 	missIdx [packet.BatchSize]int
 	groups  [packet.BatchSize]group
 	ngroups int
+	// missed are the packets upcalls answered, with the reply's
+	// actions: executeGroups runs each on its own (not counted in any
+	// megaflow), first, once the batch is drained (an action may
+	// re-enter the pipeline with a batch it owns, as mac_learn's flood
+	// does into a patch peer).
+	missed  [packet.BatchSize]missedPacket
+	nmissed int
+}
+
+type missedPacket struct {
+	p    *packet.Packet
+	acts odp.Actions
 }
 
 type group struct {
@@ -204,6 +216,7 @@ func (w *worker) process(b *packet.Batch) {
 		return
 	}
 	fr := &w.frames[w.depth]
+	fr.nmissed = 0
 	n := b.N
 	nmiss := 0
 	var emcHits uint64
@@ -284,8 +297,8 @@ func (w *worker) lookupMisses(b *packet.Batch, fr *frame, nmiss int) {
 	}
 }
 
-// upcall handles one miss: the packet is executed on its own (or
-// dropped) and b.Pkts[i] set to nil.
+// upcall handles one miss: the packet is queued to run on its own
+// (executeGroups) or dropped, and b.Pkts[i] set to nil.
 func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 	w.stats.missed.Add(1)
 	hb := w.dp.handler.Load()
@@ -326,10 +339,9 @@ func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 	// Open vSwitch's datapaths (the handler credits it to the rules):
 	// a megaflow's packets are those it matched. Later packets of this
 	// batch find the megaflow (lookupMisses looks again).
-	var one packet.Batch
-	one.Add(b.Pkts[i])
+	fr.missed[fr.nmissed] = missedPacket{b.Pkts[i], r.Actions}
+	fr.nmissed++
 	b.Pkts[i] = nil
-	w.execute(&one, r.Actions)
 }
 
 // takeToken applies the optional upcall rate bound.
@@ -383,6 +395,17 @@ func (w *worker) executeGroups(b *packet.Batch, fr *frame) {
 		g.flags |= fr.keys[i].TCPFlags
 	}
 	b.N = 0
+	// The packets that missed go first, as Open vSwitch executes them
+	// in its upcall handling before the batch's flows.
+	for mi := 0; mi < fr.nmissed; mi++ {
+		m := &fr.missed[mi]
+		var one packet.Batch
+		one.Add(m.p)
+		acts := m.acts
+		*m = missedPacket{}
+		w.execute(&one, acts)
+	}
+	fr.nmissed = 0
 	for gi := 0; gi < fr.ngroups; gi++ {
 		g := &fr.groups[gi]
 		f := g.f
