@@ -13,8 +13,10 @@ import (
 // the packet-out's own controller action (no rule: cookie all ones,
 // not printed), from a rule reached through output:TABLE (the rule's
 // cookie), from a table miss in a patch peer (the miss rule's, 0), and
-// one whose OpenFlow 1.5 match sets tun_id that a rule matches on. It
-// returns what monitors on both bridges printed.
+// ones whose OpenFlow 1.5 match sets tunnel fields (tun_id, tun_src,
+// GBP, tun_metadata through the TLV table) that rules match on and the
+// packet-ins carry back. It returns what monitors on both bridges
+// printed.
 func packetOutCookieSession(t *testing.T, env []string) string {
 	t.Helper()
 	setUpOneBridge(t, env)
@@ -23,6 +25,9 @@ func packetOutCookieSession(t *testing.T, env []string) string {
 		"--", "add-port", "br1", "patch1", "--", "set", "interface", "patch1", "type=patch", "options:peer=patch0", "ofport_request=11")
 	run(t, env, "ovs-ofctl", "add-flow", "br0", "cookie=0x5,in_port=1,actions=controller")
 	run(t, env, "ovs-ofctl", "add-flow", "br0", "cookie=0x6,tun_id=3,actions=controller")
+	run(t, env, "ovs-ofctl", "add-tlv-map", "br0", "{class=0xffff,type=0,len=8}->tun_metadata2,{class=0xffff,type=1,len=4}->tun_metadata3")
+	run(t, env, "ovs-ofctl", "add-flow", "br0", "cookie=0x7,tun_metadata3=0x11,actions=controller")
+	run(t, env, "ovs-ofctl", "add-flow", "br0", "cookie=0x8,tun_src=1.1.1.1,actions=controller")
 	dir := t.TempDir()
 	var mons []*bgTool
 	// br1's monitor speaks OpenFlow 1.0, so that table misses send it
@@ -37,6 +42,9 @@ func packetOutCookieSession(t *testing.T, env []string) string {
 	run(t, env, "ovs-ofctl", "-O", "OpenFlow13", "packet-out", "br0", "1", "controller", pkt)
 	run(t, env, "ovs-ofctl", "-O", "OpenFlow15", "packet-out", "br0", "in_port=1 packet="+pkt+" actions=table")
 	run(t, env, "ovs-ofctl", "-O", "OpenFlow15", "packet-out", "br0", "in_port=2,tunnel_id=3 packet="+pkt+" actions=table")
+	run(t, env, "ovs-ofctl", "-O", "OpenFlow15", "packet-out", "br0",
+		"in_port=2,tun_src=1.1.1.1,tun_dst=2.2.2.2,tun_gbp_id=0x01,tun_gbp_flags=0x03 packet="+pkt+" actions=table")
+	run(t, env, "ovs-ofctl", "-O", "OpenFlow15", "packet-out", "br0", "in_port=2,tun_metadata2=0x22,tun_metadata3=0x11 packet="+pkt+" actions=table")
 	run(t, env, "ovs-ofctl", "-O", "OpenFlow13", "packet-out", "br0", "CONTROLLER", "output:10", pkt)
 	for i := range mons {
 		run(t, env, "ovs-appctl", "-t", filepath.Join(dir, "m"+itoa(i)), "ofctl/barrier")
@@ -61,7 +69,7 @@ func TestPacketOutPacketInCookiesLikeOpenVSwitch(t *testing.T) {
 	if got := packetOutCookieSession(t, gvsEnv); got != want {
 		t.Errorf("monitors differ\n--- Open vSwitch:\n%s\n--- gvs:\n%s", want, got)
 	}
-	if !strings.Contains(want, "cookie=0x5") || !strings.Contains(want, "no_match") {
+	if !strings.Contains(want, "cookie=0x5") || !strings.Contains(want, "no_match") || !strings.Contains(want, "tun_metadata3=0x11") {
 		t.Errorf("the session did not produce the packet-ins it is about:\n%s", want)
 	}
 }

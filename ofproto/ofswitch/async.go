@@ -105,9 +105,24 @@ func addMissBits(mask uint32, v uint8) uint32 {
 }
 
 // pipelineMatch is the metadata of a packet-in: in_port and every
-// non-zero pipeline field, as Open vSwitch's flow_get_metadata.
-func pipelineMatch(fl *mf.Flow) mf.Match {
+// non-zero pipeline field, as Open vSwitch's flow_get_metadata; the
+// tun_metadata fields present are laid out by the bridge's TLV table tm.
+func pipelineMatch(fl *mf.Flow, tm *mf.TunMap) mf.Match {
 	m := matchInPort(uint16(fl.InPort))
+	if present := fl.TunMetaPresent; present != 0 && tm != nil {
+		m.Tun = *tm
+		for i, loc := range tm.Opts {
+			if present&(1<<i) == 0 || loc.Len == 0 {
+				continue
+			}
+			copy(m.Flow.TunMeta[loc.Off:loc.Off+loc.Len], fl.TunMeta[loc.Off:loc.Off+loc.Len])
+			for j := loc.Off; j < loc.Off+loc.Len; j++ {
+				m.Mask.TunMeta[j] = 0xff
+			}
+			m.Flow.TunMetaPresent |= 1 << i
+			m.Mask.TunMetaPresent |= 1 << i
+		}
+	}
 	set := func(name string, nonzero bool) {
 		if !nonzero {
 			return
@@ -122,8 +137,13 @@ func pipelineMatch(fl *mf.Flow) mf.Match {
 	}
 	k := &fl.Key
 	set("tun_id", k.TunID != 0)
+	set("tun_flags", k.TunFlags&1 != 0) // the public flag, OAM
 	set("tun_src", k.TunSrc != 0)
 	set("tun_dst", k.TunDst != 0)
+	set("tun_ipv6_src", k.TunIPv6Src != [16]byte{})
+	set("tun_ipv6_dst", k.TunIPv6Dst != [16]byte{})
+	set("tun_gbp_id", k.TunGbpID != 0)
+	set("tun_gbp_flags", k.TunGbpFlags != 0)
 	set("metadata", fl.Metadata != 0)
 	for i, r := range fl.Regs {
 		set(fmt.Sprintf("reg%d", i), r != 0)
@@ -166,6 +186,7 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 		}
 		b.stats.packetIns.Add(1)
 		limited := b.pins.active()
+		tm := b.xl.Snapshot().TunMap
 		b.conns.each(func(s ofconn.Sender, st *connState) {
 			if uint16(st.controllerID.Load()) != pi.ControllerID || !wants(s, st, ofp.AsyncPacketIn, pi.Reason) {
 				return
@@ -173,7 +194,7 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 			msg := &ofp.PacketIn{
 				Format: uint8(s.State().PacketInFormat()), BufferID: ofp.BufferNone,
 				TotalLen: uint16(len(pi.Data)), Reason: wireReason(pi.Reason, s.Version()), TableID: pi.TableID, Cookie: pi.Cookie,
-				Match: pipelineMatch(&pi.Flow), Data: pi.Data, Userdata: pi.Userdata,
+				Match: pipelineMatch(&pi.Flow, tm), Data: pi.Data, Userdata: pi.Userdata,
 			}
 			if pi.Continuation != nil {
 				cont, err := b.encodeContinuation(pi.Continuation, s.Version())

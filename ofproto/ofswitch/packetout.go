@@ -74,8 +74,13 @@ func (b *Bridge) preparePacketOut(m *ofp.Msg, po *ofp.PacketOut, sv *stagedView)
 	flow.Extract(pkt, &in.Key)
 	in.Key.InPort = odpIn
 	// The tunnel fields the message's match sets (OpenFlow 1.5
-	// pipeline fields) are the packet's for the lookups.
-	copy(in.Key.W()[flow.SegMetaEnd:flow.SegTunnelEnd], po.Match.Flow.Key.W()[flow.SegMetaEnd:flow.SegTunnelEnd])
+	// pipeline fields) are the packet's for the lookups, tun_metadata
+	// in the layout of the bridge's TLV table.
+	pm := po.Match
+	if err := pm.Relayout(snap.TunMap); err != nil {
+		return nil, &ofp.Error{Code: ofp.NXFMFC_INVALID_TLV_FIELD, Err: err}
+	}
+	copy(in.Key.W()[flow.SegMetaEnd:flow.SegTunnelEnd], pm.Flow.Key.W()[flow.SegMetaEnd:flow.SegTunnelEnd])
 	// Actions are checked against the packet's own headers plus the
 	// pipeline fields the message sets, as Open vSwitch does (an ARP
 	// packet-out may set arp_spa although its match has no dl_type).
