@@ -10,8 +10,8 @@ import (
 // by packet-out, then dump the datapath flows, the rules and the
 // tables: the packet that made the megaflow is the rules' and the
 // tables', not the megaflow's (Open vSwitch's datapaths count only the
-// packets a flow matched), and a patch peer's lookups are its own
-// bridge's. Then translations that fail on the depth and resubmit
+// packets a flow matched), a patch peer's lookups are its own bridge's,
+// and groups count what went through them. Then translations that fail on the depth and resubmit
 // limits.
 func statsSteps() []ofStep {
 	const pkt = "in_port(1),eth(src=50:54:00:00:00:09,dst=50:54:00:00:00:0a),eth_type(0x1234)"
@@ -34,6 +34,21 @@ func statsSteps() []ofStep {
 		of13("dump-tables", "br0"),
 		of13("dump-tables", "br1"),
 		ofctl("del-flows", "br0"),
+		// Group statistics: an all group counts once per packet and in
+		// every bucket; a select group in the bucket it picked.
+		of13("add-group", "br0", "group_id=1,type=all,bucket=output:2,bucket=output:3"),
+		of13("add-group", "br0", "group_id=2,type=select,bucket=output:2,weight=2000,bucket=output:3,weight=0"),
+		of13("add-flow", "br0", "in_port=1,actions=group:1"),
+		of13("add-flow", "br0", "in_port=2,actions=write_actions(group:2)"),
+		appctl("netdev-dummy/receive", "p1", pkt),
+		appctl("netdev-dummy/receive", "p1", pkt),
+		appctl("netdev-dummy/receive", "p2", strings.Replace(pkt, "in_port(1)", "in_port(2)", 1)),
+		appctl("netdev-dummy/receive", "p2", strings.Replace(pkt, "in_port(1)", "in_port(2)", 1)),
+		appctl("netdev-dummy/receive", "p2", strings.Replace(pkt, "in_port(1)", "in_port(2)", 1)),
+		settle,
+		of13("dump-group-stats", "br0"),
+		ofctl("del-flows", "br0"),
+		of13("del-groups", "br0"),
 	}
 	// Open vSwitch's "backward resubmit" and "exponential resubmit
 	// chain" pipelines.

@@ -239,6 +239,9 @@ func (b *Bridge) creditOnePacket(out *xlate.Out, n uint64) {
 		r.Stats.Add(1, n, now)
 	}
 	b.countLookups(out.Tables, 1)
+	for _, g := range out.Groups {
+		g.Credit(1, n)
+	}
 	b.creditPatches(out.Patches, 1, n)
 	creditMirrors(out.Mirrors, 1, n)
 }

@@ -25,6 +25,8 @@ type ukey struct {
 	learned []xlate.LearnedFlow
 	// fins are the megaflow's fin_timeout actions.
 	fins []xlate.FinTimeout
+	// groups are the groups (and buckets) its packets go through.
+	groups []xlate.GroupUse
 	// patches are the patch ports its packets cross.
 	patches []xlate.PatchCrossing
 	// mirrors are the port mirrors its packets are sent to.
@@ -105,7 +107,7 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 		b.ukeys.mu.Lock()
 		uk := b.ukeys.m[r.UFID]
 		if uk == nil {
-			uk = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, fins: out.FinTimeouts, patches: out.Patches, mirrors: out.Mirrors, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+			uk = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, fins: out.FinTimeouts, groups: out.Groups, patches: out.Patches, mirrors: out.Mirrors, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
 			b.ukeys.m[r.UFID] = uk
 		}
 		b.ukeys.mu.Unlock()
@@ -305,7 +307,7 @@ func (b *Bridge) Revalidate() {
 			}
 			uk.seq = seq
 			uk.rules, uk.tables, uk.learned, uk.fins, uk.nfOut, uk.patches = out.Rules, out.Tables, out.Learned, out.FinTimeouts, out.NetFlowOutput, out.Patches
-			uk.mirrors = out.Mirrors
+			uk.mirrors, uk.groups = out.Mirrors, out.Groups
 			continue
 		}
 		del = append(del, id)
@@ -424,6 +426,9 @@ func (b *Bridge) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
 		r.Stats.Add(dp, db, used)
 	}
 	xlate.ApplyFinTimeouts(uk.fins, st.TCPFlags)
+	for _, g := range uk.groups {
+		g.Credit(dp, db)
+	}
 	b.netflowAccount(uk, dp, db, st.TCPFlags, used)
 	b.creditPatches(uk.patches, dp, db)
 	creditMirrors(uk.mirrors, dp, db)

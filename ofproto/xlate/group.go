@@ -39,6 +39,36 @@ type GroupCounters struct {
 // BucketCounter counts a bucket's packets.
 type BucketCounter struct{ Packets, Bytes atomic.Uint64 }
 
+// GroupUse is a group a translation ran, with the bucket it ran (-1:
+// every bucket, an all group), whose counters its packets go to (Open
+// vSwitch's xlate cache group entries).
+type GroupUse struct {
+	Stats  *GroupCounters
+	Bucket int
+}
+
+// Credit counts n packets of b bytes to the group and its bucket(s).
+func (u GroupUse) Credit(n, b uint64) {
+	if n == 0 {
+		return
+	}
+	u.Stats.Packets.Add(n)
+	u.Stats.Bytes.Add(b)
+	for i := range u.Stats.Buckets {
+		if u.Bucket < 0 || u.Bucket == i {
+			u.Stats.Buckets[i].Packets.Add(n)
+			u.Stats.Buckets[i].Bytes.Add(b)
+		}
+	}
+}
+
+// useGroup records that the translation ran bucket of g.
+func (c *ctx) useGroup(g *Group, bucket int) {
+	if g.Stats != nil {
+		c.out.Groups = append(c.out.Groups, GroupUse{Stats: g.Stats, Bucket: bucket})
+	}
+}
+
 // NewGroup prepares a group for translation.
 func NewGroup(id uint32, typ uint8, buckets []ofp.Bucket, method string, param uint64, fields []mf.ID, stats *GroupCounters) *Group {
 	g := &Group{ID: id, Type: typ, Buckets: buckets, Method: method, Param: param, Fields: fields, Stats: stats}
@@ -150,6 +180,7 @@ func (c *ctx) group(id uint32) {
 	}
 	switch g.Type {
 	case ofp.GroupTypeAll:
+		c.useGroup(g, -1)
 		for i := range g.Buckets {
 			c.bucket(g, i, true)
 		}
@@ -192,6 +223,9 @@ func (c *ctx) bucket(g *Group, i int, restore bool) {
 	// A bucket's actions are an action set (Open vSwitch's
 	// xlate_group_bucket), and the pipeline state before the group comes
 	// back after it whatever the group type.
+	if !restore {
+		c.useGroup(g, i) // an all group counts once, in group
+	}
 	acts := actionSetList(g.Buckets[i].Actions)
 	saveFlow, saveStack, saveExit, saveInd := c.flow, len(c.stack), c.exit, c.ind
 	if c.in.Trace != nil {

@@ -340,6 +340,8 @@ type Out struct {
 	// Rules are the rules matched, in order (statistics are credited to
 	// each).
 	Rules []*oftable.Rule
+	// Groups are the groups and buckets run (group statistics).
+	Groups []GroupUse
 	// FinTimeouts are the fin_timeout actions run: a TCP FIN or RST
 	// through the megaflow reduces their rules' timeouts.
 	FinTimeouts []FinTimeout
