@@ -11,8 +11,8 @@ import (
 // tables: the packet that made the megaflow is the rules' and the
 // tables', not the megaflow's (Open vSwitch's datapaths count only the
 // packets a flow matched), a patch peer's lookups are its own bridge's,
-// and groups count what went through them. Then translations that fail on the depth and resubmit
-// limits.
+// and groups count what went through them. Then translations that fail
+// on the depth, resubmit and stack limits.
 func statsSteps() []ofStep {
 	const pkt = "in_port(1),eth(src=50:54:00:00:00:09,dst=50:54:00:00:00:0a),eth_type(0x1234)"
 	of13 := func(args ...string) ofStep { return ofctl(append([]string{"-O", "OpenFlow13"}, args...)...) }
@@ -72,8 +72,23 @@ func statsSteps() []ofStep {
 		ofStep{tool: "file", args: []string{"flows.txt", strings.Join(chain, "\n") + "\n"}},
 		ofctl("add-flows", "br0", "flows.txt"),
 		appctl("ofproto/trace", "br0", "in_port=1"),
+		ofctl("del-flows", "br0"),
+		ofStep{tool: "file", args: []string{"flows.txt", stackChain()}},
+		ofctl("add-flows", "br0", "flows.txt"),
+		appctl("ofproto/trace", "br0", "in_port=1"),
 	)
 	return s
+}
+
+// stackChain is Open vSwitch's "stack too deep" pipeline: 4,096 paths
+// to a rule that pushes a register eight times.
+func stackChain() string {
+	var fl []string
+	for i := 1; i <= 12; i++ {
+		fl = append(fl, fmt.Sprintf("in_port=%d,actions=resubmit:%d,resubmit:%d,local", i, i+1, i+1))
+	}
+	push := "push:NXM_NX_REG0[]"
+	return strings.Join(append(fl, "in_port=13,actions="+strings.Repeat(push+",", 7)+push), "\n") + "\n"
 }
 
 // traceErrors keeps, of a trace, the command, its error reports and its

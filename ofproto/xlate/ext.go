@@ -144,8 +144,11 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		}
 		c.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
 		v := c.fieldBytes(f, &c.flow)
-		e := make([]byte, 16)
+		// The byte past the value, within capacity, keeps the size
+		// Open vSwitch's stack gives the entry (stackBytes).
+		e := make([]byte, 16, 17)
 		copyBits(e, 0, v, a.Src.Ofs, a.Src.NBits)
+		e[:17][16] = byte((a.Src.NBits + 7) / 8)
 		c.stack = append(c.stack, e)
 	case ofp.ActStackPop:
 		f := a.Dst.Field

@@ -58,6 +58,7 @@ var (
 	ErrNoRecirc       = errors.New("xlate: unknown recirculation id")
 	ErrUnsupported    = errors.New("xlate: unsupported action")
 	ErrStackUnderflow = errors.New("xlate: stack underflow")
+	ErrStackTooDeep   = errors.New("xlate: over 64 kB of stack")
 )
 
 // NoODP marks a port without a datapath port (a patch port).
@@ -639,6 +640,23 @@ func (c *ctx) trace(format string, args ...any) {
 	}
 }
 
+// maxStackBytes bounds the field stack as Open vSwitch does (64 kB of
+// its entries: each the pushed field's bytes plus one).
+const maxStackBytes = 65536
+
+// stackBytes is the stack's size as Open vSwitch counts it.
+func (c *ctx) stackBytes() int {
+	n := 0
+	for _, e := range c.stack {
+		size := 16 // an entry a continuation brought back
+		if cap(e) > 16 {
+			size = int(e[:17][16])
+		}
+		n += size + 1
+	}
+	return n
+}
+
 // traceError reports in a trace why the translation fails (Open
 // vSwitch's xlate_report_error).
 func (c *ctx) traceError(format string, args ...any) {
@@ -652,6 +670,7 @@ func (c *ctx) traceError(format string, args ...any) {
 var reasons = map[error]string{
 	ErrTooDeep:       "Recursion too deep",
 	ErrTooManyResubs: "Too many resubmits",
+	ErrStackTooDeep:  "Stack too deep",
 	ErrNoRecirc:      "No recirculation context",
 	ErrTooManyMPLS:   "Too many MPLS labels",
 }
@@ -908,6 +927,11 @@ func (c *ctx) resubmit(a *ofp.Action) {
 	if c.resubmits > MaxResubmits {
 		c.traceError("over %d resubmit actions", MaxResubmits)
 		c.fail(ErrTooManyResubs)
+		return
+	}
+	if len(c.stack)*17 >= maxStackBytes && c.stackBytes() >= maxStackBytes {
+		c.traceError("resubmits yielded over 64 kB of stack")
+		c.fail(ErrStackTooDeep)
 		return
 	}
 	table := a.Table
