@@ -264,3 +264,28 @@ func mirrorStatsSteps() []ofStep {
 func TestMirrorStatisticsLikeOpenVSwitch(t *testing.T) {
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorStatsSteps, keepTraceResult)
 }
+
+// mirrorSnaplenSteps: Open vSwitch's snaplen cases. A mirror with
+// snaplen puts trunc(N) before each of its outputs only (select_all,
+// select_src, select_dst, output_vlan, a flow's own VLAN push after it),
+// snaplen 0 or 65535 truncates nothing, and the snaplen is 16 bits wide.
+func mirrorSnaplenSteps() []ofStep {
+	s := mirrorFlows("in_port=1 actions=output:2\nin_port=2 actions=mod_vlan_vid:17,output:1\n")
+	both := []ofStep{traceFrom("1", mirrorICMP), traceFrom("2", mirrorICMP)}
+	for _, spec := range [][]string{
+		{"select_all=true", "output_port=@p3", "snaplen=100"},
+		{"select_src_port=@p1", "output_port=@p3", "snaplen=64"},
+		{"select_dst_port=@p2", "output_port=@p3", "snaplen=100"},
+		{"select_all=true", "output_port=@p3", "snaplen=0"},
+		{"select_all=true", "output_port=@p3", "snaplen=65535"},
+		{"select_all=true", "output_port=@p3", "snaplen=65636"},
+	} {
+		s = append(s, createMirror(spec...))
+		s = append(s, both...)
+	}
+	return s
+}
+
+func TestMirrorSnaplenLikeOpenVSwitch(t *testing.T) {
+	diffOneBridgeAgainstOpenVSwitch(t, mirrorSnaplenSteps, keepTraceResult)
+}

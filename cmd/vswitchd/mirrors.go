@@ -9,8 +9,8 @@ import (
 
 // ConfigureMirrors applies a bridge's Mirror rows to its OpenFlow switch
 // (bridge.MirrorConfigurer). Rows Open vSwitch refuses were left out by
-// the parser with a warning, logged here as Open vSwitch logs them;
-// snaplen is not applied (gvs does not truncate mirrored packets).
+// the parser with a warning, logged here as Open vSwitch logs them.
+// snaplen is kept in 16 bits, as Open vSwitch's mirror_set takes it.
 func (s *dpSwitch) ConfigureMirrors(name string, mirrors []bridge.MirrorConfig, warnings []string) {
 	of := s.ofBridge(name)
 	if of == nil {
@@ -23,7 +23,7 @@ func (s *dpSwitch) ConfigureMirrors(name string, mirrors []bridge.MirrorConfig, 
 	ms := make([]xlate.Mirror, 0, len(mirrors))
 	for _, mc := range mirrors {
 		m := xlate.Mirror{ID: mc.UUID, Name: mc.Name, SelectAll: mc.SelectAll, SrcPorts: mc.SelectSrcPorts,
-			DstPorts: mc.SelectDstPorts, OutPort: mc.OutputPort}
+			DstPorts: mc.SelectDstPorts, OutPort: mc.OutputPort, Snaplen: uint16(mc.Snaplen)}
 		if mc.OutputPort == "" {
 			m.OutVLAN = uint16(mc.OutputVLAN & 0xfff)
 		}

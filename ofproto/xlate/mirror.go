@@ -40,6 +40,9 @@ type Mirror struct {
 	// OutVLAN instead.
 	OutPort string
 	OutVLAN uint16
+	// Snaplen, if not 0 or 65535, truncates mirrored copies to that
+	// many bytes (a datapath trunc before each mirror output).
+	Snaplen uint16
 }
 
 // mirrorSet is a bridge's mirrors by slot (the slot is the mirror's bit
@@ -103,6 +106,7 @@ type planMirror struct {
 	vlans   *[4096 / 64]uint64 // nil: every VLAN
 	out     *Port              // nil: flood to outVLAN
 	outVLAN uint16
+	snaplen uint16
 	dup     uint32 // mirrors with the same destination, this one included
 }
 
@@ -169,7 +173,7 @@ func mirrorSlotsEqual(a, b *[MaxMirrors]*Mirror) bool {
 		case a[i] == nil || b[i] == nil:
 			return false
 		case a[i].ID != b[i].ID || a[i].Name != b[i].Name || a[i].SelectAll != b[i].SelectAll || a[i].OutPort != b[i].OutPort ||
-			a[i].OutVLAN != b[i].OutVLAN || !slices.Equal(a[i].SrcPorts, b[i].SrcPorts) ||
+			a[i].OutVLAN != b[i].OutVLAN || a[i].Snaplen != b[i].Snaplen || !slices.Equal(a[i].SrcPorts, b[i].SrcPorts) ||
 			!slices.Equal(a[i].DstPorts, b[i].DstPorts) || !slices.Equal(a[i].VLANs, b[i].VLANs):
 			return false
 		}
@@ -217,6 +221,7 @@ func buildMirrorPlan(set *mirrorSet, snap *Snapshot) *mirrorPlan {
 			pm.outVLAN = m.OutVLAN
 		}
 		valid |= bit
+		pm.snaplen = m.Snaplen
 		if len(m.VLANs) > 0 {
 			pm.vlans = new([4096 / 64]uint64)
 			for _, v := range m.VLANs {
@@ -351,6 +356,7 @@ func (c *ctx) mirrorPacket(plan *mirrorPlan, p *Port, mirrors uint32, send bool)
 		c.mirrors |= m.dup
 		if send {
 			c.useMirror(i)
+			c.mirrorSnaplen = m.snaplen
 			switch {
 			case m.out != nil:
 				c.mirrorOutput(m.out, vlan, pcp)
@@ -361,6 +367,7 @@ func (c *ctx) mirrorPacket(plan *mirrorPlan, p *Port, mirrors uint32, send bool)
 					}
 				}
 			}
+			c.mirrorSnaplen = 0
 		}
 		mirrors &^= c.mirrors
 	}
@@ -395,6 +402,8 @@ func (c *ctx) mirrorOutput(q *Port, vlan, pcp uint16) {
 	switch {
 	case q.NoFwd:
 		c.trace("OFPPC_NO_FWD set, skipping output")
+	case c.mirrorSnaplen != 0 && q.ODP == NoODP:
+		c.traceSkip("Mirror truncate to ODPP_NONE, skipping output")
 	case q.PeerBridge != "":
 		c.patch(q)
 	case q.Tunnel != nil:

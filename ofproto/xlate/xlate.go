@@ -443,6 +443,8 @@ type ctx struct {
 	// the action being translated is the last of its list.
 	ind  int
 	last bool
+	// mirrorSnaplen is the snaplen of the mirror being output to.
+	mirrorSnaplen uint16
 	// peerClone makes the next lookup translate a non-reversible
 	// rule's actions in a datapath clone (a patch port that is not the
 	// last action).
@@ -1152,6 +1154,10 @@ func (c *ctx) patch(p *Port) {
 func (c *ctx) outputODP(no uint32) {
 	c.commit()
 	c.sampleOutput(no)
+	if n := c.mirrorSnaplen; n != 0 && n != 0xffff {
+		// A mirror's snaplen truncates this copy only.
+		c.emit(odp.Trunc(uint32(n)))
+	}
 	c.emit(odp.Output(no))
 }
 

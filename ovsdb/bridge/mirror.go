@@ -25,8 +25,7 @@ type MirrorConfig struct {
 	// mirror floods to OutputVLAN.
 	OutputPort string
 	OutputVLAN int64
-	// Snaplen is parsed but not applied: gvs does not truncate mirrored
-	// packets.
+	// Snaplen is the most bytes of each mirrored packet sent (0: all).
 	Snaplen int64
 }
 
