@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -145,4 +146,42 @@ func finTimeoutSteps() []ofStep {
 // its rule when a FIN goes through it, as in Open vSwitch.
 func TestFinTimeoutLikeOpenVSwitch(t *testing.T) {
 	diffOneBridgeAgainstOpenVSwitch(t, finTimeoutSteps, traceResult)
+}
+
+// dumpFilterSteps make megaflows of different shapes and list them with
+// dpctl/dump-flows filters in Open vSwitch's syntax (an OpenFlow flow,
+// "key(value)" taken as key=value, in_port a datapath port) and bad
+// ones.
+func dumpFilterSteps() []ofStep {
+	const (
+		tcp = "in_port(1),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.2,proto=6,tos=0,ttl=64,frag=no),tcp(src=100,dst=16)"
+		udp = "in_port(2),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.2,proto=17,tos=0,ttl=64,frag=no),udp(src=100,dst=16)"
+	)
+	s := []ofStep{
+		ofctl("add-flow", "br0", "priority=75,tcp,tp_dst=0/0xfff0,actions=drop"),
+		ofctl("add-flow", "br0", "priority=50,tcp,actions=output:3"),
+		ofctl("add-flow", "br0", "priority=40,in_port=2,actions=output:1"),
+		appctl("netdev-dummy/receive", "p1", tcp),
+		appctl("netdev-dummy/receive", "p2", udp),
+	}
+	for _, f := range []string{"in_port(1),tcp", "tcp", "in_port=2", "udp,nw_src=10.0.0.1", "tcp,tp_dst=16", "tcp,tp_dst=17", "ip", "in_port(1),eth_type(0x0800)", "bogus=1"} {
+		s = append(s, appctl("dpctl/dump-flows", "filter="+f))
+	}
+	return s
+}
+
+// TestDumpFlowsFilterLikeOpenVSwitch: dpctl/dump-flows filter= selects
+// the megaflows Open vSwitch's does.
+func TestDumpFlowsFilterLikeOpenVSwitch(t *testing.T) {
+	// An error's lines come in either order through CombinedOutput
+	// (ovs-appctl writes the reply, then its own line, to stderr).
+	diffOneBridgeAgainstOpenVSwitch(t, dumpFilterSteps, func(s string) string {
+		s = strings.ReplaceAll(s, "gvs-vswitchd", "ovs-vswitchd")
+		if !strings.Contains(s, "[exit 2]") {
+			return s
+		}
+		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		slices.Sort(lines[1:])
+		return strings.Join(lines, "\n")
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -19,6 +20,8 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofptext"
 )
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -177,9 +180,9 @@ func (d *Daemon) cmdDumpFlows(_ context.Context, args []string) (string, error) 
 			verbose = true
 		case a == "--names" || a == "--no-names" || strings.HasPrefix(a, "type=") || strings.HasPrefix(a, "pmd="):
 		case strings.HasPrefix(a, "filter="):
-			m, err := flow.ParseMatch(strings.TrimPrefix(a, "filter="))
+			m, err := parseDumpFilter(strings.TrimPrefix(a, "filter="))
 			if err != nil {
-				return "", fmt.Errorf("bad filter: %w", err)
+				return "", d.dpctlErr("Failed to parse filter (%v)", err)
 			}
 			filter = &m
 		default:
@@ -207,11 +210,53 @@ func (d *Daemon) cmdDumpFlows(_ context.Context, args []string) (string, error) 
 	return b.String(), nil
 }
 
-// filterMatches applies a dump-flows filter: the megaflow's key must
-// match the filter on the filter's mask bits.
+// parseDumpFilter reads dpctl/dump-flows' filter= as Open vSwitch does,
+// an OpenFlow flow ("in_port=1,tcp", "key(value)" also taken as
+// key=value; in_port is a datapath port number), or else as a datapath
+// flow ("in_port(1),eth_type(0x0800)").
+func parseDumpFilter(s string) (flow.Match, error) {
+	toks := strings.Split(s, ",")
+	for i, t := range toks {
+		if m := keyParenRE.FindStringSubmatch(t); m != nil {
+			toks[i] = m[1] + "=" + m[2]
+		}
+	}
+	fl, ofErr := ofptext.ParseFlow(strings.Join(toks, ",")+",actions=drop", mf.OF10)
+	if ofErr == nil {
+		m := flow.Match{Key: fl.Match.Flow.Key, Mask: flow.Mask(fl.Match.Mask.Key)}
+		if fl.Match.Mask.InPort != 0 {
+			m.Key.InPort, m.Mask.InPort = fl.Match.Flow.InPort, ^uint32(0)
+		}
+		m.Normalize()
+		return m, nil
+	}
+	m, err := flow.ParseMatch(s)
+	if err != nil {
+		// Open vSwitch's exact-flow parser names the whole filter.
+		if _, kw, ok := strings.Cut(ofErr.Error(), "unknown keyword "); ok {
+			return flow.Match{}, fmt.Errorf("%s: unknown field %s", s, kw)
+		}
+		return flow.Match{}, ofErr
+	}
+	return m, nil
+}
+
+// keyParenRE is an OpenFlow "key(value)" token.
+var keyParenRE = regexp.MustCompile(`^([a-z_0-9]+)\(([^()]*)\)$`)
+
+// filterMatches applies a dump-flows filter as Open vSwitch does: on the
+// filter's bits, the megaflow's key must equal the filter's value where
+// the megaflow matches, and zero where it does not (so a filter on a
+// field the megaflow wildcards passes it).
 func filterMatches(filter *flow.Match, f *dpif.Flow) bool {
-	k := f.Match.Key
-	return filter.Matches(&k)
+	kw, mw := f.Match.Key.W(), f.Match.Mask.W()
+	fv, fm := filter.Key.W(), filter.Mask.W()
+	for i := range kw {
+		if kw[i]&mw[i]&fm[i] != fv[i]&mw[i]&fm[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func splitDP(args []string, want int) (string, []string) {
