@@ -196,6 +196,13 @@ func maskOfctl(tool string, args []string, out string) string {
 		slices.Sort(lines[head:])
 		out = strings.Join(lines, "\n") + "\n"
 	}
+	if tool == "ovs-appctl" && args[0] == "dpctl/dump-conntrack" {
+		// Connections are listed in hash order (Open vSwitch's hash
+		// basis is random per run): compare them as a set.
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		slices.Sort(lines)
+		out = strings.Join(lines, "\n") + "\n"
+	}
 	if tool == "ovs-appctl" && args[0] == "dpctl/dump-flows" {
 		out = dpStatsRE.ReplaceAllString(out, "packets:<n>, bytes:<n>")
 		// Megaflows are listed in hash order: compare them as a set.
