@@ -203,7 +203,12 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		return s.Reply(m, &ofp.GetConfigReply{SwitchConfig: c})
 	case *ofp.SetConfig:
 		b.mu.Lock()
-		b.fragHandling = body.Flags & 3
+		// Reassembly is not offered: the mode stays (Open vSwitch's
+		// set_frag_handling refuses it the same way).
+		if mode := body.Flags & 3; mode != ofp.FragReasm && b.xl.SetFragHandling(mode) {
+			b.fragHandling = mode
+			defer b.changed()
+		}
 		st.missSendLen.Store(uint32(body.MissSendLen))
 		if m.Version < mf.OF13 {
 			// OFPC_INVALID_TTL_TO_CONTROLLER is the invalid_ttl bit of

@@ -154,6 +154,8 @@ func traceLine(sb *strings.Builder, ev *xlate.TraceEvent) {
 		}
 	case xlate.TraceMiss:
 		fmt.Fprintf(sb, "%s%2d. No match.\n%sdrop\n", pad(ev.Indent-1), ev.Table, pad(ev.ActIndent))
+	case xlate.TraceFragDrop:
+		fmt.Fprintf(sb, "%s%2d. Packets are IP fragments and the fragment handling mode is \"drop\".\n%sdrop\n", pad(ev.Indent-1), ev.Table, pad(ev.ActIndent))
 	case xlate.TraceMissPacketIn:
 		// Open vSwitch runs its internal miss rule, whose controller
 		// action has an internal reason that prints empty.

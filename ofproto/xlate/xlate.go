@@ -160,6 +160,10 @@ type Xlator struct {
 	// (Open vSwitch's want_packet_in_on_miss: an OpenFlow 1.0–1.2
 	// connection with controller id 0 is open).
 	missPacketIn atomic.Bool
+	// fragMode is the fragment handling mode: IP fragments are looked
+	// up without L4 ports (normal, the default), dropped, or matched as
+	// they are (nx-match).
+	fragMode atomic.Uint32
 	// tableMiss holds each table's miss behaviour; nil: all MissDefault.
 	tableMiss atomic.Pointer[[oftable.NumTables]uint8]
 	// mirrors are the bridge's port mirrors (mirror.go); nil: none.
@@ -169,6 +173,11 @@ type Xlator struct {
 // SetMissPacketIn says whether table misses (MissDefault) send
 // packet-ins; it reports whether that changed.
 func (x *Xlator) SetMissPacketIn(on bool) bool { return x.missPacketIn.Swap(on) != on }
+
+// SetFragHandling sets the OpenFlow fragment handling mode
+// (ofp.FragNormal, FragDrop or FragNXMatch); it reports whether that
+// changed.
+func (x *Xlator) SetFragHandling(mode uint16) bool { return x.fragMode.Swap(uint32(mode)) != uint32(mode) }
 
 // SetTableMiss sets table's miss behaviour (all tables for 255); it
 // reports whether anything changed.
@@ -256,6 +265,7 @@ const (
 	TraceRule         TraceKind = iota // a rule matched in Table
 	TraceMiss                          // no rule matched in Table
 	TraceMissPacketIn                  // no rule matched in Table, and a packet-in is called for
+	TraceFragDrop                      // an IP fragment, dropped by the fragment handling mode
 	TraceActionSet                     // the action set runs (its actions follow)
 	TraceActionSetIs                   // Actions is what the action set would run after a write ("is") or before a clear ("was": Text)
 	TraceBucket                        // a group's bucket Bucket runs (its actions follow, ActIndent)
@@ -777,13 +787,31 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 		swapCtTuple(&c.flow.Key, ipv4)
 		swapCtTuple(&c.wc.Key, ipv4)
 	}
-	r := c.x.Tables.Lookup(c.v, table, &c.flow, &c.wc)
+	var r *oftable.Rule
+	fragDrop := false
+	if c.flow.Key.NwFrag&flow.FragAny != 0 && c.flow.Key.EthType != 0 {
+		switch c.x.fragMode.Load() {
+		case ofp.FragNormal:
+			// Fragments are looked up as if they had no transport
+			// ports (rule_dpif_lookup_from_table).
+			sp, dp := c.flow.Key.TpSrc, c.flow.Key.TpDst
+			c.flow.Key.TpSrc, c.flow.Key.TpDst = 0, 0
+			r = c.x.Tables.Lookup(c.v, table, &c.flow, &c.wc)
+			c.flow.Key.TpSrc, c.flow.Key.TpDst = sp, dp
+		case ofp.FragDrop:
+			fragDrop = true
+		default:
+			r = c.x.Tables.Lookup(c.v, table, &c.flow, &c.wc)
+		}
+	} else {
+		r = c.x.Tables.Lookup(c.v, table, &c.flow, &c.wc)
+	}
 	packetIn := false
 	// A trace names the table asked for, except for the first lookup of
 	// a translation, which names the table that ended it (as Open
 	// vSwitch, whose first lookup reports the table id it updated).
 	shown := table
-	if r == nil && honorMiss {
+	if r == nil && honorMiss && !fragDrop {
 		r, table, packetIn = c.miss(table)
 	}
 	if ctOrig {
@@ -793,7 +821,7 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 	if c.firstLookup {
 		shown, c.firstLookup = table, false
 	}
-	c.out.Tables = append(c.out.Tables, TableLookup{Bridge: c.snap.Bridge, Table: table, Matched: r != nil})
+	c.out.Tables = append(c.out.Tables, TableLookup{Bridge: c.snap.Bridge, Table: table, Matched: r != nil || fragDrop})
 	c.flow.InPort = oldIn
 	oldInd := c.ind
 	line := c.ind - 3
@@ -803,6 +831,8 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 	if c.in.Trace != nil {
 		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.ind, Table: shown, Rule: r}
 		switch {
+		case fragDrop:
+			ev.Kind = TraceFragDrop
 		case r != nil:
 			ev.Kind = TraceRule
 		case packetIn:
