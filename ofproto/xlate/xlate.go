@@ -177,7 +177,9 @@ func (x *Xlator) SetMissPacketIn(on bool) bool { return x.missPacketIn.Swap(on) 
 // SetFragHandling sets the OpenFlow fragment handling mode
 // (ofp.FragNormal, FragDrop or FragNXMatch); it reports whether that
 // changed.
-func (x *Xlator) SetFragHandling(mode uint16) bool { return x.fragMode.Swap(uint32(mode)) != uint32(mode) }
+func (x *Xlator) SetFragHandling(mode uint16) bool {
+	return x.fragMode.Swap(uint32(mode)) != uint32(mode)
+}
 
 // SetTableMiss sets table's miss behaviour (all tables for 255); it
 // reports whether anything changed.
