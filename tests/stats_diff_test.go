@@ -151,10 +151,11 @@ func TestFinTimeoutLikeOpenVSwitch(t *testing.T) {
 // dumpFilterSteps make megaflows of different shapes and list them with
 // dpctl/dump-flows filters in Open vSwitch's syntax (an OpenFlow flow,
 // "key(value)" taken as key=value, in_port a datapath port) and bad
-// ones.
+// ones. A partly masked field prints the first packet's value under the
+// mask (tcp(dst=17/0xfff0)), as Open vSwitch's userspace datapath.
 func dumpFilterSteps() []ofStep {
 	const (
-		tcp = "in_port(1),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.2,proto=6,tos=0,ttl=64,frag=no),tcp(src=100,dst=16)"
+		tcp = "in_port(1),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.2,proto=6,tos=0,ttl=64,frag=no),tcp(src=100,dst=17)"
 		udp = "in_port(2),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=10.0.0.1,dst=10.0.0.2,proto=17,tos=0,ttl=64,frag=no),udp(src=100,dst=16)"
 	)
 	s := []ofStep{

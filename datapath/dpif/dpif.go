@@ -78,8 +78,12 @@ func (s *FlowStats) Add(o FlowStats) {
 
 // Flow is a megaflow as dumped or fetched.
 type Flow struct {
-	UFID    UFID
-	Match   flow.Match
+	UFID  UFID
+	Match flow.Match
+	// Shown, if not nil, is the key as the flow was installed (its
+	// first packet's values, or a put's key as given): dumps print it
+	// under Match.Mask, as Open vSwitch's userspace datapath does.
+	Shown   *flow.Key
 	Actions odp.Actions
 	Stats   FlowStats
 	// Workers is how many poll-mode workers hold a copy of the flow.

@@ -36,7 +36,11 @@ func FormatFlow(f *Flow, now time.Time, verbose bool) string {
 	if verbose {
 		fmt.Fprintf(&b, "ufid:%s, ", f.UFID)
 	}
-	b.WriteString(f.Match.Format(verbose))
+	m := f.Match
+	if f.Shown != nil {
+		m.Key = *f.Shown
+	}
+	b.WriteString(m.Format(verbose))
 	fmt.Fprintf(&b, ", packets:%d, bytes:%d, used:", f.Stats.Packets, f.Stats.Bytes)
 	if f.Stats.Used.IsZero() {
 		b.WriteString("never")

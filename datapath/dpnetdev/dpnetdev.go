@@ -310,7 +310,7 @@ func (dp *Datapath) FlowPut(fp *dpif.FlowPut) error {
 	if fp.Flags&dpif.PutCreate == 0 {
 		return fmt.Errorf("dpnetdev: modify %s: %w", u, dpif.ErrNotFound)
 	}
-	set := &flowSet{match: &m, perWork: make([]*dpFlow, len(dp.workers))}
+	set := &flowSet{match: &m, shown: fp.Match.Key, perWork: make([]*dpFlow, len(dp.workers))}
 	now := dp.clock().UnixNano()
 	for i, w := range dp.workers {
 		if w.nflows.Load() >= w.flowLimit.Load() {
@@ -402,7 +402,7 @@ func (dp *Datapath) installFromUpcall(w *worker, u dpif.UFID, m *flow.Match, act
 	}
 	w.nflows.Add(1)
 	if set == nil {
-		set = &flowSet{match: m, perWork: make([]*dpFlow, len(dp.workers))}
+		set = &flowSet{match: m, shown: *pkt, perWork: make([]*dpFlow, len(dp.workers))}
 		dp.flows[u] = set
 	}
 	set.perWork[w.id] = f
@@ -447,7 +447,7 @@ func (dp *Datapath) FlowGet(u dpif.UFID) (dpif.Flow, error) {
 }
 
 func (dp *Datapath) flowOfSet(u dpif.UFID, set *flowSet) dpif.Flow {
-	f := dpif.Flow{UFID: u, Match: *set.match}
+	f := dpif.Flow{UFID: u, Match: *set.match, Shown: &set.shown}
 	for _, wf := range set.perWork {
 		if wf == nil {
 			continue

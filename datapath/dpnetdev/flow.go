@@ -89,7 +89,9 @@ func (f *dpFlow) lastActive() int64 {
 
 // flowSet is every worker's copy of one UFID.
 type flowSet struct {
-	match   *flow.Match
+	match *flow.Match
+	// shown is the key as installed (dpif.Flow.Shown).
+	shown   flow.Key
 	perWork []*dpFlow // indexed by worker; nil where not installed
 }
 
