@@ -438,6 +438,7 @@ func (d *Daemon) Datapath(typ string) *dpnetdev.Datapath {
 		cfg.FlowLimit = int(fl)
 	}
 	cfg.Log = d.logs.Logger("dpif_netdev")
+	cfg.PutLog = d.logs.Logger("dpif")
 	dp := dpnetdev.New("ovs-"+typ, cfg)
 	dp.SetRestoreWait(d.restoreWait.Load())
 	if typ == "dummy" {

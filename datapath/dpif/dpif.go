@@ -208,6 +208,10 @@ type Config struct {
 	// vSwitch's dpif_netdev words ("flow_add: ufid:... mega_ufid:...
 	// MATCH, actions:ACTIONS"), which its test suite and operators grep.
 	Log *slog.Logger
+	// PutLog, if set, gets each flow put at debug level as Open
+	// vSwitch's dpif module logs it ("TYPE@NAME: put[modify] KEY/MASK,
+	// actions:...").
+	PutLog *slog.Logger
 }
 
 // DefaultConfig returns Open vSwitch's defaults where they exist.

@@ -276,6 +276,7 @@ func (dp *Datapath) assignQueuesLocked() {
 
 // FlowPut installs or modifies a megaflow in every worker.
 func (dp *Datapath) FlowPut(fp *dpif.FlowPut) error {
+	dp.logPut(fp)
 	m := fp.Match
 	m.Mask.MatchVLANPresence()
 	m.Normalize()
@@ -352,6 +353,31 @@ func (dp *Datapath) logFlowChange(u dpif.UFID, m *flow.Match, old *odp.Actions, 
 	}
 	b.WriteString(", actions:")
 	b.WriteString(actionsText(acts))
+	l.Debug(b.String())
+}
+
+// logPut logs a flow put as Open vSwitch's dpif module: the datapath
+// as TYPE@NAME (the type is the name without "ovs-"), the flags, the
+// key as given under its mask in full, the actions.
+func (dp *Datapath) logPut(fp *dpif.FlowPut) {
+	l := dp.cfg.PutLog
+	if l == nil || !l.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s@%s: put", strings.TrimPrefix(dp.name, "ovs-"), dp.name)
+	for _, f := range []struct {
+		flag dpif.PutFlags
+		name string
+	}{{dpif.PutCreate, "[create]"}, {dpif.PutModify, "[modify]"}, {dpif.PutZeroStats, "[zero]"}} {
+		if fp.Flags&f.flag != 0 {
+			b.WriteString(f.name)
+		}
+	}
+	b.WriteByte(' ')
+	b.WriteString(fp.Match.Format(true))
+	b.WriteString(", actions:")
+	b.WriteString(actionsText(fp.Actions))
 	l.Debug(b.String())
 }
 

@@ -291,13 +291,18 @@ func (b *Bridge) Revalidate() {
 			out.Mask = flow.PacketMask(&uk.key)
 		}
 		b.stats.revalidated.Add(1)
-		if out.Err == nil && !out.Transient && maskWithin(&out.Mask, &uk.mask) {
+		// The datapath's mask: the translation's plus the VLAN-tag
+		// presence bits the datapath always matches.
+		inst := uk.mask
+		inst.MatchVLANPresence()
+		if out.Err == nil && !out.Transient && maskWithin(&out.Mask, &inst) {
 			// The installed megaflow is at least as specific as the new
 			// translation needs: keep it, changing its actions in place
 			// if they differ (as Open vSwitch's UKEY_MODIFY).
 			if !slicesEqualActions(out.Actions, uk.actions) {
+				// The packet's key as installed (the put logs it; the
+				// datapath normalizes).
 				m := flow.Match{Key: uk.key, Mask: uk.mask}
-				m.Normalize()
 				err := b.cfg.DP.FlowPut(&dpif.FlowPut{UFID: id, Match: m, Actions: out.Actions, Flags: dpif.PutModify})
 				if err != nil {
 					del = append(del, id)
