@@ -186,3 +186,27 @@ func TestDumpFlowsFilterLikeOpenVSwitch(t *testing.T) {
 		return strings.Join(lines, "\n")
 	})
 }
+
+// modifyInPlaceSteps are Open vSwitch's "in place modification (vlan)"
+// check: when the flow tables change so that an installed megaflow's
+// mask still covers what the new translation needs, the revalidator
+// changes its actions in place and it keeps its statistics.
+func modifyInPlaceSteps() []ofStep {
+	const pkt = "in_port(1),eth(src=50:54:00:00:00:09,dst=50:54:00:00:00:0a),eth_type(0x1234)"
+	send3 := []ofStep{appctl("netdev-dummy/receive", "p1", pkt), appctl("netdev-dummy/receive", "p1", pkt), appctl("netdev-dummy/receive", "p1", pkt)}
+	s := []ofStep{
+		ofctl("-O", "OpenFlow11", "mod-table", "br0", "all", "drop"),
+		ofctl("add-flow", "br0", "in_port=1,actions=output:2"),
+	}
+	s = append(s, send3...)
+	s = append(s, appctl("dpif/dump-flows", "br0"), ofctl("del-flows", "br0"), appctl("revalidator/wait"), appctl("revalidator/wait"))
+	s = append(s, send3...)
+	s = append(s, appctl("dpif/dump-flows", "br0"), ofctl("add-flow", "br0", "in_port=1,vlan_tci=0x0000/0x1fff,actions=output:2"),
+		appctl("revalidator/wait"), appctl("revalidator/wait"))
+	s = append(s, send3...)
+	return append(s, appctl("dpif/dump-flows", "br0"))
+}
+
+func TestRevalidationModifiesMegaflowsInPlaceLikeOpenVSwitch(t *testing.T) {
+	diffOneBridgeAgainstOpenVSwitch(t, modifyInPlaceSteps)
+}
