@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/gvs-project/gvs/internal/nstest"
 )
 
 // packetOutCookieSession sends packet-outs whose packet-ins come from
@@ -49,24 +47,14 @@ func packetOutCookieSession(t *testing.T, env []string) string {
 	for i := range mons {
 		run(t, env, "ovs-appctl", "-t", filepath.Join(dir, "m"+itoa(i)), "ofctl/barrier")
 	}
-	var logs []string
-	for _, m := range mons {
-		logs = append(logs, maskMonitor(m.stop(t)))
-	}
-	return strings.Join(logs, "\n---\n")
+	return stopMonitors(t, mons)
 }
 
 // TestPacketOutPacketInCookiesLikeOpenVSwitch: the packet-ins of
 // packet-outs carry Open vSwitch's cookies and metadata.
 func TestPacketOutPacketInCookiesLikeOpenVSwitch(t *testing.T) {
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	want := packetOutCookieSession(t, ovsEnv)
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	if got := packetOutCookieSession(t, gvsEnv); got != want {
+	want, got := monitorSessionsBothWays(t, func(env []string) string { return packetOutCookieSession(t, env) })
+	if got != want {
 		t.Errorf("monitors differ\n--- Open vSwitch:\n%s\n--- gvs:\n%s", want, got)
 	}
 	if !strings.Contains(want, "cookie=0x5") || !strings.Contains(want, "no_match") || !strings.Contains(want, "tun_metadata3=0x11") {

@@ -43,6 +43,26 @@ func roleSession(t *testing.T, env []string, version string) string {
 	sendRole(1, "1800180000000500000002000000000000000000000001")
 	appctl(2, "ofctl/barrier")
 	time.Sleep(100 * time.Millisecond)
+	return stopMonitors(t, mons)
+}
+
+// monitorSessionsBothWays runs session against Open vSwitch, then
+// against gvs, and returns what each printed (want, got).
+func monitorSessionsBothWays(t *testing.T, session func(env []string) string) (want, got string) {
+	t.Helper()
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	want = session(ovsEnv)
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	return want, session(gvsEnv)
+}
+
+// stopMonitors stops the monitors and joins their masked logs.
+func stopMonitors(t *testing.T, mons []*bgTool) string {
+	t.Helper()
 	var logs []string
 	for _, m := range mons {
 		logs = append(logs, maskMonitor(m.stop(t)))
@@ -54,15 +74,8 @@ func roleSession(t *testing.T, env []string, version string) string {
 // the role status a demoted primary receives print the same in both
 // monitors as with Open vSwitch, in OpenFlow 1.3 (ONF extension) and 1.4.
 func TestRoleStatusLikeOpenVSwitch(t *testing.T) {
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
 	for _, v := range []string{"OpenFlow13", "OpenFlow14"} {
-		ovsEnv, stopOVS := startOpenVSwitch(t)
-		want := roleSession(t, ovsEnv, v)
-		stopOVS()
-		_, gvsEnv := startDaemon(t)
-		got := roleSession(t, gvsEnv, v)
+		want, got := monitorSessionsBothWays(t, func(env []string) string { return roleSession(t, env, v) })
 		if got != want {
 			t.Errorf("%s: monitors differ\n--- Open vSwitch:\n%s\n--- gvs:\n%s", v, want, got)
 		}
@@ -136,24 +149,13 @@ func requestForwardSession(t *testing.T, env []string) string {
 		run(t, env, "ovs-appctl", "-t", ctl(i), "ofctl/barrier")
 	}
 	time.Sleep(100 * time.Millisecond)
-	var logs []string
-	for _, m := range mons {
-		logs = append(logs, maskMonitor(m.stop(t)))
-	}
-	return strings.Join(logs, "\n---\n")
+	return stopMonitors(t, mons)
 }
 
 // TestRequestForwardLikeOpenVSwitch: a group_mod reaches the other
 // controllers that enabled request forwarding, as with Open vSwitch.
 func TestRequestForwardLikeOpenVSwitch(t *testing.T) {
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	want := requestForwardSession(t, ovsEnv)
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	got := requestForwardSession(t, gvsEnv)
+	want, got := monitorSessionsBothWays(t, func(env []string) string { return requestForwardSession(t, env) })
 	if got != want {
 		t.Errorf("monitors differ\n--- Open vSwitch:\n%s\n--- gvs:\n%s", want, got)
 	}
