@@ -34,16 +34,8 @@ priority=50 tcp nw_frag=later           actions=output:3
 // translate fragments as Open vSwitch does.
 func TestFragmentHandlingLikeOpenVSwitch(t *testing.T) {
 	diffOneBridgeAgainstOpenVSwitch(t, fragSteps, func(s string) string {
-		lines := strings.Split(s, "\n")
-		if !strings.Contains(lines[0], "ofproto/trace") {
-			return s
-		}
-		out := lines[:1]
-		for _, l := range lines[1:] {
-			if strings.Contains(l, "IP fragments") || strings.HasPrefix(l, "Megaflow:") || strings.HasPrefix(l, "Datapath actions:") {
-				out = append(out, strings.TrimSpace(l))
-			}
-		}
-		return strings.Join(out, "\n")
+		return keepTraceLines(s, func(l string) bool {
+			return strings.Contains(l, "IP fragments") || strings.HasPrefix(l, "Megaflow:") || strings.HasPrefix(l, "Datapath actions:")
+		})
 	})
 }

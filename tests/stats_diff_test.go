@@ -95,17 +95,10 @@ func stackChain() string {
 // traceErrors keeps, of a trace, the command, its error reports and its
 // last line; other steps whole.
 func traceErrors(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if !strings.Contains(lines[0], "ofproto/trace") {
-		return s
-	}
-	out := lines[:1]
-	for _, l := range lines[1:] {
-		if strings.Contains(l, ">>>>") {
-			out = append(out, strings.TrimSpace(l))
-		}
-	}
-	return strings.Join(append(out, lines[len(lines)-1]), "\n")
+	last := s[strings.LastIndexByte(strings.TrimRight(s, "\n"), '\n')+1:]
+	return keepTraceLines(s, func(l string) bool {
+		return strings.Contains(l, ">>>>") || l == strings.TrimRight(last, "\n")
+	})
 }
 
 // TestStatisticsAndTranslationLimitsLikeOpenVSwitch requires Open
