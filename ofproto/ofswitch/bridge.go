@@ -27,6 +27,10 @@ type Port struct {
 	HWAddr [6]byte
 	// LinkDown and AdminDown give OFPPS_LINK_DOWN and OFPPC_PORT_DOWN.
 	LinkDown, AdminDown bool
+	// NoForward is set while a liveness monitor on the port (BFD) says it
+	// must not forward: with LinkDown it makes the port not live
+	// (xlate.Port.Down, no OFPPS_LIVE), as Open vSwitch's may_enable.
+	NoForward bool
 	// OFConfig is the rest of the port's OpenFlow configuration
 	// (ofp.PCNoRecv, PCNoFwd, PCNoPacketIn, PCNoFlood, ...), set by
 	// port_mod and kept by the bridge across SetPorts.
@@ -358,6 +362,7 @@ func (b *Bridge) publishPortsLocked() {
 		xp.NoFwd = p.OFConfig&ofp.PCNoFwd != 0
 		xp.NoPacketIn = p.OFConfig&ofp.PCNoPacketIn != 0
 		xp.NoFlood = xp.NoFlood || p.OFConfig&ofp.PCNoFlood != 0
+		xp.Down = p.LinkDown || p.NoForward
 		xs = append(xs, &xp)
 	}
 	snap := xlate.NewSnapshot(b.cfg.Name, b.cfg.FDBTable, xs)
@@ -367,7 +372,7 @@ func (b *Bridge) publishPortsLocked() {
 }
 
 func portChanged(a, b *Port) bool {
-	return a.Name != b.Name || a.HWAddr != b.HWAddr || a.LinkDown != b.LinkDown || a.AdminDown != b.AdminDown ||
+	return a.Name != b.Name || a.HWAddr != b.HWAddr || a.LinkDown != b.LinkDown || a.AdminDown != b.AdminDown || a.NoForward != b.NoForward ||
 		a.ODP != b.ODP || a.CurrSpeed != b.CurrSpeed || a.OFConfig != b.OFConfig
 }
 

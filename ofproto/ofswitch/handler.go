@@ -284,11 +284,12 @@ func ofpPort(p *Port, v uint8) ofp.Port {
 	if p.AdminDown {
 		op.Config |= ofp.PCPortDown
 	}
-	// OFPPS_LIVE (OpenFlow 1.1+) needs the link up and the port not
-	// administratively down (Open vSwitch's normalize_state).
+	// OFPPS_LIVE (OpenFlow 1.1+) needs the link up, the port not
+	// administratively down and no liveness monitor against it (Open
+	// vSwitch's normalize_state with may_enable).
 	if p.LinkDown {
 		op.State |= 1 // OFPPS_LINK_DOWN
-	} else if v >= 2 && !p.AdminDown {
+	} else if v >= 2 && !p.AdminDown && !p.NoForward {
 		op.State |= 4 // OFPPS_LIVE
 	}
 	if v >= 2 && p.CurrSpeed != 0 {

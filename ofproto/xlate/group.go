@@ -200,12 +200,11 @@ func (c *ctx) group(id uint32) {
 	}
 }
 
-// bucketLive reports whether a fast-failover bucket's watched port is up
-// (every existing port is, until gvs tracks link state here) and its
-// watched group exists.
+// bucketLive reports whether a fast-failover bucket's watched port
+// exists and may forward (Port.Down) and its watched group exists.
 func (c *ctx) bucketLive(b *ofp.Bucket) bool {
 	if b.WatchPort != ofp.PortAny {
-		if c.snap.Ports[Port16(b.WatchPort)] == nil {
+		if p := c.snap.Ports[Port16(b.WatchPort)]; p == nil || p.Down {
 			return false
 		}
 	}

@@ -76,6 +76,10 @@ type Port struct {
 	// table miss on a packet from it sends no packet-in (where the table
 	// asks for one).
 	NoRecv, NoFwd, NoPacketIn bool
+	// Down is Open vSwitch's !may_enable: the link is down, or a liveness
+	// monitor on the port (BFD) says it does not forward. Fast-failover
+	// buckets watching it and bundle members on it are not live.
+	Down bool
 	// Tag is the access or native VLAN (Port.tag), -1 for none; Trunks
 	// the trunked VLANs (all when empty); VLANMode says how NORMAL uses
 	// them (vlan.go).
