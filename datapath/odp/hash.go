@@ -7,6 +7,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/datapath/tnl"
+	"github.com/gvs-project/gvs/internal/ovshash"
 )
 
 // hash5 computes the hash action's value for one packet, as Open
@@ -46,43 +47,7 @@ func hash5(p *packet.Packet, alg HashAlg, basis uint32) uint32 {
 	return hashFinish(h, basis)
 }
 
-// symmetricL2 is Open vSwitch's flow_hash_symmetric_l2: three words of
-// (eth_type, XOR of the VLAN ids, XOR of the Ethernet addresses, 0)
-// loaded from their network-order bytes.
-func symmetricL2(k *flow.Key, basis uint32) uint32 {
-	var b [12]byte
-	binary.BigEndian.PutUint16(b[0:], k.EthType)
-	var vid uint16
-	for _, v := range k.VLANs {
-		vid ^= v.TCI & 0x0fff
-	}
-	binary.BigEndian.PutUint16(b[2:], vid)
-	for i := 0; i < 6; i++ {
-		b[4+i] = k.EthSrc[i] ^ k.EthDst[i]
-	}
-	h := basis
-	for i := 0; i < 12; i += 4 {
-		h = hashAdd(h, binary.LittleEndian.Uint32(b[i:]))
-	}
-	return hashFinish(h, basis)
-}
+func symmetricL2(k *flow.Key, basis uint32) uint32 { return flow.SymmetricL2Hash(k, basis) }
 
-// hashAdd and hashFinish are the murmur3 32-bit round and finaliser.
-func hashAdd(h, w uint32) uint32 {
-	w *= 0xcc9e2d51
-	w = w<<15 | w>>17
-	w *= 0x1b873593
-	h ^= w
-	h = h<<13 | h>>19
-	return h*5 + 0xe6546b64
-}
-
-func hashFinish(h, n uint32) uint32 {
-	h ^= n
-	h ^= h >> 16
-	h *= 0x85ebca6b
-	h ^= h >> 13
-	h *= 0xc2b2ae35
-	h ^= h >> 16
-	return h
-}
+func hashAdd(h, w uint32) uint32    { return ovshash.Add(h, w) }
+func hashFinish(h, n uint32) uint32 { return ovshash.Finish(h, n) }

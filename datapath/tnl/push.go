@@ -7,6 +7,7 @@ import (
 
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/internal/ovshash"
 )
 
 // The UDP source port range of tunnels, Open vSwitch's default
@@ -187,21 +188,5 @@ func Hash5Tuple(k *flow.Key) uint32 {
 
 // hashAdd and hashFinish are Open vSwitch's hash_add and hash_finish (the
 // murmur3 round and finaliser).
-func hashAdd(h, w uint32) uint32 {
-	w *= 0xcc9e2d51
-	w = bits.RotateLeft32(w, 15)
-	w *= 0x1b873593
-	h ^= w
-	h = bits.RotateLeft32(h, 13)
-	return h*5 + 0xe6546b64
-}
-
-func hashFinish(h, n uint32) uint32 {
-	h ^= n
-	h ^= h >> 16
-	h *= 0x85ebca6b
-	h ^= h >> 13
-	h *= 0xc2b2ae35
-	h ^= h >> 16
-	return h
-}
+func hashAdd(h, w uint32) uint32    { return ovshash.Add(h, w) }
+func hashFinish(h, n uint32) uint32 { return ovshash.Finish(h, n) }

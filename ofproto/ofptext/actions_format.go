@@ -436,6 +436,45 @@ func formatSubfield(sf ofp.Subfield) string {
 	return fmt.Sprintf("%s[%d..%d]", name, sf.Ofs, sf.Ofs+sf.NBits-1)
 }
 
+// FormatSubfieldIsNow is the trace line of a subfield an action loaded,
+// given its field's whole value: "SUB is now V", V the field's value
+// when the subfield is the whole field and the subfield's bits in hex
+// otherwise (Open vSwitch's xlate_report_subfield).
+func FormatSubfieldIsNow(sf ofp.Subfield, value []byte) string {
+	s := formatSubfield(sf) + " is now "
+	if sf.Field == nil {
+		return s + "?"
+	}
+	if sf.Ofs == 0 && sf.NBits >= sf.Field.Bits {
+		return s + formatValue(sf.Field, value, ones(len(value)))
+	}
+	// The subfield's bits, right-aligned, printed as ds_put_hex does.
+	bitsOut := make([]byte, (sf.NBits+7)/8)
+	for i := 0; i < sf.NBits; i++ {
+		b := sf.Ofs + i
+		if b/8 >= len(value) {
+			break
+		}
+		if value[len(value)-1-b/8]>>(b%8)&1 != 0 {
+			bitsOut[len(bitsOut)-1-i/8] |= 1 << (i % 8)
+		}
+	}
+	var hex strings.Builder
+	for _, v := range bitsOut {
+		switch {
+		case hex.Len() == 0 && v == 0:
+		case hex.Len() == 0:
+			fmt.Fprintf(&hex, "0x%x", v)
+		default:
+			fmt.Fprintf(&hex, "%02x", v)
+		}
+	}
+	if hex.Len() == 0 {
+		return s + "0"
+	}
+	return s + hex.String()
+}
+
 // instIndex is the instruction an ofpact belongs to for ovs-ofctl's
 // ordering check, which treats meter as an instruction in every version.
 func instIndex(t ofp.ActionType) int {

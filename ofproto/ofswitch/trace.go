@@ -174,6 +174,8 @@ func traceLine(sb *strings.Builder, ev *xlate.TraceEvent) {
 		fmt.Fprintf(sb, "%s%s\n", pad(ev.Indent), ofptext.FormatActions([]ofp.Action{*ev.Action}, mf.OF10))
 	case xlate.TraceNote:
 		fmt.Fprintf(sb, "%s-> %s\n", pad(ev.Indent), ev.Text)
+	case xlate.TraceSubfield:
+		fmt.Fprintf(sb, "%s-> %s\n", pad(ev.Indent), ofptext.FormatSubfieldIsNow(*ev.Sub, ev.Value))
 	case xlate.TraceBridge:
 		fmt.Fprintf(sb, "\n%sbridge(\"%s\")\n%s%s\n", pad(ev.Indent), ev.Text, pad(ev.Indent), strings.Repeat("-", len(ev.Text)+10))
 	case xlate.TraceSkip:

@@ -122,7 +122,6 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		if f == nil {
 			return true
 		}
-		c.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
 		v := c.fieldBytes(f, &c.flow)
 		p := make([]byte, 8)
 		copyBits(p, 0, v, a.Src.Ofs, a.Src.NBits)
@@ -130,9 +129,15 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		for _, x := range p {
 			port = port<<8 | uint64(x)
 		}
-		if port <= 0xffff {
-			c.output(uint16(port), a.MaxLen)
+		// Open vSwitch's xlate_output_reg_action: the source bits join
+		// the megaflow only when they name a port.
+		if port > 0xffff {
+			c.traceSkip("output port %d is out of range", port)
+			return true
 		}
+		c.trace("output port is %d", port)
+		c.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
+		c.output(uint16(port), a.MaxLen)
 	case ofp.ActOutputTrunc:
 		c.commit()
 		c.emit(odp.Trunc(uint32(a.Arg)))
@@ -172,6 +177,14 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		c.group(uint32(a.Arg))
 	case ofp.ActCheckPktLen:
 		c.checkPktLen(a)
+	case ofp.ActBundle:
+		if a.Bundle != nil {
+			c.bundle(a.Bundle)
+		}
+	case ofp.ActMultipath:
+		if a.Multipath != nil {
+			c.multipath(a.Multipath)
+		}
 	case ofp.ActPushMPLS:
 		c.pushMPLS(uint16(a.Arg))
 	case ofp.ActPopMPLS:

@@ -283,6 +283,9 @@ const (
 	// TraceRecirc: ct froze the pipeline for recirculation RecircID;
 	// Flow is the flow at the freeze and Ct the datapath ct action.
 	TraceRecirc
+	// TraceSubfield: an action loaded Sub, whose field now holds Value
+	// (Open vSwitch's xlate_report_subfield: "-> SUB is now V").
+	TraceSubfield
 )
 
 // TraceEvent is one step of a translation, for ofproto/trace. Indent is
@@ -302,6 +305,8 @@ type TraceEvent struct {
 	Flow      *mf.Flow
 	RecircID  uint32
 	Ct        *odp.CtParams
+	Sub       *ofp.Subfield
+	Value     []byte
 }
 
 // PacketIn is a packet-in a translation produced.
@@ -1091,7 +1096,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		}
 		p := c.snap.Ports[port]
 		if p == nil {
-			c.trace("output to nonexistent port %d", port)
+			c.traceSkip("Nonexistent output port")
 			return
 		}
 		if p.NoFwd {
