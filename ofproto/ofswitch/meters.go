@@ -13,8 +13,10 @@ import (
 )
 
 // meterEntry is a configured meter: its OpenFlow form and the datapath
-// meter that enforces it (xlate.NoDPMeter for the controller and
-// slowpath meters, and when the datapath has no meter table).
+// meter that enforces it (xlate.NoDPMeter without bands or when the
+// datapath has no meter table). The slowpath and controller meters have
+// one too: translation puts it before the userspace actions of sampling
+// and of packet-ins, as Open vSwitch's provider meters.
 type meterEntry struct {
 	flags   uint16
 	bands   []ofp.MeterBand
@@ -39,7 +41,7 @@ func dpMeterConfig(flags uint16, bands []ofp.MeterBand) meter.Config {
 
 // enforced reports whether OpenFlow meter id gets a datapath meter.
 func (b *Bridge) enforced(id uint32) bool {
-	return b.cfg.Meters != nil && id <= ofp.MeterMax
+	return b.cfg.Meters != nil && (id <= ofp.MeterMax || id == ofp.MeterSlowpath || id == ofp.MeterController)
 }
 
 // meterMod applies a meter_mod with Open vSwitch's errors.

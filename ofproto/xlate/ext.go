@@ -25,7 +25,7 @@ func (c *ctx) extAction(a *ofp.Action) bool {
 		if ct == nil {
 			return true
 		}
-		c.controllerPause(ct.Reason, ct.MaxLen, ct.ID, ct.Userdata, ct.Pause)
+		c.controllerPause(ct.Reason, ct.MaxLen, ct.ID, ct.Userdata, ct.Pause, ct.MeterID)
 	case ofp.ActDecTTL:
 		c.decTTL(a.IDs)
 	case ofp.ActSetNWTTL:

@@ -2,6 +2,7 @@ package xlate
 
 import (
 	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
 // NoDPMeter marks an OpenFlow meter without a datapath meter (the
@@ -37,4 +38,23 @@ func (c *ctx) meter(id uint32) {
 	// Open vSwitch emits the meter without committing pending set
 	// actions first.
 	c.emit(odp.Meter(dp))
+}
+
+// dpMeter returns the datapath meter of OpenFlow meter id (a regular
+// meter, or the slowpath or controller virtual meter), if it has one.
+func (c *ctx) dpMeter(id uint32) (uint32, bool) {
+	dp, ok := c.x.Meters()[id]
+	return dp, ok && dp != NoDPMeter
+}
+
+// controllerMeter is the datapath meter a controller action's packet-ins
+// pass through: the meter it names (meter_id), else the controller
+// virtual meter, as Open vSwitch's xlate_controller_action.
+func (c *ctx) controllerMeter(id uint32) (uint32, bool) {
+	if id != ofp.NoMeter {
+		if dp, ok := c.dpMeter(id); ok {
+			return dp, true
+		}
+	}
+	return c.dpMeter(ofp.MeterController)
 }

@@ -112,9 +112,15 @@ func (c *ctx) startSampling() {
 func (c *ctx) emitSample(probability uint32, ck *odp.Cookie, withActions bool) []byte {
 	ud := ck.Marshal()
 	us := odp.Userspace(0, odp.UserspaceParams{Userdata: ud, WithActions: withActions})
-	if probability == math.MaxUint32 {
+	// The slowpath meter, when configured, limits what reaches userspace
+	// (Open vSwitch's compose_sample_action).
+	meter, metered := c.dpMeter(ofp.MeterSlowpath)
+	switch {
+	case metered:
+		c.emit(odp.Sample(probability, odp.Actions{odp.Meter(meter), us}))
+	case probability == math.MaxUint32:
 		c.emit(us)
-	} else {
+	default:
 		c.emit(odp.Sample(probability, odp.Actions{us}))
 	}
 	return ud

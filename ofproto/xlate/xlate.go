@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 
@@ -1206,12 +1207,14 @@ func (c *ctx) outputODP(no uint32) {
 // packet-in is produced now, and the datapath actions get a userspace
 // action so that every later packet of the megaflow comes back here.
 func (c *ctx) controller(reason uint8, maxLen uint16, id uint16, userdata []byte) {
-	c.controllerPause(reason, maxLen, id, userdata, false)
+	c.controllerPause(reason, maxLen, id, userdata, false, ofp.NoMeter)
 }
 
 // controllerPause is controller(); with pause the translation stops here
-// and the packet-in carries a continuation of the rest.
-func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata []byte, pause bool) {
+// and the packet-in carries a continuation of the rest. An unpaused
+// packet-in passes through the datapath meter of meterID or of the
+// controller meter (controllerMeter): sample(100%,actions(meter,userspace)).
+func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata []byte, pause bool, meterID uint32) {
 	c.commit()
 	if reason == ReasonAction && c.rule != nil && c.rule.Priority == 0 && c.rule.Match.IsCatchAll() {
 		reason = ReasonExplicitMiss
@@ -1232,7 +1235,12 @@ func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata [
 		if c.rule != nil {
 			ck.RuleCookie = c.rule.Cookie
 		}
-		c.emit(odp.Userspace(0, odp.UserspaceParams{Userdata: ck.Marshal()}))
+		us := odp.Userspace(0, odp.UserspaceParams{Userdata: ck.Marshal()})
+		if dp, ok := c.controllerMeter(meterID); ok && !pause {
+			c.emit(odp.Sample(math.MaxUint32, odp.Actions{odp.Meter(dp), us}))
+		} else {
+			c.emit(us)
+		}
 	}
 	var cont *Continuation
 	if pause {
