@@ -408,6 +408,7 @@ func (d *Daemon) runBridges(c *client.Client) {
 		OVSVersion:    Version,
 		DatapathTypes: []string{"dummy", "netdev", "system"},
 		IfaceTypes:    []string{"dummy", "geneve", "internal", "patch", "system", "vxlan"},
+		Capabilities:  dpnetdev.Capabilities(),
 	}
 	if d.cfg.DisableSystem {
 		// As Open vSwitch with --disable-system: no system datapath type.

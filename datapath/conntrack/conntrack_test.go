@@ -496,3 +496,33 @@ func TestFTPHelperExpectations(t *testing.T) {
 		t.Errorf("EPRT: %v %d %v", a, p, ok)
 	}
 }
+
+// TestZeroSNATKeepsTheAddressAndResolvesClashes: nat(src=0.0.0.0) (OVN
+// with the ct_zero_snat capability) leaves a connection untranslated
+// unless its reply tuple is taken, and then keeps the source address and
+// takes another port, as Open vSwitch's find_addr all-zero case.
+func TestZeroSNATKeepsTheAddressAndResolvesClashes(t *testing.T) {
+	tr, _ := newTracker(t)
+	zero := "ct(commit,zone=1,nat(src=0.0.0.0))"
+	p := run(t, tr, zero, udp4(t, cA, cB, 1000, 53))
+	if want := udp4(t, cA, cB, 1000, 53); !bytes.Equal(p.Data(), want) {
+		t.Fatalf("uncontended zero SNAT changed the packet\n got % x\nwant % x", p.Data(), want)
+	}
+	// Another host's connection translated onto cA:1234 takes the reply
+	// tuple cB:53 -> cA:1234 ...
+	run(t, tr, "ct(commit,zone=1,nat(src="+cA+":1234-1234))", udp4(t, "10.0.0.5", cB, 7, 53))
+	// ... so cA's own connection from port 1234 keeps its address and
+	// moves to another port.
+	p = run(t, tr, zero, udp4(t, cA, cB, 1234, 53))
+	wantState(t, p, "+trk+new+snat")
+	d := p.Data()
+	if src := net.IP(d[26:30]).String(); src != cA {
+		t.Fatalf("source address %s, want %s", src, cA)
+	}
+	if port := uint16(d[34])<<8 | uint16(d[35]); port == 1234 {
+		t.Fatalf("clashing connection kept port 1234")
+	}
+	if tr.ZoneCount(1) != 3 {
+		t.Fatalf("zone 1 holds %d connections, want 3", tr.ZoneCount(1))
+	}
+}

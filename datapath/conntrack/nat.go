@@ -81,7 +81,10 @@ func (t *Tracker) chooseNAT(z *zone, orig *Key, n *odp.CtNAT) (Key, uint8, bool)
 	// Address candidates.
 	naddr := uint64(1)
 	var base [16]byte = *addr
-	if n.HasAddr {
+	// An all-zero minimum address keeps the connection's own address and
+	// only picks a free port (Open vSwitch's find_addr: "zero SNAT", the
+	// ct_zero_snat capability OVN relies on).
+	if n.HasAddr && n.MinAddr != ([16]byte{}) {
 		if n.IPv6 != (orig.Family == 6) {
 			return rev, 0, false
 		}

@@ -191,6 +191,17 @@ func (r *Reconciler) applyDatapaths(next map[string]DatapathConfig) error {
 	return nil
 }
 
+// DatapathTypes lists the datapath types of the bridges applied ("" as
+// "system"), sorted.
+func (r *Reconciler) DatapathTypes() []string {
+	types := make([]string, 0, len(r.bridges))
+	for _, ab := range r.bridges {
+		types = append(types, normDPType(ab.cfg.DatapathType))
+	}
+	slices.Sort(types)
+	return slices.Compact(types)
+}
+
 func (r *Reconciler) delBridge(name string, ab *appliedBridge) {
 	for iface := range ab.ifaces {
 		r.sw.DelPort(name, iface)

@@ -115,12 +115,7 @@ func (r *Runner) writeBack(txn *client.Txn, snap *client.Snapshot, st *Status) {
 		if len(row) > 0 {
 			txn.SetColumns("Open_vSwitch", root.UUID, row)
 		}
-		// Fill Datapath rows (ovn-controller creates them empty).
-		for _, dpRow := range snap.Rows("Datapath") {
-			if !maps.Equal(strMap(dpRow.Get("capabilities")), r.info.Capabilities) && len(r.info.Capabilities) > 0 {
-				txn.SetColumns("Datapath", dpRow.UUID, map[string]any{"capabilities": r.info.Capabilities})
-			}
-		}
+		r.writeCapabilities(txn, snap, root)
 	}
 	writeMirrorStats(txn, snap, st)
 	for id, bs := range st.Bridges {
@@ -272,4 +267,48 @@ func statsEqual(d model.Datum, m map[string]int64) bool {
 		}
 	}
 	return true
+}
+
+// writeCapabilities fills Datapath.capabilities (ovn-controller creates
+// the rows empty and reads them) as Open vSwitch's dp_capability_reconfigure:
+// only for the datapath types a bridge has brought up, key by key
+// (other keys a client wrote stay).
+func (r *Runner) writeCapabilities(txn *client.Txn, snap *client.Snapshot, root *client.Row) {
+	if len(r.info.Capabilities) == 0 {
+		return
+	}
+	up := r.rec.DatapathTypes()
+	d := root.Get("datapaths")
+	for i, k := range d.Keys {
+		typ, _ := k.(string)
+		if i >= len(d.Values) {
+			break
+		}
+		u, ok := d.Values[i].(model.UUID)
+		if !ok || !slices.Contains(up, normDPType(typ)) {
+			continue
+		}
+		row := snap.Row("Datapath", u)
+		if row == nil {
+			continue
+		}
+		have := strMap(row.Get("capabilities"))
+		want := maps.Clone(have)
+		if want == nil {
+			want = map[string]string{}
+		}
+		maps.Copy(want, r.info.Capabilities)
+		if !maps.Equal(have, want) {
+			txn.SetColumns("Datapath", u, map[string]any{"capabilities": want})
+		}
+	}
+}
+
+// normDPType is a Bridge.datapath_type as Open vSwitch names its
+// datapath: empty is "system".
+func normDPType(t string) string {
+	if t == "" {
+		return "system"
+	}
+	return t
 }
