@@ -509,9 +509,27 @@ func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
 				age = l2fib.DefaultAgingTime
 			}
 			b.fdb.SetAgingTime(age)
+			s.resizeFDB(b, fdbConfig(cfg.OtherConfig))
 		}
 	}
 	return nil
+}
+
+// resizeFDB applies a changed mac-table-size (l2fib.Table.Resize): a
+// smaller size removes the oldest entries at once, as Open vSwitch trims
+// its table; a table re-made for the new size is installed under the same
+// id, so megaflows' mac_learn actions keep working. Called with s.mu held.
+func (s *dpSwitch) resizeFDB(b *swBridge, c l2fib.Config) {
+	c.AgingTime = b.fdb.AgingTime()
+	nt, err := b.fdb.Resize(c, time.Now())
+	if err != nil {
+		s.d.log.Warn(fmt.Sprintf("bridge %s: mac-table-size %d: %v", b.name, c.Capacity, err))
+		return
+	}
+	if nt != b.fdb {
+		s.d.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nt)
+		b.fdb = nt
+	}
 }
 
 // parseHWAddr reads other_config:hwaddr; multicast and zero addresses

@@ -1,11 +1,13 @@
 package l2fib
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -247,7 +249,8 @@ type Table struct {
 	moveLimit            int
 	warnInterval         uint32
 	warnFn               func(Warning)
-	capacity             int
+	capacity             atomic.Int64 // SetCapacity lowers or raises it up to allocated
+	allocated            int          // the capacity the shards were sized for
 	shardShift           uint
 	bucketMask           uint32
 	seed                 uint64
@@ -299,10 +302,7 @@ func New(cfg Config, now time.Time) (*Table, error) {
 		cfg.WarnInterval = DefaultWarnInterval
 	}
 	if cfg.Shards == 0 {
-		cfg.Shards = 1
-		for cfg.Shards < 256 && cfg.Shards*16384 < cfg.Capacity {
-			cfg.Shards *= 2
-		}
+		cfg.Shards = defaultShards(cfg.Capacity)
 	}
 	if cfg.Shards < 1 || cfg.Shards > 1<<16 || cfg.Shards&(cfg.Shards-1) != 0 || cfg.Shards > cfg.Capacity {
 		return nil, fmt.Errorf("%w: shards %d not a power of two in 1..min(capacity,65536)", ErrBadConfig, cfg.Shards)
@@ -321,7 +321,7 @@ func New(cfg Config, now time.Time) (*Table, error) {
 		moveLimit:    cfg.MoveLimit,
 		warnInterval: secs(cfg.WarnInterval),
 		warnFn:       cfg.Warn,
-		capacity:     cfg.Capacity,
+		allocated:    cfg.Capacity,
 		shardShift:   uint(64 - bits.TrailingZeros(uint(cfg.Shards))), // 64 for one shard: h>>64 == 0
 		bucketMask:   uint32(nb - 1),
 		seed:         cfg.Seed,
@@ -341,9 +341,19 @@ func New(cfg Config, now time.Time) (*Table, error) {
 		s.ports = make(map[uint32]*portLists)
 		s.mem = t.mem
 	}
+	t.capacity.Store(int64(cfg.Capacity))
 	t.aging.Store(secs(cfg.AgingTime))
 	t.Tick(now)
 	return t, nil
+}
+
+// defaultShards is one shard per 16 Ki entries of capacity, up to 256.
+func defaultShards(capacity int) int {
+	n := 1
+	for n < 256 && n*16384 < capacity {
+		n *= 2
+	}
+	return n
 }
 
 func secs(d time.Duration) uint32 {
@@ -358,7 +368,132 @@ func secs(d time.Duration) uint32 {
 }
 
 // Capacity returns the configured maximum number of entries.
-func (t *Table) Capacity() int { return t.capacity }
+func (t *Table) Capacity() int { return int(t.capacity.Load()) }
+
+// Resize applies configuration c's capacity (mac-table-size) and returns
+// the table to use from then on. Where t's shards fit the new capacity it
+// is t, changed in place (SetCapacity); otherwise a new table, sized and
+// sharded for it, takes over t's entries and counters (the oldest dynamic
+// entries beyond the new capacity removed and counted as expired, as
+// SetCapacity does), and the caller installs it in t's place. Learning
+// that happens in t while a new table is filled is not carried over.
+func (t *Table) Resize(c Config, now time.Time) (*Table, error) {
+	n := c.Capacity
+	if n == 0 {
+		n = DefaultCapacity
+	}
+	if n == t.Capacity() {
+		return t, nil
+	}
+	shards := c.Shards
+	if shards == 0 {
+		shards = defaultShards(n)
+	}
+	if n <= t.allocated && shards == len(t.shards) {
+		_, err := t.SetCapacity(n)
+		return t, err
+	}
+	nt, err := New(c, now)
+	if err != nil {
+		return nil, err
+	}
+	nt.clock.Store(t.clock.Load())
+	static, dyn := t.byAge()
+	dropped := min(max(0, len(static)+len(dyn)-nt.Capacity()), len(dyn))
+	for _, e := range append(static, dyn[dropped:]...) {
+		var w Warning
+		nt.learnSlow(e.key, nt.hash(e.key), e.port, e.used, e.static, &w)
+	}
+	counters := []*atomic.Uint64{&t.learned, &t.expired, &t.evicted, &t.moved, &t.locked, &t.blocked, &t.refused,
+		&t.flooded, &t.unicast, &t.hairpin, &t.runts, &t.noRoom}
+	ncounters := []*atomic.Uint64{&nt.learned, &nt.expired, &nt.evicted, &nt.moved, &nt.locked, &nt.blocked, &nt.refused,
+		&nt.flooded, &nt.unicast, &nt.hairpin, &nt.runts, &nt.noRoom}
+	for i, c := range counters {
+		ncounters[i].Store(c.Load())
+	}
+	nt.expired.Add(uint64(dropped))
+	return nt, nil
+}
+
+// aged is an entry as byAge lists it.
+type aged struct {
+	shard, idx uint32
+	key        uint64
+	port, used uint32
+	pos        int
+	static     bool
+}
+
+// byAge lists t's static entries, and its dynamic ones oldest first
+// (within a second, in their port list's learning order).
+func (t *Table) byAge() (static, dyn []aged) {
+	for si := range t.shards {
+		s := &t.shards[si]
+		s.mu.Lock()
+		for port, pl := range s.ports {
+			for _, l := range []*list{&pl.static, &pl.dyn} {
+				pos := 0
+				for idx := l.head; idx != 0; idx = s.at(idx).lnext {
+					e := s.at(idx)
+					a := aged{uint32(si), idx, e.key.Load(), port, e.used.Load(), pos, e.flags&flagStatic != 0}
+					if a.static {
+						static = append(static, a)
+					} else {
+						dyn = append(dyn, a)
+					}
+					pos++
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+	now := t.now()
+	slices.SortStableFunc(dyn, func(a, b aged) int {
+		if c := cmp.Compare(now-a.used, now-b.used); c != 0 {
+			return -c
+		}
+		return cmp.Compare(a.pos, b.pos)
+	})
+	return static, dyn
+}
+
+// ErrCapacityTooLarge is SetCapacity's answer to a capacity above the one
+// the table was created with: its memory is laid out for that one, so the
+// caller makes a new table instead.
+var ErrCapacityTooLarge = errors.New("l2fib: capacity above the table's allocation")
+
+// SetCapacity changes mac-table-size in place, up to the capacity the
+// table was created with. Lowering it below the entries held removes the
+// least recently used dynamic entries at once, as Open vSwitch's
+// mac_learning_run trims its table to a new max_entries, and counts them
+// as expired, as it does; static entries stay. It returns how many were
+// removed.
+func (t *Table) SetCapacity(n int) (int, error) {
+	if n < 1 || n > t.allocated {
+		return 0, fmt.Errorf("%w: %d (allocated %d)", ErrCapacityTooLarge, n, t.allocated)
+	}
+	t.capacity.Store(int64(n))
+	excess := int(t.count.Load()) - n
+	if excess <= 0 {
+		return 0, nil
+	}
+	_, dyn := t.byAge()
+	removed := 0
+	for _, c := range dyn {
+		if removed >= excess {
+			break
+		}
+		s := &t.shards[c.shard]
+		s.mu.Lock()
+		if e := s.at(c.idx); e.key.Load() == c.key && e.flags&flagStatic == 0 {
+			t.remove(s, c.idx, e)
+			removed++
+		}
+		s.mu.Unlock()
+	}
+	t.expired.Add(uint64(removed))
+	return removed, nil
+}
 
 // AgingTime returns the configured aging time.
 func (t *Table) AgingTime() time.Duration { return time.Duration(t.aging.Load()) * time.Second }
@@ -706,7 +841,7 @@ func (t *Table) remove(s *shard, idx uint32, e *entry) {
 func (t *Table) reserve() bool {
 	for {
 		c := t.count.Load()
-		if c >= int64(t.capacity) {
+		if c >= t.capacity.Load() {
 			return false
 		}
 		if t.count.CompareAndSwap(c, c+1) {
@@ -931,7 +1066,7 @@ func (t *Table) Len() int {
 // Stats returns the counters.
 func (t *Table) Stats() Stats {
 	return Stats{
-		Current: uint64(t.Len()), Max: uint64(t.capacity), Static: uint64(t.static.Load()),
+		Current: uint64(t.Len()), Max: uint64(t.capacity.Load()), Static: uint64(t.static.Load()),
 		Learned: t.learned.Load(), Expired: t.expired.Load(), Evicted: t.evicted.Load(),
 		Moved: t.moved.Load(), Locked: t.locked.Load(), Blocked: t.blocked.Load(),
 		Refused: t.refused.Load(), Flooded: t.flooded.Load(), Unicast: t.unicast.Load(),
