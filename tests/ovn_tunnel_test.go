@@ -16,6 +16,7 @@ import (
 // and a veth into the underlay, and an ovn-controller.
 type chassis struct {
 	ns     string
+	dir    string   // the switch's run directory (its pidfile is TARGET.pid)
 	env    []string // ovs-vsctl/ovs-appctl environment (OVS_RUNDIR)
 	target string   // ovs-appctl -t name of the switch daemon
 }
@@ -87,7 +88,7 @@ func startChassis(t *testing.T, o *ovnCluster, start chassisSwitch, name, ip, un
 		_, err := os.Stat(filepath.Join(dir, "db.sock"))
 		return err == nil
 	})
-	c := &chassis{ns: ns, env: env, target: target}
+	c := &chassis{ns: ns, dir: dir, env: env, target: target}
 	in := func(args ...string) { nstest.InNetns(t, ns, args...) }
 	if srcNS == "" {
 		nstest.Run(t, "ip", "link", "set", underlay, "netns", ns)
