@@ -100,8 +100,21 @@ func newFailoverTopo(t *testing.T, start chassisSwitch, bfdMs int) *failoverTopo
 	nstest.InNetns(t, ft.vm1, "ip", "route", "add", "default", "via", "10.0.0.254")
 	o.nbctl("--wait=hv", "sync")
 
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, c := range []*chassis{ft.hv1, ft.gw1, ft.gw2} {
+				for _, cmd := range []string{"bfd/show", "tnl/neigh/show", "ovs/route/show"} {
+					x := exec.Command("ovs-appctl", "--timeout=5", "-t", c.target, cmd)
+					x.Env = c.env
+					out, _ := x.CombinedOutput()
+					t.Logf("%s %s:\n%s", c.ns, cmd, out)
+				}
+				t.Logf("%s bfd_status: %s", c.ns, c.bfdStatus(t))
+			}
+		}
+	})
 	waitLong(t, "hv1's BFD sessions to both gateways up", 60*time.Second, func() bool {
-		return strings.Count(ft.hv1.bfdStatus(t), "state=up") == 2
+		return len(bfdState("up").FindAllString(ft.hv1.bfdStatus(t), -1)) == 2
 	})
 	waitLong(t, "gw1 to hold the gateway port", 30*time.Second, func() bool { return ft.gatewayHolder(t) == "gw1" })
 	waitLong(t, "vm1 to reach the external host", 30*time.Second, func() bool { return ping(ft.vm1, "172.16.0.100") })
@@ -119,6 +132,10 @@ func waitLong(t *testing.T, what string, d time.Duration, cond func() bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// bfdState matches a session's own state (not remote_state) in
+// bfd_status.
+func bfdState(s string) *regexp.Regexp { return regexp.MustCompile(`(^|[ {,])state=` + s + `\b`) }
 
 // bfdStatus is the bfd_status of the chassis's Geneve interfaces.
 func (c *chassis) bfdStatus(t *testing.T) string {
@@ -215,7 +232,7 @@ except Exception as e:
 		for time.Since(faultAt) < 15*time.Second {
 			c := exec.Command("ovs-vsctl", "--timeout=5", "--bare", "--columns=bfd_status", "find", "interface", "type=geneve")
 			c.Env = ft.hv1.env
-			if out, _ := c.Output(); strings.Contains(string(out), "state=down") {
+			if out, _ := c.Output(); bfdState("down").Match(out) {
 				detected <- time.Since(faultAt)
 				return
 			}
@@ -301,7 +318,7 @@ func TestOVNGatewayFailoverWhenTheActiveSwitchDies(t *testing.T) {
 	ft := newFailoverTopo(t, gvsChassis(daemonBinary(t)), 100)
 	r := ft.failover(t, func() { ft.gw1.killSwitch(t) })
 	checkFailover(t, r)
-	if !strings.Contains(ft.hv1.bfdStatus(t), "state=down") {
+	if !bfdState("down").MatchString(ft.hv1.bfdStatus(t)) {
 		t.Errorf("hv1's BFD session to gw1 is not down:\n%s", ft.hv1.bfdStatus(t))
 	}
 	for _, l := range r.flushes {
