@@ -127,8 +127,10 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		SilenceErrors: true,
 		RunE: func(c *cobra.Command, args []string) error {
 			if showVersion {
-				// As ovs-vswitchd --version: one line, nothing started.
-				fmt.Fprintln(c.OutOrStdout(), version.Line(program))
+				// As ovs-vswitchd --version, and a line for the
+				// scripts that read Open vSwitch's release from it
+				// (Debian's ovs-ctl: awk '/Open vSwitch/{print $NF}').
+				fmt.Fprintf(c.OutOrStdout(), "%s\nCompatible with Open vSwitch %s\n", version.Line(program), version.OpenVSwitch)
 				return nil
 			}
 			if configFile != "" {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Directories and the database file as Debian's Open vSwitch lays them
@@ -26,8 +27,8 @@ const maxSymlinks = 10
 func followSymlinks(path string) (string, error) {
 	for range maxSymlinks {
 		fi, err := os.Lstat(path)
-		if errors.Is(err, fs.ErrNotExist) || (err == nil && fi.Mode()&fs.ModeSymlink == 0) {
-			return path, nil
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || (err == nil && fi.Mode()&fs.ModeSymlink == 0) {
+			return path, nil // not a symlink (or not there: creating it says why)
 		}
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", path, reason(err))
@@ -77,7 +78,7 @@ func (m *dirMaker) mkdirAll(role, dir string) error {
 			}
 			break
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return fmt.Errorf("cannot create %s %s: %s: %w", role, dir, p, reason(err))
 		}
 		missing = append(missing, p)

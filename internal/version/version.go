@@ -13,6 +13,10 @@ package version
 // commit (e.g. 0.1.0+git20261204.a2197ad) and Debian packages use it.
 const Base = "0.1.0"
 
+// OpenVSwitch is the Open vSwitch release whose behaviour, schema and
+// tools gvs follows.
+const OpenVSwitch = "3.1.0"
+
 // build is set by the linker (-X); empty when not built by the Makefile.
 // It is written only at link time, never at run time.
 var build string
