@@ -69,14 +69,16 @@ uninstall:
 		$(DESTDIR)$(DATADIR)/ovs-vswitchd.service.d/gvs.conf
 
 ## deb: dist/gvs_VERSION_ARCH.deb and dist/gvs-ovs-vswitchd_VERSION_ARCH.deb
-## (the optional package that makes /usr/sbin/ovs-vswitchd gvs), built by
-## nfpm (a Go tool of this module: no dpkg-dev needed).
+## (the optional package that makes /usr/sbin/ovs-vswitchd gvs through
+## update-alternatives), built by nfpm (a Go tool of this module: no
+## dpkg-dev needed).
 deb:
 	rm -rf $(DEBDIR)/root $(DEBDIR)/scripts && mkdir -p $(DEBDIR)/scripts
 	$(MAKE) --no-print-directory install DESTDIR=$(DEBDIR)/root PREFIX=/usr UNITDIR=/lib/systemd/system
 	gzip -9nf $(DEBDIR)/root/usr/share/man/man8/*.8
 	install -D -m 0644 packaging/default/gvs-vswitchd $(DEBDIR)/root/etc/default/gvs-vswitchd
-	install -m 0755 packaging/deb/*.preinst packaging/deb/*.postinst packaging/deb/*.prerm packaging/deb/*.postrm $(DEBDIR)/scripts/
+	install -D -m 0644 packaging/deb/gvs-ovs-vswitchd.README $(DEBDIR)/root/usr/share/doc/gvs-ovs-vswitchd/README
+	install -m 0755 packaging/deb/*.postinst packaging/deb/*.prerm packaging/deb/*.postrm $(DEBDIR)/scripts/
 	nfpm=$$($(GO) tool -n nfpm) && for p in gvs gvs-ovs-vswitchd; do \
 		(cd $(DEBDIR) && VERSION=$(VERSION) DEBARCH=$(DEBARCH) \
 			$$nfpm package --packager deb --config $(CURDIR)/packaging/deb/$$p.yaml --target $(DEBDIR)/) || exit 1; \

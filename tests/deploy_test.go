@@ -206,14 +206,15 @@ func TestEveryCommandReportsTheBuildVersion(t *testing.T) {
 // openvswitch-switch, gvs runs as gvs-vswitchd.service starts it (Debian
 // paths, the dangling conf.db symlink), under Debian's ovsdb-server
 // through the drop-in for ovs-vswitchd.service, and, with
-// gvs-ovs-vswitchd installed, as /usr/sbin/ovs-vswitchd; removing the
-// packages gives Open vSwitch its binary back. The units pass
+// gvs-ovs-vswitchd installed, as /usr/sbin/ovs-vswitchd (the preferred
+// alternative; update-alternatives --set goes back, --auto returns);
+// removing the packages gives Open vSwitch its binary back. The units pass
 // systemd-analyze verify where systemd is installed. All of it happens
 // in a private mount namespace (tests/testdata/deploy_deb.sh): the host's
 // files and daemons are untouched, which the test checks.
-func TestDebPackageInstallsNextToOpenVSwitchAndDiverts(t *testing.T) {
-	nstest.Require(t, "openvswitch-switch", "unshare", "dpkg", "dpkg-divert", "make", "ovsdb-server", "ovs-vsctl", "ovs-appctl", "man")
-	before, err := os.ReadFile("/usr/sbin/ovs-vswitchd")
+func TestDebPackageInstallsNextToOpenVSwitchAndReplacesOvsVswitchd(t *testing.T) {
+	nstest.Require(t, "openvswitch-switch", "unshare", "dpkg", "update-alternatives", "make", "ovsdb-server", "ovs-vsctl", "ovs-appctl", "man")
+	before, err := os.Readlink("/etc/alternatives/ovs-vswitchd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,13 +249,12 @@ func TestDebPackageInstallsNextToOpenVSwitchAndDiverts(t *testing.T) {
 	want := map[string]string{
 		"before": ovs, "gvs_installed": "install ok installed", "gvs_version": "gvs-vswitchd (gvs) " + ver,
 		"still_ovs": ovs, "diverted": "ovs-vswitchd (gvs) " + ver,
-		"diversion": "diversion of /usr/sbin/ovs-vswitchd to /usr/sbin/ovs-vswitchd.openvswitch by gvs-ovs-vswitchd",
-		"kept":      "ovs-vswitchd.openvswitch (Open vSwitch) " + version.OpenVSwitch,
+		"alternative": "/usr/lib/gvs/ovs-vswitchd", "kept": ovs, "manual": ovs, "auto": "ovs-vswitchd (gvs) " + ver,
 		"conf_link": "/var/lib/openvswitch/conf.db", "unit_pidfile": "present", "unit_show": "1", "unit_db": "created",
 		"unit_link_kept": "/var/lib/openvswitch/conf.db", "unit_appctl": "gvs-vswitchd (gvs)",
 		"dropin_version": "ovs-vswitchd (gvs)", "dropin_show": "1", "dropin_stopped": "exited", "dropin_pidfile": "gone",
 		"divert_version": "ovs-vswitchd (gvs)", "divert_show": "1",
-		"restored": ovs, "diversion_after": "", "openvswitch_file": "gone", "gvs_removed": "gone",
+		"restored": ovs, "alternative_after": "/usr/lib/openvswitch-switch/ovs-vswitchd", "gvs_removed": "gone",
 	}
 	for _, p := range []string{"gvs-vswitchd", "gvs-vsctl", "gvs-ofctl", "gvs-appctl"} {
 		want["man_"+p] = "/usr/share/man/man8/" + p + ".8.gz"
@@ -270,9 +270,8 @@ func TestDebPackageInstallsNextToOpenVSwitchAndDiverts(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("checks %v, want %d", got, len(want))
 	}
-	after, err := os.ReadFile("/usr/sbin/ovs-vswitchd")
-	if err != nil || string(after) != string(before) {
-		t.Errorf("the host's /usr/sbin/ovs-vswitchd changed (%v)", err)
+	if after, err := os.Readlink("/etc/alternatives/ovs-vswitchd"); err != nil || after != before {
+		t.Errorf("the host's ovs-vswitchd alternative changed: %q, was %q (%v)", after, before, err)
 	}
 	if out, _ := exec.Command("dpkg-query", "-W", "gvs").CombinedOutput(); !strings.Contains(string(out), "no packages found") {
 		t.Errorf("gvs is known to the host's dpkg: %s", out)

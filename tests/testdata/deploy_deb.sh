@@ -3,7 +3,7 @@
 # runs gvs the ways they offer, inside a private mount namespace: the test
 # starts it with `unshare -m --propagation private`, and this script lays
 # overlays on /usr, /etc and /var and a tmpfs on /run, so that dpkg, the
-# diversion, the database and the sockets are seen by nothing outside and
+# alternatives, the database and the sockets are seen by nothing outside and
 # vanish with the namespace. The host's files and any ovs-vswitchd running
 # on it are never touched.
 #
@@ -59,11 +59,19 @@ for p in gvs-vswitchd gvs-vsctl gvs-ofctl gvs-appctl; do
 done
 check still_ovs "$(first_line /usr/sbin/ovs-vswitchd --version)"
 
-# The option: gvs-ovs-vswitchd diverts Open vSwitch's daemon.
+# The option: gvs-ovs-vswitchd makes gvs the preferred alternative for
+# /usr/sbin/ovs-vswitchd (Debian's openvswitch-switch makes that path an
+# alternatives link); set by hand, Open vSwitch's comes back and --auto
+# gives gvs again.
+alternative() { update-alternatives --query ovs-vswitchd | sed -n 's/^Value: //p'; }
 dpkg -i "$DEBS"/gvs-ovs-vswitchd_*.deb >/dev/null
 check diverted "$(first_line /usr/sbin/ovs-vswitchd --version)"
-check diversion "$(dpkg-divert --list /usr/sbin/ovs-vswitchd)"
-check kept "$(first_line /usr/sbin/ovs-vswitchd.openvswitch --version)"
+check alternative "$(alternative)"
+check kept "$(first_line /usr/lib/openvswitch-switch/ovs-vswitchd --version)"
+update-alternatives --set ovs-vswitchd /usr/lib/openvswitch-switch/ovs-vswitchd >/dev/null
+check manual "$(first_line /usr/sbin/ovs-vswitchd --version)"
+update-alternatives --auto ovs-vswitchd >/dev/null
+check auto "$(first_line /usr/sbin/ovs-vswitchd --version)"
 
 # The units, where systemd is installed.
 mkdir -p /etc/systemd/system/ovs-vswitchd.service.d
@@ -105,7 +113,7 @@ for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done # 
 check dropin_stopped "$(kill -0 "$pid" 2>/dev/null && echo running || echo exited)"
 check dropin_pidfile "$(test -e /run/openvswitch/ovs-vswitchd.pid && echo left || echo gone)"
 
-# 3. The diverted /usr/sbin/ovs-vswitchd with the command line ovs-ctl
+# 3. /usr/sbin/ovs-vswitchd, now gvs, with the command line ovs-ctl
 # gives it (ovs-ctl itself also loads the kernel module, which a
 # container cannot).
 /usr/sbin/ovs-vswitchd unix:/var/run/openvswitch/db.sock -vconsole:emer -vsyslog:err -vfile:info \
@@ -119,7 +127,6 @@ $(unit_exec /lib/systemd/system/ovsdb-server.service ExecStop) >/dev/null
 # Removing the packages gives Open vSwitch its daemon back.
 dpkg -r gvs-ovs-vswitchd >/dev/null
 check restored "$(first_line /usr/sbin/ovs-vswitchd --version)"
-check diversion_after "$(dpkg-divert --list /usr/sbin/ovs-vswitchd)"
-check openvswitch_file "$(test -e /usr/sbin/ovs-vswitchd.openvswitch && echo left || echo gone)"
+check alternative_after "$(alternative)"
 dpkg -r gvs >/dev/null
 check gvs_removed "$(command -v gvs-vswitchd || echo gone)"
