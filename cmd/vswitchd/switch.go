@@ -568,6 +568,7 @@ func (s *dpSwitch) DelBridge(name string) error {
 		s.d.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nil)
 	}
 	delete(s.bridges, name)
+	s.forgetPortErrors(name, nil) // portwarn.go
 	if b != nil && b.of != nil {
 		s.recircs[b.dpTyp].Register(name, nil)
 		s.syncPorts(b)
