@@ -139,10 +139,7 @@ func TestMissingDeviceWarnsAndDatapathIDSurvivesRestart(t *testing.T) {
 	uuid := vsctl("get", "bridge", "br0", "_uuid")
 	dpid := vsctl("get", "bridge", "br0", "datapath_id")
 	mac := vsctl("get", "interface", "br0", "mac_in_use")
-	hexUUID := strings.ReplaceAll(uuid, "-", "")
-	var b0 byte
-	fmt.Sscanf(hexUUID[:2], "%02x", &b0)
-	ea := fmt.Sprintf("%02x%s", b0&^1|2, hexUUID[2:12])
+	ea := uuidMAC(uuid)
 	if dpid != "0000"+ea {
 		t.Errorf("datapath_id %s, want 0000 and the MAC from the Bridge UUID %s (%s)", dpid, uuid, ea)
 	}
@@ -168,6 +165,34 @@ func TestMissingDeviceWarnsAndDatapathIDSurvivesRestart(t *testing.T) {
 	})
 	if got := vsctl("get", "interface", "br0", "mac_in_use"); got != mac {
 		t.Errorf("local port MAC after restart %s, want %s", got, mac)
+	}
+}
+
+// uuidMAC is the MAC (12 hex digits) Open vSwitch gives a bridge with no
+// hwaddr and no port with a universal MAC, from its row's UUID: the first
+// six bytes of the UUID's words as a little-endian machine stores them,
+// made unicast and locally administered.
+func uuidMAC(uuid string) string {
+	h := strings.ReplaceAll(uuid, "-", "")
+	var b [8]byte
+	for i := range b {
+		fmt.Sscanf(h[2*i:2*i+2], "%02x", &b[i])
+	}
+	ea := []byte{b[3], b[2], b[1], b[0], b[7], b[6]}
+	ea[0] = ea[0]&^1 | 2
+	return fmt.Sprintf("%x", ea)
+}
+
+// uuidMAC is how Open vSwitch 3.1 chooses: checked against Debian's
+// ovs-vswitchd on a dummy bridge.
+func TestOpenVSwitchDerivesTheDatapathIDFromTheBridgeUUID(t *testing.T) {
+	nstest.RequireBinary(t, "ovs-vswitchd", "openvswitch-switch")
+	env, _ := startOpenVSwitch(t)
+	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy")
+	uuid := strings.TrimSpace(run(t, env, "ovs-vsctl", "get", "bridge", "br0", "_uuid"))
+	dpid := strings.Trim(strings.TrimSpace(run(t, env, "ovs-vsctl", "get", "bridge", "br0", "datapath_id")), `"`)
+	if dpid != "0000"+uuidMAC(uuid) {
+		t.Errorf("Open vSwitch: datapath_id %s for Bridge %s, the rule gives 0000%s", dpid, uuid, uuidMAC(uuid))
 	}
 }
 

@@ -15,8 +15,7 @@ import (
 //     MAC; else the lowest MAC among the bridge's other ports that is
 //     universally administered (a physical NIC's: not multicast, not
 //     locally administered, not zero); else one made from the Bridge row's
-//     UUID (its first six bytes, marked unicast and locally administered),
-//     which the database keeps from one run to the next;
+//     UUID (defaultEA), which the database keeps from one run to the next;
 //   - the local port takes that address;
 //   - the datapath ID is other_config:datapath-id when valid, else the
 //     address as a number.
@@ -24,29 +23,33 @@ import (
 // Open vSwitch also lets Port.mac name a port's address and leaves mirror
 // output ports out of the choice; gvs does neither.
 
-// defaultEA makes a bridge's fallback address from its row's UUID
-// ("0a1b2c3d-4e5f-..."): the first six bytes with the multicast bit
-// cleared and the locally administered bit set. A UUID that does not
+// defaultEA makes a bridge's fallback address from its row's UUID as
+// Open vSwitch does: the first six bytes of the UUID as it holds it in
+// memory (four 32-bit words, little-endian on the machines gvs runs on),
+// so "1e1e064a-268d-44fe-..." gives 4a:06:1e:1e:fe:44, with the multicast
+// bit cleared and the locally administered bit set. A UUID that does not
 // parse (a bridge configured without a database row) gives a random one.
 func defaultEA(uuid string) [6]byte {
 	var ea [6]byte
-	hex := make([]byte, 0, 12)
-	for i := 0; i < len(uuid) && len(hex) < 12; i++ {
+	hex := make([]byte, 0, 16)
+	for i := 0; i < len(uuid) && len(hex) < 16; i++ {
 		if c := uuid[i]; c != '-' {
 			hex = append(hex, c)
 		}
 	}
-	ok := len(hex) == 12
-	for i := 0; ok && i < 6; i++ {
+	var b [8]byte // the first two words, in the order the string writes them
+	ok := len(hex) == 16
+	for i := 0; ok && i < 8; i++ {
 		hi, ok1 := unhex(hex[2*i])
 		lo, ok2 := unhex(hex[2*i+1])
 		ok = ok1 && ok2
-		ea[i] = hi<<4 | lo
+		b[i] = hi<<4 | lo
 	}
 	if !ok {
 		randomMAC(&ea)
 		return ea
 	}
+	ea = [6]byte{b[3], b[2], b[1], b[0], b[7], b[6]}
 	ea[0] = ea[0]&^1 | 2
 	return ea
 }
