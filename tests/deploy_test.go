@@ -183,16 +183,36 @@ func uuidMAC(uuid string) string {
 	return fmt.Sprintf("%x", ea)
 }
 
-// uuidMAC is how Open vSwitch 3.1 chooses: checked against Debian's
-// ovs-vswitchd on a dummy bridge.
-func TestOpenVSwitchDerivesTheDatapathIDFromTheBridgeUUID(t *testing.T) {
+// The two rules TestMissingDeviceWarnsAndDatapathIDSurvivesRestart holds
+// gvs to are Open vSwitch 3.1's: on Debian's ovs-vswitchd a dummy
+// bridge's datapath ID is uuidMAC of its row, and a missing device gives
+// the same WARN line in its log.
+func TestOpenVSwitchAgreesOnDatapathIDAndMissingDeviceWarning(t *testing.T) {
 	nstest.RequireBinary(t, "ovs-vswitchd", "openvswitch-switch")
-	env, _ := startOpenVSwitch(t)
+	env, stop := startOpenVSwitch(t)
 	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy")
 	uuid := strings.TrimSpace(run(t, env, "ovs-vsctl", "get", "bridge", "br0", "_uuid"))
 	dpid := strings.Trim(strings.TrimSpace(run(t, env, "ovs-vsctl", "get", "bridge", "br0", "datapath_id")), `"`)
 	if dpid != "0000"+uuidMAC(uuid) {
 		t.Errorf("Open vSwitch: datapath_id %s for Bridge %s, the rule gives 0000%s", dpid, uuid, uuidMAC(uuid))
+	}
+	c := exec.Command("ovs-vsctl", "--timeout=20", "add-port", "br0", "gvsnodev99")
+	c.Env = env
+	c.Run() // fails, as with gvs
+	stop()
+	var logDir string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "OVS_LOGDIR="); ok {
+			logDir = v
+		}
+	}
+	log, err := os.ReadFile(filepath.Join(logDir, "ovs-vswitchd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	warn := regexp.MustCompile(`(?m)^\S+\|\d+\|bridge\|WARN\|could not open network device gvsnodev99 \(No such device\)$`)
+	if n := len(warn.FindAll(log, -1)); n != 1 {
+		t.Errorf("Open vSwitch logged the WARN line %d times; log:\n%s", n, log)
 	}
 }
 
