@@ -325,3 +325,23 @@ func TestDebPackageInstallsNextToOpenVSwitchAndReplacesOvsVswitchd(t *testing.T)
 		t.Logf("deploy_deb.sh output:\n%s", out)
 	}
 }
+
+// The man pages render with man -l without a groff or man warning, and
+// each names its command.
+func TestManPagesRender(t *testing.T) {
+	nstest.RequireBinary(t, "man", "man-db")
+	for _, p := range []string{"gvs-vswitchd", "gvs-vsctl", "gvs-ofctl", "gvs-appctl"} {
+		c := exec.Command("man", "--warnings", "-l", filepath.Join("..", "packaging", "man", p+".8"))
+		c.Env = append(os.Environ(), "MANWIDTH=80", "LC_ALL=C.UTF-8", "MANPAGER=cat", "PAGER=cat")
+		var stderr strings.Builder
+		c.Stderr = &stderr
+		out, err := c.Output()
+		if err != nil || stderr.Len() != 0 {
+			t.Errorf("man -l %s: %v\n%s", p, err, stderr.String())
+			continue
+		}
+		if !strings.Contains(string(out), "NAME\n       "+p+" - ") {
+			t.Errorf("%s(8) does not name %s:\n%s", p, p, out)
+		}
+	}
+}
