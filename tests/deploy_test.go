@@ -189,28 +189,34 @@ func uuidMAC(uuid string) string {
 // the same WARN line in its log.
 func TestOpenVSwitchAgreesOnDatapathIDAndMissingDeviceWarning(t *testing.T) {
 	nstest.RequireBinary(t, "ovs-vswitchd", "openvswitch-switch")
-	env, stop := startOpenVSwitch(t)
+	env, _ := startOpenVSwitch(t)
+	get := func(args ...string) string {
+		c := exec.Command("ovs-vsctl", append([]string{"--timeout=20"}, args...)...)
+		c.Env = env
+		out, _ := c.Output()
+		return strings.Trim(strings.TrimSpace(string(out)), `"`)
+	}
 	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy")
-	uuid := strings.TrimSpace(run(t, env, "ovs-vsctl", "get", "bridge", "br0", "_uuid"))
-	dpid := strings.Trim(strings.TrimSpace(run(t, env, "ovs-vsctl", "get", "bridge", "br0", "datapath_id")), `"`)
+	uuid := get("get", "bridge", "br0", "_uuid")
+	var dpid string
+	waitFor(t, "Open vSwitch's datapath_id", func() bool { dpid = get("get", "bridge", "br0", "datapath_id"); return dpid != "" })
 	if dpid != "0000"+uuidMAC(uuid) {
 		t.Errorf("Open vSwitch: datapath_id %s for Bridge %s, the rule gives 0000%s", dpid, uuid, uuidMAC(uuid))
 	}
-	c := exec.Command("ovs-vsctl", "--timeout=20", "add-port", "br0", "gvsnodev99")
-	c.Env = env
-	c.Run() // fails, as with gvs
-	stop()
+	get("add-port", "br0", "gvsnodev99") // fails, as with gvs
 	var logDir string
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "OVS_LOGDIR="); ok {
 			logDir = v
 		}
 	}
-	log, err := os.ReadFile(filepath.Join(logDir, "ovs-vswitchd.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Open vSwitch logs asynchronously: wait for the line.
 	warn := regexp.MustCompile(`(?m)^\S+\|\d+\|bridge\|WARN\|could not open network device gvsnodev99 \(No such device\)$`)
+	var log []byte
+	waitFor(t, "Open vSwitch's WARN line", func() bool {
+		log, _ = os.ReadFile(filepath.Join(logDir, "ovs-vswitchd.log"))
+		return warn.Match(log)
+	})
 	if n := len(warn.FindAll(log, -1)); n != 1 {
 		t.Errorf("Open vSwitch logged the WARN line %d times; log:\n%s", n, log)
 	}
