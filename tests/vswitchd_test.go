@@ -13,6 +13,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/netdev/pcap"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/version"
 )
 
 // startDaemon runs gvs-vswitchd in-process with its own run, database and
@@ -123,7 +124,7 @@ func TestOvsVsctlConfiguresBridgesAndGetsOfportsBack(t *testing.T) {
 func TestOvsAppctlReachesDaemonByName(t *testing.T) {
 	nstest.RequireBinary(t, "ovs-appctl", "openvswitch-common")
 	_, env := startDaemon(t)
-	if got := run(t, env, "ovs-appctl", "-t", "gvs-vswitchd", "version"); got != "gvs-vswitchd (gvs) "+vswitchd.Version+"\n" {
+	if got := run(t, env, "ovs-appctl", "-t", "gvs-vswitchd", "version"); got != version.Line("gvs-vswitchd")+"\n" {
 		t.Errorf("version = %q", got)
 	}
 	cmds := run(t, env, "ovs-appctl", "-t", "gvs-vswitchd", "list-commands")

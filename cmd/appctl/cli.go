@@ -11,11 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/version"
 	"github.com/spf13/cobra"
 )
-
-// Version is gvs's release, reported by gvs-appctl --version.
-const Version = "0.1.0"
 
 // cliName is the program name in gvs-appctl's messages.
 const cliName = "gvs-appctl"
@@ -73,7 +71,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		SilenceUsage:  true,
 		RunE: func(_ *cobra.Command, pos []string) error {
 			if showVersion {
-				fmt.Fprintf(stdout, "%s (gvs) %s\n", cliName, Version)
+				fmt.Fprintln(stdout, version.Line(cliName))
 				return nil
 			}
 			c, err := runCommand(target, timeout, format, pos, stdout, stderr)

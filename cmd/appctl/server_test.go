@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/gvs-project/gvs/internal/version"
 	"testing"
 	"time"
 
@@ -259,7 +261,7 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Errorf("--help: %d %q %q", code, out.String(), errb.String())
 	}
 	out.Reset()
-	if code := Run([]string{"-V"}, &out, &errb); code != 0 || out.String() != "gvs-appctl (gvs) "+Version+"\n" {
+	if code := Run([]string{"-V"}, &out, &errb); code != 0 || out.String() != version.Line("gvs-appctl")+"\n" {
 		t.Errorf("-V: %d %q", code, out.String())
 	}
 	out.Reset()

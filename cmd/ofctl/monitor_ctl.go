@@ -122,7 +122,7 @@ func (s *monitorState) command(method string, params []string) (result, failure 
 		}
 		return sb.String(), ""
 	case "version":
-		v, _, _ := strings.Cut(version, "\n")
+		v, _, _ := strings.Cut(versionText(), "\n")
 		return v + "\n", ""
 	case "exit":
 		s.mu.Lock()

@@ -10,13 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ofproto/mf"
 )
 
 const progName = "gvs-ofctl"
 
-// version is what --version prints; the OpenFlow range is what ofp decodes.
-const version = progName + " (gvs) 0.1\nOpenFlow versions 0x1:0x6\n"
+// versionText is what --version prints: the project's version and the
+// OpenFlow range ofp decodes.
+func versionText() string { return version.Line(progName) + "\nOpenFlow versions 0x1:0x6\n" }
 
 // env is one invocation's state: options and output streams.
 type env struct {
@@ -156,7 +158,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			usage(stdout)
 			return 0
 		case "-V", "--version":
-			io.WriteString(stdout, version)
+			io.WriteString(stdout, versionText())
 			return 0
 		case "-O", "--protocols":
 			v, ok := needVal()

@@ -279,7 +279,7 @@ func TestHelpListsEveryCommandAndVersionPrints(t *testing.T) {
 			t.Errorf("--help does not list %s:\n%s", c.name, h.stdout)
 		}
 	}
-	if v := runGvs("", "--version"); v != (result{version, "", 0}) {
+	if v := runGvs("", "--version"); v != (result{versionText(), "", 0}) {
 		t.Errorf("--version: %+v", v)
 	}
 }

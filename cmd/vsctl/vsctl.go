@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ovsdb/client"
 	"github.com/gvs-project/gvs/ovsdb/model"
 	"github.com/gvs-project/gvs/ovsdb/vswitch"
@@ -21,8 +22,9 @@ import (
 // Program is the name used in messages, where ovs-vsctl says "ovs-vsctl".
 const Program = "gvs-vsctl"
 
-// version is what --version prints.
-const version = Program + " (gvs) 3.1.0\nDB Schema 8.3.1\n"
+// versionText is what --version prints: the project's version and the
+// Open_vSwitch schema version, as ovs-vsctl prints them.
+func versionText() string { return version.Line(Program) + "\nDB Schema 8.3.1\n" }
 
 // unlimited is a command's max argument count when it has no limit.
 const unlimited = int(^uint(0) >> 1)
@@ -232,7 +234,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			usage(stdout)
 			return nil
 		case "--version", "-V":
-			io.WriteString(stdout, version)
+			io.WriteString(stdout, versionText())
 			return nil
 		}
 	}
@@ -484,16 +486,4 @@ func connErrText(err error) string {
 		return strings.ToUpper(s[:1]) + s[1:]
 	}
 	return err.Error()
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintf(w, "%s: gvs's counterpart of ovs-vsctl\nusage: %s [OPTIONS] COMMAND [ARG...] [-- [OPTIONS] COMMAND [ARG...]]...\n\nCommands:\n", Program, Program)
-	for _, c := range commandTable() {
-		opts := ""
-		if len(c.options) > 0 {
-			opts = "[" + strings.Join(c.options, "] [") + "] "
-		}
-		fmt.Fprintf(w, "  %s%s\n", opts, c.name)
-	}
-	fmt.Fprintf(w, "\nOptions:\n  --db=DATABASE  connect to DATABASE (default: unix:$OVS_RUNDIR/db.sock)\n  --no-wait      do not wait for gvs-vswitchd to reconfigure\n  -t, --timeout=SECS  wait at most SECS seconds\n  --format=FORMAT, --bare, --data=FORMAT, --no-headings, --oneline, --dry-run\n  -h, --help, -V, --version\n")
 }

@@ -6,12 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gvs-project/gvs/internal/version"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 )
-
-// Version is gvs's version, reported by `version` and Open_vSwitch.ovs_version.
-const Version = "0.1.0"
 
 // ovsProgram is the name under which gvs-vswitchd stands in for Open
 // vSwitch's daemon (a link named ovs-vswitchd) and takes its defaults.
@@ -115,6 +113,7 @@ func NewCommand(program string, run func(*Config) error) *cobra.Command {
 	v := viper.New()
 	cfg := &Config{Program: program}
 	var configFile, enableDummy string
+	var showVersion bool
 	cmd := &cobra.Command{
 		Use:   program + " [DATABASE]",
 		Short: "gvs userspace virtual switch daemon",
@@ -127,6 +126,13 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(c *cobra.Command, args []string) error {
+			if showVersion {
+				// As ovs-vswitchd --version, and a line for the
+				// scripts that read Open vSwitch's release from it
+				// (Debian's ovs-ctl: awk '/Open vSwitch/{print $NF}').
+				fmt.Fprintf(c.OutOrStdout(), "%s\nCompatible with Open vSwitch %s\n", version.Line(program), version.OpenVSwitch)
+				return nil
+			}
 			if configFile != "" {
 				v.SetConfigFile(configFile)
 				if err := v.ReadInConfig(); err != nil {
@@ -194,6 +200,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.StringVar(&cfg.CACert, "ca-cert", "", "SSL CA certificate file (default: the SSL table's)")
 	f.StringVar(&cfg.SSLProtocols, "ssl-protocols", "", "SSL/TLS versions allowed, e.g. TLSv1.2,TLSv1.3 (default TLS 1.2 and 1.3)")
 	f.StringVar(&cfg.SSLCiphers, "ssl-ciphers", "", "OpenSSL cipher suite names allowed for TLS 1.2 and earlier (default: Go's secure suites)")
+	f.BoolVarP(&showVersion, "version", "V", false, "print the version and exit")
 	f.BoolVar(&cfg.DisableSystem, "disable-system", false, "refuse system (AF_PACKET) and internal (tap) ports")
 	for _, n := range ignoredOVSFlags {
 		f.Bool(n, false, "accepted for ovs-vswitchd compatibility; ignored")

@@ -25,6 +25,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/internal/unixsock"
+	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 	"github.com/gvs-project/gvs/ovsdb/client"
 	"github.com/gvs-project/gvs/ovsdb/server"
@@ -102,7 +103,7 @@ func Run(cfg *Config) error {
 	}
 	// Logged once detached, so that the console of whoever started the
 	// daemon stays silent, as Open vSwitch's test suite requires.
-	d.log.Info(d.cfg.Program+" started", "version", Version, "rundir", cfg.RunDir, "database", d.databaseName())
+	d.log.Info(d.cfg.Program+" started", "version", version.String(), "rundir", cfg.RunDir, "database", d.databaseName())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	select {
@@ -166,15 +167,20 @@ func detach(cfg *Config) error {
 func Start(cfg *Config) (*Daemon, error) {
 	d := &Daemon{cfg: cfg, dps: map[string]*dpnetdev.Datapath{}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
-	for _, dir := range []string{cfg.RunDir, cfg.DBDir, cfg.LogDir} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating %s: %w", dir, err)
+	var dirs dirMaker
+	ok := false
+	defer func() {
+		if !ok {
+			dirs.undo() // after d.Close below: the sockets are gone by then
 		}
+	}()
+	if err := prepareFiles(cfg, &dirs); err != nil { // paths.go
+		return nil, err
 	}
 	d.logs = vlog.New(vlog.Options{Program: cfg.Program})
 	if cfg.LogFile != "" {
 		if err := d.logs.SetLogFile(cfg.LogFile); err != nil {
-			return nil, fmt.Errorf("log file: %w", err)
+			return nil, fmt.Errorf("log file %s: %w", cfg.LogFile, reason(err))
 		}
 	}
 	d.log = d.logs.Logger("vswitchd")
@@ -188,7 +194,6 @@ func Start(cfg *Config) (*Daemon, error) {
 			d.log.Warn("ignoring -v option", "spec", spec, "err", err)
 		}
 	}
-	ok := false
 	defer func() {
 		if !ok {
 			d.Close()
@@ -255,12 +260,12 @@ func (d *Daemon) startDatabase() error {
 	if _, err := os.Stat(d.cfg.DBFile); errors.Is(err, os.ErrNotExist) {
 		db, err = server.CreateDatabaseFile(d.cfg.DBFile, vswitch.SchemaJSON)
 		if err != nil {
-			return fmt.Errorf("creating %s: %w", d.cfg.DBFile, err)
+			return fmt.Errorf("creating database %s: %w", d.cfg.DBFile, err)
 		}
 	} else {
 		db, _, err = server.OpenDatabaseFile(d.cfg.DBFile)
 		if err != nil {
-			return fmt.Errorf("opening %s: %w", d.cfg.DBFile, err)
+			return fmt.Errorf("opening database %s: %w", d.cfg.DBFile, err)
 		}
 	}
 	d.db = server.New()
@@ -287,7 +292,7 @@ func listenUnix(path string, p unixsock.Perm) (net.Listener, error) {
 }
 
 func (d *Daemon) startControl() error {
-	d.reg = appctl.NewRegistry(appctl.VersionString(d.cfg.Program, "gvs", Version))
+	d.reg = appctl.NewRegistry(appctl.VersionString(d.cfg.Program, "gvs", version.String()))
 	d.ctl = appctl.NewServer(d.reg, d.logs.Logger("unixctl"))
 	switch d.cfg.Unixctl {
 	case "none":
@@ -405,7 +410,7 @@ func (d *Daemon) runBridges(c *client.Client) {
 		}
 	}
 	info := bridge.Info{
-		OVSVersion:    Version,
+		OVSVersion:    version.String(),
 		DatapathTypes: []string{"dummy", "netdev", "system"},
 		IfaceTypes:    []string{"dummy", "geneve", "internal", "patch", "system", "vxlan"},
 		Capabilities:  dpnetdev.Capabilities(),

@@ -21,6 +21,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev/afpacket"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/netdev/tap"
+	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
 	"github.com/gvs-project/gvs/ofproto/oftable"
@@ -47,20 +48,23 @@ type dpSwitch struct {
 	vports map[string]map[string]*vportRef
 	// tnl is the native tunnelling environment (routes, neighbours).
 	tnl *tunnelEnv
+	// portErrs is the error last logged for each interface that could
+	// not be added, by "bridge/interface" (portwarn.go).
+	portErrs map[string]string
 }
 
 type swBridge struct {
 	name    string
 	cfgType string // Bridge.datapath_type as configured ("system" when empty)
 	dpTyp   string
-	dpid    uint64  // random; used only while the bridge has no local port
 	cfgDPID uint64  // from other_config:datapath-id; 0 when unset or invalid
 	hwaddr  [6]byte // from other_config:hwaddr; valid when hasHW
 	hasHW   bool
-	// defaultMAC is the local port's own MAC, restored when
-	// other_config:hwaddr is removed.
-	defaultMAC  [6]byte
-	haveDefault bool
+	// defaultEA is the bridge's MAC when neither hwaddr nor a port's
+	// MAC gives one, from the Bridge row's UUID; loggedDPID the datapath
+	// ID last logged (dpid.go).
+	defaultEA  [6]byte
+	loggedDPID uint64
 	// localDummyMAC is the dummy MAC reserved for the bridge's local
 	// port when the bridge is created, before its other ports, as Open
 	// vSwitch opens that port first; zero when the port is not a dummy.
@@ -138,18 +142,12 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 	if _, ok := s.bridges[cfg.Name]; ok {
 		return fmt.Errorf("bridge %s exists", cfg.Name)
 	}
-	var b [8]byte
-	rand.Read(b[2:])
-	var dpid uint64
-	for _, x := range b {
-		dpid = dpid<<8 | uint64(x)
-	}
 	cfgType := cfg.DatapathType
 	if cfgType == "" {
 		cfgType = "system"
 	}
 	s.bridges[cfg.Name] = &swBridge{
-		name: cfg.Name, cfgType: cfgType, dpTyp: dpType(cfg.DatapathType), dpid: dpid,
+		name: cfg.Name, cfgType: cfgType, dpTyp: dpType(cfg.DatapathType), defaultEA: defaultEA(cfg.UUID),
 		cfgDPID: parseDPID(cfg.OtherConfig["datapath-id"]),
 		ports:   map[string]*swPort{}, freedAt: map[int64]time.Time{},
 	}
@@ -180,7 +178,7 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		Name: name, DP: dp, Recirc: s.recircs[br.dpTyp], FDBTable: br.fdbID, RunDir: s.d.cfg.RunDir, SocketPerm: s.d.sockPerm,
 		FlowLimit:  s.flowLimitLocked(br.dpTyp), // one dynamic limit per datapath (pmdcmds.go)
 		DatapathID: func() uint64 { return s.datapathID(name) },
-		Version:    Version,
+		Version:    version.String(),
 		PortStats:  func(no uint32) (ofp.PortStats, bool) { return portStats(dp, no) },
 		CTFlushZone: func(zone uint16) error {
 			// The cost of a flush is that zone's connections only; the
@@ -331,6 +329,7 @@ func (s *dpSwitch) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 	if b == nil {
 		return
 	}
+	defer s.portsConfigured(b, ports) // dpid.go
 	next := map[string]portVLAN{}
 	for _, pc := range ports {
 		v := portVLAN{tag: -1}
@@ -496,8 +495,7 @@ func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
 	defer s.mu.Unlock()
 	if b := s.bridges[cfg.Name]; b != nil {
 		b.cfgDPID = parseDPID(cfg.OtherConfig["datapath-id"])
-		b.hwaddr, b.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"])
-		b.applyHWAddr()
+		b.hwaddr, b.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"]) // applied by ConfigurePorts
 		if b.of != nil {
 			b.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg)}
 			b.of.SetConfig(s.d.ofSettings(b.settings))
@@ -544,25 +542,6 @@ func parseHWAddr(s string) ([6]byte, bool) {
 	return m, m != [6]byte{}
 }
 
-// applyHWAddr gives the bridge's local port the configured hwaddr, or its
-// own MAC back once hwaddr is removed.
-func (b *swBridge) applyHWAddr() {
-	local := b.ports[b.name]
-	if local == nil || local.dev == nil || local.ofport != bridge.OFPPLocal {
-		return
-	}
-	if !b.haveDefault {
-		b.defaultMAC, b.haveDefault = local.dev.MAC(), true
-	}
-	want := b.defaultMAC
-	if b.hasHW {
-		want = b.hwaddr
-	}
-	if local.dev.MAC() != want {
-		local.dev.SetMAC(want) // best effort: a refused MAC leaves the old one
-	}
-}
-
 // parseDPID reads other_config:datapath-id as Open vSwitch does: exactly
 // 16 hex digits, or "0x" and up to 16 ("0x5ad515c0"); zero or anything
 // else is ignored.
@@ -607,6 +586,7 @@ func (s *dpSwitch) DelBridge(name string) error {
 		s.d.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nil)
 	}
 	delete(s.bridges, name)
+	s.forgetPortErrors(name, nil) // portwarn.go
 	if b != nil && b.of != nil {
 		s.recircs[b.dpTyp].Register(name, nil)
 		s.syncPorts(b)
@@ -725,9 +705,10 @@ func (s *dpSwitch) openDevice(b *swBridge, ic *bridge.IfaceConfig) (netdev.Devic
 	return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
 }
 
-func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (int64, error) {
+func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer func() { s.logPortError(bname, ic.Name, err) }() // portwarn.go
 	b := s.bridges[bname]
 	if b == nil {
 		return -1, fmt.Errorf("no bridge %s", bname)
@@ -795,17 +776,10 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (int64, error) 
 		return -1, fmt.Errorf("could not add network device %s to ofproto (No space left on device)", ic.Name)
 	}
 	b.ports[ic.Name] = p
-	if p.ofport == bridge.OFPPLocal {
-		b.applyHWAddr()
-	}
-	// Open vSwitch's bridge module reports each interface and the
-	// datapath ID once the local port gives it (ovs-vswitchd.at reads
-	// both lines).
-	blog := s.d.logs.Logger("bridge")
-	blog.Info(fmt.Sprintf("bridge %s: added interface %s on port %d", bname, ic.Name, p.ofport))
-	if p.ofport == bridge.OFPPLocal {
-		blog.Info(fmt.Sprintf("bridge %s: using datapath ID %016x", bname, b.datapathIDLocked()))
-	}
+	// Open vSwitch's bridge module reports each interface, then the
+	// datapath ID once the ports are configured (ConfigurePorts,
+	// dpid.go; ovs-vswitchd.at reads both lines).
+	s.d.logs.Logger("bridge").Info(fmt.Sprintf("bridge %s: added interface %s on port %d", bname, ic.Name, p.ofport))
 	b.updateLocalMTU()
 	s.syncPorts(b)
 	return p.ofport, nil
@@ -1130,23 +1104,6 @@ func (s *dpSwitch) BridgeStatus(bname string) bridge.BridgeStatus {
 		return bridge.BridgeStatus{}
 	}
 	return bridge.BridgeStatus{DatapathID: fmt.Sprintf("%016x", b.datapathIDLocked()), DatapathVersion: "<built-in>"}
-}
-
-// datapathIDLocked is the bridge's datapath ID, as in Open vSwitch: the
-// configured datapath-id, else the local port's MAC (so hwaddr moves it
-// too), else a random one. Called with the switch's mu held.
-func (b *swBridge) datapathIDLocked() uint64 {
-	dpid := b.dpid
-	if local := b.ports[b.name]; local != nil && local.dev != nil && local.ofport == bridge.OFPPLocal {
-		dpid = 0
-		for _, x := range local.dev.MAC() {
-			dpid = dpid<<8 | uint64(x)
-		}
-	}
-	if b.cfgDPID != 0 {
-		dpid = b.cfgDPID
-	}
-	return dpid
 }
 
 // randomMAC makes a random locally administered unicast MAC.
