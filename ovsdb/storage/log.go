@@ -23,6 +23,7 @@ const maxRecord = 1 << 30
 type File struct {
 	path string
 	f    *os.File
+	lock *os.File // the held lock file (lock.go)
 	size int64
 	// base is the size right after the last compaction (or open), used to
 	// decide when to compact again.
@@ -38,27 +39,50 @@ type OpenInfo struct {
 // Create makes a new log holding only the schema record. It fails if path
 // exists.
 func Create(path string, schema []byte) (*File, error) {
+	lk, err := lock(path)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640)
 	if err != nil {
+		lk.Close()
 		return nil, fmt.Errorf("storage: create: %w", err)
 	}
-	lf := &File{path: path, f: f}
+	lf := &File{path: path, f: f, lock: lk}
 	if err := lf.Append(schema); err != nil {
 		f.Close()
 		os.Remove(path)
+		lk.Close()
 		return nil, err
 	}
 	lf.base = lf.size
 	if err := syncDir(path); err != nil {
 		f.Close()
+		lk.Close()
 		return nil, err
 	}
 	return lf, nil
 }
 
-// Open reads every intact record of the log at path and returns them (the
-// schema first), truncating a torn or corrupt tail.
+// Open takes the database's lock file (Create too: another process holding
+// it makes them fail with ErrLocked, the file untouched), reads every
+// intact record of the log at path and returns them (the schema first),
+// truncating a torn or corrupt tail.
 func Open(path string) (*File, [][]byte, OpenInfo, error) {
+	lk, err := lock(path)
+	if err != nil {
+		return nil, nil, OpenInfo{}, err
+	}
+	lf, recs, info, err := open(path)
+	if err != nil {
+		lk.Close()
+		return nil, nil, info, err
+	}
+	lf.lock = lk
+	return lf, recs, info, nil
+}
+
+func open(path string) (*File, [][]byte, OpenInfo, error) {
 	var info OpenInfo
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -240,7 +264,14 @@ func (lf *File) Compact(schema, snapshot []byte) error {
 }
 
 // Close closes the file.
-func (lf *File) Close() error { return lf.f.Close() }
+func (lf *File) Close() error {
+	err := lf.f.Close()
+	if lf.lock != nil {
+		lf.lock.Close()
+		lf.lock = nil
+	}
+	return err
+}
 
 func syncDir(path string) error {
 	d, err := os.Open(filepath.Dir(path))

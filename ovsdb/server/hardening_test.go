@@ -1,0 +1,132 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gvs-project/gvs/ovsdb/storage"
+)
+
+// rawProbe sends data on a new connection and returns what came back
+// within wait, followed by "<EOF>" if the server closed the connection
+// or "<open>" if it did not.
+func rawProbe(t *testing.T, sock string, data []byte, wait time.Duration) string {
+	t.Helper()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	buf := make([]byte, 64<<10)
+	deadline := time.Now().Add(wait)
+	for {
+		c.SetReadDeadline(deadline)
+		n, err := c.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return out.String() + "<open>"
+			}
+			return out.String() + "<EOF>"
+		}
+	}
+}
+
+// TestHostileStringsAndFramingAsOvsdbServer sends, on raw sockets, the
+// inputs no Open vSwitch client produces and compares gvs's answer with
+// Debian's ovsdb-server's byte for byte: a \u0000 or unescaped control
+// character, unbalanced JSON or a bad number closes the connection at
+// once (and the valid request behind it is never answered); invalid
+// UTF-8 in a string atom is a "constraint violation" naming the bytes;
+// a reply to an id the server never used closes the connection; lock
+// names must be <id>s.
+func TestHostileStringsAndFramingAsOvsdbServer(t *testing.T) {
+	dir := shortDir(t)
+	ovs := startOVS(t, dir)
+	_, gvs := startGVS(t, dir, filepath.Join(dir, "gvs.db"))
+	tx := func(v string) []byte {
+		return []byte(`{"id":1,"method":"transact","params":["Open_vSwitch",{"op":"insert","table":"Open_vSwitch","row":{"external_ids":["map",[["k","` + v + `"]]]}}]}`)
+	}
+	echo2 := `{"method":"echo","params":[],"id":2}`
+	for _, in := range [][]byte{
+		tx(`a\u0000b`),
+		tx("a\x01b"),
+		tx("a\xffb"),
+		tx("a\xc3b"),
+		tx("\xe0\x80\x80"),
+		tx("\xf4\x90\x80\x80"),
+		[]byte(`{"method":"echo","params":[}` + echo2),
+		[]byte(`{"method":"echo","params":[1,]}` + echo2),
+		[]byte(`{"method":"echo","params":[01],"id":3}` + echo2),
+		[]byte(`{"method":"echo","params":["\ud800"],"id":3}` + echo2),
+		[]byte(`[1]`),
+		[]byte(`{"result":[],"error":null,"id":77}` + echo2),
+		[]byte(`{"error":"x","id":"echo"}` + echo2),
+		[]byte(`{"result":[],"error":null,"id":"echo"}` + echo2),
+		[]byte(`{"method":"lock","params":["a b"],"id":3}`),
+		[]byte(`{"method":"lock","params":["9a"],"id":3}`),
+		[]byte(`{"method":"steal","params":["a-b"],"id":3}`),
+		[]byte(`{"method":"unlock","params":["a.b"],"id":3}`),
+		[]byte(`{"method":"lock","params":["ok_1"],"id":3}`),
+		[]byte(`{"method":"lock","params":[],"id":3}`),
+	} {
+		want := rawProbe(t, ovs, in, 300*time.Millisecond)
+		got := rawProbe(t, gvs, in, 300*time.Millisecond)
+		if got != want {
+			t.Errorf("%q:\n gvs: %s\n ovs: %s", in, got, want)
+		}
+	}
+	// Nothing reached either database.
+	sel := []byte(`{"id":9,"method":"transact","params":["Open_vSwitch",{"op":"select","table":"Open_vSwitch","where":[],"columns":["external_ids"]}]}`)
+	if got, want := rawProbe(t, gvs, sel, 300*time.Millisecond), rawProbe(t, ovs, sel, 300*time.Millisecond); got != want || !strings.Contains(got, `"rows":[]`) {
+		t.Errorf("after the probes: gvs %s, ovs %s", got, want)
+	}
+}
+
+// TestSecondServerOnOneFileIsRefused: the file's lock refuses a second
+// server (gvs or Debian's ovsdb-server) with ovsdb-server's words, in
+// both directions, and leaves the file as it was.
+func TestSecondServerOnOneFileIsRefused(t *testing.T) {
+	requireBins(t, "ovsdb-server", "ovsdb-tool")
+	dir := shortDir(t)
+	path := filepath.Join(dir, "conf.db")
+	srv, sock := startGVS(t, dir, path)
+	before, _ := os.ReadFile(path)
+	if _, _, err := OpenDatabaseFile(path); err == nil || !errors.Is(err, storage.ErrLocked) {
+		t.Fatalf("second open: err = %v, want ErrLocked", err)
+	}
+	_, errOut, err := runErr("ovsdb-server", "--remote=punix:"+filepath.Join(dir, "o.sock"),
+		"--unixctl="+filepath.Join(dir, "o.ctl"), "--no-chdir", "-vconsole:off", path)
+	if err == nil || !strings.Contains(errOut, "failed to lock lockfile (Resource temporarily unavailable)") {
+		t.Fatalf("ovsdb-server on gvs's file: err %v, stderr %q", err, errOut)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("the database file changed")
+	}
+	if got := rawProbe(t, sock, []byte(`{"method":"echo","params":[],"id":1}`), 200*time.Millisecond); got != `{"id":1,"result":[],"error":null}<open>` {
+		t.Errorf("first server after the refusals: %s", got)
+	}
+	srv.Close()
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), ".conf.db.~lock~")); err != nil {
+		t.Errorf("lock file: %v", err)
+	}
+	// Once released, another may open it.
+	db, _, err := OpenDatabaseFile(path)
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	db.Close()
+	fmt.Fprint(os.Stderr)
+}
