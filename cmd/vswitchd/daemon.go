@@ -264,6 +264,7 @@ func (d *Daemon) startDatabase() error {
 		}
 	}
 	d.db = server.New()
+	d.db.SetLimits(server.Limits{StallTimeout: stallTimeoutFromEnv()})
 	dblog := d.logs.Logger("ovsdb_server")
 	d.db.SetErrorHook(func(err error) { dblog.Warn("connection error", "err", err) })
 	if err := d.db.AddDatabase(db); err != nil {
@@ -278,6 +279,17 @@ func (d *Daemon) startDatabase() error {
 	d.wg.Add(1)
 	go func() { defer d.wg.Done(); d.db.Serve(ln) }()
 	return nil
+}
+
+// stallTimeoutFromEnv reads GVS_OVSDB_STALL_TIMEOUT (a Go duration): how
+// long a database client may stay behind on its monitors with nothing
+// read before it is dropped; 0 (unset) is the server's default, 60 s.
+func stallTimeoutFromEnv() time.Duration {
+	v, err := time.ParseDuration(os.Getenv("GVS_OVSDB_STALL_TIMEOUT"))
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // listenUnix listens on a unix socket path with the permissions p,

@@ -2,12 +2,14 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,5 +130,111 @@ func TestSecondServerOnOneFileIsRefused(t *testing.T) {
 		t.Fatalf("open after close: %v", err)
 	}
 	db.Close()
-	fmt.Fprint(os.Stderr)
+}
+
+// TestReadingStopsWhileTheBacklogIsOverTheLimit: a client that pipelines
+// requests whose replies it never reads is read from only while its
+// queued output is under ReadBacklog, so the server holds at most one
+// reply more than that for it; once it goes, the backlog is gone.
+func TestReadingStopsWhileTheBacklogIsOverTheLimit(t *testing.T) {
+	dir := shortDir(t)
+	srv, sock := startGVS(t, dir, filepath.Join(dir, "gvs.db"))
+	srv.SetLimits(Limits{ReadBacklog: 32 << 10})
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.(*net.UnixConn).SetReadBuffer(4096)
+	big := strings.Repeat("y", 50<<10)
+	fmt.Fprintf(c, `{"id":0,"method":"transact","params":["Open_vSwitch",{"op":"insert","table":"Open_vSwitch","row":{"external_ids":["map",[["k","%s"]]]}}]}`, big)
+	sent := make(chan int)
+	go func() {
+		n := 0
+		for ; n < 1000; n++ {
+			c.SetWriteDeadline(time.Now().Add(2 * time.Second))
+			if _, err := fmt.Fprintf(c, `{"id":%d,"method":"echo","params":["%s"]}`, n+1, big); err != nil {
+				break
+			}
+		}
+		sent <- n
+	}()
+	n := <-sent
+	if n == 1000 {
+		t.Fatal("the server read every request while nothing was read back")
+	}
+	if b := srv.Backlog(); b > 32<<10+60<<10 {
+		t.Errorf("backlog %d bytes, want at most the limit plus one reply", b)
+	}
+	c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Backlog() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if b := srv.Backlog(); b != 0 {
+		t.Errorf("backlog %d bytes after the client went", b)
+	}
+}
+
+// TestUpdatesForAClientBehindAreMerged: while a monitor's client is
+// behind, the server keeps one merged change per row (the row before the
+// first and after the last transaction) instead of an update per
+// transaction, and sends it when the client catches up; a client stuck
+// for StallTimeout is dropped and counted.
+func TestUpdatesForAClientBehindAreMerged(t *testing.T) {
+	dir := shortDir(t)
+	srv, sock := startGVS(t, dir, filepath.Join(dir, "gvs.db"))
+	srv.SetLimits(Limits{ReadBacklog: 1, StallTimeout: 500 * time.Millisecond})
+	var logged []string
+	var lmu sync.Mutex
+	srv.SetErrorHook(func(err error) { lmu.Lock(); logged = append(logged, err.Error()); lmu.Unlock() })
+	w, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	dec := json.NewDecoder(w)
+	txn := func(id int, ops string) {
+		fmt.Fprintf(w, `{"id":%d,"method":"transact","params":["Open_vSwitch",%s]}`, id, ops)
+		var reply struct{ ID int }
+		if err := dec.Decode(&reply); err != nil || reply.ID != id {
+			t.Fatalf("reply %+v, %v", reply, err)
+		}
+	}
+	txn(1, `{"op":"insert","table":"Open_vSwitch","row":{}}`)
+
+	slow, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprint(slow, `{"id":"m","method":"monitor","params":["Open_vSwitch","m",{"Open_vSwitch":{"columns":["external_ids"]}}]}`)
+	time.Sleep(100 * time.Millisecond)
+	// Fill the slow client's socket so that its output backs up.
+	big := strings.Repeat("z", 256<<10)
+	for i := 0; i < 20; i++ {
+		txn(10+i, fmt.Sprintf(`{"op":"mutate","table":"Open_vSwitch","where":[],"mutations":[["external_ids","insert",["map",[["k%d","%s"]]]]]}`, i, big))
+	}
+	srv.mu.Lock()
+	var held int
+	for _, e := range srv.dbs {
+		for m := range e.monitors {
+			for _, chs := range m.behind {
+				held += len(chs)
+			}
+		}
+	}
+	srv.mu.Unlock()
+	if held != 1 {
+		t.Errorf("the monitor holds %d merged row changes, want 1 (one row changed 20 times)", held)
+	}
+	time.Sleep(700 * time.Millisecond)
+	txn(100, `{"op":"mutate","table":"Open_vSwitch","where":[],"mutations":[["external_ids","delete",["set",["k0"]]]]}`)
+	if got := srv.SlowClientsDropped(); got != 1 {
+		t.Errorf("SlowClientsDropped = %d, want 1", got)
+	}
+	lmu.Lock()
+	if len(logged) == 0 || !strings.Contains(logged[len(logged)-1], "monitor client made no progress for 500ms with updates pending, disconnecting") {
+		t.Errorf("logged %q", logged)
+	}
+	lmu.Unlock()
 }

@@ -92,6 +92,9 @@ func (sess *session) enqueue(m *jsonrpc.Message) {
 		sess.closeQueueLocked()
 		return
 	}
+	if sess.backlog == 0 {
+		sess.progress = time.Now() // the stall clock starts with output
+	}
 	sess.queue = append(sess.queue, m)
 	sess.backlog += msgSize(m)
 	sess.qcond.Broadcast()
