@@ -744,3 +744,68 @@ func keepTraceFinal(s string) string {
 	}
 	return lines[0] + "\n" + lines[len(lines)-1]
 }
+
+// TestManagerInactivityProbeAsOpenVSwitch: a Manager row's
+// inactivity_probe (7000 ms here, set with ovs-vsctl) probes its OVSDB
+// sessions as ovsdb-server's jsonrpc sessions: an "echo" request after
+// the interval without traffic, the session closed after as long again
+// unanswered; 0 disables the probe.
+func TestManagerInactivityProbeAsOpenVSwitch(t *testing.T) {
+	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
+	_, env := startDaemon(t)
+	port := func() int {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().(*net.TCPAddr).Port
+	}
+	p7, p0 := port(), port()
+	t7, t0 := fmt.Sprintf("ptcp:%d:127.0.0.1", p7), fmt.Sprintf("ptcp:%d:127.0.0.1", p0)
+	run(t, env, "ovs-vsctl", "--timeout=20", "init")
+	run(t, env, "ovs-vsctl", "--timeout=20",
+		"--", "--id=@a", "create", "manager", "target=\""+t7+"\"", "inactivity_probe=7000",
+		"--", "--id=@b", "create", "manager", "target=\""+t0+"\"", "inactivity_probe=0",
+		"--", "set", "open", ".", "manager_options=[@a,@b]")
+	dial := func(p int) net.Conn {
+		var c net.Conn
+		waitFor(t, "the manager listener", func() bool {
+			var err error
+			c, err = net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			return err == nil
+		})
+		return c
+	}
+	type result struct{ echo, closed time.Duration }
+	watch := func(c net.Conn, limit time.Duration, out chan<- result) {
+		defer c.Close()
+		start := time.Now()
+		c.SetReadDeadline(start.Add(limit))
+		next := newJSONFramer(bufio.NewReader(c))
+		var r result
+		for {
+			m, err := next()
+			if err != nil {
+				var ne net.Error
+				if !errors.As(err, &ne) || !ne.Timeout() {
+					r.closed = time.Since(start)
+				}
+				out <- r
+				return
+			}
+			if strings.Contains(m, `"method":"echo"`) && r.echo == 0 {
+				r.echo = time.Since(start)
+			}
+		}
+	}
+	r7, r0 := make(chan result, 1), make(chan result, 1)
+	go watch(dial(p7), 17*time.Second, r7)
+	go watch(dial(p0), 16*time.Second, r0)
+	if r := <-r7; r.echo < 6*time.Second || r.echo > 9*time.Second || r.closed < 13*time.Second || r.closed > 16*time.Second {
+		t.Errorf("inactivity_probe=7000: echo after %v, closed after %v; want about 7 s and 14 s", r.echo, r.closed)
+	}
+	if r := <-r0; r.echo != 0 || r.closed != 0 {
+		t.Errorf("inactivity_probe=0: echo after %v, closed after %v; want neither", r.echo, r.closed)
+	}
+}

@@ -84,6 +84,19 @@ func (c *Conn) frame() ([]byte, error) {
 	c.buf = c.buf[:0]
 	c.scan.reset()
 	for {
+		if c.scan.state == scString && c.r.Buffered() > 0 {
+			// Inside a string only '"', '\\' and control characters
+			// matter: take the run of other bytes at once.
+			peek, _ := c.r.Peek(c.r.Buffered())
+			if n := stringRun(peek); n > 0 {
+				if len(c.buf)+n > limit {
+					return nil, ErrTooLarge
+				}
+				c.buf = append(c.buf, peek[:n]...)
+				c.r.Discard(n)
+				continue
+			}
+		}
 		b, err := c.r.ReadByte()
 		if err != nil {
 			if err == io.EOF && len(c.buf) > 0 {

@@ -294,3 +294,15 @@ func checkNumber(t []byte) error {
 	}
 	return nil
 }
+
+// stringRun returns how many bytes at the start of b may be taken inside
+// a string without a change of state: none of '"', '\\' or a control
+// character.
+func stringRun(b []byte) int {
+	for i, c := range b {
+		if c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return len(b)
+}
