@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -237,4 +238,45 @@ func TestUpdatesForAClientBehindAreMerged(t *testing.T) {
 		t.Errorf("logged %q", logged)
 	}
 	lmu.Unlock()
+}
+
+// TestRecordWithNulIsDroppedWithTheRestAsOpenVSwitch: a database file an
+// older gvs wrote with a NUL in a string opens; as in Open vSwitch, that
+// record and every one after it are ignored (and cut from the file, so
+// that ovsdb-tool reads it again).
+func TestRecordWithNulIsDroppedWithTheRestAsOpenVSwitch(t *testing.T) {
+	dir := shortDir(t)
+	path := filepath.Join(dir, "conf.db")
+	db, err := CreateDatabaseFile(path, mustSchemaJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	const row = "6f2b3a4e-9b1d-4b3a-8f57-2c1d0e9a7b11"
+	var tail []byte
+	for _, v := range []string{`"a"`, `"a\u0000b"`, `"c"`} {
+		tail = storage.AppendRecord(tail, []byte(`{"Open_vSwitch":{"`+row+`":{"external_ids":["map",[["k",`+v+`]]]}},"_date":1}`))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(tail)
+	f.Close()
+	db, info, err := OpenDatabaseFile(path)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer db.Close()
+	if info.Dropped != 2 {
+		t.Errorf("Dropped = %d, want 2", info.Dropped)
+	}
+	if got := string(db.snapshot()); !strings.Contains(got, `["k","a"]`) || strings.Contains(got, `\u0000`) || strings.Contains(got, `"c"`) {
+		t.Errorf("snapshot %s", got)
+	}
+	if _, err := exec.LookPath("ovsdb-tool"); err == nil {
+		if out, errOut, err := runErr("ovsdb-tool", "show-log", path); err != nil || !strings.Contains(out, "record 1:") || strings.Contains(out, "record 2:") {
+			t.Errorf("ovsdb-tool show-log: %v\n%s%s", err, out, errOut)
+		}
+	}
 }

@@ -34,6 +34,10 @@ type File struct {
 type OpenInfo struct {
 	// Truncated is the number of bytes of torn or corrupt tail removed.
 	Truncated int64
+	// Dropped is the number of intact records dropped because they could
+	// not be read (a string with \u0000 written by an older gvs), with
+	// every record after them.
+	Dropped int
 }
 
 // Create makes a new log holding only the schema record. It fails if path
@@ -179,6 +183,38 @@ func readRecord(br *bufio.Reader) ([]byte, int64, error) {
 		return nil, 0, errTorn
 	}
 	return bytes.TrimSuffix(body, []byte("\n")), hlen + length, nil
+}
+
+// recordSize is the size AppendRecord gives js.
+func recordSize(js []byte) int64 {
+	body := len(js) + 1
+	return int64(len(magic) + len(strconv.Itoa(body)) + 1 + 2*sha1.Size + 1 + body)
+}
+
+// KeepRecords truncates the log to its first n records, recs being every
+// record Open returned (a record's framing is a function of its text, so
+// its offset follows from the texts before it). Open vSwitch truncates its
+// log the same way after a record it cannot read.
+func (lf *File) KeepRecords(n int, recs [][]byte) error {
+	var off int64
+	for _, r := range recs[:n] {
+		off += recordSize(r)
+	}
+	if off > lf.size {
+		return fmt.Errorf("storage: %s: keeping %d records: offset %d past the end", lf.path, n, off)
+	}
+	if err := lf.f.Truncate(off); err != nil {
+		return fmt.Errorf("storage: truncating %s: %w", lf.path, err)
+	}
+	if err := lf.f.Sync(); err != nil {
+		return fmt.Errorf("storage: sync %s: %w", lf.path, err)
+	}
+	if _, err := lf.f.Seek(off, io.SeekStart); err != nil {
+		return fmt.Errorf("storage: %s: %w", lf.path, err)
+	}
+	lf.size = off
+	lf.base = min(lf.base, off)
+	return nil
 }
 
 // AppendRecord appends the framed form of the JSON text js to dst.
