@@ -815,3 +815,65 @@ func TestManagerInactivityProbeAsOpenVSwitch(t *testing.T) {
 		t.Errorf("inactivity_probe=0: echo after %v, closed after %v; want neither", r.echo, r.closed)
 	}
 }
+
+// echoVersions connects to br0.mgmt in the run directory of env,
+// negotiates OpenFlow 1.3, sends echo requests in versions 1, 4 and 6 and
+// returns the version, type and xid of each reply.
+func echoVersions(t *testing.T, env []string) []string {
+	t.Helper()
+	var dir string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "OVS_RUNDIR="); ok {
+			dir = v
+		}
+	}
+	c, err := net.Dial("unix", filepath.Join(dir, "br0.mgmt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.Write(ofHello)
+	r := bufio.NewReader(c)
+	read := func() []byte {
+		h := make([]byte, 8)
+		if _, err := io.ReadFull(r, h); err != nil {
+			t.Fatal(err)
+		}
+		body := make([]byte, int(binary.BigEndian.Uint16(h[2:4]))-8)
+		if _, err := io.ReadFull(r, body); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if h := read(); h[1] != 0 {
+		t.Fatalf("first message type %d, want a hello", h[1])
+	}
+	var out []string
+	for i, v := range []byte{1, 4, 6} {
+		c.Write([]byte{v, 2, 0, 12, 0, 0, 0, byte(20 + i), 'p', 'i', 'n', 'g'})
+		h := read()
+		out = append(out, fmt.Sprintf("request v%d xid %d: reply v%d type %d xid %d", v, 20+i, h[0], h[1], binary.BigEndian.Uint32(h[4:8])))
+	}
+	return out
+}
+
+// TestEchoRepliesCarryTheRequestsVersionLikeOpenVSwitch: on a connection
+// that negotiated OpenFlow 1.3, Open vSwitch answers an echo request of
+// any version in that request's version; so does gvs.
+func TestEchoRepliesCarryTheRequestsVersionLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-vsctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	setUpOneBridge(t, ovsEnv)
+	want := echoVersions(t, ovsEnv)
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	setUpOneBridge(t, gvsEnv)
+	got := echoVersions(t, gvsEnv)
+	t.Logf("Open vSwitch:\n%s", strings.Join(want, "\n"))
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("gvs:\n%s\nOpen vSwitch:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
