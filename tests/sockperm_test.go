@@ -13,13 +13,15 @@ import (
 	"testing"
 
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/unixsock"
 )
 
 // Open vSwitch (2026-11-30, Debian's ovs-vswitchd and ovsdb-server under
 // umask 022) creates db.sock, the .ctl control sockets, br0.mgmt and
 // br0.snoop as srwxr-x--- (0770 less the umask) with the daemon's user
-// and group. gvs makes them exactly 0770 so that members of
-// --socket-group can connect, and listens on TCP only where configured.
+// and group; so does gvs. With --socket-group gvs makes them exactly 0770
+// so that the group's members can connect, and it listens on TCP only
+// where configured.
 
 // socketGroup is an existing group other than the test's own.
 func socketGroup(t *testing.T) (name string, gid int) {
@@ -42,14 +44,21 @@ func socketGroup(t *testing.T) (name string, gid int) {
 // group gid.
 func checkSocket(t *testing.T, path string, gid int) {
 	t.Helper()
+	checkSocketMode(t, path, gid, 0o770)
+}
+
+// checkSocketMode fails unless path is a unix socket with the mode and
+// group gid.
+func checkSocketMode(t *testing.T, path string, gid int, mode os.FileMode) {
+	t.Helper()
 	fi, err := os.Lstat(path)
 	if err != nil {
 		t.Errorf("%s: %v", path, err)
 		return
 	}
 	st := fi.Sys().(*syscall.Stat_t)
-	if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o770 || int(st.Gid) != gid || int(st.Uid) != os.Getuid() {
-		t.Errorf("%s: mode %v uid %d gid %d, want a socket, mode 0770, uid %d, gid %d", filepath.Base(path), fi.Mode(), st.Uid, st.Gid, os.Getuid(), gid)
+	if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != mode || int(st.Gid) != gid || int(st.Uid) != os.Getuid() {
+		t.Errorf("%s: mode %v uid %d gid %d, want a socket, mode %v, uid %d, gid %d", filepath.Base(path), fi.Mode(), st.Uid, st.Gid, mode, os.Getuid(), gid)
 	}
 }
 
@@ -128,8 +137,8 @@ func TestSocketPermissionsAndGroupFromEnvironment(t *testing.T) {
 }
 
 // TestSocketsDefaultToTheDaemonsGroup checks the in-process daemon's
-// sockets without --socket-group: mode 0770 with the daemon's primary
-// group.
+// sockets without --socket-group: mode 0770 less the umask with the
+// daemon's primary group, as Open vSwitch's.
 func TestSocketsDefaultToTheDaemonsGroup(t *testing.T) {
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	_, env := startDaemon(t)
@@ -142,6 +151,6 @@ func TestSocketsDefaultToTheDaemonsGroup(t *testing.T) {
 		}
 	}
 	for _, name := range []string{fmt.Sprintf("gvs-vswitchd.%d.ctl", os.Getpid()), "db.sock", "br0.mgmt", "br0.snoop"} {
-		checkSocket(t, filepath.Join(dir, name), os.Getgid())
+		checkSocketMode(t, filepath.Join(dir, name), os.Getgid(), 0o770&^unixsock.Umask())
 	}
 }

@@ -18,9 +18,12 @@ import (
 	"github.com/gvs-project/gvs/ovsdb/jsonrpc"
 )
 
-// maxRequestSize bounds one request; commands and their arguments are
-// short, and a client must not make the daemon buffer megabytes.
-const maxRequestSize = 1 << 20
+// maxRequestSize bounds one request. Open vSwitch's unixctl server has no
+// limit and answers a megabyte-long command with the command's error
+// ("\"version\" command takes at most 0 arguments"); gvs does the same up
+// to 16 MiB, past which it closes the connection rather than buffer more
+// (one request per connection is read at a time).
+const maxRequestSize = 16 << 20
 
 // Server answers ovs-appctl requests from a Registry.
 type Server struct {

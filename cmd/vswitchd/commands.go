@@ -86,7 +86,14 @@ func (d *Daemon) cmdMemoryShow(context.Context, []string) (string, error) {
 		ports += len(dp.Ports())
 		flows += dp.Stats().Flows
 	}
-	return fmt.Sprintf("goroutines:%d heap-bytes:%d megaflows:%d ports:%d\n", runtime.NumGoroutine(), ms.HeapAlloc, flows, ports), nil
+	out := fmt.Sprintf("goroutines:%d heap-bytes:%d megaflows:%d ports:%d", runtime.NumGoroutine(), ms.HeapAlloc, flows, ports)
+	if d.db != nil {
+		// The embedded database's clients: bytes queued for them
+		// (ovsdb-server's "backlog") and those dropped for falling
+		// behind on their monitors.
+		out += fmt.Sprintf(" ovsdb-backlog:%d ovsdb-slow-clients-dropped:%d", d.db.Backlog(), d.db.SlowClientsDropped())
+	}
+	return out + "\n", nil
 }
 
 // dpName is how datapaths are named in dpctl output: "TYPE@NAME".

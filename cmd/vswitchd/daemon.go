@@ -269,19 +269,32 @@ func (d *Daemon) startDatabase() error {
 		}
 	}
 	d.db = server.New()
+	d.db.SetLimits(server.Limits{StallTimeout: stallTimeoutFromEnv()})
 	dblog := d.logs.Logger("ovsdb_server")
 	d.db.SetErrorHook(func(err error) { dblog.Warn("connection error", "err", err) })
 	if err := d.db.AddDatabase(db); err != nil {
 		return err
 	}
-	d.dbSock = filepath.Join(d.cfg.RunDir, "db.sock")
-	ln, err := listenUnix(d.dbSock, d.sockPerm)
+	sock := filepath.Join(d.cfg.RunDir, "db.sock")
+	ln, err := listenUnix(sock, d.sockPerm)
 	if err != nil {
 		return err
 	}
+	d.dbSock = sock // removed at exit only once it is ours
 	d.wg.Add(1)
 	go func() { defer d.wg.Done(); d.db.Serve(ln) }()
 	return nil
+}
+
+// stallTimeoutFromEnv reads GVS_OVSDB_STALL_TIMEOUT (a Go duration): how
+// long a database client may stay behind on its monitors with nothing
+// read before it is dropped; 0 (unset) is the server's default, 60 s.
+func stallTimeoutFromEnv() time.Duration {
+	v, err := time.ParseDuration(os.Getenv("GVS_OVSDB_STALL_TIMEOUT"))
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // listenUnix listens on a unix socket path with the permissions p,
@@ -294,18 +307,20 @@ func listenUnix(path string, p unixsock.Perm) (net.Listener, error) {
 func (d *Daemon) startControl() error {
 	d.reg = appctl.NewRegistry(appctl.VersionString(d.cfg.Program, "gvs", version.String()))
 	d.ctl = appctl.NewServer(d.reg, d.logs.Logger("unixctl"))
+	var path string
 	switch d.cfg.Unixctl {
 	case "none":
 		return nil
 	case "":
-		d.ctlPath = appctl.SocketPath(d.cfg.RunDir, d.cfg.Program, os.Getpid())
+		path = appctl.SocketPath(d.cfg.RunDir, d.cfg.Program, os.Getpid())
 	default:
-		d.ctlPath = appctl.ResolvePath(d.cfg.RunDir, d.cfg.Unixctl)
+		path = appctl.ResolvePath(d.cfg.RunDir, d.cfg.Unixctl)
 	}
-	ln, err := appctl.ListenPerm(d.ctlPath, d.sockPerm)
+	ln, err := appctl.ListenPerm(path, d.sockPerm)
 	if err != nil {
 		return err
 	}
+	d.ctlPath = path // removed at exit only once it is ours
 	d.wg.Add(1)
 	go func() { defer d.wg.Done(); d.ctl.Serve(ln) }()
 	return nil

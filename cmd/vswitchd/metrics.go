@@ -120,6 +120,8 @@ var (
 	descOVSDBTxn   = prometheus.NewDesc("gvs_ovsdb_transactions_total", "OVSDB transact requests received by the embedded database server.", nil, nil)
 	descOVSDBMon   = prometheus.NewDesc("gvs_ovsdb_monitors", "Active OVSDB monitors on the embedded database server.", nil, nil)
 	descOVSDBSess  = prometheus.NewDesc("gvs_ovsdb_sessions", "Clients connected to the embedded database server.", nil, nil)
+	descOVSDBBack  = prometheus.NewDesc("gvs_ovsdb_backlog_bytes", "Bytes queued for OVSDB clients of the embedded database server.", nil, nil)
+	descOVSDBSlow  = prometheus.NewDesc("gvs_ovsdb_slow_clients_dropped_total", "OVSDB clients disconnected for falling too far behind on their monitors.", nil, nil)
 	descOFMsgs     = prometheus.NewDesc("gvs_openflow_messages_received_total", "OpenFlow messages a bridge handled, by type (Open vSwitch's OFPRAW name).", []string{"bridge", "type"}, nil)
 	descOFErrors   = prometheus.NewDesc("gvs_openflow_errors_sent_total", "OpenFlow error replies a bridge sent for messages it could not apply.", []string{"bridge"}, nil)
 	descCTFlushes  = prometheus.NewDesc("gvs_conntrack_zone_flushes_total", "Flushes of a zone (NXT_CT_FLUSH_ZONE, flush-conntrack zone=N), per zone.", []string{"datapath", "zone"}, nil)
@@ -179,7 +181,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descDPFlows, descDPMasks, descDPLimit, descDPWorkers, descCTConns, descCTLimit, descCTZRefused,
 		descCTDefault, descCTMax, descCTRefused, descCTInvalid, descMACEntries, descMACStatic, descMACMax,
 		descOFRules, descOFLookups, descOFMatched, descOFPacketIn, descOFUpcalls, descOFUkeys, descOVSDBTxn,
-		descOVSDBMon, descOVSDBSess, descOFMsgs, descOFErrors, descCTFlushes} {
+		descOVSDBMon, descOVSDBSess, descOVSDBBack, descOVSDBSlow, descOFMsgs, descOFErrors, descCTFlushes} {
 		ch <- d
 	}
 }
@@ -245,6 +247,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descOVSDBTxn, c.d.db.Transactions())
 		gauge(descOVSDBMon, float64(c.d.db.Monitors()))
 		gauge(descOVSDBSess, float64(c.d.db.Sessions()))
+		gauge(descOVSDBBack, float64(c.d.db.Backlog()))
+		counter(descOVSDBSlow, c.d.db.SlowClientsDropped())
 	}
 }
 

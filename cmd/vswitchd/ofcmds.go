@@ -128,6 +128,9 @@ func (d *Daemon) trace(args []string, acts string) (string, error) {
 		if br == nil {
 			return "", fmt.Errorf("%s: unknown bridge", args[0])
 		}
+		if err := ofswitch.CheckTraceFlowFields(args[1]); err != nil {
+			return "", err
+		}
 		fl, err := ofswitch.ParseTraceFlow(resolveInPortName(args[1], func(name string) (int64, bool) {
 			return d.sw.portNumber(args[0], name)
 		}))

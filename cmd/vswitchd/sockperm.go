@@ -10,16 +10,16 @@ import (
 )
 
 // socketPerm resolves --socket-group into the permissions of the
-// daemon's unix sockets: mode 0770, owned by the daemon's user and by
-// group (a name or a number), or by the daemon's primary group when group
-// is "". Open vSwitch makes its sockets 0770 less the umask (0750 under
-// the usual 022) with the daemon's group; gvs applies 0770 exactly so
-// that a --socket-group's members can connect.
+// daemon's unix sockets. Without it they are as Open vSwitch makes them:
+// 0770 less the umask (0750 under the usual 022, 0700 under 077) with
+// the daemon's primary group. With it (a name or a number) they are 0770
+// exactly in that group, so that its members can connect.
 func socketPerm(group string) (unixsock.Perm, error) {
-	p := unixsock.Perm{Mode: unixsock.DefaultMode, GID: os.Getgid(), SetGID: true}
+	p := unixsock.Perm{GID: os.Getgid(), SetGID: true}
 	if group == "" {
 		return p, nil
 	}
+	p.Mode = unixsock.DefaultMode
 	if n, err := strconv.Atoi(group); err == nil && n >= 0 {
 		p.GID = n // a number need not be in the group database
 		return p, nil

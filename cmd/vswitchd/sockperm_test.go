@@ -36,10 +36,10 @@ func TestSocketGroupFlagAndEnvironmentReachTheConfig(t *testing.T) {
 
 func TestSocketPermResolvesGroups(t *testing.T) {
 	p, err := socketPerm("")
-	if err != nil || p != (unixsock.Perm{Mode: 0o770, GID: os.Getgid(), SetGID: true}) {
-		t.Fatalf(`socketPerm("") = %+v, %v; want 0770 with the primary group`, p, err)
+	if err != nil || p != (unixsock.Perm{GID: os.Getgid(), SetGID: true}) {
+		t.Fatalf(`socketPerm("") = %+v, %v; want the umask's mode (0) with the primary group`, p, err)
 	}
-	if p, err := socketPerm("4242"); err != nil || p.GID != 4242 {
+	if p, err := socketPerm("4242"); err != nil || p.GID != 4242 || p.Mode != 0o770 {
 		t.Fatalf(`socketPerm("4242") = %+v, %v; want gid 4242`, p, err)
 	}
 	if _, err := socketPerm("no-such-group-gvs"); err == nil {

@@ -212,7 +212,7 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 	}
 	s.recircs[br.dpTyp].Register(name, of.Xlator())
 	of.SetFlowRestoreWait(s.d.restoreWait.Load())
-	br.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg)}
+	br.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg), InactivityProbes: inactivityProbes(cfg)}
 	of.SetConfig(s.d.ofSettings(br.settings))
 	of.SetTables(flowTables(cfg))
 	return nil
@@ -497,7 +497,7 @@ func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
 		b.cfgDPID = parseDPID(cfg.OtherConfig["datapath-id"])
 		b.hwaddr, b.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"]) // applied by ConfigurePorts
 		if b.of != nil {
-			b.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg)}
+			b.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg), InactivityProbes: inactivityProbes(cfg)}
 			b.of.SetConfig(s.d.ofSettings(b.settings))
 			b.of.SetTables(flowTables(cfg))
 		}
@@ -1151,6 +1151,15 @@ func (s *dpSwitch) odpBridge(k *flow.Key) *ofswitch.Bridge {
 		}
 	}
 	return nil
+}
+
+// inactivityProbes converts the Controller rows' inactivity_probe.
+func inactivityProbes(cfg *bridge.BridgeConfig) map[string]*int64 {
+	out := make(map[string]*int64, len(cfg.ControllerProbes))
+	for t, ms := range cfg.ControllerProbes {
+		out[t] = &ms
+	}
+	return out
 }
 
 // rateLimits converts the Controller rows' packet-in rate limits.

@@ -4,8 +4,13 @@
 //
 // Open vSwitch gives its sockets mode 0770 less the process umask so
 // that the daemon's user and group may connect (connecting needs write
-// permission on the socket file). gvs makes them exactly Mode (0770 by
-// default) and chowns them to a chosen group (--socket-group).
+// permission on the socket file): 0750 under umask 022, 0700 under 077.
+// gvs does the same by default; a caller may ask for an exact Mode and a
+// group (gvs-vswitchd's --socket-group, where 0770 is the point).
+//
+// A socket file is replaced only when no process listens on it, so a
+// second daemon started by mistake cannot take over (or, exiting, delete)
+// the first one's sockets.
 //
 // No window is more open than the final permissions: the socket is bound
 // with mode 0700 (set on the socket's inode with fchmod before bind, which

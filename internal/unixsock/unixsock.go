@@ -2,21 +2,27 @@ package unixsock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// DefaultMode is the mode of gvs's unix sockets: owner and group may
-// connect, others may not.
+// DefaultMode is the mode of gvs's unix sockets before the umask: owner
+// and group may connect, others may not.
 const DefaultMode os.FileMode = 0o770
 
 // Perm is the ownership and mode a socket file gets.
 type Perm struct {
-	// Mode is the socket file's permission bits; 0 means DefaultMode.
+	// Mode is the socket file's permission bits; 0 means DefaultMode
+	// less the process umask, as Open vSwitch makes its sockets (0750
+	// under umask 022, 0700 under 077).
 	Mode os.FileMode
 	// GID is the group the file is chowned to when SetGID is true;
 	// otherwise the file keeps the group bind gave it (the daemon's).
@@ -26,16 +32,42 @@ type Perm struct {
 
 func (p Perm) mode() os.FileMode {
 	if p.Mode == 0 {
-		return DefaultMode
+		return DefaultMode &^ Umask()
 	}
 	return p.Mode & os.ModePerm
 }
 
+// Umask returns the process's file mode creation mask, read from
+// /proc/self/status so that it is never changed, even for a moment
+// (022 if it cannot be read).
+func Umask() os.FileMode {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return os.FileMode(m) & os.ModePerm
+				}
+			}
+		}
+	}
+	return 0o022
+}
+
+// ErrInUse is wrapped by Listen's error when a live process already
+// listens on the path.
+var ErrInUse = errors.New("socket in use by another process")
+
 // Listen removes a stale socket file at path (never another kind of
-// file), listens on it with the permissions p, and returns the listener;
-// closing it removes the file.
+// file, and never one a live process still listens on: ErrInUse), listens
+// on it with the permissions p, and returns the listener; closing it
+// removes the file.
 func Listen(path string, p Perm) (*net.UnixListener, error) {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("listening on %s: %w", path, ErrInUse)
+		}
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("removing stale socket %s: %w", path, err)
 		}

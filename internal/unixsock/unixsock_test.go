@@ -1,11 +1,14 @@
 package unixsock
 
 import (
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestListenMakesTheSocketModeAndGroupAndReplacesAStaleSocket(t *testing.T) {
@@ -42,17 +45,49 @@ func TestListenMakesTheSocketModeAndGroupAndReplacesAStaleSocket(t *testing.T) {
 	}
 }
 
-func TestZeroPermIsDefaultModeWithTheProcessGroup(t *testing.T) {
+// TestZeroPermIsOpenVSwitchsModeFromTheUmask: Open vSwitch's sockets
+// are 0770 less the umask (Debian's ovsdb-server under umask 022 makes
+// db.sock srwxr-x---, under 077 srwx------); so are gvs's by default.
+func TestZeroPermIsOpenVSwitchsModeFromTheUmask(t *testing.T) {
+	for _, tc := range []struct {
+		umask int
+		want  os.FileMode
+	}{{0o022, 0o750}, {0o077, 0o700}, {0o002, 0o770}, {0o027, 0o750}} {
+		old := unix.Umask(tc.umask)
+		if got := Umask(); got != os.FileMode(tc.umask) {
+			t.Errorf("Umask() = %o under umask %o", got, tc.umask)
+		}
+		path := filepath.Join(t.TempDir(), "s.sock")
+		l, err := Listen(path, Perm{})
+		unix.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Lstat(path)
+		if st := fi.Sys().(*syscall.Stat_t); fi.Mode().Perm() != tc.want || int(st.Gid) != os.Getegid() {
+			t.Errorf("umask %03o: mode %v gid %d, want %v and gid %d", tc.umask, fi.Mode().Perm(), st.Gid, tc.want, os.Getegid())
+		}
+		l.Close()
+	}
+}
+
+// TestListenNeverTakesALiveSocket: a second daemon must neither replace
+// nor, on its way out, delete the socket a running one listens on.
+func TestListenNeverTakesALiveSocket(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.sock")
-	l, err := Listen(path, Perm{})
+	first, err := Listen(path, Perm{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	fi, _ := os.Lstat(path)
-	if st := fi.Sys().(*syscall.Stat_t); fi.Mode().Perm() != DefaultMode || int(st.Gid) != os.Getegid() {
-		t.Fatalf("mode %v gid %d, want %v and gid %d", fi.Mode().Perm(), st.Gid, DefaultMode, os.Getegid())
+	defer first.Close()
+	if _, err := Listen(path, Perm{}); !errors.Is(err, ErrInUse) {
+		t.Fatalf("second Listen: err = %v, want ErrInUse", err)
 	}
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("the first listener is gone: %v", err)
+	}
+	c.Close()
 }
 
 func TestListenRefusesToReplaceARegularFile(t *testing.T) {

@@ -43,6 +43,10 @@ type Config struct {
 	// connection is closed. Zero disables the probe (the default, as for
 	// Open vSwitch's punix management connections).
 	ProbeInterval time.Duration
+	// Probe, if set, overrides ProbeInterval and is asked again each time
+	// the connection waits for a message, so that a changed setting
+	// (Controller.inactivity_probe) applies to connections already up.
+	Probe func(c *Conn) time.Duration
 	// QueueLen bounds the send queue in messages; zero means 100. The
 	// writer additionally buffers up to 64 KiB while the socket is slow.
 	QueueLen int
@@ -542,13 +546,27 @@ func (c *Conn) run(r *bufio.Reader) {
 	}
 }
 
+// probeInterval is the connection's inactivity probe now.
+func (c *Conn) probeInterval() time.Duration {
+	if c.cfg.Probe != nil {
+		return c.cfg.Probe(c)
+	}
+	return c.cfg.ProbeInterval
+}
+
+// readLoop reads and dispatches messages. With an inactivity probe, as
+// Open vSwitch's rconn: after the interval without receiving anything an
+// echo request goes out, and after as long again the connection is
+// closed.
 func (c *Conn) readLoop(r *bufio.Reader) error {
-	probe := c.cfg.ProbeInterval
 	probing := false
 	var buf []byte
 	for {
+		probe := c.probeInterval()
 		if probe > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(probe))
+		} else {
+			c.nc.SetReadDeadline(time.Time{})
 		}
 		var err error
 		buf, err = readMsg(r, buf)
@@ -597,7 +615,11 @@ func (c *Conn) dispatch(b []byte) {
 	}
 	switch m.Raw {
 	case ofp.RawOFPT_ECHO_REQUEST:
-		c.Send(m.XID, &ofp.EchoReply{Data: m.Body.(*ofp.EchoRequest).Data})
+		// In the request's version, whatever was negotiated, as Open
+		// vSwitch's ofputil_encode_echo_reply.
+		if r, err := ofp.Encode(make([]byte, 0, 64), v, m.XID, &ofp.EchoReply{Data: m.Body.(*ofp.EchoRequest).Data}); err == nil {
+			c.SendRaw(r)
+		}
 		return
 	case ofp.RawOFPT_HELLO:
 		return

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -337,5 +338,43 @@ func TestTCPListenerServesOvsOfctl(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	if out, stderr, err := ofctl(t, "-O", "OpenFlow13", "get-frags", "tcp:"+l.Addr().String()); err != nil || out != "normal\n" {
 		t.Fatalf("get-frags over tcp = %q, %v: %s", out, err, stderr)
+	}
+}
+
+// TestEchoReplyInTheRequestsVersion: Open vSwitch answers an echo
+// request in the version the request carries (ofputil_encode_echo_reply),
+// not the negotiated one.
+func TestEchoReplyInTheRequestsVersion(t *testing.T) {
+	target := startServer(t, &ofconn.Server{Handler: &ofconntest.Basic{}})
+	p := dialRaw(t, target)
+	p.hello(4)
+	for _, v := range []uint8{1, 4, 6} {
+		p.send(v, 20+uint32(v), &ofp.EchoRequest{Data: []byte("v")})
+		if m := p.readMsg(); m.Raw != ofp.RawOFPT_ECHO_REPLY || m.Version != v || m.XID != 20+uint32(v) {
+			t.Errorf("echo request version %d: reply %v version %d xid %d", v, m.Raw, m.Version, m.XID)
+		}
+	}
+}
+
+// TestProbeFuncIsAskedAgain: a changed probe setting applies to a
+// connection already up (Controller.inactivity_probe changed by
+// ovs-vsctl), 0 disabling it.
+func TestProbeFuncIsAskedAgain(t *testing.T) {
+	var probe atomic.Int64
+	probe.Store(int64(time.Hour))
+	target := startServer(t, &ofconn.Server{Handler: &ofconntest.Basic{}, Config: ofconn.Config{
+		Probe: func(*ofconn.Conn) time.Duration { return time.Duration(probe.Load()) }}})
+	p := dialRaw(t, target)
+	p.hello(4)
+	probe.Store(int64(50 * time.Millisecond))
+	p.send(4, 1, &ofp.EchoRequest{}) // wakes the reader, which takes the new interval
+	if m := p.readMsg(); m.Raw != ofp.RawOFPT_ECHO_REPLY {
+		t.Fatalf("got %v", m.Raw)
+	}
+	if m := p.readMsg(); m.Raw != ofp.RawOFPT_ECHO_REQUEST {
+		t.Fatalf("got %v, want the probe", m.Raw)
+	}
+	if b := p.read(); b != nil {
+		t.Fatalf("open after the unanswered probe, read %x", b)
 	}
 }

@@ -105,6 +105,8 @@ type Bridge struct {
 	pins pinLimitSet
 	// patch are the patch ports' counters (patchstats.go).
 	patch patchStats
+	// probes are the controllers' inactivity probes (probe.go).
+	probes probeSet
 
 	mu    sync.Mutex // ports, settings
 	ports map[uint16]*Port
@@ -218,10 +220,10 @@ func New(cfg Config) (*Bridge, error) {
 	b.xl.Owner = b
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.server = &ofconn.Server{Handler: b, ErrorLog: func(err error) { cfg.Logf("%s: %v", cfg.Name, err) }, UnixPerm: cfg.SocketPerm,
-		Config: ofconn.Config{Debug: cfg.OFDebug}}
+		Config: ofconn.Config{Debug: cfg.OFDebug, ProbeInterval: mgmtProbe}}
 	b.server.OnClose = func(s ofconn.Sender, _ error) { b.conns.remove(s) }
 	b.ctl = &ofconn.Server{Handler: primaryHandler{b}, ErrorLog: b.server.ErrorLog, UnixPerm: cfg.SocketPerm,
-		Config: ofconn.Config{Debug: cfg.OFDebug}}
+		Config: ofconn.Config{Debug: cfg.OFDebug, Probe: b.passiveProbe}}
 	b.ctl.OnClose = b.server.OnClose
 	if cfg.RunDir != "" {
 		l, err := b.server.Listen("punix:" + filepath.Join(cfg.RunDir, cfg.Name+".mgmt"))
@@ -401,6 +403,9 @@ type Settings struct {
 	// RateLimits are the targets' packet-in rate limits
 	// (controller_rate_limit, controller_burst_limit); none: unlimited.
 	RateLimits map[string]RateLimit
+	// InactivityProbes are the targets' Controller.inactivity_probe in
+	// milliseconds; a target not in the map has the default (probe.go).
+	InactivityProbes map[string]*int64
 }
 
 // SetConfig applies settings: controllers are connected or listened for,
@@ -408,6 +413,7 @@ type Settings struct {
 // in standalone mode without controllers).
 func (b *Bridge) SetConfig(s Settings) {
 	b.pins.setLimits(s.RateLimits)
+	b.probes.set(s.InactivityProbes)
 	b.mu.Lock()
 	b.standalone = s.FailMode != "secure"
 	b.hasCtrl = len(s.Controllers) > 0
@@ -455,7 +461,7 @@ func (b *Bridge) startController(target string) context.CancelFunc {
 	}
 	st := &ctlState{created: time.Now()}
 	b.ctlStates[target] = st
-	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{ProbeInterval: 5 * time.Second, Debug: b.cfg.OFDebug}, TLS: b.cfg.TLS,
+	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{Probe: func(*ofconn.Conn) time.Duration { return b.probes.get(target) }, Debug: b.cfg.OFDebug}, TLS: b.cfg.TLS,
 		OnConnect: func(c *ofconn.Conn) {
 			// A controller gets asynchronous messages from the moment it
 			// connects, whether or not it has sent a request yet.

@@ -32,6 +32,9 @@ type BridgeConfig struct {
 	// set Controller.controller_rate_limit: packets per second and burst
 	// (controller_burst_limit, 0 when unset).
 	ControllerLimits map[string][2]int64
+	// ControllerProbes are the Controller rows' inactivity_probe
+	// (milliseconds) of the targets that set one.
+	ControllerProbes map[string]int64
 	Protocols        []string
 	Ports            []PortConfig
 	// FlowExport is the NetFlow, sFlow and IPFIX configuration; nil

@@ -13,7 +13,7 @@ var MonitoredTables = []client.MonitorTable{
 	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix", "flow_tables", "mirrors"}},
 	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode"}},
 	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status"}},
-	{Table: "Controller", Columns: []string{"target", "is_connected", "role", "status", "controller_rate_limit", "controller_burst_limit"}},
+	{Table: "Controller", Columns: []string{"target", "is_connected", "role", "status", "controller_rate_limit", "controller_burst_limit", "inactivity_probe"}},
 	// All of Datapath's and CT_Zone's columns: Open vSwitch 3.2's schema
 	// adds the zone limits (Datapath.ct_zone_default_limit, CT_Zone.limit),
 	// read when the server has them.
@@ -143,6 +143,12 @@ func Parse(s *client.Snapshot) Config {
 						bc.ControllerLimits = map[string][2]int64{}
 					}
 					bc.ControllerLimits[t] = [2]int64{*rate, burst}
+				}
+				if p := optInt64(c.Get("inactivity_probe")); p != nil {
+					if bc.ControllerProbes == nil {
+						bc.ControllerProbes = map[string]int64{}
+					}
+					bc.ControllerProbes[t] = *p
 				}
 			}
 		}

@@ -28,9 +28,10 @@ type Conn struct {
 	// DefaultMaxMessageSize. Set it before the first Recv.
 	MaxMessageSize int
 
-	rwc io.ReadWriteCloser
-	r   *bufio.Reader
-	buf []byte // the message being framed; reused
+	rwc  io.ReadWriteCloser
+	r    *bufio.Reader
+	buf  []byte  // the message being framed; reused
+	scan scanner // checks the message's syntax as it is framed
 
 	mu   sync.Mutex // serialises writers
 	wbuf []byte     // +checklocks:mu
@@ -70,18 +71,32 @@ func (c *Conn) Recv() (*Message, error) {
 	return Decode(raw)
 }
 
-// frame returns the bytes of the next top-level JSON object. It tracks only
-// what is needed to find the object's end: depth, strings and escapes. The
-// returned slice is valid until the next call.
+// frame returns the bytes of the next top-level JSON object, checking its
+// syntax as it reads (scan.go) so that a malformed message ends the
+// stream at the first byte that cannot be JSON instead of leaving the
+// framer waiting for brackets that never balance. The returned slice is
+// valid until the next call.
 func (c *Conn) frame() ([]byte, error) {
 	limit := c.MaxMessageSize
 	if limit <= 0 {
 		limit = DefaultMaxMessageSize
 	}
 	c.buf = c.buf[:0]
-	depth := 0
-	inString, escaped := false, false
+	c.scan.reset()
 	for {
+		if c.scan.state == scString && c.r.Buffered() > 0 {
+			// Inside a string only '"', '\\' and control characters
+			// matter: take the run of other bytes at once.
+			peek, _ := c.r.Peek(c.r.Buffered())
+			if n := stringRun(peek); n > 0 {
+				if len(c.buf)+n > limit {
+					return nil, ErrTooLarge
+				}
+				c.buf = append(c.buf, peek[:n]...)
+				c.r.Discard(n)
+				continue
+			}
+		}
 		b, err := c.r.ReadByte()
 		if err != nil {
 			if err == io.EOF && len(c.buf) > 0 {
@@ -102,30 +117,11 @@ func (c *Conn) frame() ([]byte, error) {
 			return nil, ErrTooLarge
 		}
 		c.buf = append(c.buf, b)
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
+		if err := c.scan.step(b); err != nil {
+			return nil, err
 		}
-		switch b {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > MaxDepth {
-				return nil, ErrTooDeep
-			}
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return c.buf, nil
-			}
+		if c.scan.complete {
+			return c.buf, nil
 		}
 	}
 }

@@ -5,10 +5,14 @@
 //
 // Messages are JSON objects written back to back on the stream, with no
 // length prefix and no separator. A [Conn] frames them by scanning the byte
-// stream for the end of each top-level object, so a message never has to be
-// decoded twice and limits apply before decoding: a message larger than
-// [Conn.MaxMessageSize] or nested deeper than [MaxDepth] ends the connection
-// with an error instead of exhausting memory or the stack.
+// stream for the end of each top-level object, checking JSON syntax as it
+// goes with the rules of Open vSwitch's lexer (scan.go), so a message never
+// has to be decoded twice and limits apply before decoding: a message larger
+// than [Conn.MaxMessageSize] or nested deeper than [MaxDepth], or bytes that
+// cannot be JSON (unbalanced brackets, a bad number or escape, an unescaped
+// control character, \u0000: [ErrSyntax]) end the connection at once with an
+// error instead of exhausting memory or the stack, or leaving the framer
+// waiting for brackets that never balance.
 //
 // Four kinds of message exist ([Kind]): a request (method, params, id), a
 // notification (method, params, id null), a reply (result, error null, id)

@@ -140,8 +140,53 @@ func TestRecvLimits(t *testing.T) {
 	if _, err := recvAll(t, `{"method":"echo"`, 0); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("truncated: err = %v, want ErrUnexpectedEOF", err)
 	}
-	if _, err := recvAll(t, `{"method":"echo",}`, 0); !errors.Is(err, ErrInvalid) {
-		t.Errorf("bad JSON: err = %v, want ErrInvalid", err)
+	if _, err := recvAll(t, `{"method":"echo",}`, 0); !errors.Is(err, ErrSyntax) {
+		t.Errorf("bad JSON: err = %v, want ErrSyntax", err)
+	}
+}
+
+// TestRecvRefusesWhatOpenVSwitchsParserRefuses: each of these ends the
+// stream at once (ovsdb-server and the unixctl server close the
+// connection; checked against Open vSwitch 3.1 with a raw socket), and
+// the valid request after the bad one is never read.
+func TestRecvRefusesWhatOpenVSwitchsParserRefuses(t *testing.T) {
+	next := `{"method":"echo","params":[],"id":2}`
+	for _, in := range []string{
+		`{"method":"echo","params":[}`,
+		`{"method":"echo","params":[1,],"id":3}`,
+		`{"method":"echo","params":[01],"id":3}`,
+		`{"method":"echo","params":[-],"id":3}`,
+		`{"method":"echo","params":[1.],"id":3}`,
+		`{"method":"echo","params":[1e],"id":3}`,
+		`{"method":"echo","params":[nul],"id":3}`,
+		`{"method":"echo","params":[True],"id":3}`,
+		`{"method":"echo","params":["a\u0000b"],"id":3}`,
+		"{\"method\":\"echo\",\"params\":[\"a\x01b\"],\"id\":3}",
+		"{\"method\":\"echo\",\"params\":[\"a\x00b\"],\"id\":3}",
+		`{"method":"echo","params":["\ud800"],"id":3}`,
+		`{"method":"echo","params":["\ud800\u0041"],"id":3}`,
+		`{"method":"echo","params":["\x"],"id":3}`,
+		`{"method":"echo","params":["\u12g4"],"id":3}`,
+		`{"method" "echo"}`,
+		`{"method":"echo" "params":[]}`,
+		`{1:2}`,
+		`{"a":[1}`,
+		`{"a":{]}`,
+		`{"a":@}`,
+	} {
+		msgs, err := recvAll(t, in+next, 0)
+		if !errors.Is(err, ErrSyntax) || len(msgs) != 0 {
+			t.Errorf("%q: got %d messages, err %v; want none and ErrSyntax", in, len(msgs), err)
+		}
+	}
+	for _, in := range []string{
+		`{"method":"echo","params":["\udc00x","\ud83d\ude00","\u0001",-0.5e+3,0,true,false,null,{},[]],"id":3}`,
+		"{\"method\":\"echo\",\"params\":[\"\xff\xc3\"],\"id\":3}",
+	} {
+		msgs, err := recvAll(t, in+next, 0)
+		if err != nil || len(msgs) != 2 {
+			t.Errorf("%q: got %d messages, err %v; want 2", in, len(msgs), err)
+		}
 	}
 }
 
@@ -174,8 +219,9 @@ func TestSendRecvRoundTrip(t *testing.T) {
 	}
 }
 
-// FuzzRecv frames and decodes arbitrary bytes; every decoded message must
-// re-encode to something that decodes to the same message.
+// FuzzRecv frames and decodes arbitrary bytes: what the framer passes
+// must be valid JSON, and every decoded message must re-encode to
+// something that decodes to the same message.
 func FuzzRecv(f *testing.F) {
 	for _, s := range []string{
 		`{"method":"echo","params":[],"id":1}`,
@@ -184,6 +230,10 @@ func FuzzRecv(f *testing.F) {
 		`{"error":{"error":"x","details":"y"},"id":3}`,
 		`{"method":"a\"b","params":["\\"],"id":[1,2]}`,
 		`[[[[`,
+		`{"method":"echo","params":["a\u0000b"],"id":1}`,
+		"{\"method\":\"echo\",\"params\":[\"\xff\xc3(\"],\"id\":1}",
+		`{"method":"echo","params":[}{"method":"echo","params":[],"id":2}`,
+		`{"method":"echo","params":["\ud800\udc00",1e5,-0,true,null],"id":1}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -191,12 +241,17 @@ func FuzzRecv(f *testing.F) {
 		c := NewConn(rwc{Reader: bytes.NewReader(data), Writer: io.Discard})
 		c.MaxMessageSize = 1 << 16
 		for i := 0; i < 100; i++ {
-			m, err := c.Recv()
+			raw, err := c.frame()
 			if err != nil {
-				if errors.Is(err, ErrInvalid) {
-					continue
-				}
 				return
+			}
+			// What the framer's syntax check passes is JSON.
+			if !json.Valid(raw) {
+				t.Fatalf("framed %q, which is not valid JSON", raw)
+			}
+			m, err := Decode(raw)
+			if err != nil {
+				continue
 			}
 			enc, err := m.Encode(nil)
 			if err != nil {

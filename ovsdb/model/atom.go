@@ -270,18 +270,6 @@ func marshalNoEscape(v any) ([]byte, error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
-// DecodeJSON decodes data into generic values with numbers as json.Number,
-// the form every parser in this package expects.
-func DecodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
 // needsQuotes reports whether ovsdb-server quotes s when it prints it.
 func needsQuotes(s string) bool {
 	if s == "" || s == "true" || s == "false" {

@@ -231,6 +231,9 @@ func (bt *BaseType) CheckAtom(a Atom) *Error {
 		return Errorf(ErrConstraint, "%s is not in the valid range %s to %s (inclusive)",
 			atomString(x), atomString(lo), atomString(hi))
 	case string:
+		if msg := utf8Invalid(x); msg != "" {
+			return Errorf(ErrConstraint, "not a valid UTF-8 string: %s", msg)
+		}
 		n := utf8.RuneCountInString(x)
 		if n < bt.MinLength {
 			return Errorf(ErrConstraint, "\"%s\" length %d is less than minimum allowed length %d", x, n, bt.MinLength)
@@ -249,4 +252,70 @@ func enumString(a Atom) string {
 		return s
 	}
 	return atomString(a)
+}
+
+// utf8Invalid describes the first invalid UTF-8 sequence of s as
+// ovsdb-server does ("invalid UTF-8 sequence 0xc3 0x62": the lead byte
+// and the bytes up to the first that cannot follow it), or returns "".
+func utf8Invalid(s string) string {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r != utf8.RuneError || size > 1 {
+			i += size
+			continue
+		}
+		n := 1
+		if need := utf8SeqLen(s[i]); need > 1 {
+			for n < need && i+n < len(s) && utf8Continues(s[i], n, s[i+n]) {
+				n++
+			}
+			if n < need {
+				n++ // the byte that broke the sequence (or the end)
+			}
+		}
+		msg := "invalid UTF-8 sequence"
+		for j := 0; j < n; j++ {
+			b := byte(0)
+			if i+j < len(s) {
+				b = s[i+j]
+			}
+			msg += fmt.Sprintf(" 0x%02x", b)
+		}
+		return msg
+	}
+	return ""
+}
+
+// utf8SeqLen is the length of the sequence lead byte c starts, or 0 if c
+// cannot start one.
+func utf8SeqLen(c byte) int {
+	switch {
+	case c >= 0xc2 && c <= 0xdf:
+		return 2
+	case c >= 0xe0 && c <= 0xef:
+		return 3
+	case c >= 0xf0 && c <= 0xf4:
+		return 4
+	}
+	return 0
+}
+
+// utf8Continues reports whether b may be byte n (1-based after the lead)
+// of the sequence lead starts, with the narrower second-byte ranges of
+// E0, ED, F0 and F4.
+func utf8Continues(lead byte, n int, b byte) bool {
+	lo, hi := byte(0x80), byte(0xbf)
+	if n == 1 {
+		switch lead {
+		case 0xe0:
+			lo = 0xa0
+		case 0xed:
+			hi = 0x9f
+		case 0xf0:
+			lo = 0x90
+		case 0xf4:
+			hi = 0x8f
+		}
+	}
+	return b >= lo && b <= hi
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -139,6 +140,18 @@ func OpenDatabaseFile(path string) (*Database, storage.OpenInfo, error) {
 	db := NewDatabase(s)
 	for i, rec := range recs[1:] {
 		if err := db.replay(rec); err != nil {
+			if errors.Is(err, model.ErrNulString) {
+				// A NUL that an older gvs stored: Open vSwitch cannot read
+				// this record and ignores it and every one after it, so
+				// gvs drops them too (decoding failed before anything of
+				// the record was applied) and the file is readable again.
+				if err := f.KeepRecords(i+1, recs); err != nil {
+					f.Close()
+					return nil, info, err
+				}
+				info.Dropped = len(recs) - 1 - i
+				break
+			}
 			f.Close()
 			return nil, info, fmt.Errorf("%s: record %d: %w", path, i+1, err)
 		}

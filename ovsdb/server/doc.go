@@ -57,8 +57,20 @@
 // One mutex (Server.mu) guards every database, monitor, lock and session
 // table; requests from all connections are handled one at a time under it,
 // as ovsdb-server's single thread handles them. Each session has its own
-// outgoing queue (bounded: a client that stops reading is disconnected)
-// and writer goroutine, so a slow client never blocks the others.
+// outgoing queue and writer goroutine, so a slow client never blocks the
+// others.
+//
+// # Bounds (backlog.go)
+//
+// What a client can make the server hold is bounded as in ovsdb-server: a
+// session's next request is read only while its queued output is at most
+// [Limits].ReadBacklog bytes (64 KiB), so a client that sends without
+// reading fills its socket and waits; while it is over that, its monitors'
+// updates are merged (one change per row: the row before the first and
+// after the last transaction) instead of queued, and sent when it catches
+// up; a client behind with no output moving for StallTimeout (60 s) is
+// disconnected, logged through the error hook and counted
+// ([Server.SlowClientsDropped]). [Server.Backlog] is the bytes queued.
 //
 // Lock acquisition order: Server.mu, then a session's queue lock.
 //

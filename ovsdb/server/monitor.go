@@ -16,6 +16,10 @@ type monitor struct {
 	id      json.RawMessage // the client's monitor id, echoed in notifications
 	version int             // 1: update, 2: update2, 3: update3
 	tables  []*monitorTable // sorted by table name
+	// behind holds the changes merged while the client is behind
+	// (backlog.go); nil when there are none. Guarded by the server's
+	// mutex.
+	behind map[*dbTable]map[model.UUID]*change
 }
 
 type monitorTable struct {
@@ -208,13 +212,13 @@ func changedIn(cols []*model.ColumnSchema, old, new *row) []*model.ColumnSchema 
 	return out
 }
 
-// update renders the committed transaction's effect on this monitor, or
-// nil if it has none.
-func (m *monitor) update(tx *txn) json.RawMessage {
+// update renders committed changes' effect on this monitor, or nil if
+// they have none.
+func (m *monitor) update(changes map[*dbTable]map[model.UUID]*change) json.RawMessage {
 	b := []byte{'{'}
 	firstTable := true
 	for _, mt := range m.tables {
-		chs := tx.changes[mt.table]
+		chs := changes[mt.table]
 		if len(chs) == 0 {
 			continue
 		}

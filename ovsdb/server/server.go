@@ -34,6 +34,10 @@ type Server struct {
 
 	// transactions counts "transact" requests, for gvs-vswitchd's metrics.
 	transactions atomic.Uint64
+	// lim is the per-client limits (backlog.go); nil: the defaults.
+	lim atomic.Pointer[Limits]
+	// slowDropped counts clients disconnected for being too far behind.
+	slowDropped atomic.Uint64
 }
 
 // Transactions returns how many "transact" requests the server has
@@ -252,9 +256,7 @@ func (s *Server) commit(e *dbEntry, tx *txn) *model.Error {
 	}
 	sort.Slice(mons, func(i, j int) bool { return mons[i].sess.seq < mons[j].sess.seq })
 	for _, m := range mons {
-		if u := m.update(tx); u != nil {
-			m.sess.send(m.notification(u))
-		}
+		s.publishUpdate(m, tx)
 	}
 	if db.log != nil && db.log.ShouldCompact(db.compactMinSize) {
 		// The transaction is already durable; a failed compaction only

@@ -2,10 +2,13 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gvs-project/gvs/ovsdb/jsonrpc"
 	"github.com/gvs-project/gvs/ovsdb/model"
@@ -26,45 +29,112 @@ type session struct {
 	locks    map[string]bool // locks held or waited for
 	pending  map[string]*pendingTxn
 	method   string // the request being handled
+	// behindMons are the monitors holding merged changes that wait for
+	// the client to catch up (monitor.go).
+	behindMons map[*monitor]struct{}
+
+	// hasBehind mirrors len(behindMons) > 0 for the writer, which checks
+	// it without the server's lock.
+	hasBehind atomic.Bool
 
 	// The outgoing queue keeps replies and notifications in the order the
 	// server produced them without ever blocking the server on a slow
-	// client.
-	qmu    sync.Mutex
-	qcond  *sync.Cond
-	queue  []*jsonrpc.Message // +checklocks:qmu
-	closed bool               // +checklocks:qmu
+	// client; its size in bytes is the backlog that stops reading.
+	qmu   sync.Mutex
+	qcond *sync.Cond
+	queue []*jsonrpc.Message // +checklocks:qmu
+	// backlog is the bytes queued plus those the writer is sending.
+	backlog int // +checklocks:qmu
+	// progress is when the writer last finished sending (or found the
+	// queue empty).
+	progress time.Time // +checklocks:qmu
+	closed   bool      // +checklocks:qmu
 }
 
 func newSession(s *Server, c net.Conn) *session {
 	sess := &session{
 		srv: s, conn: jsonrpc.NewConn(c), raw: c, seq: sessionSeq.Add(1),
 		monitors: map[string]*monitor{}, locks: map[string]bool{}, pending: map[string]*pendingTxn{},
+		behindMons: map[*monitor]struct{}{}, progress: time.Now(),
 	}
 	sess.qcond = sync.NewCond(&sess.qmu)
 	return sess
 }
 
-// maxBacklog bounds the messages queued for one client. A client that
-// stops reading while updates keep coming is disconnected rather than
-// allowed to exhaust memory, as ovsdb-server does with its backlog limit.
+// maxBacklog bounds the messages queued for one client. With reading
+// stopped by bytes (readBacklog) and monitor updates merged while the
+// client is behind, it is only a last resort.
 const maxBacklog = 1 << 16
 
+// msgSize is a message's approximate size on the wire.
+func msgSize(m *jsonrpc.Message) int {
+	return len(m.Method) + len(m.Params) + len(m.Result) + len(m.Error) + len(m.ID) + 40
+}
+
+// send queues m. Updates merged while the client was behind go first, so
+// that a reply never overtakes the changes committed before it.
+//
+// Preconditions: srv.mu held, except for the inactivity probe's echo.
 func (sess *session) send(m *jsonrpc.Message) {
+	if sess.hasBehind.Load() && m.Kind != jsonrpc.KindRequest {
+		sess.flushBehind()
+	}
+	sess.enqueue(m)
+}
+
+func (sess *session) enqueue(m *jsonrpc.Message) {
 	sess.qmu.Lock()
 	defer sess.qmu.Unlock()
 	if sess.closed {
 		return
 	}
 	if len(sess.queue) >= maxBacklog {
-		sess.closed = true
-		sess.queue = nil
-		sess.qcond.Broadcast()
-		sess.raw.Close()
+		sess.closeQueueLocked()
 		return
 	}
+	if sess.backlog == 0 {
+		sess.progress = time.Now() // the stall clock starts with output
+	}
 	sess.queue = append(sess.queue, m)
-	sess.qcond.Signal()
+	sess.backlog += msgSize(m)
+	sess.qcond.Broadcast()
+}
+
+// behind reports whether the client has more queued output than
+// readBacklog: the server then reads nothing more from it and merges its
+// monitors' updates instead of queueing them.
+func (sess *session) behind() bool {
+	limit := sess.srv.limits().ReadBacklog
+	sess.qmu.Lock()
+	defer sess.qmu.Unlock()
+	return sess.backlog > limit
+}
+
+// stalled reports whether the client is behind and its output has not
+// moved for the stall timeout.
+func (sess *session) stalled() bool {
+	l := sess.srv.limits()
+	sess.qmu.Lock()
+	defer sess.qmu.Unlock()
+	return sess.backlog > 0 && time.Since(sess.progress) > l.StallTimeout
+}
+
+// Backlog returns the bytes queued for clients over all sessions (what
+// ovsdb-server's memory report calls "backlog").
+func (s *Server) Backlog() int {
+	s.mu.Lock()
+	sessions := make([]*session, 0, len(s.sessions))
+	for sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+	n := 0
+	for _, sess := range sessions {
+		sess.qmu.Lock()
+		n += sess.backlog
+		sess.qmu.Unlock()
+	}
+	return n
 }
 
 func (sess *session) reply(id json.RawMessage, result json.RawMessage) {
@@ -83,6 +153,7 @@ func (sess *session) runWriter() {
 	for {
 		sess.qmu.Lock()
 		for len(sess.queue) == 0 && !sess.closed {
+			sess.progress = time.Now()
 			sess.qcond.Wait()
 		}
 		if sess.closed {
@@ -92,20 +163,57 @@ func (sess *session) runWriter() {
 		batch := sess.queue
 		sess.queue = nil
 		sess.qmu.Unlock()
-		for _, m := range batch {
-			if err := sess.conn.Send(m); err != nil {
+		for i, m := range batch {
+			err := sess.conn.Send(m)
+			batch[i] = nil // the memory goes as soon as it is sent
+			sess.qmu.Lock()
+			sess.backlog -= msgSize(m)
+			sess.progress = time.Now()
+			sess.qcond.Broadcast()
+			sess.qmu.Unlock()
+			if err != nil {
 				sess.raw.Close()
 				sess.stopQueue()
 				return
 			}
 		}
+		if sess.hasBehind.Load() && !sess.behind() {
+			s := sess.srv
+			s.mu.Lock()
+			sess.flushBehind()
+			s.mu.Unlock()
+		}
 	}
+}
+
+// waitBacklog blocks until the client's queued output is at most
+// readBacklog bytes, as ovsdb-server reads from a client only while it
+// has no backlog: a client that sends requests without reading the
+// replies fills its socket and then waits, and the server holds at most
+// one reply more than the limit for it. False once the session closed.
+func (sess *session) waitBacklog() bool {
+	limit := sess.srv.limits().ReadBacklog
+	sess.qmu.Lock()
+	defer sess.qmu.Unlock()
+	for sess.backlog > limit && !sess.closed {
+		sess.qcond.Wait()
+	}
+	return !sess.closed
+}
+
+func (sess *session) closeQueueLocked() {
+	sess.closed = true
+	sess.queue = nil
+	sess.backlog = 0
+	sess.qcond.Broadcast()
+	sess.raw.Close()
 }
 
 func (sess *session) stopQueue() {
 	sess.qmu.Lock()
 	sess.closed = true
 	sess.queue = nil
+	sess.backlog = 0
 	sess.qcond.Broadcast()
 	sess.qmu.Unlock()
 }
@@ -113,13 +221,19 @@ func (sess *session) stopQueue() {
 func (sess *session) runReader() {
 	defer sess.cleanup()
 	for {
+		if !sess.waitBacklog() {
+			return
+		}
 		m, err := sess.conn.Recv()
 		if err != nil {
 			// Open vSwitch drops a connection that sends an invalid
 			// message; so do we.
+			sess.srv.connError(sess, err)
 			return
 		}
-		sess.handle(m)
+		if !sess.handle(m) {
+			return
+		}
 	}
 }
 
@@ -130,6 +244,7 @@ func (sess *session) cleanup() {
 		delete(m.db.monitors, m)
 	}
 	sess.monitors = nil
+	sess.dropBehind()
 	for name := range sess.locks {
 		s.unlock(sess, name)
 	}
@@ -173,29 +288,50 @@ func init() {
 // noReply is returned by handlers that reply later (transact).
 var noReply = json.RawMessage(nil)
 
-func (sess *session) handle(m *jsonrpc.Message) {
+// handle serves one message; false closes the connection.
+func (sess *session) handle(m *jsonrpc.Message) bool {
 	switch m.Kind {
 	case jsonrpc.KindReply, jsonrpc.KindError:
-		return // replies to our own echo requests
+		// Only the reply to the inactivity probe's echo is expected; any
+		// other reply ends the session, as in ovsdb-server ("received
+		// unexpected reply message").
+		if m.Kind == jsonrpc.KindReply && string(m.ID) == `"echo"` {
+			return true
+		}
+		sess.srv.connError(sess, fmt.Errorf("received unexpected %s message", m.Kind))
+		return false
 	case jsonrpc.KindNotify:
 		if m.Method == "cancel" {
 			sess.doCancel(m.Params)
 		}
-		return
+		return true
 	}
 	h, ok := methodTable[m.Method]
 	if !ok {
+		sess.srv.mu.Lock()
 		sess.replyError(m.ID, json.RawMessage(`"unknown method"`))
-		return
+		sess.srv.mu.Unlock()
+		return true
 	}
 	v, err := model.DecodeJSON(m.Params)
 	params, isArr := v.([]any)
 	if err != nil || !isArr {
+		if errors.Is(err, model.ErrNulString) {
+			// The framer refuses \u0000 before this; kept for direct
+			// callers.
+			sess.srv.connError(sess, err)
+			return false
+		}
+		sess.srv.mu.Lock()
 		sess.replyError(m.ID, errorJSON(model.SyntaxErrorf(nil, "params must be an array")))
-		return
+		sess.srv.mu.Unlock()
+		return true
 	}
 	sess.srv.mu.Lock()
 	defer sess.srv.mu.Unlock()
+	if sess.hasBehind.Load() {
+		sess.flushBehind()
+	}
 	sess.method = m.Method
 	res, errObj := h(sess, m.ID, params)
 	// The reply is queued before the lock is released: another session's
@@ -209,6 +345,7 @@ func (sess *session) handle(m *jsonrpc.Message) {
 	case res != nil:
 		sess.reply(m.ID, res)
 	}
+	return true
 }
 
 func (sess *session) doEcho(id json.RawMessage, params []any) (json.RawMessage, json.RawMessage) {
@@ -338,6 +475,8 @@ func (sess *session) doMonitorCancel(id json.RawMessage, params []any) (json.Raw
 	}
 	delete(sess.monitors, string(monID))
 	delete(m.db.monitors, m)
+	delete(sess.behindMons, m)
+	m.behind = nil
 	return json.RawMessage("{}"), nil
 }
 
@@ -471,19 +610,22 @@ func (sess *session) doChangeAware(id json.RawMessage, params []any) (json.RawMe
 	return json.RawMessage("{}"), nil
 }
 
-func lockName(params []any) (string, json.RawMessage) {
-	if len(params) != 1 {
-		return "", errorJSON(model.SyntaxErrorf(params, "invalid parameters"))
+// lockName parses the params of lock, steal and unlock: one <id>, as
+// ovsdb-server requires.
+func lockName(method string, params []any) (string, json.RawMessage) {
+	var name string
+	ok := len(params) == 1
+	if ok {
+		name, ok = params[0].(string)
 	}
-	name, ok := params[0].(string)
-	if !ok || name == "" {
-		return "", errorJSON(model.SyntaxErrorf(params, "invalid lock name"))
+	if !ok || !model.ValidID(name) {
+		return "", errorJSON(model.SyntaxErrorf(params, "%s request params must be <id>", method))
 	}
 	return name, nil
 }
 
 func (sess *session) doLock(id json.RawMessage, params []any) (json.RawMessage, json.RawMessage) {
-	name, errObj := lockName(params)
+	name, errObj := lockName(sess.method, params)
 	if errObj != nil {
 		return nil, errObj
 	}
@@ -515,7 +657,7 @@ func (sess *session) doLock(id json.RawMessage, params []any) (json.RawMessage, 
 }
 
 func (sess *session) doUnlock(id json.RawMessage, params []any) (json.RawMessage, json.RawMessage) {
-	name, errObj := lockName(params)
+	name, errObj := lockName(sess.method, params)
 	if errObj != nil {
 		return nil, errObj
 	}

@@ -21,6 +21,14 @@
 // [File.Compact] writes a new file beside the old one, syncs it and renames
 // it over the old one, so a crash leaves either the old or the new file.
 //
+// # Locking
+//
+// [Open] and [Create] first take the database's lock file as ovsdb-server
+// does (".NAME.~lock~" beside it, an exclusive fcntl lock), so gvs and
+// ovsdb-server refuse each other's files ([ErrLocked], "failed to lock
+// lockfile") and a second gvs on one database cannot start; the lock goes
+// with [File.Close] or the process.
+//
 // # Thread-safety
 //
 // A File is not safe for concurrent use; the server serialises commits.

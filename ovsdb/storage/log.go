@@ -23,6 +23,7 @@ const maxRecord = 1 << 30
 type File struct {
 	path string
 	f    *os.File
+	lock *os.File // the held lock file (lock.go)
 	size int64
 	// base is the size right after the last compaction (or open), used to
 	// decide when to compact again.
@@ -33,32 +34,59 @@ type File struct {
 type OpenInfo struct {
 	// Truncated is the number of bytes of torn or corrupt tail removed.
 	Truncated int64
+	// Dropped is the number of intact records dropped because they could
+	// not be read (a string with \u0000 written by an older gvs), with
+	// every record after them.
+	Dropped int
 }
 
 // Create makes a new log holding only the schema record. It fails if path
 // exists.
 func Create(path string, schema []byte) (*File, error) {
+	lk, err := lock(path)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640)
 	if err != nil {
+		lk.Close()
 		return nil, fmt.Errorf("storage: create: %w", err)
 	}
-	lf := &File{path: path, f: f}
+	lf := &File{path: path, f: f, lock: lk}
 	if err := lf.Append(schema); err != nil {
 		f.Close()
 		os.Remove(path)
+		lk.Close()
 		return nil, err
 	}
 	lf.base = lf.size
 	if err := syncDir(path); err != nil {
 		f.Close()
+		lk.Close()
 		return nil, err
 	}
 	return lf, nil
 }
 
-// Open reads every intact record of the log at path and returns them (the
-// schema first), truncating a torn or corrupt tail.
+// Open takes the database's lock file (Create too: another process holding
+// it makes them fail with ErrLocked, the file untouched), reads every
+// intact record of the log at path and returns them (the schema first),
+// truncating a torn or corrupt tail.
 func Open(path string) (*File, [][]byte, OpenInfo, error) {
+	lk, err := lock(path)
+	if err != nil {
+		return nil, nil, OpenInfo{}, err
+	}
+	lf, recs, info, err := open(path)
+	if err != nil {
+		lk.Close()
+		return nil, nil, info, err
+	}
+	lf.lock = lk
+	return lf, recs, info, nil
+}
+
+func open(path string) (*File, [][]byte, OpenInfo, error) {
 	var info OpenInfo
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -157,6 +185,38 @@ func readRecord(br *bufio.Reader) ([]byte, int64, error) {
 	return bytes.TrimSuffix(body, []byte("\n")), hlen + length, nil
 }
 
+// recordSize is the size AppendRecord gives js.
+func recordSize(js []byte) int64 {
+	body := len(js) + 1
+	return int64(len(magic) + len(strconv.Itoa(body)) + 1 + 2*sha1.Size + 1 + body)
+}
+
+// KeepRecords truncates the log to its first n records, recs being every
+// record Open returned (a record's framing is a function of its text, so
+// its offset follows from the texts before it). Open vSwitch truncates its
+// log the same way after a record it cannot read.
+func (lf *File) KeepRecords(n int, recs [][]byte) error {
+	var off int64
+	for _, r := range recs[:n] {
+		off += recordSize(r)
+	}
+	if off > lf.size {
+		return fmt.Errorf("storage: %s: keeping %d records: offset %d past the end", lf.path, n, off)
+	}
+	if err := lf.f.Truncate(off); err != nil {
+		return fmt.Errorf("storage: truncating %s: %w", lf.path, err)
+	}
+	if err := lf.f.Sync(); err != nil {
+		return fmt.Errorf("storage: sync %s: %w", lf.path, err)
+	}
+	if _, err := lf.f.Seek(off, io.SeekStart); err != nil {
+		return fmt.Errorf("storage: %s: %w", lf.path, err)
+	}
+	lf.size = off
+	lf.base = min(lf.base, off)
+	return nil
+}
+
 // AppendRecord appends the framed form of the JSON text js to dst.
 func AppendRecord(dst, js []byte) []byte {
 	body := make([]byte, 0, len(js)+1)
@@ -240,7 +300,14 @@ func (lf *File) Compact(schema, snapshot []byte) error {
 }
 
 // Close closes the file.
-func (lf *File) Close() error { return lf.f.Close() }
+func (lf *File) Close() error {
+	err := lf.f.Close()
+	if lf.lock != nil {
+		lf.lock.Close()
+		lf.lock = nil
+	}
+	return err
+}
 
 func syncDir(path string) error {
 	d, err := os.Open(filepath.Dir(path))

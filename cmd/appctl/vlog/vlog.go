@@ -247,7 +247,7 @@ func (f *Facility) SetLogFile(path string) error {
 		f.filePath = ""
 		return nil
 	}
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640) // less the umask, as Open vSwitch
 	if err != nil {
 		return fmt.Errorf("vlog: opening log file: %w", err)
 	}

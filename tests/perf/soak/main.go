@@ -12,6 +12,13 @@
 //   - flushes: conntrack zone 7 every -flush-every, the MAC table every
 //     five of those.
 //
+// With -hostile (the default) the hostile clients of hostile.go run
+// beside that load: a client pipelining selects it never reads the
+// replies of, a monitor client that never reads while a 1 MB value
+// changes twice a second, and an OpenFlow peer on br0.mgmt that never
+// answers; the samples then show gvs's OVSDB backlog, the slow clients it
+// dropped and the probes on br0.mgmt, and the forwarding rate.
+//
 // Megaflows expire after other_config:max-idle = 1 s. Every -interval it
 // prints the heap in use (after a GC), the resident set, goroutines, open
 // descriptors, megaflows and conntrack entries. The verdict compares the
@@ -28,6 +35,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +50,9 @@ type options struct {
 	churnEvery, flushEvery     time.Duration
 	estRate, newRate           float64
 	tolerance                  float64
+	hostile                    bool
+	stall                      time.Duration
+	cpuprofile                 string
 }
 
 func main() {
@@ -54,13 +65,30 @@ func main() {
 	flag.Float64Var(&o.estRate, "est-rate", 20000, "established packets offered per second")
 	flag.Float64Var(&o.newRate, "new-rate", 5000, "new flows offered per second")
 	flag.Float64Var(&o.tolerance, "tolerance", 0.20, "allowed growth of heap and RSS from the first sample after warm-up")
+	flag.BoolVar(&o.hostile, "hostile", true, "run the hostile OVSDB and OpenFlow clients beside the load")
+	flag.DurationVar(&o.stall, "stall", 0, "GVS_OVSDB_STALL_TIMEOUT for the daemon (0: its default, 60 s)")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "soak:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	if o.stall > 0 {
+		os.Setenv("GVS_OVSDB_STALL_TIMEOUT", o.stall.String())
+	}
 	ok, err := run(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 	if !ok {
+		pprof.StopCPUProfile()
 		os.Exit(2)
 	}
 }
@@ -74,6 +102,8 @@ type sample struct {
 	newSent, newRecv   uint64
 	churns, flushes    int64
 	shed, limitRefused uint64
+	fwdRate            float64
+	backlog, dropped   int64
 }
 
 func run(o options) (bool, error) {
@@ -165,20 +195,40 @@ func run(o options) (bool, error) {
 		flushes.Add(1)
 	})
 
-	fmt.Printf("%8s %10s %10s %6s %5s %9s %7s %10s %10s %9s %7s\n",
-		"time", "heap MiB", "RSS MiB", "gorout", "fds", "megaflows", "ct", "est sent", "est fwd", "new recv", "churns")
+	var hs *hostileStats
+	if o.hostile {
+		hs = startHostile(r.Dir, stop, &wg, fail)
+	}
+
+	fmt.Printf("%8s %10s %10s %6s %5s %9s %7s %10s %10s %9s %9s %7s %9s %7s %7s\n",
+		"time", "heap MiB", "RSS MiB", "gorout", "fds", "megaflows", "ct", "est sent", "est fwd", "fwd/s", "new recv", "churns",
+		"backlog", "dropped", "ofprobe")
 	var samples []sample
 	start := time.Now()
+	var prevFwd uint64
+	prevAt := time.Now()
 	take := func() sample {
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
+		now := time.Now()
 		s := sample{at: time.Since(start).Round(time.Second), heap: ms.HeapInuse, rss: rss(), goroutines: runtime.NumGoroutine(),
 			fds: fds(), megaflows: r.DP.FlowCount(), conns: r.DP.Conntrack().Count(),
 			estSent: estSent.Load(), estFwd: r.P2.Stats().TxPackets, newSent: newSent.Load(), newRecv: r.P3.Stats().RxPackets,
 			churns: churns.Load(), flushes: flushes.Load(), shed: r.DP.MissesShed()}
-		fmt.Printf("%8v %10.1f %10.1f %6d %5d %9d %7d %10d %10d %9d %7d\n", s.at, mib(s.heap), mib(s.rss), s.goroutines, s.fds,
-			s.megaflows, s.conns, s.estSent, s.estFwd, s.newRecv, s.churns)
+		if d := now.Sub(prevAt).Seconds(); d > 0 && s.estFwd >= prevFwd && prevFwd > 0 {
+			s.fwdRate = float64(s.estFwd-prevFwd) / d
+		}
+		prevFwd, prevAt = s.estFwd, now
+		if out, err := r.Appctl("memory/show"); err == nil {
+			s.backlog, s.dropped = memField(out, "ovsdb-backlog"), memField(out, "ovsdb-slow-clients-dropped")
+		}
+		var probes int64
+		if hs != nil {
+			probes = hs.ofEchoes.Load()
+		}
+		fmt.Printf("%8v %10.1f %10.1f %6d %5d %9d %7d %10d %10d %9.0f %9d %7d %9d %7d %7d\n", s.at, mib(s.heap), mib(s.rss), s.goroutines, s.fds,
+			s.megaflows, s.conns, s.estSent, s.estFwd, s.fwdRate, s.newRecv, s.churns, s.backlog, s.dropped, probes)
 		return s
 	}
 	samples = append(samples, take())
@@ -223,7 +273,22 @@ func run(o options) (bool, error) {
 		first.at, last.at, 100*o.tolerance)
 	fmt.Printf("load: %d established packets offered (%d forwarded), %d new flows offered (%d received, %d shed), %d rule add+delete, %d zone flushes\n",
 		last.estSent, last.estFwd, last.newSent, last.newRecv, last.shed, last.churns, last.flushes)
+	if hs != nil {
+		fmt.Printf("hostile: %d pipelining rounds (%d selects written, replies never read), %d 1 MB updates to a monitor that never reads (%d slow clients dropped: gvs counted %d), %d probes on idle br0.mgmt connections (%d closed)\n",
+			hs.pipeRounds.Load(), hs.selectsWritten.Load(), hs.bigWrites.Load(), hs.monitorsDropped.Load(), last.dropped, hs.ofEchoes.Load(), hs.ofClosed.Load())
+	}
 	return ok, nil
+}
+
+// memField reads a NAME:VALUE field of memory/show.
+func memField(out, name string) int64 {
+	for _, f := range strings.Fields(out) {
+		if v, ok := strings.CutPrefix(f, name+":"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 func mib(n uint64) float64 { return float64(n) / (1 << 20) }
