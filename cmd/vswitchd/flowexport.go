@@ -1,14 +1,13 @@
 package vswitchd
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 	"net"
 	"net/netip"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/ovshash"
 	"github.com/gvs-project/gvs/ofproto/flowexport/ipfix"
 	"github.com/gvs-project/gvs/ofproto/flowexport/netflow"
 	"github.com/gvs-project/gvs/ofproto/flowexport/sflow"
@@ -146,35 +145,6 @@ func sflowAgent(agent string, targets []string) (netip.Addr, error) {
 // name (hash_string with basis 0: a 32-bit Murmur3 over little-endian
 // words, finished with the length).
 func netflowEngineIDs(dpName string) (engineType, engineID uint8) {
-	h := murmur3String(dpName)
+	h := ovshash.Bytes([]byte(dpName), 0)
 	return uint8(h >> 8), uint8(h)
-}
-
-func murmur3String(s string) uint32 {
-	mix := func(h, k uint32) uint32 {
-		k *= 0xcc9e2d51
-		k = bits.RotateLeft32(k, 15)
-		k *= 0x1b873593
-		h ^= k
-		h = bits.RotateLeft32(h, 13)
-		return h*5 + 0xe6546b64
-	}
-	var h uint32
-	b := []byte(s)
-	for len(b) >= 4 {
-		h = mix(h, binary.LittleEndian.Uint32(b))
-		b = b[4:]
-	}
-	if len(b) > 0 {
-		var tail [4]byte
-		copy(tail[:], b)
-		h = mix(h, binary.LittleEndian.Uint32(tail[:]))
-	}
-	h ^= uint32(len(s))
-	h ^= h >> 16
-	h *= 0x85ebca6b
-	h ^= h >> 13
-	h *= 0xc2b2ae35
-	h ^= h >> 16
-	return h
 }

@@ -37,6 +37,22 @@ func Finish(h, n uint32) uint32 {
 	return h
 }
 
+// Bytes is hash_bytes: murmur rounds over p read as little-endian words
+// (the last one zero-padded), finished with its length.
+func Bytes(p []byte, basis uint32) uint32 {
+	h, n := basis, len(p)
+	for len(p) >= 4 {
+		h = Add(h, binary.LittleEndian.Uint32(p))
+		p = p[4:]
+	}
+	if len(p) > 0 {
+		var t [4]byte
+		copy(t[:], p)
+		h = Add(h, binary.LittleEndian.Uint32(t[:]))
+	}
+	return Finish(h, uint32(n))
+}
+
 // TwoWords is hash_2words(x, y).
 func TwoWords(x, y uint32) uint32 { return Finish(Add(Add(x, 0), y), 8) }
 
