@@ -47,6 +47,9 @@ var badDeps = []badDep{
 	{"cmd/ofctl", "datapath/l2fib", "gvs-ofctl is an OpenFlow client; it never links the switch"},
 	{"cmd/ofctl", "ofproto/classifier", "gvs-ofctl is an OpenFlow client; it never links the switch's tables"},
 	{"cmd/ofctl", "ovsdb", "gvs-ofctl speaks OpenFlow only"},
+	{"ofproto/bfd", "datapath", "bfd owns the protocol only; the switch hands it flow fields and payloads"},
+	{"ofproto/bfd", "ofproto/xlate", "bfd is below translation, which consults its sessions"},
+	{"ofproto/bfd", "ofproto/ofswitch", "bfd is below the switch, which runs its sessions"},
 }
 
 // stdlibAllowed lists the only non-gvs imports allowed per layer prefix.
