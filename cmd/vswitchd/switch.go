@@ -21,6 +21,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev/afpacket"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/netdev/tap"
+	"github.com/gvs-project/gvs/ofproto/bfd"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
 	"github.com/gvs-project/gvs/ofproto/oftable"
@@ -47,6 +48,8 @@ type dpSwitch struct {
 	vports map[string]map[string]*vportRef
 	// tnl is the native tunnelling environment (routes, neighbours).
 	tnl *tunnelEnv
+	// bfd runs the interfaces' BFD sessions (bfd.go).
+	bfd *bfdMonitor
 }
 
 type swBridge struct {
@@ -113,13 +116,18 @@ type swPort struct {
 	// tunnelOpts the options it came from.
 	tunnel     *xlate.TunnelConfig
 	tunnelOpts map[string]string
+	// bfd is the interface's BFD session (nil when off) and bfdNoFwd
+	// its last forwarding decision's negation (bfd.go).
+	bfd      *bfd.Session
+	bfdNoFwd bool
+	bfdCfg   map[string]string // the Interface.bfd last applied
 }
 
 var _ bridge.Switch = (*dpSwitch)(nil)
 
 func newDPSwitch(d *Daemon) *dpSwitch {
 	return &dpSwitch{d: d, bridges: map[string]*swBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
-		vports: map[string]map[string]*vportRef{}}
+		vports: map[string]map[string]*vportRef{}, bfd: newBFDMonitor()}
 }
 
 // dpType maps a Bridge.datapath_type to gvs's datapath: every type is the
@@ -199,6 +207,7 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		Logf:              func(format string, args ...any) { s.d.log.Warn(fmt.Sprintf(format, args...)) },
 		BundleIdleTimeout: func() time.Duration { return time.Duration(s.d.bundleIdle.Load()) },
 		OFDebug:           vconnLog{s.d.logs.Logger("vconn")},
+		BFDProcessed:      s.bfdProcessed,
 	})
 	if err != nil {
 		dp.MACTables().Set(br.fdbID, nil)
@@ -359,7 +368,8 @@ func (s *dpSwitch) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 			next[ic.Name] = v
 		}
 	}
-	changed := len(next) != len(b.vlans)
+	changed := s.configureBFDLocked(b, ports)
+	changed = changed || len(next) != len(b.vlans)
 	for n, v := range next {
 		if o, ok := b.vlans[n]; !ok || o.tag != v.tag || o.mode != v.mode || o.trunks != v.trunks {
 			changed = true
@@ -379,6 +389,7 @@ func (s *dpSwitch) ofPorts(b *swBridge) []ofswitch.Port {
 		if v, ok := b.vlans[p.name]; ok {
 			op.Tag, op.Trunks, op.VLANMode = v.tag, v.list, v.mode
 		}
+		op.BFD, op.NoForward = p.bfd, p.bfdNoFwd
 		if p.dev != nil {
 			op.ODP = p.odp
 			op.HWAddr = p.dev.MAC()
@@ -912,6 +923,7 @@ func (s *dpSwitch) DelPort(bname, iface string) error {
 		return nil
 	}
 	delete(b.ports, iface)
+	s.closeBFDLocked(p)
 	if p.ofport != bridge.OFPPLocal {
 		b.freedAt[p.ofport] = time.Now()
 	}
@@ -968,6 +980,9 @@ func (s *dpSwitch) IfaceStatus(bname, iface string) bridge.IfaceStatus {
 	}
 	p := b.ports[iface]
 	st := bridge.IfaceStatus{Ofport: p.ofport, AdminState: "up", LinkState: "up", Status: p.status}
+	if p.bfd != nil {
+		st.BFDStatus = p.bfd.Status()
+	}
 	if p.dev == nil { // patch and tunnel ports have no device
 		if p.tunnel == nil && !s.patchPeered(b, p) {
 			st.Error = fmt.Sprintf("No usable peer '%s' exists in '%s' datapath.", p.peer, b.cfgType)

@@ -169,6 +169,10 @@ func (b *Bridge) Userspace(u *dpif.Upcall) {
 	if u.Action != nil && u.Action.Userspace != nil && b.sampleUpcall(u) {
 		return
 	}
+	if u.Action != nil && u.Action.Userspace != nil && xlate.IsSlowPathCookie(u.Action.Userspace.Userdata) {
+		b.slowPathUpcall(u)
+		return
+	}
 	if u.Action == nil || u.Action.Userspace == nil || !xlate.IsControllerCookie(u.Action.Userspace.Userdata) {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/ofproto/bfd"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
@@ -80,6 +81,9 @@ type Port struct {
 	// monitor on the port (BFD) says it does not forward. Fast-failover
 	// buckets watching it and bundle members on it are not live.
 	Down bool
+	// BFD is the port's BFD session, nil when BFD is off: its control
+	// packets are handled by the switch, not the pipeline (special.go).
+	BFD *bfd.Session
 	// Tag is the access or native VLAN (Port.tag), -1 for none; Trunks
 	// the trunked VLANs (all when empty); VLANMode says how NORMAL uses
 	// them (vlan.go).
@@ -396,6 +400,12 @@ type Out struct {
 	// Mirrors are the port mirrors every packet of the megaflow is sent
 	// to, for their statistics (mirror.go).
 	Mirrors []MirrorUse
+	// BFD are the sessions the packet is a control packet for (on the
+	// input port, or a patch peer's): the switch hands them the packet.
+	BFD []*bfd.Session
+	// SlowReason is Open vSwitch's slow_path_reason (odp.SlowBFD): the
+	// actions are then the slow-path userspace action alone.
+	SlowReason uint32
 }
 
 // PatchCrossing is a pass from patch port Port of Bridge into its peer,
@@ -590,6 +600,11 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		}
 	}
 	c.udpifToMetadata()
+	if in.OFActions == nil && in.Resume == nil && in.Key.RecircID == 0 && c.processSpecial(c.snap.Ports[Port16(c.flow.InPort)]) {
+		// Handled by the switch (BFD): no pipeline, no sampling.
+		c.finish()
+		return
+	}
 	c.startSampling()
 	mirrorDrop := c.mirrorStart()
 	switch {
@@ -753,6 +768,7 @@ func (c *ctx) finish() {
 	c.out.Mask = flow.Mask(*k)
 	c.out.Mask.InPort = ^uint32(0)
 	c.udpifMask(&c.out.Mask)
+	c.slowPath()
 	if c.in.Trace != nil {
 		c.out.Final = c.flow
 	}
@@ -1163,7 +1179,9 @@ func (c *ctx) patch(p *Port) {
 	// The peer's pipeline has an action set of its own.
 	saveSet, saveSetGroup := c.actset, c.actsetGroup
 	c.actset, c.actsetGroup = nil, false
-	if pp := c.snap.Ports[p.PeerPort]; pp == nil || !pp.NoRecv {
+	if pp := c.snap.Ports[p.PeerPort]; c.processSpecial(pp) {
+		// A BFD control packet for the peer port: the switch takes it.
+	} else if pp == nil || !pp.NoRecv {
 		// Unless the patch port is the last output, the first rule's
 		// actions go into a datapath clone when later set actions could
 		// not undo them (ct, meter, nat: Open vSwitch's
