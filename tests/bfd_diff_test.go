@@ -1,8 +1,11 @@
 package tests
 
 import (
+	"encoding/hex"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/ofproto/bfd"
 )
 
 // bfdStep is one step of a BFD scenario: a command, or a wait (sleep
@@ -17,6 +21,9 @@ import (
 type bfdStep struct {
 	args  []string // "ovs-vsctl ..." / "ovs-appctl ..." / "ovs-ofctl ..."
 	sleep time.Duration
+	// grep prints the switch's log lines (without their time and
+	// sequence prefix) that contain the text.
+	grep string
 }
 
 func bfdCmd(args ...string) bfdStep   { return bfdStep{args: args} }
@@ -29,6 +36,9 @@ var bfdShowRE = regexp.MustCompile(`(?m)^.*(Time:|Discriminator:).*\n`)
 // bfdAddrRE masks port MACs (random for patch and local ports).
 var bfdAddrRE = regexp.MustCompile(`addr:[0-9a-f:]{17}`)
 
+// bfdUsedRE masks a megaflow's last use.
+var bfdUsedRE = regexp.MustCompile(`used:[0-9.]+s`)
+
 // runBFDSteps runs steps against the switch whose control target is
 // target and returns one transcript entry per command.
 func runBFDSteps(env []string, target string, steps []bfdStep) []string {
@@ -36,6 +46,10 @@ func runBFDSteps(env []string, target string, steps []bfdStep) []string {
 	for _, st := range steps {
 		if st.sleep > 0 {
 			time.Sleep(st.sleep)
+			continue
+		}
+		if st.grep != "" {
+			out = append(out, "$ grep "+st.grep+"\n"+grepLog(env, target, st.grep))
 			continue
 		}
 		args := append([]string(nil), st.args[1:]...)
@@ -56,6 +70,7 @@ func runBFDSteps(env []string, target string, steps []bfdStep) []string {
 		}
 		text := bfdShowRE.ReplaceAllString(string(b), "")
 		text = bfdAddrRE.ReplaceAllString(text, "addr:MAC")
+		text = bfdUsedRE.ReplaceAllString(text, "used:T")
 		if st.args[1] == "ofproto/trace" {
 			// The fast-failover group's choice, as the datapath does it.
 			for _, l := range strings.Split(text, "\n") {
@@ -68,6 +83,28 @@ func runBFDSteps(env []string, target string, steps []bfdStep) []string {
 		out = append(out, fmt.Sprintf("$ %s  [exit %d]\n%s", strings.Join(st.args, " "), rc, text))
 	}
 	return out
+}
+
+// grepLog returns the lines of target's log file in $OVS_LOGDIR that
+// contain text, without the time and sequence number.
+func grepLog(env []string, target, text string) string {
+	dir := ""
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "OVS_LOGDIR="); ok {
+			dir = v
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, target+".log"))
+	if err != nil {
+		return err.Error()
+	}
+	var out strings.Builder
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, text) {
+			out.WriteString(vlogLineRE.ReplaceAllString(l, "") + "\n")
+		}
+	}
+	return out.String()
 }
 
 // bfdPatchSetup is bfd.at's: br0 and br1 (dummy datapath) joined by the
@@ -151,5 +188,112 @@ func TestBFDLikeOpenVSwitch(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
 		}
+	}
+}
+
+// bfdFrame is a control packet as a peer at 169.254.1.0 sends it to the
+// port (hex for netdev-dummy/receive), with IPv4 TTL ttl and payload
+// msg (a message's bytes, possibly malformed).
+func bfdFrame(ttl uint8, msg []byte) string {
+	b := []byte{0x00, 0x23, 0x20, 0x00, 0x00, 0x01, 0x50, 0x54, 0x00, 0x00, 0x00, 0x05, 0x08, 0x00}
+	ipLen := 20 + 8 + len(msg)
+	ip := []byte{0x45, 0xc0, byte(ipLen >> 8), byte(ipLen), 0, 0, 0, 0, ttl, 17, 0, 0, 169, 254, 1, 0, 169, 254, 1, 1}
+	var sum uint32
+	for i := 0; i < 20; i += 2 {
+		sum += uint32(ip[i])<<8 | uint32(ip[i+1])
+	}
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	ip[10], ip[11] = byte(^sum>>8), byte(^sum)
+	b = append(b, ip...)
+	udpLen := 8 + len(msg)
+	b = append(b, 0xc0, 0x00, 0x0e, 0xc8, byte(udpLen>>8), byte(udpLen), 0, 0)
+	return hex.EncodeToString(append(b, msg...))
+}
+
+// bfdMsg encodes a control message: state down unless flags say
+// otherwise, my_disc 0x99.
+func bfdMsg(edit func(m *bfd.Msg)) []byte {
+	m := bfd.Msg{VersDiag: 1 << 5, Flags: uint8(bfd.StateDown), Mult: 3, Length: 24, MyDisc: 0x99, MinTx: 1000000, MinRx: 1000000}
+	if edit != nil {
+		edit(&m)
+	}
+	return m.Encode(nil)
+}
+
+// bfdBadInputScenario: options out of range and not numbers are read as
+// Open vSwitch reads them (clamped or defaulted, decay_min_rx below
+// min_rx refused with a warning), and malformed control packets leave
+// the session as it was; a good one moves it to init.
+func bfdBadInputScenario() []bfdStep {
+	show := bfdCmd("ovs-appctl", "bfd/show", "p5")
+	status := bfdCmd("ovs-vsctl", "get", "interface", "p5", "bfd_status")
+	s := []bfdStep{
+		bfdCmd("ovs-vsctl", "init"),
+		bfdCmd("ovs-vsctl", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "fail-mode=secure",
+			"--", "add-port", "br0", "p5", "--", "set", "interface", "p5", "type=dummy", "ofport_request=5"),
+		bfdCmd("ovs-vsctl", "set", "interface", "p5", "bfd:enable=true", "bfd:min_rx=0", "bfd:min_tx=0", "bfd:mult=0"),
+		bfdWait(300 * time.Millisecond), show, status,
+		bfdCmd("ovs-vsctl", "set", "interface", "p5", "bfd:min_rx=fast", "bfd:min_tx=-7", "bfd:mult=256", "bfd:cpath_down=yes"),
+		bfdWait(300 * time.Millisecond), show,
+		bfdCmd("ovs-vsctl", "set", "interface", "p5", "bfd:min_rx=500", "bfd:min_tx=500", "bfd:mult=2", "bfd:decay_min_rx=200"),
+		bfdWait(300 * time.Millisecond), show,
+		{grep: "decay_min_rx cannot be less than"},
+		bfdCmd("ovs-vsctl", "set", "interface", "p5", "bfd:enable=true", "bfd:bfd_src_ip=not-an-ip"),
+		bfdWait(300 * time.Millisecond), show,
+		{grep: "is not a valid IP address"},
+		bfdCmd("ovs-vsctl", "remove", "interface", "p5", "bfd", "bfd_src_ip"),
+	}
+	for _, pkt := range []string{
+		bfdFrame(254, bfdMsg(nil)),
+		bfdFrame(255, bfdMsg(nil)[:10]),
+		bfdFrame(255, bfdMsg(func(m *bfd.Msg) { m.VersDiag = 2 << 5 })),
+		bfdFrame(255, bfdMsg(func(m *bfd.Msg) { m.Flags |= bfd.FlagAuth })),
+		bfdFrame(255, bfdMsg(func(m *bfd.Msg) { m.Length = 12 })),
+		bfdFrame(255, bfdMsg(func(m *bfd.Msg) { m.Mult = 0 })),
+		bfdFrame(255, bfdMsg(func(m *bfd.Msg) { m.Flags |= bfd.FlagMultipoint })),
+		bfdFrame(255, bfdMsg(func(m *bfd.Msg) { m.MyDisc = 0 })),
+		bfdFrame(255, bfdMsg(func(m *bfd.Msg) { m.YourDisc = 0x1234 })),
+		bfdFrame(255, bfdMsg(func(m *bfd.Msg) { m.Flags = uint8(bfd.StateUp) })),
+	} {
+		s = append(s, bfdCmd("ovs-appctl", "netdev-dummy/receive", "p5", pkt))
+	}
+	s = append(s, bfdWait(300*time.Millisecond), show, status,
+		bfdStep{grep: "Incorrect version"}, bfdStep{grep: "Zero multiplier"}, bfdStep{grep: "Null your_disc"},
+		bfdCmd("ovs-appctl", "netdev-dummy/receive", "p5", bfdFrame(255, bfdMsg(nil))),
+		bfdWait(300*time.Millisecond), show, status,
+		bfdCmd("ovs-appctl", "dpctl/dump-flows"))
+	return s
+}
+
+// TestBFDBadInputLikeOpenVSwitch: bfdBadInputScenario on both switches.
+func TestBFDBadInputLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, _ := startOpenVSwitch(t)
+	_, gvsEnv := startDaemon(t)
+	var want, got []string
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); want = runBFDSteps(ovsEnv, "ovs-vswitchd", bfdBadInputScenario()) }()
+	go func() { defer wg.Done(); got = runBFDSteps(gvsEnv, "gvs-vswitchd", bfdBadInputScenario()) }()
+	wg.Wait()
+	if testing.Verbose() {
+		t.Log(strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+	// gvs also counts what it dropped: the ten malformed packets.
+	if n := strings.TrimSpace(run(t, gvsEnv, "ovs-appctl", "-t", "gvs-vswitchd", "coverage/read-counter", "bfd_rx_drop")); n != "10" {
+		t.Errorf("bfd_rx_drop = %s, want 10", n)
+	}
+	// gvs also counts what it dropped: the ten malformed packets.
+	if n := strings.TrimSpace(run(t, gvsEnv, "ovs-appctl", "-t", "gvs-vswitchd", "coverage/read-counter", "bfd_rx_drop")); n != "10" {
+		t.Errorf("bfd_rx_drop = %s, want 10", n)
 	}
 }

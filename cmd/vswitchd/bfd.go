@@ -64,7 +64,10 @@ func (s *dpSwitch) configureBFDLocked(b *swBridge, ports []bridge.PortConfig) bo
 				continue // reconfigured only when the column changes, as Open vSwitch
 			}
 			p.bfdCfg = ic.BFD
-			env := bfd.Env{Log: s.d.logs.Logger("bfd"), Changed: func() { notify(s.bfd.wake); notify(s.bfd.status) }}
+			env := bfd.Env{Log: s.d.logs.Logger("bfd"), Changed: func() { notify(s.bfd.wake); notify(s.bfd.status) },
+				// Registered on the first drop, so that coverage/show
+				// reads as Open vSwitch's until then.
+				Dropped: func() { s.d.cov.Counter("bfd_rx_drop").Inc() }}
 			if dev := p.dev; dev != nil {
 				env.RxPackets = func() uint64 { return dev.Stats().RxPackets }
 			}

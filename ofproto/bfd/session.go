@@ -40,6 +40,9 @@ type Env struct {
 	// back) whenever the status or forwarding may have changed, as Open
 	// vSwitch's connectivity sequence.
 	Changed func()
+	// Dropped is called (with the lock held) for each received control
+	// packet the session did not accept (gvs's bfd_rx_drop counter).
+	Dropped func()
 }
 
 // Session is one interface's BFD session (Open vSwitch's struct bfd).
@@ -538,12 +541,12 @@ func (s *Session) Process(ttl uint8, payload []byte) {
 	s.forwarding()
 	defer s.forwarding()
 	if ttl != 255 {
-		s.dropped++
+		s.drop()
 		return
 	}
 	m, err := Decode(payload)
 	if err != nil {
-		s.dropped++
+		s.drop()
 		s.env.Log.Info(fmt.Sprintf("%s: Received too-short BFD control message (only %d bytes long, at least %d required).",
 			s.name, len(payload), PacketLen))
 		return
@@ -551,7 +554,7 @@ func (s *Session) Process(ttl uint8, payload []byte) {
 	flags, rmtState := m.FlagBits(), m.State()
 	s.logMsg(slog.LevelDebug, &m, "Received BFD control message")
 	drop := func(why string) {
-		s.dropped++
+		s.drop()
 		s.logMsg(slog.LevelWarn, &m, why)
 	}
 	if m.Version() != Version {
@@ -565,7 +568,7 @@ func (s *Session) Process(ttl uint8, payload []byte) {
 	if m.Length != PacketLen {
 		s.logMsg(slog.LevelWarn, &m, "Unexpected length")
 		if m.Length < PacketLen {
-			s.dropped++
+			s.drop()
 			return
 		}
 	}
@@ -646,6 +649,13 @@ func (s *Session) Process(ttl uint8, payload []byte) {
 	}
 	if s.forwardingIfRx {
 		s.demandRxBFDTime = s.now() + 100*s.cfgMinRx
+	}
+}
+
+func (s *Session) drop() {
+	s.dropped++
+	if s.env.Dropped != nil {
+		s.env.Dropped()
 	}
 }
 

@@ -166,11 +166,11 @@ func (b *Bridge) applyLearned(lfs []xlate.LearnedFlow) {
 // effects, to produce its packet-ins (the datapath already ran the
 // megaflow's other actions).
 func (b *Bridge) Userspace(u *dpif.Upcall) {
-	if u.Action != nil && u.Action.Userspace != nil && b.sampleUpcall(u) {
-		return
-	}
 	if u.Action != nil && u.Action.Userspace != nil && xlate.IsSlowPathCookie(u.Action.Userspace.Userdata) {
 		b.slowPathUpcall(u)
+		return
+	}
+	if u.Action != nil && u.Action.Userspace != nil && b.sampleUpcall(u) {
 		return
 	}
 	if u.Action == nil || u.Action.Userspace == nil || !xlate.IsControllerCookie(u.Action.Userspace.Userdata) {
