@@ -1,0 +1,73 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gvs-project/gvs/internal/nstest"
+)
+
+// startBFDTunnelEnd starts a switch with start in a new namespace with
+// the underlay (a veth end) on br-phy, whose local port has the address
+// local/24, and on br-int a tunnel port t1 of type typ to remote running
+// BFD with 100 ms timers (as ovn-controller enables it towards gateway
+// chassis).
+func startBFDTunnelEnd(t *testing.T, start chassisSwitch, underlay, local, remote, typ string) *bfdEnd {
+	t.Helper()
+	ns := nstest.Netns(t)
+	dir := t.TempDir()
+	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
+	target := start(t, ns, dir, env)
+	waitFor(t, "switch database", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "db.sock"))
+		return err == nil
+	})
+	in := func(args ...string) { nstest.InNetns(t, ns, args...) }
+	vsctl := func(args ...string) { run(t, env, append([]string{"ovs-vsctl", "--timeout=30"}, args...)...) }
+	nstest.Run(t, "ip", "link", "set", underlay, "netns", ns)
+	in("ip", "link", "set", "lo", "up")
+	in("sysctl", "-qw", "net.ipv4.conf."+underlay+".arp_ignore=1")
+	in("ip", "link", "set", underlay, "up")
+	vsctl("add-br", "br-phy", "--", "set", "bridge", "br-phy", "datapath_type=netdev", "--", "add-port", "br-phy", underlay)
+	in("ip", "addr", "add", local+"/24", "dev", "br-phy")
+	in("ip", "link", "set", "br-phy", "up")
+	vsctl("add-br", "br-int", "--", "set", "bridge", "br-int", "datapath_type=netdev", "fail-mode=secure",
+		"--", "add-port", "br-int", "t1", "--", "set", "interface", "t1", "type="+typ, "options:remote_ip="+remote, "options:key=flow",
+		"ofport_request=1", "bfd:enable=true", "bfd:min_rx=100", "bfd:min_tx=100")
+	return &bfdEnd{env: env, target: target, port: "t1", pid: filepath.Join(dir, target+".pid")}
+}
+
+// TestBFDOverTunnelsInteroperatesWithOpenVSwitch: gvs and Open vSwitch
+// run BFD inside a Geneve, VXLAN and GRE tunnel (the tunnel port's
+// session, control packets encapsulated by the sender and recognised
+// after decapsulation by the receiver, as between OVN chassis): the
+// sessions come up, and killing Open vSwitch takes gvs's session down
+// within the detect time.
+func TestBFDOverTunnelsInteroperatesWithOpenVSwitch(t *testing.T) {
+	nstest.Require(t, "tests")
+	for _, bin := range []string{"ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	gvs := gvsChassis(daemonBinary(t))
+	for _, typ := range []string{"geneve", "vxlan", "gre"} {
+		t.Run(typ, func(t *testing.T) {
+			va, vb := nstest.Veth(t)
+			a := startBFDTunnelEnd(t, gvs, va, "172.31.9.1", "172.31.9.2", typ)
+			b := startBFDTunnelEnd(t, ovsChassis, vb, "172.31.9.2", "172.31.9.1", typ)
+			a.waitState(t, "up", 15*time.Second)
+			b.waitState(t, "up", 10*time.Second)
+			b.kill(t)
+			took := a.waitState(t, "down", 3*time.Second)
+			t.Logf("gvs: down %v after Open vSwitch was killed", took)
+			if took > time.Second {
+				t.Errorf("down only after %v (detect time 300 ms)", took)
+			}
+			if s := a.show(); !strings.Contains(s, "Local Diagnostic: Control Detection Time Expired\n") {
+				t.Errorf("after the peer died:\n%s", s)
+			}
+		})
+	}
+}
