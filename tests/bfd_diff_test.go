@@ -37,7 +37,7 @@ var bfdShowRE = regexp.MustCompile(`(?m)^.*(Time:|Discriminator:).*\n`)
 var bfdAddrRE = regexp.MustCompile(`addr:[0-9a-f:]{17}`)
 
 // bfdUsedRE masks a megaflow's last use.
-var bfdUsedRE = regexp.MustCompile(`used:[0-9.]+s`)
+var bfdUsedRE = regexp.MustCompile(`used:[0-9.]+s|duration=[0-9.]+s|idle_age=[0-9]+`)
 
 // runBFDSteps runs steps against the switch whose control target is
 // target and returns one transcript entry per command.
@@ -71,7 +71,7 @@ func runBFDSteps(env []string, target string, steps []bfdStep) []string {
 		text := bfdShowRE.ReplaceAllString(string(b), "")
 		text = bfdAddrRE.ReplaceAllString(text, "addr:MAC")
 		text = bfdUsedRE.ReplaceAllString(text, "used:T")
-		if st.args[1] == "ofproto/trace" {
+		if st.args[1] == "ofproto/trace" && st.args[2] == "br1" {
 			// The fast-failover group's choice, as the datapath does it.
 			for _, l := range strings.Split(text, "\n") {
 				if strings.HasPrefix(l, "Datapath actions:") {
@@ -212,6 +212,13 @@ func bfdFrame(ttl uint8, msg []byte) string {
 	return hex.EncodeToString(append(b, msg...))
 }
 
+// bfdODPFlow is a control packet's flow to UDP port dst, in the datapath
+// syntax ofproto/trace takes.
+func bfdODPFlow(dst int) string {
+	return fmt.Sprintf("in_port(5),eth(src=50:54:00:00:00:05,dst=00:23:20:00:00:01),eth_type(0x0800),"+
+		"ipv4(src=169.254.1.0,dst=169.254.1.1,proto=17,tos=0xc0,ttl=255,frag=no),udp(src=49152,dst=%d)", dst)
+}
+
 // bfdMsg encodes a control message: state down unless flags say
 // otherwise, my_disc 0x99.
 func bfdMsg(edit func(m *bfd.Msg)) []byte {
@@ -233,6 +240,7 @@ func bfdBadInputScenario() []bfdStep {
 		bfdCmd("ovs-vsctl", "init"),
 		bfdCmd("ovs-vsctl", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "fail-mode=secure",
 			"--", "add-port", "br0", "p5", "--", "set", "interface", "p5", "type=dummy", "ofport_request=5"),
+		bfdCmd("ovs-ofctl", "add-flow", "br0", "actions=drop"),
 		bfdCmd("ovs-vsctl", "set", "interface", "p5", "bfd:enable=true", "bfd:min_rx=0", "bfd:min_tx=0", "bfd:mult=0"),
 		bfdWait(300 * time.Millisecond), show, status,
 		bfdCmd("ovs-vsctl", "set", "interface", "p5", "bfd:min_rx=fast", "bfd:min_tx=-7", "bfd:mult=256", "bfd:cpath_down=yes"),
@@ -263,7 +271,13 @@ func bfdBadInputScenario() []bfdStep {
 		bfdStep{grep: "Incorrect version"}, bfdStep{grep: "Zero multiplier"}, bfdStep{grep: "Null your_disc"},
 		bfdCmd("ovs-appctl", "netdev-dummy/receive", "p5", bfdFrame(255, bfdMsg(nil))),
 		bfdWait(300*time.Millisecond), show, status,
-		bfdCmd("ovs-appctl", "dpctl/dump-flows"))
+		bfdCmd("ovs-appctl", "dpctl/dump-flows"),
+		// Translation of a control packet and of one that is not: the
+		// first table's rule is looked up and counted either way.
+		bfdCmd("ovs-appctl", "ofproto/trace", "ovs-dummy", bfdODPFlow(3784)),
+		bfdCmd("ovs-appctl", "ofproto/trace", "ovs-dummy", bfdODPFlow(3785)),
+		bfdWait(1500*time.Millisecond),
+		bfdCmd("ovs-ofctl", "dump-flows", "br0"))
 	return s
 }
 

@@ -41,15 +41,15 @@ func (c *ctx) processSpecial(p *Port) bool {
 	}
 	c.out.BFD = append(c.out.BFD, p.BFD)
 	c.out.SlowReason |= odp.SlowBFD
-	c.trace("BFD control packet for port %s: handled by the switch", p.Name)
 	return true
 }
 
 // slowPath replaces the datapath actions of a translation that the
 // switch must see every packet of by Open vSwitch's slow-path userspace
-// action (compose_slow_path): userspace(pid=0,slow_path(REASON)).
+// action (compose_slow_path): userspace(pid=0,slow_path(REASON)). A
+// trace keeps the translated actions and says why (as ofproto/trace).
 func (c *ctx) slowPath() {
-	if c.out.SlowReason == 0 || c.err != nil {
+	if c.out.SlowReason == 0 || c.err != nil || c.in.Trace != nil {
 		return
 	}
 	ck := odp.Cookie{Type: odp.CookieSlowPath, InPort: 0xffff, SlowPathReason: c.out.SlowReason}

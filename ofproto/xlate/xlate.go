@@ -306,6 +306,9 @@ type TraceEvent struct {
 	Flow      *mf.Flow
 	RecircID  uint32
 	Ct        *odp.CtParams
+	// Skipped says a lookup's actions do not run (OFPPC_NO_RECV, a
+	// packet the switch handles itself): no "drop" line for them.
+	Skipped bool
 }
 
 // PacketIn is a packet-in a translation produced.
@@ -601,7 +604,12 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	}
 	c.udpifToMetadata()
 	if in.OFActions == nil && in.Resume == nil && in.Key.RecircID == 0 && c.processSpecial(c.snap.Ports[Port16(c.flow.InPort)]) {
-		// Handled by the switch (BFD): no pipeline, no sampling.
+		// Handled by the switch (BFD): no pipeline and no sampling, but
+		// the first table's rule is looked up and counted, as Open
+		// vSwitch looks it up before process_special.
+		c.ind = 4
+		c.skipActions, c.firstLookup = true, true
+		c.lookupTable(start, true)
 		c.finish()
 		return
 	}
@@ -851,7 +859,7 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 		line, c.ind = c.ind+1, c.ind+8
 	}
 	if c.in.Trace != nil {
-		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.ind, Table: shown, Rule: r}
+		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.ind, Table: shown, Rule: r, Skipped: c.skipActions}
 		switch {
 		case fragDrop:
 			ev.Kind = TraceFragDrop
