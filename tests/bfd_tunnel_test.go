@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // local/24, and on br-int a tunnel port t1 of type typ to remote running
 // BFD with 100 ms timers (as ovn-controller enables it towards gateway
 // chassis).
-func startBFDTunnelEnd(t *testing.T, start chassisSwitch, underlay, local, remote, typ string) *bfdEnd {
+func startBFDTunnelEnd(t *testing.T, start chassisSwitch, underlay, local, remote, typ string, opts ...string) *bfdEnd {
 	t.Helper()
 	ns := nstest.Netns(t)
 	dir := t.TempDir()
@@ -34,10 +35,10 @@ func startBFDTunnelEnd(t *testing.T, start chassisSwitch, underlay, local, remot
 	vsctl("add-br", "br-phy", "--", "set", "bridge", "br-phy", "datapath_type=netdev", "--", "add-port", "br-phy", underlay)
 	in("ip", "addr", "add", local+"/24", "dev", "br-phy")
 	in("ip", "link", "set", "br-phy", "up")
-	vsctl("add-br", "br-int", "--", "set", "bridge", "br-int", "datapath_type=netdev", "fail-mode=secure",
-		"--", "add-port", "br-int", "t1", "--", "set", "interface", "t1", "type="+typ, "options:remote_ip="+remote, "options:key=flow",
-		"ofport_request=1", "bfd:enable=true", "bfd:min_rx=100", "bfd:min_tx=100")
-	return &bfdEnd{env: env, target: target, port: "t1", pid: filepath.Join(dir, target+".pid")}
+	vsctl(append([]string{"add-br", "br-int", "--", "set", "bridge", "br-int", "datapath_type=netdev", "fail-mode=secure",
+		"--", "add-port", "br-int", "t1", "--", "set", "interface", "t1", "type=" + typ, "options:remote_ip=" + remote, "options:key=flow",
+		"ofport_request=1", "bfd:enable=true", "bfd:min_rx=100", "bfd:min_tx=100"}, opts...)...)
+	return &bfdEnd{env: env, target: target, port: "t1", pid: filepath.Join(dir, target+".pid"), ns: ns}
 }
 
 // TestBFDOverTunnelsInteroperatesWithOpenVSwitch: gvs and Open vSwitch
@@ -59,6 +60,13 @@ func TestBFDOverTunnelsInteroperatesWithOpenVSwitch(t *testing.T) {
 			b := startBFDTunnelEnd(t, ovsChassis, vb, "172.31.9.2", "172.31.9.1", typ)
 			a.waitState(t, "up", 15*time.Second)
 			b.waitState(t, "up", 10*time.Second)
+			if typ == "geneve" {
+				// bfd:oam sets the Geneve O bit on gvs's control packets.
+				run(t, a.env, "ovs-vsctl", "set", "interface", "t1", "bfd:oam=true")
+				if !geneveOAM(t, b.ns, vb, "172.31.9.1") {
+					t.Error("gvs's Geneve BFD packets lack the OAM bit with bfd:oam=true")
+				}
+			}
 			b.kill(t)
 			took := a.waitState(t, "down", 3*time.Second)
 			t.Logf("gvs: down %v after Open vSwitch was killed", took)
@@ -70,4 +78,39 @@ func TestBFDOverTunnelsInteroperatesWithOpenVSwitch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// geneveOAM captures a few Geneve packets from src on dev (in namespace
+// ns) and reports whether the last has the O (OAM) bit set.
+func geneveOAM(t *testing.T, ns, dev, src string) bool {
+	t.Helper()
+	out := nstest.RunIgnoreStatus("ip", "netns", "exec", ns, "timeout", "3", "tcpdump", "-i", dev, "-c", "4", "-nn", "-x",
+		"udp dst port 6081 and src host "+src)
+	// -x prints from the IP header: the Geneve flags byte is at 20 + 8 + 1.
+	var last []byte
+	var cur []byte
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "0x0000:") {
+			if cur != nil {
+				last = cur
+			}
+			cur = nil
+		}
+		if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[0], "0x") {
+			for _, w := range f[1:] {
+				if b, err := hex.DecodeString(w); err == nil {
+					cur = append(cur, b...)
+				}
+			}
+		}
+	}
+	if cur != nil {
+		last = cur
+	}
+	if len(last) < 30 {
+		t.Logf("no Geneve packet captured:\n%s", out)
+		return false
+	}
+	return last[29]&0x80 != 0
 }

@@ -20,6 +20,7 @@ type bfdEnd struct {
 	target string // ovs-appctl target
 	port   string
 	pid    string // pidfile
+	ns     string // the switch's namespace
 }
 
 // startBFDEnd starts a switch with start in a new namespace, moves the
@@ -39,7 +40,7 @@ func startBFDEnd(t *testing.T, start chassisSwitch, port string) *bfdEnd {
 	nstest.InNetns(t, ns, "ip", "link", "set", "lo", "up")
 	run(t, env, "ovs-vsctl", "--timeout=30", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev", "fail-mode=secure",
 		"--", "add-port", "br0", port, "--", "set", "interface", port, "bfd:enable=true", "bfd:min_rx=100", "bfd:min_tx=100")
-	return &bfdEnd{env: env, target: target, port: port, pid: filepath.Join(dir, target+".pid")}
+	return &bfdEnd{env: env, target: target, port: port, pid: filepath.Join(dir, target+".pid"), ns: ns}
 }
 
 // show is the end's bfd/show for its port ("" once the switch is gone).

@@ -137,8 +137,8 @@ func (s *dpSwitch) runBFD(ctx context.Context) {
 		next := clock.Now() + bfdMonitorInterval.Milliseconds()
 		for _, bp := range s.bfdPorts() {
 			if bp.sess.ShouldSend() {
-				f, _ := bp.sess.PutPacket(bp.mac)
-				if err := bp.of.SendPacket(bp.ofport, f); err != nil {
+				f, oam := bp.sess.PutPacket(bp.mac)
+				if err := bp.of.SendPacket(bp.ofport, f, oam); err != nil {
 					s.d.logs.Logger("bfd").Debug(err.Error())
 				}
 			}

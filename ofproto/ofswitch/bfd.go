@@ -49,8 +49,10 @@ func (b *Bridge) processBFD(p *packet.Packet, k *flow.Key, sessions []*bfd.Sessi
 // xlate_send_packet: translated as output:ofport from in_port NONE, so a
 // tunnel port encapsulates it and a patch port delivers it to the peer
 // bridge (whose BFD session, if the packet is for it, processes it
-// directly). No megaflow is installed.
-func (b *Bridge) SendPacket(ofport uint16, frame []byte) error {
+// directly). With oam (bfd:oam) the tunnel header carries the OAM flag
+// (Open vSwitch's set_field:oam->tun_flags before the output). No
+// megaflow is installed.
+func (b *Bridge) SendPacket(ofport uint16, frame []byte, oam bool) error {
 	pkt := packet.FromBytes(frame)
 	pkt.Md.InPort = xlate.NoODP
 	var in xlate.In
@@ -58,6 +60,11 @@ func (b *Bridge) SendPacket(ofport uint16, frame []byte) error {
 	in.Key.InPort = xlate.NoODP
 	in.Packet, in.SideEffects = pkt, true
 	in.OFActions, in.InPort = []ofp.Action{{Type: ofp.ActOutput, Port: uint32(ofport)}}, xlate.PortNone
+	if oam {
+		// The pipeline's tunnel flags start with OAM, which a tunnel
+		// output keeps (Open vSwitch sets it with set_field first).
+		in.Key.TunFlags |= packet.TunFlagOAM
+	}
 	var out xlate.Out
 	b.xl.Translate(&in, &out)
 	b.injectPackets(out.Injects)
