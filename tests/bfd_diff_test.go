@@ -156,6 +156,15 @@ func bfdScenario() []bfdStep {
 	s = append(s, bfdObserve()...)
 	s = append(s, bfdCmd("ovs-appctl", "bfd/set-forwarding", "p1", "normal"), bfdWait(500*time.Millisecond))
 	s = append(s, bfdObserve()...)
+	// Timer and multiplier changes go through poll sequences; the peer
+	// follows (bfd.at's BFD_CHECK_TX / BFD_CHECK_MULT).
+	s = append(s, bfdCmd("ovs-vsctl", "set", "interface", "p0", "bfd:min_tx=200", "bfd:mult=5"), bfdWait(1500*time.Millisecond))
+	s = append(s, bfdObserve()...)
+	// Concatenated path down: p1 stops forwarding, on p0's diagnostic.
+	s = append(s, bfdCmd("ovs-vsctl", "set", "interface", "p0", "bfd:cpath_down=true"), bfdWait(1500*time.Millisecond))
+	s = append(s, bfdObserve()...)
+	s = append(s, bfdCmd("ovs-vsctl", "remove", "interface", "p0", "bfd", "cpath_down"), bfdWait(1500*time.Millisecond))
+	s = append(s, bfdObserve()...)
 	s = append(s,
 		bfdCmd("ovs-appctl", "bfd/set-forwarding", "p9", "true"),
 		bfdCmd("ovs-appctl", "bfd/set-forwarding", "p1", "sometimes"),
