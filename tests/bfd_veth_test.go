@@ -58,7 +58,9 @@ func (e *bfdEnd) waitState(t *testing.T, state string, d time.Duration) time.Dur
 	start := time.Now()
 	for {
 		s := e.show()
-		if strings.Contains(s, "Local Session State: "+state+"\n") {
+		// Up means both ends say so: the remote's up state arrives
+		// with its next packet after ours.
+		if strings.Contains(s, "Local Session State: "+state+"\n") && (state != "up" || strings.Contains(s, "Remote Session State: up\n")) {
 			return time.Since(start)
 		}
 		if time.Since(start) > d {
