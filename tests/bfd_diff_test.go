@@ -98,10 +98,14 @@ func grepLog(env []string, target, text string) string {
 	if err != nil {
 		return err.Error()
 	}
+	// Each distinct line once: Open vSwitch repeats a configuration
+	// warning at every reconfiguration, as often as its database changes.
 	var out strings.Builder
+	seen := map[string]bool{}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, text) {
-			out.WriteString(vlogLineRE.ReplaceAllString(l, "") + "\n")
+		if l = vlogLineRE.ReplaceAllString(l, ""); strings.Contains(l, text) && !seen[l] {
+			seen[l] = true
+			out.WriteString(l + "\n")
 		}
 	}
 	return out.String()
@@ -238,29 +242,27 @@ func bfdMsg(edit func(m *bfd.Msg)) []byte {
 	return m.Encode(nil)
 }
 
-// bfdBadInputScenario: options out of range and not numbers are read as
-// Open vSwitch reads them (clamped or defaulted, decay_min_rx below
-// min_rx refused with a warning), and malformed control packets leave
-// the session as it was; a good one moves it to init.
+// bfdBadInputScenario: malformed control packets leave p5's session as
+// it was (a good one then moves it to init), and on p6, which never
+// hears from a peer (so that Open vSwitch's reconfigurations, which
+// rerun on every database change, start no poll sequence), options out
+// of range and not numbers are read as Open vSwitch reads them (clamped
+// or defaulted; a decay_min_rx below min_rx and a bad bfd_src_ip refused
+// with its log lines). The packets come first: Open vSwitch rate-limits
+// the module's messages together (20 a burst) and repeats the option
+// warnings at every reconfiguration.
 func bfdBadInputScenario() []bfdStep {
 	show := bfdCmd("ovs-appctl", "bfd/show", "p5")
 	status := bfdCmd("ovs-vsctl", "get", "interface", "p5", "bfd_status")
+	show6 := bfdCmd("ovs-appctl", "bfd/show", "p6")
 	s := []bfdStep{
 		bfdCmd("ovs-vsctl", "init"),
 		bfdCmd("ovs-vsctl", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "fail-mode=secure",
-			"--", "add-port", "br0", "p5", "--", "set", "interface", "p5", "type=dummy", "ofport_request=5"),
+			"--", "add-port", "br0", "p5", "--", "set", "interface", "p5", "type=dummy", "ofport_request=5",
+			"--", "add-port", "br0", "p6", "--", "set", "interface", "p6", "type=dummy", "ofport_request=6"),
 		bfdCmd("ovs-ofctl", "add-flow", "br0", "actions=drop"),
-		bfdCmd("ovs-vsctl", "set", "interface", "p5", "bfd:enable=true", "bfd:min_rx=0", "bfd:min_tx=0", "bfd:mult=0"),
+		bfdCmd("ovs-vsctl", "set", "interface", "p5", "bfd:enable=true"),
 		bfdWait(300 * time.Millisecond), show, status,
-		bfdCmd("ovs-vsctl", "set", "interface", "p5", "bfd:min_rx=fast", "bfd:min_tx=-7", "bfd:mult=256", "bfd:cpath_down=yes"),
-		bfdWait(300 * time.Millisecond), show,
-		bfdCmd("ovs-vsctl", "set", "interface", "p5", "bfd:min_rx=500", "bfd:min_tx=500", "bfd:mult=2", "bfd:decay_min_rx=200"),
-		bfdWait(300 * time.Millisecond), show,
-		{grep: "decay_min_rx cannot be less than"},
-		bfdCmd("ovs-vsctl", "set", "interface", "p5", "bfd:enable=true", "bfd:bfd_src_ip=not-an-ip"),
-		bfdWait(300 * time.Millisecond), show,
-		{grep: "is not a valid IP address"},
-		bfdCmd("ovs-vsctl", "remove", "interface", "p5", "bfd", "bfd_src_ip"),
 	}
 	for _, pkt := range []string{
 		bfdFrame(254, bfdMsg(nil)),
@@ -277,7 +279,9 @@ func bfdBadInputScenario() []bfdStep {
 		s = append(s, bfdCmd("ovs-appctl", "netdev-dummy/receive", "p5", pkt))
 	}
 	s = append(s, bfdWait(300*time.Millisecond), show, status,
-		bfdStep{grep: "Incorrect version"}, bfdStep{grep: "Zero multiplier"}, bfdStep{grep: "Null your_disc"},
+		bfdStep{grep: "too-short"}, bfdStep{grep: "Incorrect version"}, bfdStep{grep: "authentication disabled"},
+		bfdStep{grep: "Unexpected length"}, bfdStep{grep: "Zero multiplier"}, bfdStep{grep: "multipoint"},
+		bfdStep{grep: "NULL my_disc"}, bfdStep{grep: "Incorrect your_disc"}, bfdStep{grep: "Null your_disc"},
 		bfdCmd("ovs-appctl", "netdev-dummy/receive", "p5", bfdFrame(255, bfdMsg(nil))),
 		bfdWait(300*time.Millisecond), show, status,
 		bfdCmd("ovs-appctl", "dpctl/dump-flows"),
@@ -286,7 +290,18 @@ func bfdBadInputScenario() []bfdStep {
 		bfdCmd("ovs-appctl", "ofproto/trace", "ovs-dummy", bfdODPFlow(3784)),
 		bfdCmd("ovs-appctl", "ofproto/trace", "ovs-dummy", bfdODPFlow(3785)),
 		bfdWait(1500*time.Millisecond),
-		bfdCmd("ovs-ofctl", "dump-flows", "br0"))
+		bfdCmd("ovs-ofctl", "dump-flows", "br0"),
+		// Options.
+		bfdCmd("ovs-vsctl", "set", "interface", "p6", "bfd:enable=true", "bfd:min_rx=0", "bfd:min_tx=0", "bfd:mult=0"),
+		bfdWait(300*time.Millisecond), show6, bfdCmd("ovs-vsctl", "get", "interface", "p6", "bfd_status"),
+		bfdCmd("ovs-vsctl", "set", "interface", "p6", "bfd:min_rx=fast", "bfd:min_tx=-7", "bfd:mult=256", "bfd:cpath_down=yes"),
+		bfdWait(300*time.Millisecond), show6,
+		bfdCmd("ovs-vsctl", "set", "interface", "p6", "bfd:min_rx=500", "bfd:min_tx=500", "bfd:mult=2", "bfd:decay_min_rx=200"),
+		bfdWait(300*time.Millisecond), show6,
+		bfdStep{grep: "decay_min_rx cannot be less than"},
+		bfdCmd("ovs-vsctl", "set", "interface", "p6", "bfd:bfd_src_ip=not-an-ip"),
+		bfdWait(300*time.Millisecond), show6,
+		bfdStep{grep: "is not a valid IP address"})
 	return s
 }
 

@@ -276,3 +276,28 @@ func TestCPathDownAndOverride(t *testing.T) {
 		t.Errorf("show: %q", out)
 	}
 }
+
+func TestForwardingIfRxKeepsForwardingOnDataAsOpenVSwitch(t *testing.T) {
+	cfg := map[string]string{"enable": "true", "min_rx": "100", "min_tx": "100", "forwarding_if_rx": "true"}
+	p := newPair(t, cfg, map[string]string{"enable": "true", "min_rx": "100", "min_tx": "100"})
+	p.run(3000)
+	if !p.a.Forwarding() {
+		t.Fatalf("not up:\n%s", p.a.Show())
+	}
+	// Control packets are lost, data keeps arriving: the session
+	// expires but forwarding holds while data comes and a control packet
+	// was seen in the last 100 x min_rx.
+	p.cut = true
+	for range 20 {
+		p.a.AccountRx(1)
+		p.run(100)
+	}
+	checkShow(t, p.a, map[string]string{"Local Session State": "down", "Forwarding": "true"})
+	// Data stops: forwarding ends after max(rx interval x mult, 2 s).
+	p.run(2100)
+	checkShow(t, p.a, map[string]string{"Forwarding": "false"})
+	// Without forwarding_if_rx data does not count.
+	if p.b.Forwarding() {
+		t.Errorf("p1 forwards without control packets:\n%s", p.b.Show())
+	}
+}

@@ -71,6 +71,9 @@ func (b *Bridge) SendPacket(ofport uint16, frame []byte, oam bool) error {
 	if out.Err != nil {
 		return fmt.Errorf("%s: sending on port %d: %w", b.cfg.Name, ofport, out.Err)
 	}
+	// The packet counts where it goes (patch ports, a peer's
+	// forwarding_if_rx), as Open vSwitch executes it with statistics.
+	b.creditOnePacket(&out, uint64(pkt.Len()))
 	if out.SlowReason != 0 {
 		b.processBFD(pkt, &in.Key, out.BFD)
 		return nil

@@ -406,6 +406,10 @@ type Out struct {
 	// BFD are the sessions the packet is a control packet for (on the
 	// input port, or a patch peer's): the switch hands them the packet.
 	BFD []*bfd.Session
+	// BFDRx are the sessions of the interfaces that receive the packets
+	// (a tunnel input port, a patch peer): forwarding_if_rx counts them
+	// (Open vSwitch's bfd_account_rx).
+	BFDRx []*bfd.Session
 	// SlowReason is Open vSwitch's slow_path_reason (odp.SlowBFD): the
 	// actions are then the slow-path userspace action alone.
 	SlowReason uint32
@@ -603,6 +607,10 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		}
 	}
 	c.udpifToMetadata()
+	if p := c.snap.Ports[Port16(c.flow.InPort)]; in.OFActions == nil && in.Resume == nil && in.Key.RecircID == 0 && p != nil &&
+		p.Tunnel != nil && p.BFD != nil {
+		c.out.BFDRx = append(c.out.BFDRx, p.BFD)
+	}
 	if in.OFActions == nil && in.Resume == nil && in.Key.RecircID == 0 && c.processSpecial(c.snap.Ports[Port16(c.flow.InPort)]) {
 		// Handled by the switch (BFD): no pipeline and no sampling, but
 		// the first table's rule is looked up and counted, as Open
@@ -1187,7 +1195,11 @@ func (c *ctx) patch(p *Port) {
 	// The peer's pipeline has an action set of its own.
 	saveSet, saveSetGroup := c.actset, c.actsetGroup
 	c.actset, c.actsetGroup = nil, false
-	if pp := c.snap.Ports[p.PeerPort]; c.processSpecial(pp) {
+	pp := c.snap.Ports[p.PeerPort]
+	if pp != nil && pp.BFD != nil {
+		c.out.BFDRx = append(c.out.BFDRx, pp.BFD)
+	}
+	if c.processSpecial(pp) {
 		// A BFD control packet for the peer port: the switch takes it.
 	} else if pp == nil || !pp.NoRecv {
 		// Unless the patch port is the last output, the first rule's
