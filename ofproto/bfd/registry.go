@@ -18,6 +18,8 @@ type Registry struct {
 	// Rand32 returns a random discriminator candidate (math/rand when
 	// nil).
 	Rand32 func() uint32
+	// limit is the log rate limit the sessions share.
+	limit RateLimit
 }
 
 // NewRegistry returns an empty registry.
@@ -38,6 +40,9 @@ func (r *Registry) Open(cur *Session, name string, cfg map[string]string, env En
 	if cur != nil {
 		cur.Configure(cfg)
 		return cur
+	}
+	if env.Limit == nil {
+		env.Limit = &r.limit
 	}
 	udp := uint16(r.nextUDP%16384) + 49152
 	r.nextUDP++

@@ -43,6 +43,9 @@ type Env struct {
 	// Dropped is called (with the lock held) for each received control
 	// packet the session did not accept (gvs's bfd_rx_drop counter).
 	Dropped func()
+	// Limit is the module's log rate limit, shared by the sessions of a
+	// Registry (a session of its own when nil).
+	Limit *RateLimit
 }
 
 // Session is one interface's BFD session (Open vSwitch's struct bfd).
@@ -107,6 +110,9 @@ func New(name string, disc uint32, udpSrc uint16, cfg map[string]string, env Env
 	}
 	if env.Log == nil {
 		env.Log = slog.New(slog.DiscardHandler)
+	}
+	if env.Limit == nil {
+		env.Limit = &RateLimit{}
 	}
 	s := &Session{env: env, name: name, disc: disc, udpSrc: udpSrc, forwardingOverride: -1, minTx: 1000, mult: defaultMult,
 		state: StateAdminDown}
@@ -251,7 +257,9 @@ func (s *Session) lookupIP(v string, def uint32) uint32 {
 			b := a.As4()
 			return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 		}
-		s.env.Log.Error(fmt.Sprintf("\"%s\" is not a valid IP address", v))
+		if s.allow(slog.LevelError) {
+			s.env.Log.Error(fmt.Sprintf("\"%s\" is not a valid IP address", v))
+		}
 	}
 	return def
 }
@@ -285,7 +293,9 @@ func (s *Session) poll() {
 		}
 		s.flags |= FlagPoll
 		s.nextTx = 0
-		s.env.Log.Info(fmt.Sprintf("%s: Initiating poll sequence", s.name))
+		if s.allow(slog.LevelInfo) {
+			s.env.Log.Info(fmt.Sprintf("%s: Initiating poll sequence", s.name))
+		}
 	}
 }
 
@@ -320,8 +330,10 @@ func (s *Session) setState(state State, diag Diag) {
 	if s.state == state && s.diag == diag {
 		return
 	}
-	s.env.Log.Info(fmt.Sprintf("%s: BFD state change: %s->%s \"%s\"->\"%s\".\n%s", s.name, s.state, state, s.diag, diag,
-		strings.TrimSuffix(s.details(), "\n")))
+	if s.allow(slog.LevelInfo) {
+		s.env.Log.Info(fmt.Sprintf("%s: BFD state change: %s->%s \"%s\"->\"%s\".\n%s", s.name, s.state, state, s.diag, diag,
+			strings.TrimSuffix(s.details(), "\n")))
+	}
 	s.state, s.diag = state, diag
 	if s.state <= StateDown {
 		s.rmtState, s.rmtDiag = StateDown, DiagNone
@@ -547,6 +559,9 @@ func (s *Session) Process(ttl uint8, payload []byte) {
 	m, err := Decode(payload)
 	if err != nil {
 		s.drop()
+		if !s.allow(slog.LevelInfo) {
+			return
+		}
 		s.env.Log.Info(fmt.Sprintf("%s: Received too-short BFD control message (only %d bytes long, at least %d required).",
 			s.name, len(payload), PacketLen))
 		return
@@ -621,7 +636,9 @@ func (s *Session) Process(ttl uint8, payload []byte) {
 	s.rmtMinTx = max(int64(m.MinTx/1000), 1)
 	s.detectTime = s.rxInterval()*int64(s.rmtMult) + s.now()
 	if s.state == StateAdminDown {
-		s.env.Log.Debug("Administratively down, dropping control message.")
+		if s.allow(slog.LevelDebug) {
+			s.env.Log.Debug("Administratively down, dropping control message.")
+		}
 		return
 	}
 	if rmtState == StateAdminDown {
@@ -650,6 +667,11 @@ func (s *Session) Process(ttl uint8, payload []byte) {
 	if s.forwardingIfRx {
 		s.demandRxBFDTime = s.now() + 100*s.cfgMinRx
 	}
+}
+
+// allow applies the module's log rate limit (vlog_should_drop).
+func (s *Session) allow(level slog.Level) bool {
+	return s.env.Limit.allow(s.env.Log, level, s.now())
 }
 
 func (s *Session) drop() {
@@ -705,7 +727,7 @@ func (s *Session) decayUpdate() {
 // logMsg logs a message with the session's details, as Open vSwitch's
 // log_msg.
 func (s *Session) logMsg(level slog.Level, m *Msg, text string) {
-	if !s.env.Log.Enabled(context.Background(), level) {
+	if !s.allow(level) {
 		return
 	}
 	s.env.Log.Log(context.Background(), level, fmt.Sprintf("%s: %s.%s\n%s", s.name, text, m.describe(), strings.TrimSuffix(s.details(), "\n")))

@@ -24,7 +24,7 @@ type pair struct {
 func newPair(t *testing.T, cfgA, cfgB map[string]string) *pair {
 	t.Helper()
 	p := &pair{clk: &fakeClock{ms: 1000}, logs: &bytes.Buffer{}}
-	log := slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(slog.NewTextHandler(p.logs, nil))
 	env := Env{Clock: p.clk, Rand: func(int) int { return 0 }, Log: log, RxPackets: func() uint64 { return p.aRxData }}
 	p.a = New("p0", 0x1111, 49152, cfgA, env)
 	p.b = New("p1", 0x2222, 49153, cfgB, env)
@@ -299,5 +299,32 @@ func TestForwardingIfRxKeepsForwardingOnDataAsOpenVSwitch(t *testing.T) {
 	// Without forwarding_if_rx data does not count.
 	if p.b.Forwarding() {
 		t.Errorf("p1 forwards without control packets:\n%s", p.b.Show())
+	}
+}
+
+func TestLogRateLimitAsOpenVSwitch(t *testing.T) {
+	var logs bytes.Buffer
+	clk := &fakeClock{ms: 5000}
+	s := New("p0", 7, 49152, map[string]string{"enable": "true"}, Env{Clock: clk, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	logs.Reset()
+	bad := Msg{VersDiag: 2 << 5, Flags: uint8(StateDown), Mult: 3, Length: 24, MyDisc: 9}
+	for range 24 {
+		s.Process(255, bad.Encode(nil))
+	}
+	// The state change at creation took one of the burst of 20.
+	if n := strings.Count(logs.String(), "Incorrect version"); n != 19 {
+		t.Errorf("%d messages logged in the burst, want 19", n)
+	}
+	// A message a minute / 20: one more after 3 s, after the summary.
+	clk.ms += 3000
+	s.Process(255, bad.Encode(nil))
+	if !strings.Contains(logs.String(), "Dropped 5 log messages in last 3 seconds (most recently, 3 seconds ago) due to excessive rate") {
+		t.Errorf("no summary of the dropped messages:\n%s", logs.String())
+	}
+	if n := strings.Count(logs.String(), "Incorrect version"); n != 20 {
+		t.Errorf("%d messages logged, want 20", n)
+	}
+	if s.Dropped() != 25 {
+		t.Errorf("dropped %d, want 25", s.Dropped())
 	}
 }
