@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -24,6 +25,11 @@ type bfdStep struct {
 	// grep prints the switch's log lines (without their time and
 	// sequence prefix) that contain the text.
 	grep string
+	// monitor starts `ovs-ofctl monitor` with these arguments in the
+	// background; monitorOut stops it and prints the port status
+	// messages it got for the port named monitorOut.
+	monitor    []string
+	monitorOut string
 }
 
 func bfdCmd(args ...string) bfdStep   { return bfdStep{args: args} }
@@ -43,7 +49,32 @@ var bfdUsedRE = regexp.MustCompile(`used:[0-9.]+s|duration=[0-9.]+s|idle_age=[0-
 // target and returns one transcript entry per command.
 func runBFDSteps(env []string, target string, steps []bfdStep) []string {
 	var out []string
+	var mon *exec.Cmd
+	var monBuf bytes.Buffer
+	defer func() {
+		if mon != nil {
+			mon.Process.Kill()
+			mon.Wait()
+		}
+	}()
 	for _, st := range steps {
+		if st.monitor != nil {
+			mon = exec.Command("ovs-ofctl", st.monitor...)
+			mon.Env, mon.Stdout, mon.Stderr = env, &monBuf, &monBuf
+			if err := mon.Start(); err != nil {
+				out = append(out, err.Error())
+				mon = nil
+			}
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		if st.monitorOut != "" && mon != nil {
+			mon.Process.Kill()
+			mon.Wait()
+			mon = nil
+			out = append(out, "$ monitor "+st.monitorOut+"\n"+portStatusFor(monBuf.String(), st.monitorOut))
+			continue
+		}
 		if st.sleep > 0 {
 			time.Sleep(st.sleep)
 			continue
@@ -83,6 +114,25 @@ func runBFDSteps(env []string, target string, steps []bfdStep) []string {
 		out = append(out, fmt.Sprintf("$ %s  [exit %d]\n%s", strings.Join(st.args, " "), rc, text))
 	}
 	return out
+}
+
+// portStatusFor returns the port status messages about port in an
+// ovs-ofctl monitor transcript (bfd.at's check_liveness): the message
+// line and its config and state, without xids and MACs.
+func portStatusFor(text, port string) string {
+	var b strings.Builder
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "OFPT_PORT_STATUS") || !strings.Contains(l, "("+port+")") {
+			continue
+		}
+		l = regexp.MustCompile(` \(xid=0x[0-9a-f]+\)`).ReplaceAllString(l, "")
+		b.WriteString(bfdAddrRE.ReplaceAllString(l, "addr:MAC") + "\n")
+		for _, m := range lines[i+1 : min(i+3, len(lines))] {
+			b.WriteString(m + "\n")
+		}
+	}
+	return b.String()
 }
 
 // grepLog returns the lines of target's log file in $OVS_LOGDIR that
@@ -146,6 +196,9 @@ func bfdObserve() []bfdStep {
 func bfdScenario() []bfdStep {
 	min := []string{"bfd:min_rx=100", "bfd:min_tx=100"}
 	s := bfdPatchSetup()
+	// Port status messages (miss_send_len set, so that the service
+	// connection gets them), as bfd.at's liveness propagation tests.
+	s = append(s, bfdStep{monitor: []string{"-O", "OpenFlow13", "monitor", "br1", "65535"}})
 	s = append(s, bfdCmd(append([]string{"ovs-vsctl", "set", "interface", "p0", "bfd:enable=true"}, min...)...),
 		bfdCmd(append([]string{"ovs-vsctl", "set", "interface", "p1", "bfd:enable=true"}, min...)...),
 		bfdWait(3500*time.Millisecond))
@@ -175,6 +228,7 @@ func bfdScenario() []bfdStep {
 		bfdCmd("ovs-appctl", "bfd/show", "p9"),
 		bfdCmd("ovs-vsctl", "del-port", "br0", "p0"), bfdWait(1500*time.Millisecond))
 	s = append(s, bfdObserve()...)
+	s = append(s, bfdStep{monitorOut: "p1"})
 	return s
 }
 
