@@ -61,6 +61,15 @@ func TestBFDOverTunnelsInteroperatesWithOpenVSwitch(t *testing.T) {
 			a.waitState(t, "up", 15*time.Second)
 			b.waitState(t, "up", 10*time.Second)
 			if typ == "geneve" {
+				// A change of the tunnel's options re-adds gvs's port;
+				// its session goes on (Open vSwitch reconfigures in
+				// place): no flap.
+				run(t, a.env, "ovs-vsctl", "set", "interface", "t1", "options:csum=true")
+				time.Sleep(500 * time.Millisecond)
+				if st := run(t, a.env, "ovs-vsctl", "get", "interface", "t1", "bfd_status"); !strings.Contains(st, `flap_count="1"`) ||
+					!strings.Contains(st, "state=up") {
+					t.Errorf("after an options change: %s", st)
+				}
 				// bfd:oam sets the Geneve O bit on gvs's control packets.
 				run(t, a.env, "ovs-vsctl", "set", "interface", "t1", "bfd:oam=true")
 				if !geneveOAM(t, b.ns, vb, "172.31.9.1") {

@@ -24,10 +24,21 @@ type bfdMonitor struct {
 	// bfd_status back.
 	wake, status chan struct{}
 	started      bool
+	// parked are the sessions of interfaces deleted by the
+	// reconciliation under way: an interface re-added at once (its
+	// options changed) keeps its session, as Open vSwitch reconfigures
+	// such an interface in place.
+	parked map[string]parkedBFD
+}
+
+type parkedBFD struct {
+	sess  *bfd.Session
+	cfg   map[string]string
+	noFwd bool
 }
 
 func newBFDMonitor() *bfdMonitor {
-	return &bfdMonitor{reg: bfd.NewRegistry(), wake: make(chan struct{}, 1), status: make(chan struct{}, 1)}
+	return &bfdMonitor{reg: bfd.NewRegistry(), wake: make(chan struct{}, 1), status: make(chan struct{}, 1), parked: map[string]parkedBFD{}}
 }
 
 // bfdMonitorInterval bounds how long the monitor sleeps, as Open
@@ -59,6 +70,16 @@ func (s *dpSwitch) configureBFDLocked(b *swBridge, ports []bridge.PortConfig) bo
 			if p == nil {
 				continue
 			}
+			var rx func() uint64
+			if dev := p.dev; dev != nil {
+				rx = func() uint64 { return dev.Stats().RxPackets }
+			}
+			if pk, ok := s.bfd.parked[ic.Name]; ok && p.bfd == nil {
+				delete(s.bfd.parked, ic.Name)
+				p.bfd, p.bfdCfg, p.bfdNoFwd = pk.sess, pk.cfg, pk.noFwd
+				p.bfd.SetRxPackets(rx)
+				changed = true // the new port must be published with it
+			}
 			old := p.bfd
 			if old != nil && maps.Equal(p.bfdCfg, ic.BFD) {
 				continue // reconfigured only when the column changes, as Open vSwitch
@@ -68,9 +89,7 @@ func (s *dpSwitch) configureBFDLocked(b *swBridge, ports []bridge.PortConfig) bo
 				// Registered on the first drop, so that coverage/show
 				// reads as Open vSwitch's until then.
 				Dropped: func() { s.d.cov.Counter("bfd_rx_drop").Inc() }}
-			if dev := p.dev; dev != nil {
-				env.RxPackets = func() uint64 { return dev.Stats().RxPackets }
-			}
+			env.RxPackets = rx
 			p.bfd = s.bfd.reg.Open(old, ic.Name, ic.BFD, env)
 			if p.bfd != old {
 				changed = true
@@ -80,6 +99,7 @@ func (s *dpSwitch) configureBFDLocked(b *swBridge, ports []bridge.PortConfig) bo
 			}
 		}
 	}
+	s.reapBFDLocked()
 	if changed {
 		notify(s.bfd.wake)
 		notify(s.bfd.status)
@@ -92,12 +112,33 @@ func (s *dpSwitch) configureBFDLocked(b *swBridge, ports []bridge.PortConfig) bo
 	return changed
 }
 
-// closeBFDLocked ends a deleted port's session.
+// closeBFDLocked parks a deleted port's session: the configuration that
+// follows the deletion takes it back if the interface is re-added, and
+// ends it otherwise (reapBFDLocked).
 func (s *dpSwitch) closeBFDLocked(p *swPort) {
 	if p.bfd != nil {
-		s.bfd.reg.Close(p.bfd)
+		if old, ok := s.bfd.parked[p.name]; ok {
+			s.bfd.reg.Close(old.sess)
+		}
+		s.bfd.parked[p.name] = parkedBFD{sess: p.bfd, cfg: p.bfdCfg, noFwd: p.bfdNoFwd}
 		p.bfd = nil
-		notify(s.bfd.status)
+	}
+}
+
+// reapBFDLocked ends the parked sessions whose interfaces no bridge has.
+func (s *dpSwitch) reapBFDLocked() {
+	for name, pk := range s.bfd.parked {
+		found := false
+		for _, b := range s.bridges {
+			if b.ports[name] != nil {
+				found = true
+			}
+		}
+		if !found {
+			s.bfd.reg.Close(pk.sess)
+			delete(s.bfd.parked, name)
+			notify(s.bfd.status)
+		}
 	}
 }
 

@@ -600,6 +600,7 @@ func (s *dpSwitch) DelBridge(name string) error {
 		s.d.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nil)
 	}
 	delete(s.bridges, name)
+	s.reapBFDLocked()
 	if b != nil && b.of != nil {
 		s.recircs[b.dpTyp].Register(name, nil)
 		s.syncPorts(b)

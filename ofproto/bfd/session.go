@@ -125,6 +125,22 @@ func New(name string, disc uint32, udpSrc uint16, cfg map[string]string, env Env
 	return s
 }
 
+// SetRxPackets gives the session its interface's new receive counter
+// when the interface's device changes under it (bfd_set_netdev): decay
+// and forwarding_if_rx start over from it.
+func (s *Session) SetRxPackets(rx func() uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.env.RxPackets = rx
+	if s.decayMinRx != 0 && s.state == StateUp {
+		s.decayUpdate()
+	}
+	if s.forwardingIfRx && s.state == StateUp {
+		s.forwardingIfRxUpdate()
+	}
+	s.rxPackets = s.rxPacketsNow()
+}
+
 // Name is the session's interface name.
 func (s *Session) Name() string { return s.name }
 
