@@ -228,7 +228,10 @@ func bfdScenario() []bfdStep {
 		bfdCmd("ovs-appctl", "bfd/show", "p9"),
 		bfdCmd("ovs-vsctl", "del-port", "br0", "p0"), bfdWait(1500*time.Millisecond))
 	s = append(s, bfdObserve()...)
-	s = append(s, bfdStep{monitorOut: "p1"})
+	s = append(s, bfdStep{monitorOut: "p1"},
+		// Sessions go with their bridges (bfd.at's basic config).
+		bfdCmd("ovs-vsctl", "del-br", "br0"), bfdCmd("ovs-vsctl", "del-br", "br1"),
+		bfdCmd("ovs-appctl", "bfd/show", "p1"), bfdCmd("ovs-appctl", "bfd/show"))
 	return s
 }
 
