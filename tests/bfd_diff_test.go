@@ -240,6 +240,9 @@ func bfdScenario() []bfdStep {
 // bfd/show (without times and discriminators), bfd_status, fast-failover
 // choice and OpenFlow port state after every phase.
 func TestBFDLikeOpenVSwitch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs BFD sessions in real time for 20 s")
+	}
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

@@ -48,6 +48,9 @@ func startBFDTunnelEnd(t *testing.T, start chassisSwitch, underlay, local, remot
 // sessions come up, and killing Open vSwitch takes gvs's session down
 // within the detect time.
 func TestBFDOverTunnelsInteroperatesWithOpenVSwitch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs BFD sessions in real time for 18 s")
+	}
 	nstest.Require(t, "tests")
 	for _, bin := range []string{"ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
