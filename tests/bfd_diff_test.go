@@ -102,14 +102,6 @@ func runBFDSteps(env []string, target string, steps []bfdStep) []string {
 		text := bfdShowRE.ReplaceAllString(string(b), "")
 		text = bfdAddrRE.ReplaceAllString(text, "addr:MAC")
 		text = bfdUsedRE.ReplaceAllString(text, "used:T")
-		if st.args[1] == "ofproto/trace" && st.args[2] == "br1" {
-			// The fast-failover group's choice, as the datapath does it.
-			for _, l := range strings.Split(text, "\n") {
-				if strings.HasPrefix(l, "Datapath actions:") {
-					text = l + "\n"
-				}
-			}
-		}
 		text = strings.ReplaceAll(text, target, "SWITCH")
 		out = append(out, fmt.Sprintf("$ %s  [exit %d]\n%s", strings.Join(st.args, " "), rc, text))
 	}
