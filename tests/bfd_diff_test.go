@@ -466,3 +466,62 @@ func TestBFDOnTunnelPortsLikeOpenVSwitch(t *testing.T) {
 		}
 	}
 }
+
+// bfdThroughSwitchScenario is bfd.at's "Verify tunnel down detection":
+// br-bfd0 and br-bfd1 reach each other through br-sw (patch ports,
+// NORMAL in br-sw, which gvs runs as the datapath's mac_learn with
+// recirculation into the patch peers), and flows in br-sw cut the path
+// both ways, then one way.
+func bfdThroughSwitchScenario() []bfdStep {
+	show := []bfdStep{bfdCmd("ovs-appctl", "bfd/show", "p0"), bfdCmd("ovs-appctl", "bfd/show", "p1")}
+	min := []string{"bfd:min_rx=100", "bfd:min_tx=100"}
+	s := []bfdStep{
+		bfdCmd("ovs-vsctl", "init"),
+		bfdCmd("ovs-vsctl", "add-br", "br-bfd0", "--", "set", "bridge", "br-bfd0", "datapath_type=dummy", "fail-mode=secure",
+			"--", "add-br", "br-bfd1", "--", "set", "bridge", "br-bfd1", "datapath_type=dummy", "fail-mode=secure",
+			"--", "add-br", "br-sw", "--", "set", "bridge", "br-sw", "datapath_type=dummy", "fail-mode=secure",
+			"--", "add-port", "br-sw", "p1-sw", "--", "set", "interface", "p1-sw", "type=patch", "options:peer=p1", "ofport_request=2",
+			"--", "add-port", "br-sw", "p0-sw", "--", "set", "interface", "p0-sw", "type=patch", "options:peer=p0", "ofport_request=1",
+			"--", "add-port", "br-bfd1", "p1", "--", "set", "interface", "p1", "type=patch", "options:peer=p1-sw", "bfd:enable=true", min[0], min[1],
+			"--", "add-port", "br-bfd0", "p0", "--", "set", "interface", "p0", "type=patch", "options:peer=p0-sw", "bfd:enable=true", min[0], min[1]),
+		bfdCmd("ovs-ofctl", "add-flow", "br-sw", "priority=0,actions=NORMAL"),
+		bfdWait(3500 * time.Millisecond),
+	}
+	s = append(s, show...)
+	s = append(s, bfdCmd("ovs-ofctl", "add-flow", "br-sw", "priority=5,actions=drop"), bfdWait(1500*time.Millisecond))
+	s = append(s, show...)
+	s = append(s, bfdCmd("ovs-ofctl", "del-flows", "br-sw"), bfdCmd("ovs-ofctl", "add-flow", "br-sw", "priority=0,actions=NORMAL"),
+		bfdWait(3500*time.Millisecond))
+	s = append(s, show...)
+	// p1 hears nothing from p0; p0 still hears p1, which says down.
+	s = append(s, bfdCmd("ovs-ofctl", "add-flow", "br-sw", "in_port=1,priority=5,actions=drop"), bfdWait(2500*time.Millisecond))
+	s = append(s, show...)
+	return s
+}
+
+// TestBFDThroughABridgeLikeOpenVSwitch: bfdThroughSwitchScenario on
+// both switches.
+func TestBFDThroughABridgeLikeOpenVSwitch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs BFD sessions in real time for 11 s")
+	}
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, _ := startOpenVSwitch(t)
+	_, gvsEnv := startDaemon(t)
+	var want, got []string
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); want = runBFDSteps(ovsEnv, "ovs-vswitchd", bfdThroughSwitchScenario()) }()
+	go func() { defer wg.Done(); got = runBFDSteps(gvsEnv, "gvs-vswitchd", bfdThroughSwitchScenario()) }()
+	wg.Wait()
+	if testing.Verbose() {
+		t.Log(strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+}

@@ -419,7 +419,8 @@ func (s *dpSwitch) reroute(dpTyp string) {
 		return
 	}
 	routes := map[uint32]*ofswitch.Bridge{}
-	for _, b := range s.bridges {
+	for _, bn := range sortedKeys(s.bridges) {
+		b := s.bridges[bn]
 		if b.dpTyp != dpTyp || b.of == nil {
 			continue
 		}
@@ -427,6 +428,12 @@ func (s *dpSwitch) reroute(dpTyp string) {
 			if p.dev != nil {
 				routes[p.odp] = b.of
 			}
+		}
+		// Packets the switch sends itself (BFD, bfd.go) come from no
+		// port; their recirculations (NORMAL into a patch peer) resume
+		// in the bridge their frozen state names, through any bridge.
+		if routes[xlate.NoODP] == nil {
+			routes[xlate.NoODP] = b.of
 		}
 	}
 	mux.routes.Store(&routes)

@@ -14,13 +14,20 @@ import (
 // slowPathUpcall handles a packet of a slow-path megaflow
 // (userspace(slow_path(bfd))): it is translated again, with the packet,
 // and the BFD sessions it is a control packet for process it, as Open
-// vSwitch's SLOW_PATH_UPCALL does through process_special. Nothing else
-// is done with it: such megaflows carry no other actions.
+// vSwitch's SLOW_PATH_UPCALL does through process_special; the rest of
+// the translation's actions (a patch port's other outputs, say) run on a
+// copy of it, as Open vSwitch executes them for each such upcall.
 func (b *Bridge) slowPathUpcall(u *dpif.Upcall) {
 	in := xlate.In{Key: *u.Key, Packet: u.Packet, SideEffects: true}
 	var out xlate.Out
 	b.xl.Translate(&in, &out)
 	b.processBFD(u.Packet, u.Key, out.BFD)
+	if len(out.SlowActions) > 0 && u.Packet != nil {
+		// The datapath still owns the upcall's packet.
+		p := packet.FromBytes(u.Packet.Data())
+		p.Md = u.Packet.Md
+		b.executeOnce(p, out.SlowActions)
+	}
 }
 
 // processBFD hands a received control packet to its sessions and tells
@@ -74,9 +81,10 @@ func (b *Bridge) SendPacket(ofport uint16, frame []byte, oam bool) error {
 	// The packet counts where it goes (patch ports, a peer's
 	// forwarding_if_rx), as Open vSwitch executes it with statistics.
 	b.creditOnePacket(&out, uint64(pkt.Len()))
+	acts := out.Actions
 	if out.SlowReason != 0 {
 		b.processBFD(pkt, &in.Key, out.BFD)
-		return nil
+		acts = out.SlowActions
 	}
-	return b.executeOnce(pkt, out.Actions)
+	return b.executeOnce(pkt, acts)
 }

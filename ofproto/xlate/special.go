@@ -53,6 +53,7 @@ func (c *ctx) slowPath() {
 		return
 	}
 	ck := odp.Cookie{Type: odp.CookieSlowPath, InPort: 0xffff, SlowPathReason: c.out.SlowReason}
+	c.out.SlowActions = c.out.Actions
 	c.out.Actions = odp.Actions{odp.Userspace(0, odp.UserspaceParams{Userdata: ck.Marshal()})}
 }
 

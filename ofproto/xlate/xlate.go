@@ -411,8 +411,11 @@ type Out struct {
 	// (Open vSwitch's bfd_account_rx).
 	BFDRx []*bfd.Session
 	// SlowReason is Open vSwitch's slow_path_reason (odp.SlowBFD): the
-	// actions are then the slow-path userspace action alone.
-	SlowReason uint32
+	// actions are then the slow-path userspace action alone, and
+	// SlowActions what the translation made, which the switch runs on
+	// each packet that comes up (a patch port's other outputs, say).
+	SlowReason  uint32
+	SlowActions odp.Actions
 }
 
 // PatchCrossing is a pass from patch port Port of Bridge into its peer,
@@ -607,17 +610,22 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		}
 	}
 	c.udpifToMetadata()
-	if p := c.snap.Ports[Port16(c.flow.InPort)]; in.OFActions == nil && in.Resume == nil && in.Key.RecircID == 0 && p != nil &&
-		p.Tunnel != nil && p.BFD != nil {
+	// A pass that entered a patch peer through NORMAL's recirculation is
+	// Open vSwitch's patch_port_output into that port.
+	patchEntry := in.Key.RecircID != 0 && frozen.FromBridge != ""
+	if p := c.snap.Ports[Port16(c.flow.InPort)]; in.OFActions == nil && in.Resume == nil && p != nil && p.BFD != nil &&
+		(in.Key.RecircID == 0 && p.Tunnel != nil || patchEntry) {
 		c.out.BFDRx = append(c.out.BFDRx, p.BFD)
 	}
-	if in.OFActions == nil && in.Resume == nil && in.Key.RecircID == 0 && c.processSpecial(c.snap.Ports[Port16(c.flow.InPort)]) {
+	if in.OFActions == nil && in.Resume == nil && (in.Key.RecircID == 0 || patchEntry) && c.processSpecial(c.snap.Ports[Port16(c.flow.InPort)]) {
 		// Handled by the switch (BFD): no pipeline and no sampling, but
-		// the first table's rule is looked up and counted, as Open
-		// vSwitch looks it up before process_special.
-		c.ind = 4
-		c.skipActions, c.firstLookup = true, true
-		c.lookupTable(start, true)
+		// the first table's rule of an input port is looked up and
+		// counted, as Open vSwitch looks it up before process_special.
+		if !patchEntry {
+			c.ind = 4
+			c.skipActions, c.firstLookup = true, true
+			c.lookupTable(start, true)
+		}
 		c.finish()
 		return
 	}
