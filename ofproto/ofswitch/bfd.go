@@ -88,3 +88,7 @@ func (b *Bridge) SendPacket(ofport uint16, frame []byte, oam bool) error {
 	}
 	return b.executeOnce(pkt, acts)
 }
+
+// PatchRxPackets returns the packets patch port port received (crossed
+// into it), the counter a BFD session on it decays by.
+func (b *Bridge) PatchRxPackets(port uint16) uint64 { return b.patch.get(port).rxPackets.Load() }
