@@ -53,6 +53,9 @@ var badDeps = []badDep{
 	{"internal/version", "datapath", "the version string is a leaf every command imports"},
 	{"internal/version", "ofproto", "the version string is a leaf every command imports"},
 	{"internal/version", "ovsdb", "the version string is a leaf every command imports"},
+	{"ofproto/bfd", "datapath", "bfd owns the protocol only; the switch hands it flow fields and payloads"},
+	{"ofproto/bfd", "ofproto/xlate", "bfd is below translation, which consults its sessions"},
+	{"ofproto/bfd", "ofproto/ofswitch", "bfd is below the switch, which runs its sessions"},
 }
 
 // stdlibAllowed lists the only non-gvs imports allowed per layer prefix.

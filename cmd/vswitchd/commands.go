@@ -62,6 +62,7 @@ func (d *Daemon) registerCommands() error {
 	cmds = append(cmds, d.timeCommands()...)
 	cmds = append(cmds, d.dpctlCommands()...)
 	cmds = append(cmds, d.upcallCommands()...)
+	cmds = append(cmds, d.bfdCommands()...)
 	for _, c := range cmds {
 		if err := d.reg.RegisterCommand(c); err != nil {
 			return err

@@ -13,5 +13,8 @@
 // as ovsdb-server does (remotes.go, managers.go); pssl:/ssl: remotes and
 // OpenFlow connections use the SSL table's files.
 //
+// It runs the interfaces' BFD sessions (bfd.go: Interface.bfd,
+// bfd_status, bfd/show, bfd/set-forwarding, port liveness).
+//
 // It is the only package that imports every layer.
 package vswitchd

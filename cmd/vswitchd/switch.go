@@ -22,6 +22,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/netdev/tap"
 	"github.com/gvs-project/gvs/internal/version"
+	"github.com/gvs-project/gvs/ofproto/bfd"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
 	"github.com/gvs-project/gvs/ofproto/oftable"
@@ -51,6 +52,8 @@ type dpSwitch struct {
 	// portErrs is the error last logged for each interface that could
 	// not be added, by "bridge/interface" (portwarn.go).
 	portErrs map[string]string
+	// bfd runs the interfaces' BFD sessions (bfd.go).
+	bfd *bfdMonitor
 }
 
 type swBridge struct {
@@ -117,13 +120,18 @@ type swPort struct {
 	// tunnelOpts the options it came from.
 	tunnel     *xlate.TunnelConfig
 	tunnelOpts map[string]string
+	// bfd is the interface's BFD session (nil when off) and bfdNoFwd
+	// its last forwarding decision's negation (bfd.go).
+	bfd      *bfd.Session
+	bfdNoFwd bool
+	bfdCfg   map[string]string // the Interface.bfd last applied
 }
 
 var _ bridge.Switch = (*dpSwitch)(nil)
 
 func newDPSwitch(d *Daemon) *dpSwitch {
 	return &dpSwitch{d: d, bridges: map[string]*swBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
-		vports: map[string]map[string]*vportRef{}}
+		vports: map[string]map[string]*vportRef{}, bfd: newBFDMonitor()}
 }
 
 // dpType maps a Bridge.datapath_type to gvs's datapath: every type is the
@@ -197,6 +205,7 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		Logf:              func(format string, args ...any) { s.d.log.Warn(fmt.Sprintf(format, args...)) },
 		BundleIdleTimeout: func() time.Duration { return time.Duration(s.d.bundleIdle.Load()) },
 		OFDebug:           vconnLog{s.d.logs.Logger("vconn")},
+		BFDProcessed:      s.bfdProcessed,
 	})
 	if err != nil {
 		dp.MACTables().Set(br.fdbID, nil)
@@ -358,7 +367,8 @@ func (s *dpSwitch) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 			next[ic.Name] = v
 		}
 	}
-	changed := len(next) != len(b.vlans)
+	changed := s.configureBFDLocked(b, ports)
+	changed = changed || len(next) != len(b.vlans)
 	for n, v := range next {
 		if o, ok := b.vlans[n]; !ok || o.tag != v.tag || o.mode != v.mode || o.trunks != v.trunks {
 			changed = true
@@ -378,6 +388,7 @@ func (s *dpSwitch) ofPorts(b *swBridge) []ofswitch.Port {
 		if v, ok := b.vlans[p.name]; ok {
 			op.Tag, op.Trunks, op.VLANMode = v.tag, v.list, v.mode
 		}
+		op.BFD, op.NoForward = p.bfd, p.bfdNoFwd
 		if p.dev != nil {
 			op.ODP = p.odp
 			op.HWAddr = p.dev.MAC()
@@ -407,7 +418,8 @@ func (s *dpSwitch) reroute(dpTyp string) {
 		return
 	}
 	routes := map[uint32]*ofswitch.Bridge{}
-	for _, b := range s.bridges {
+	for _, bn := range sortedKeys(s.bridges) {
+		b := s.bridges[bn]
 		if b.dpTyp != dpTyp || b.of == nil {
 			continue
 		}
@@ -415,6 +427,12 @@ func (s *dpSwitch) reroute(dpTyp string) {
 			if p.dev != nil {
 				routes[p.odp] = b.of
 			}
+		}
+		// Packets the switch sends itself (BFD, bfd.go) come from no
+		// port; their recirculations (NORMAL into a patch peer) resume
+		// in the bridge their frozen state names, through any bridge.
+		if routes[xlate.NoODP] == nil {
+			routes[xlate.NoODP] = b.of
 		}
 	}
 	mux.routes.Store(&routes)
@@ -587,6 +605,7 @@ func (s *dpSwitch) DelBridge(name string) error {
 	}
 	delete(s.bridges, name)
 	s.forgetPortErrors(name, nil) // portwarn.go
+	s.reapBFDLocked()
 	if b != nil && b.of != nil {
 		s.recircs[b.dpTyp].Register(name, nil)
 		s.syncPorts(b)
@@ -904,6 +923,7 @@ func (s *dpSwitch) DelPort(bname, iface string) error {
 		return nil
 	}
 	delete(b.ports, iface)
+	s.closeBFDLocked(p)
 	if p.ofport != bridge.OFPPLocal {
 		b.freedAt[p.ofport] = time.Now()
 	}
@@ -960,6 +980,9 @@ func (s *dpSwitch) IfaceStatus(bname, iface string) bridge.IfaceStatus {
 	}
 	p := b.ports[iface]
 	st := bridge.IfaceStatus{Ofport: p.ofport, AdminState: "up", LinkState: "up", Status: p.status}
+	if p.bfd != nil {
+		st.BFDStatus = p.bfd.Status()
+	}
 	if p.dev == nil { // patch and tunnel ports have no device
 		if p.tunnel == nil && !s.patchPeered(b, p) {
 			st.Error = fmt.Sprintf("No usable peer '%s' exists in '%s' datapath.", p.peer, b.cfgType)

@@ -13,7 +13,11 @@ type CookieType uint16
 
 // Cookie types.
 const (
-	CookieSFlow      CookieType = 1
+	CookieSFlow CookieType = 1
+	// CookieSlowPath sends every packet of a megaflow to the switch for
+	// a reason such as BFD (SlowPathReason), as Open vSwitch's
+	// slow_path(...) megaflows.
+	CookieSlowPath   CookieType = 2
 	CookieFlowSample CookieType = 3
 	CookieIPFIX      CookieType = 4
 	// CookieController sends the packet to the OpenFlow controllers.
@@ -72,7 +76,21 @@ type Cookie struct {
 	RecircID               uint32
 	RuleCookie             uint64
 	ControllerID, MaxLen   uint16
+
+	// slow_path: Open vSwitch's slow_path_reason bits (SlowBFD).
+	SlowPathReason uint32
 }
+
+// Slow path reasons (Open vSwitch's enum slow_path_reason), by bit.
+const (
+	SlowCFM  uint32 = 1 << 0
+	SlowBFD  uint32 = 1 << 1
+	SlowLACP uint32 = 1 << 2
+	SlowSTP  uint32 = 1 << 3
+	SlowLLDP uint32 = 1 << 4
+)
+
+var slowPathNames = []string{"cfm", "bfd", "lacp", "stp", "lldp", "action", "match"}
 
 // Field offsets within the cookie; the union starts at 20.
 const (
@@ -89,6 +107,7 @@ const (
 	ckFSOutput  = ckUnion + 16
 	ckFSDir     = ckUnion + 20
 	ckIPFIXOut  = ckUnion
+	ckSlowWhy   = ckUnion + 4
 	ckCtlDont   = ckUnion
 	ckCtlCont   = ckUnion + 1
 	ckCtlWhy    = ckUnion + 2
@@ -127,6 +146,8 @@ func (c *Cookie) Marshal() []byte {
 		le.PutUint32(b[ckFSDir:], uint32(c.Direction))
 	case CookieIPFIX:
 		le.PutUint32(b[ckIPFIXOut:], c.OutputPort)
+	case CookieSlowPath:
+		le.PutUint32(b[ckSlowWhy:], c.SlowPathReason)
 	case CookieController:
 		b[ckCtlDont], b[ckCtlCont] = b2u(c.DontSend), b2u(c.Continuation)
 		le.PutUint16(b[ckCtlWhy:], c.Reason)
@@ -164,6 +185,11 @@ func ParseCookie(b []byte) (Cookie, bool) {
 		c.Direction = uint8(dir)
 	case CookieIPFIX:
 		c.OutputPort = le.Uint32(b[ckIPFIXOut:])
+	case CookieSlowPath:
+		c.SlowPathReason = le.Uint32(b[ckSlowWhy:])
+		if c.SlowPathReason == 0 || c.SlowPathReason >= 1<<len(slowPathNames) {
+			return Cookie{}, false
+		}
 	case CookieController:
 		if b[ckCtlDont] > 1 || b[ckCtlCont] > 1 {
 			return Cookie{}, false
@@ -223,6 +249,17 @@ func (c *Cookie) appendText(dst []byte) []byte {
 	case CookieIPFIX:
 		dst = append(dst, "ipfix(output_port="...)
 		dst = strconv.AppendUint(dst, uint64(c.OutputPort), 10)
+	case CookieSlowPath:
+		dst = append(dst, "slow_path("...)
+		first := true
+		for i, n := range slowPathNames {
+			if c.SlowPathReason&(1<<i) != 0 {
+				if !first {
+					dst = append(dst, ',')
+				}
+				dst, first = append(dst, n...), false
+			}
+		}
 	case CookieController:
 		dst = append(dst, "controller(reason="...)
 		dst = strconv.AppendUint(dst, uint64(c.Reason), 10)

@@ -50,7 +50,7 @@ func TestParseCookieRejectsOtherUserdata(t *testing.T) {
 		nil,
 		[]byte("gvsctrl\x00"),
 		make([]byte, CookieLen), // type 0
-		append([]byte{2, 0}, make([]byte, CookieLen-2)...), // slow path: not a sampling cookie
+		append([]byte{2, 0}, make([]byte, CookieLen-2)...), // slow path without a reason
 		append([]byte{1, 0}, make([]byte, CookieLen)...),   // wrong length
 	}
 	fs := (&Cookie{Type: CookieFlowSample}).Marshal()

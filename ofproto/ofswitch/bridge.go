@@ -14,6 +14,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/internal/unixsock"
+	"github.com/gvs-project/gvs/ofproto/bfd"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -64,6 +65,10 @@ type Config struct {
 	DebugActions bool
 	// Logf receives warnings; nil discards them.
 	Logf func(format string, args ...any)
+	// BFDProcessed is called after a port's BFD session processed a
+	// received control packet (bfd.go): the switch answers a poll at once
+	// and updates the port's liveness.
+	BFDProcessed func(*bfd.Session)
 	// Debugf receives per-message detail (OpenFlow requests refused with
 	// an error reply): Open vSwitch does not warn about those, and its
 	// test suite fails on unexpected warnings. nil discards them.

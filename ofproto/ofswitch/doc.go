@@ -41,7 +41,9 @@
 // SetFlowExport gives the bridge its NetFlow, sFlow and IPFIX exporters
 // (ofproto/flowexport/...) and tells translation which sampling actions
 // to compose. Userspace hands the sampling upcalls (sFlow, IPFIX and
-// flow_sample cookies) to the exporters; pushStats accounts megaflow
+// flow_sample cookies) to the exporters, and the slow-path ones
+// (slow_path(bfd)) to the input port's BFD session (bfd.go, which also
+// sends the switch's own control packets: SendPacket); pushStats accounts megaflow
 // statistics to NetFlow and a deleted megaflow expires its NetFlow flow;
 // a ticker runs the exporters once a second.
 //

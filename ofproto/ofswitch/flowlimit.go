@@ -244,4 +244,7 @@ func (b *Bridge) creditOnePacket(out *xlate.Out, n uint64) {
 	}
 	b.creditPatches(out.Patches, 1, n)
 	creditMirrors(out.Mirrors, 1, n)
+	for _, s := range out.BFDRx {
+		s.AccountRx(1)
+	}
 }

@@ -149,11 +149,14 @@ func traceLine(sb *strings.Builder, ev *xlate.TraceEvent) {
 			desc += fmt.Sprintf(", cookie %#x", r.Cookie)
 		}
 		fmt.Fprintf(sb, "%s%2d. %s\n", pad(ev.Indent-1), ev.Table, desc)
-		if len(r.Actions) == 0 {
+		if len(r.Actions) == 0 && !ev.Skipped {
 			fmt.Fprintf(sb, "%sdrop\n", pad(ev.ActIndent))
 		}
 	case xlate.TraceMiss:
-		fmt.Fprintf(sb, "%s%2d. No match.\n%sdrop\n", pad(ev.Indent-1), ev.Table, pad(ev.ActIndent))
+		fmt.Fprintf(sb, "%s%2d. No match.\n", pad(ev.Indent-1), ev.Table)
+		if !ev.Skipped {
+			fmt.Fprintf(sb, "%sdrop\n", pad(ev.ActIndent))
+		}
 	case xlate.TraceFragDrop:
 		fmt.Fprintf(sb, "%s%2d. Packets are IP fragments and the fragment handling mode is \"drop\".\n%sdrop\n", pad(ev.Indent-1), ev.Table, pad(ev.ActIndent))
 	case xlate.TraceMissPacketIn:
@@ -236,8 +239,14 @@ func (b *Bridge) tracePassActions(sb *strings.Builder, fl mf.Flow, key flow.Key,
 		dpActs = "drop"
 	}
 	fmt.Fprintf(sb, "Datapath actions: %s\n", dpActs)
-	if out.SlowPath {
-		sb.WriteString("This flow is handled by the userspace slow path because it:\n  - Uses action(s) not supported by datapath.\n")
+	if out.SlowPath || out.SlowReason != 0 {
+		sb.WriteString("This flow is handled by the userspace slow path because it:\n")
+		if out.SlowReason&odp.SlowBFD != 0 {
+			sb.WriteString("  - Consists of BFD packets.\n")
+		}
+		if out.SlowPath {
+			sb.WriteString("  - Uses action(s) not supported by datapath.\n")
+		}
 	}
 	if out.Err != nil {
 		fmt.Fprintf(sb, "Translation failed (%s), packet is dropped.\n", xlate.Reason(out.Err))

@@ -8,6 +8,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/ofproto/bfd"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
 	"github.com/gvs-project/gvs/ofproto/xlate"
@@ -31,7 +32,9 @@ type ukey struct {
 	patches []xlate.PatchCrossing
 	// mirrors are the port mirrors its packets are sent to.
 	mirrors []xlate.MirrorUse
-	seq     uint64 // change sequence at translation
+	// bfdRx are the BFD sessions whose interfaces receive its packets.
+	bfdRx []*bfd.Session
+	seq   uint64 // change sequence at translation
 	// pushed are the megaflow counters already credited to rules.
 	pushedPackets, pushedBytes uint64
 	// missed counts revalidation rounds that did not find the megaflow.
@@ -107,7 +110,7 @@ func (b *Bridge) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 		b.ukeys.mu.Lock()
 		uk := b.ukeys.m[r.UFID]
 		if uk == nil {
-			uk = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, fins: out.FinTimeouts, groups: out.Groups, patches: out.Patches, mirrors: out.Mirrors, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+			uk = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, fins: out.FinTimeouts, groups: out.Groups, patches: out.Patches, mirrors: out.Mirrors, bfdRx: out.BFDRx, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
 			b.ukeys.m[r.UFID] = uk
 		}
 		b.ukeys.mu.Unlock()
@@ -166,6 +169,10 @@ func (b *Bridge) applyLearned(lfs []xlate.LearnedFlow) {
 // effects, to produce its packet-ins (the datapath already ran the
 // megaflow's other actions).
 func (b *Bridge) Userspace(u *dpif.Upcall) {
+	if u.Action != nil && u.Action.Userspace != nil && xlate.IsSlowPathCookie(u.Action.Userspace.Userdata) {
+		b.slowPathUpcall(u)
+		return
+	}
 	if u.Action != nil && u.Action.Userspace != nil && b.sampleUpcall(u) {
 		return
 	}
@@ -312,7 +319,7 @@ func (b *Bridge) Revalidate() {
 			}
 			uk.seq = seq
 			uk.rules, uk.tables, uk.learned, uk.fins, uk.nfOut, uk.patches = out.Rules, out.Tables, out.Learned, out.FinTimeouts, out.NetFlowOutput, out.Patches
-			uk.mirrors, uk.groups = out.Mirrors, out.Groups
+			uk.mirrors, uk.groups, uk.bfdRx = out.Mirrors, out.Groups, out.BFDRx
 			continue
 		}
 		del = append(del, id)
@@ -437,6 +444,9 @@ func (b *Bridge) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
 	b.netflowAccount(uk, dp, db, st.TCPFlags, used)
 	b.creditPatches(uk.patches, dp, db)
 	creditMirrors(uk.mirrors, dp, db)
+	for _, s := range uk.bfdRx {
+		s.AccountRx(dp)
+	}
 	b.countLookups(uk.tables, dp)
 	b.applyLearned(uk.learned)
 }

@@ -28,6 +28,11 @@
 // vSwitch translates them; a pop that exposes an L3 header the pipeline
 // has not seen recirculates before anything that would look at it.
 //
+// Packets the switch handles itself (special.go, Open vSwitch's
+// process_special): a BFD control packet on a port with a session
+// (Port.BFD) runs no pipeline; the translation names the session
+// (Out.BFD) and its megaflow is the slow-path userspace action.
+//
 // NORMAL translates into the datapath's mac_learn action over the bridge's
 // MAC table (see datapath/l2fib): one megaflow serves any number of MAC
 // addresses. Patch ports take part through recirculation into the peer

@@ -1,6 +1,7 @@
 package xlate
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	"github.com/gvs-project/gvs/datapath/odp"
@@ -190,14 +191,49 @@ func (c *ctx) group(id uint32) {
 		}
 	case ofp.GroupTypeFF:
 		for i := range g.Buckets {
-			if c.bucketLive(&g.Buckets[i]) {
+			b := &g.Buckets[i]
+			if c.bucketLive(b) {
+				c.trace("using bucket %d", b.ID)
 				c.bucket(g, i, false)
 				return
 			}
+			c.traceNotLive(b)
 		}
+		c.trace("no live bucket")
 	case ofp.GroupTypeSelect:
 		c.selectGroup(g)
 	}
+}
+
+// traceNotLive says why a fast-failover bucket was passed over, in Open
+// vSwitch's words (xlate_report_bucket_not_live, which calls a watched
+// group a port too).
+func (c *ctx) traceNotLive(b *ofp.Bucket) {
+	if c.in.Trace == nil {
+		return
+	}
+	why := ""
+	if b.WatchPort != ofp.PortAny {
+		why = "port " + reservedPortName(Port16(b.WatchPort))
+	}
+	if b.WatchGroup != ofp.GroupAny {
+		if why != "" {
+			why += " and "
+		}
+		why += fmt.Sprintf("port %d", b.WatchGroup)
+	}
+	c.trace("bucket %d: not live due to %s", b.ID, why)
+}
+
+// reservedPortName prints an OpenFlow port as ofputil_format_port does
+// without port names: reserved ports by name, others as numbers.
+func reservedPortName(p uint16) string {
+	names := map[uint16]string{0xfff8: "IN_PORT", 0xfff9: "TABLE", 0xfffa: "NORMAL", 0xfffb: "FLOOD", 0xfffc: "ALL",
+		0xfffd: "CONTROLLER", 0xfffe: "LOCAL", 0xffff: "ANY"}
+	if n, ok := names[p]; ok {
+		return n
+	}
+	return fmt.Sprint(p)
 }
 
 // bucketLive reports whether a fast-failover bucket's watched port

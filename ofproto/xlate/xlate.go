@@ -11,6 +11,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/ofproto/bfd"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
@@ -81,6 +82,9 @@ type Port struct {
 	// monitor on the port (BFD) says it does not forward. Fast-failover
 	// buckets watching it and bundle members on it are not live.
 	Down bool
+	// BFD is the port's BFD session, nil when BFD is off: its control
+	// packets are handled by the switch, not the pipeline (special.go).
+	BFD *bfd.Session
 	// Tag is the access or native VLAN (Port.tag), -1 for none; Trunks
 	// the trunked VLANs (all when empty); VLANMode says how NORMAL uses
 	// them (vlan.go).
@@ -308,6 +312,9 @@ type TraceEvent struct {
 	Ct        *odp.CtParams
 	Sub       *ofp.Subfield
 	Value     []byte
+	// Skipped says a lookup's actions do not run (OFPPC_NO_RECV, a
+	// packet the switch handles itself): no "drop" line for them.
+	Skipped bool
 }
 
 // PacketIn is a packet-in a translation produced.
@@ -402,6 +409,19 @@ type Out struct {
 	// Mirrors are the port mirrors every packet of the megaflow is sent
 	// to, for their statistics (mirror.go).
 	Mirrors []MirrorUse
+	// BFD are the sessions the packet is a control packet for (on the
+	// input port, or a patch peer's): the switch hands them the packet.
+	BFD []*bfd.Session
+	// BFDRx are the sessions of the interfaces that receive the packets
+	// (a tunnel input port, a patch peer): forwarding_if_rx counts them
+	// (Open vSwitch's bfd_account_rx).
+	BFDRx []*bfd.Session
+	// SlowReason is Open vSwitch's slow_path_reason (odp.SlowBFD): the
+	// actions are then the slow-path userspace action alone, and
+	// SlowActions what the translation made, which the switch runs on
+	// each packet that comes up (a patch port's other outputs, say).
+	SlowReason  uint32
+	SlowActions odp.Actions
 }
 
 // PatchCrossing is a pass from patch port Port of Bridge into its peer,
@@ -596,6 +616,25 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		}
 	}
 	c.udpifToMetadata()
+	// A pass that entered a patch peer through NORMAL's recirculation is
+	// Open vSwitch's patch_port_output into that port.
+	patchEntry := in.Key.RecircID != 0 && frozen.FromBridge != ""
+	if p := c.snap.Ports[Port16(c.flow.InPort)]; in.OFActions == nil && in.Resume == nil && p != nil && p.BFD != nil &&
+		(in.Key.RecircID == 0 && p.Tunnel != nil || patchEntry) {
+		c.out.BFDRx = append(c.out.BFDRx, p.BFD)
+	}
+	if in.OFActions == nil && in.Resume == nil && (in.Key.RecircID == 0 || patchEntry) && c.processSpecial(c.snap.Ports[Port16(c.flow.InPort)]) {
+		// Handled by the switch (BFD): no pipeline and no sampling, but
+		// the first table's rule of an input port is looked up and
+		// counted, as Open vSwitch looks it up before process_special.
+		if !patchEntry {
+			c.ind = 4
+			c.skipActions, c.firstLookup = true, true
+			c.lookupTable(start, true)
+		}
+		c.finish()
+		return
+	}
 	c.startSampling()
 	mirrorDrop := c.mirrorStart()
 	switch {
@@ -759,6 +798,7 @@ func (c *ctx) finish() {
 	c.out.Mask = flow.Mask(*k)
 	c.out.Mask.InPort = ^uint32(0)
 	c.udpifMask(&c.out.Mask)
+	c.slowPath()
 	if c.in.Trace != nil {
 		c.out.Final = c.flow
 	}
@@ -841,7 +881,7 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 		line, c.ind = c.ind+1, c.ind+8
 	}
 	if c.in.Trace != nil {
-		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.ind, Table: shown, Rule: r}
+		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.ind, Table: shown, Rule: r, Skipped: c.skipActions}
 		switch {
 		case fragDrop:
 			ev.Kind = TraceFragDrop
@@ -1169,7 +1209,13 @@ func (c *ctx) patch(p *Port) {
 	// The peer's pipeline has an action set of its own.
 	saveSet, saveSetGroup := c.actset, c.actsetGroup
 	c.actset, c.actsetGroup = nil, false
-	if pp := c.snap.Ports[p.PeerPort]; pp == nil || !pp.NoRecv {
+	pp := c.snap.Ports[p.PeerPort]
+	if pp != nil && pp.BFD != nil {
+		c.out.BFDRx = append(c.out.BFDRx, pp.BFD)
+	}
+	if c.processSpecial(pp) {
+		// A BFD control packet for the peer port: the switch takes it.
+	} else if pp == nil || !pp.NoRecv {
 		// Unless the patch port is the last output, the first rule's
 		// actions go into a datapath clone when later set actions could
 		// not undo them (ct, meter, nat: Open vSwitch's

@@ -74,6 +74,9 @@ type IfaceConfig struct {
 	Ofport      int64
 	MTURequest  int64 // 0 when unset
 	ExternalIDs map[string]string
+	// BFD is the Interface.bfd map (a change does not re-add the
+	// interface: the switch gets it through PortConfigurer).
+	BFD map[string]string
 }
 
 // IfaceStatus is what the bridge layer writes back to an Interface row.
@@ -90,6 +93,9 @@ type IfaceStatus struct {
 	Error      string // "" when fine (a patch port without a usable peer has both an ofport and an error)
 	Statistics map[string]int64
 	Status     map[string]string
+	// BFDStatus is Interface.bfd_status; nil (written as empty) without
+	// a BFD session.
+	BFDStatus map[string]string
 }
 
 // BridgeStatus is what the bridge layer writes back to a Bridge row.

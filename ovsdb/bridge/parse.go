@@ -12,7 +12,7 @@ var MonitoredTables = []client.MonitorTable{
 	{Table: "Open_vSwitch", Columns: []string{"bridges", "next_cfg", "cur_cfg", "datapaths", "other_config", "external_ids", "ovs_version", "datapath_types", "iface_types", "dpdk_version"}},
 	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix", "flow_tables", "mirrors"}},
 	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode"}},
-	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status"}},
+	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status", "bfd", "bfd_status"}},
 	{Table: "Controller", Columns: []string{"target", "is_connected", "role", "status", "controller_rate_limit", "controller_burst_limit", "inactivity_probe"}},
 	// All of Datapath's and CT_Zone's columns: Open vSwitch 3.2's schema
 	// adds the zone limits (Datapath.ct_zone_default_limit, CT_Zone.limit),
@@ -179,6 +179,7 @@ func Parse(s *client.Snapshot) Config {
 					Ofport:        integer(ir.Get("ofport"), 0),
 					MTURequest:    integer(ir.Get("mtu_request"), 0),
 					ExternalIDs:   strMap(ir.Get("external_ids")),
+					BFD:           strMap(ir.Get("bfd")),
 				})
 			}
 			bc.Ports = append(bc.Ports, pc)

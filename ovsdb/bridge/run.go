@@ -54,6 +54,10 @@ func (r *Runner) Run(ctx context.Context) error {
 	tick := time.NewTicker(StatsInterval)
 	defer tick.Stop()
 	lastSeq := ^uint64(0)
+	var kick <-chan struct{}
+	if n, ok := r.rec.sw.(StatusNotifier); ok {
+		kick = n.StatusChanged()
+	}
 	for {
 		snap := rep.Snapshot()
 		if snap.Seq != lastSeq {
@@ -64,6 +68,10 @@ func (r *Runner) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-rep.Changed():
+		case <-kick:
+			// A BFD session's status changed: write it back now, as
+			// Open vSwitch does when its connectivity sequence moves.
+			r.reconcile(ctx, rep.Snapshot())
 		case <-tick.C:
 			r.reconcile(ctx, rep.Snapshot())
 		}
@@ -85,6 +93,13 @@ func (r *Runner) reconcile(ctx context.Context, snap *client.Snapshot) {
 	if _, err := txn.Commit(ctx); err != nil && ctx.Err() == nil {
 		r.log.Warn("status write-back failed", "err", err)
 	}
+}
+
+// StatusNotifier is implemented by switches whose interface status
+// changes by itself (BFD): a value on the channel makes the runner write
+// the status back at once rather than at the next StatsInterval.
+type StatusNotifier interface {
+	StatusChanged() <-chan struct{}
 }
 
 // noDPDK is Open_vSwitch.dpdk_version when DPDK is not in use.
@@ -243,6 +258,13 @@ func ifaceUpdate(row *client.Row, is *IfaceStatus) map[string]any {
 			st = map[string]string{}
 		}
 		upd["status"] = st
+	}
+	if !maps.Equal(strMap(row.Get("bfd_status")), is.BFDStatus) {
+		bs := is.BFDStatus
+		if bs == nil {
+			bs = map[string]string{}
+		}
+		upd["bfd_status"] = bs
 	}
 	cur := row.Get("statistics")
 	want := is.Statistics

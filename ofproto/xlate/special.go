@@ -1,0 +1,65 @@
+package xlate
+
+import (
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/ofproto/bfd"
+)
+
+// processSpecial recognises a packet the switch itself handles on port p
+// (Open vSwitch's process_special): a BFD control packet for the port's
+// session. Such a packet does not enter the OpenFlow pipeline; the
+// translation records the session (Out.BFD, processed by the switch with
+// the packet) and makes the megaflow a slow-path one, so that every
+// control packet reaches the switch. The flow bits the check read are
+// un-wildcarded whatever the answer, as bfd_should_process_flow does.
+func (c *ctx) processSpecial(p *Port) bool {
+	if p == nil || p.BFD == nil {
+		return false
+	}
+	k := &c.flow.Key
+	f := bfd.Flow{DlDst: k.EthDst, DlType: k.EthType, NwProto: k.NwProto, NwFragLater: k.NwFrag&flow.FragLater != 0,
+		NwDst: k.NwDst, TpDst: k.TpDst, TunID: k.TunID}
+	var wc bfd.Wildcards
+	ok := p.BFD.ShouldProcess(&f, &wc)
+	w := &c.wc.Key
+	if wc.DlDst {
+		w.EthDst = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	}
+	if wc.NwProto {
+		w.NwProto = 0xff
+	}
+	if wc.NwDst {
+		w.NwDst = ^uint32(0)
+	}
+	if wc.TunID {
+		w.TunID = ^uint64(0)
+	}
+	w.TpDst |= wc.TpDst
+	if !ok {
+		return false
+	}
+	c.out.BFD = append(c.out.BFD, p.BFD)
+	c.out.SlowReason |= odp.SlowBFD
+	return true
+}
+
+// slowPath replaces the datapath actions of a translation that the
+// switch must see every packet of by Open vSwitch's slow-path userspace
+// action (compose_slow_path): userspace(pid=0,slow_path(REASON)). A
+// trace keeps the translated actions and says why (as ofproto/trace).
+func (c *ctx) slowPath() {
+	if c.out.SlowReason == 0 || c.err != nil || c.in.Trace != nil {
+		return
+	}
+	ck := odp.Cookie{Type: odp.CookieSlowPath, InPort: 0xffff, SlowPathReason: c.out.SlowReason}
+	c.out.SlowActions = c.out.Actions
+	c.out.Actions = odp.Actions{odp.Userspace(0, odp.UserspaceParams{Userdata: ck.Marshal()})}
+}
+
+// IsSlowPathCookie reports whether userspace userdata is a slow-path
+// cookie (the switch then translates the packet again and handles it).
+func IsSlowPathCookie(b []byte) bool {
+	ck, ok := odp.ParseCookie(b)
+	return ok && ck.Type == odp.CookieSlowPath
+}
