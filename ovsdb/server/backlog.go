@@ -98,6 +98,14 @@ func (s *Server) publishUpdate(m *monitor, tx *txn) {
 	}
 	sess.behindMons[m] = struct{}{}
 	sess.hasBehind.Store(true)
+	// The writer may have drained the queue between behind() above and
+	// the Store: it then saw no merged changes and sleeps until the next
+	// message, which may never come (a unix client sends no probes).
+	// Whoever sees the backlog gone flushes; under s.mu, only once.
+	if !sess.behind() {
+		sess.flushBehind()
+		return
+	}
 	if sess.stalled() {
 		s.dropSlow(sess)
 	}
