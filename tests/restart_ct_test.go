@@ -1,0 +1,384 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gvs-project/gvs/internal/nstest"
+)
+
+// restartRig is gvs-vswitchd as a process (its embedded database in
+// dir) with br0 in fail-secure mode between two namespaces, restarted
+// the way Open vSwitch's ovs-ctl restarts ovs-vswitchd.
+type restartRig struct {
+	t        *testing.T
+	bin, dir string
+	env      []string
+	cmd      *exec.Cmd
+	a, b     nsPort
+}
+
+func newRestartRig(t *testing.T, args ...string) *restartRig {
+	t.Helper()
+	nstest.Require(t, "tests", "python3")
+	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
+	nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
+	nstest.RequireBinary(t, "ovs-appctl", "openvswitch-common")
+	r := &restartRig{t: t, bin: daemonBinary(t), dir: t.TempDir()}
+	r.env = append(os.Environ(), "OVS_RUNDIR="+r.dir, "OVS_DBDIR="+r.dir, "OVS_LOGDIR="+r.dir)
+	t.Cleanup(func() {
+		if t.Failed() {
+			logTail(t, filepath.Join(r.dir, "gvs-vswitchd.log"), 40)
+		}
+		if os.Getenv("GVS_RESTART_LOG") != "" {
+			logTail(t, filepath.Join(r.dir, "gvs-vswitchd.log"), 60)
+		}
+		if r.cmd != nil {
+			r.cmd.Process.Kill()
+			r.cmd.Wait()
+		}
+	})
+	r.start(args...)
+	r.vsctl("init")
+	r.vsctl("add-br", "br0", "--", "set", "bridge", "br0", "fail_mode=secure")
+	r.a = vethPort(t, r.vsctl, "a", "10.9.0.1", 1)
+	r.b = vethPort(t, r.vsctl, "b", "10.9.0.2", 2)
+	return r
+}
+
+func (r *restartRig) vsctl(args ...string) string {
+	r.t.Helper()
+	return run(r.t, r.env, append([]string{"ovs-vsctl", "--timeout=20"}, args...)...)
+}
+
+func (r *restartRig) ofctl(args ...string) string {
+	r.t.Helper()
+	return run(r.t, r.env, append([]string{"ovs-ofctl"}, args...)...)
+}
+
+func (r *restartRig) appctl(args ...string) string {
+	r.t.Helper()
+	return run(r.t, r.env, append([]string{"ovs-appctl", "-t", "gvs-vswitchd"}, args...)...)
+}
+
+// start starts gvs-vswitchd and waits for its database.
+func (r *restartRig) start(args ...string) {
+	r.t.Helper()
+	c := exec.Command(r.bin, append([]string{"--no-chdir", "--pidfile", "--log-file"}, args...)...)
+	c.Env, c.Dir = r.env, r.dir
+	if err := c.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.cmd = c
+	waitFor(r.t, "the database socket", func() bool {
+		return exec.Command("ovs-vsctl", "--db=unix:"+filepath.Join(r.dir, "db.sock"), "--no-wait", "--timeout=1", "show").Run() == nil
+	})
+}
+
+// stop stops the daemon: "exit" (ovs-appctl exit), "term" (SIGTERM) or
+// "kill" (SIGKILL).
+func (r *restartRig) stop(how string) {
+	r.t.Helper()
+	switch how {
+	case "exit":
+		r.appctl("exit")
+	case "term":
+		r.cmd.Process.Signal(syscall.SIGTERM)
+	case "kill":
+		r.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	done := make(chan struct{})
+	go func() { r.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		r.t.Fatalf("gvs-vswitchd did not stop after %s", how)
+	}
+	r.cmd = nil
+}
+
+// firewallFlows is a ct(commit)/+est pipeline with a stateful drop of
+// new connections from the far side (port 2).
+var firewallFlows = []string{
+	"table=0,priority=100,arp,actions=NORMAL",
+	"table=0,priority=50,ip,ct_state=-trk,actions=ct(table=1,zone=9)",
+	"table=1,priority=100,ip,in_port=1,ct_state=+trk+new,actions=ct(commit,zone=9),output:2",
+	"table=1,priority=100,ip,in_port=1,ct_state=+trk+est,actions=output:2",
+	"table=1,priority=100,ip,in_port=2,ct_state=+trk+est,actions=output:1",
+	"table=1,priority=90,ip,in_port=2,ct_state=+trk+new,actions=drop",
+	"table=1,priority=1,actions=drop",
+}
+
+func (r *restartRig) addFirewallFlows() {
+	r.t.Helper()
+	for _, f := range firewallFlows {
+		r.ofctl("add-flow", "br0", f)
+	}
+}
+
+// restart restarts gvs-vswitchd as ovs-ctl restarts ovs-vswitchd: save
+// the flows (ovs-save: dump-flows --no-names --no-stats), set
+// other_config:flow-restore-wait=true, stop, start, restore the flows in
+// one bundle (replace-flows --bundle), clear flow-restore-wait. It
+// returns how long the daemon was down (stop to flows restored).
+func (r *restartRig) restart(stopHow string, args ...string) time.Duration {
+	r.t.Helper()
+	dump := r.ofctl("-O", "OpenFlow14", "dump-flows", "--no-names", "--no-stats", "br0")
+	var lines []string
+	for _, l := range strings.Split(dump, "\n") {
+		if strings.TrimSpace(l) != "" && !strings.Contains(l, "_FLOW reply") {
+			lines = append(lines, l)
+		}
+	}
+	flows := filepath.Join(r.dir, "br0.flows.dump")
+	if err := os.WriteFile(flows, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	r.vsctl("set", "open_vswitch", ".", "other_config:flow-restore-wait=true")
+	t0 := time.Now()
+	r.stop(stopHow)
+	r.start(args...)
+	r.waitBridge()
+	if got := r.ofctl("dump-flows", "br0"); strings.Contains(got, "table=") {
+		r.t.Fatalf("flows before restoring them:\n%s", got)
+	}
+	r.ofctl("-O", "OpenFlow14", "--bundle", "replace-flows", "br0", flows)
+	r.vsctl("--no-wait", "--if-exists", "remove", "open_vswitch", ".", "other_config", "flow-restore-wait=true")
+	return time.Since(t0)
+}
+
+// waitBridge waits until br0 answers OpenFlow with both ports, as
+// ovs-ctl's flow restore needs (it runs once the daemon is up).
+func (r *restartRig) waitBridge() {
+	r.t.Helper()
+	waitFor(r.t, "br0 with its ports", func() bool {
+		c := exec.Command("ovs-ofctl", "show", "br0")
+		c.Env = r.env
+		out, err := c.Output()
+		return err == nil && strings.Contains(string(out), " 1(") && strings.Contains(string(out), " 2(")
+	})
+}
+
+// conntrackLines returns dpctl/dump-conntrack zone=9, sorted.
+func (r *restartRig) conntrackLines() []string {
+	r.t.Helper()
+	var out []string
+	for _, l := range strings.Split(r.appctl("dpctl/dump-conntrack", "zone=9"), "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var dropPackets = regexp.MustCompile(`n_packets=(\d+),.*priority=90,ct_state=\+new\+trk,ip,in_port=2 actions=drop`)
+
+// farSideDrops is the packet count of the stateful drop flow.
+func (r *restartRig) farSideDrops() int {
+	r.t.Helper()
+	m := dropPackets.FindStringSubmatch(r.ofctl("dump-flows", "br0", "table=1"))
+	if m == nil {
+		r.t.Fatalf("no drop flow in:\n%s", r.ofctl("dump-flows", "br0"))
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// tcpPush is a long-lived TCP connection from a (client) to b (server)
+// over which the server pushes 8 bytes every 20 ms and the client only
+// acknowledges: after a restart the far side speaks first. The client
+// keeps the byte count in a file.
+type tcpPush struct {
+	t        *testing.T
+	srv, cli *exec.Cmd
+	count    string
+	out      strings.Builder
+}
+
+func startTCPPush(t *testing.T, r *restartRig, port int) *tcpPush {
+	t.Helper()
+	p := &tcpPush{t: t, count: filepath.Join(r.dir, fmt.Sprintf("tcp%d.count", port))}
+	p.srv = exec.Command("ip", "netns", "exec", r.b.ns, "python3", "-c", fmt.Sprintf(`
+import socket, time, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('0.0.0.0', %d)); s.listen(1); s.settimeout(10)
+c, a = s.accept(); n = 0
+try:
+    while True:
+        c.sendall(b'%%08d' %% n); n += 1; time.sleep(0.02)
+except Exception as e:
+    print('server error after %%d sends: %%r' %% (n, e), flush=True); sys.exit(1)`, port))
+	p.cli = exec.Command("ip", "netns", "exec", r.a.ns, "python3", "-c", fmt.Sprintf(`
+import socket, sys, os, time
+for i in range(50):
+    try:
+        s = socket.create_connection(('%s', %d), timeout=60); break
+    except OSError:
+        time.sleep(0.1)
+n = 0
+while True:
+    try:
+        x = s.recv(65536)
+    except Exception as e:
+        print('client error after %%d bytes: %%r' %% (n, e), flush=True); sys.exit(1)
+    if not x:
+        print('client: connection closed after %%d bytes' %% n, flush=True); sys.exit(1)
+    n += len(x)
+    open('%[3]s.tmp', 'w').write(str(n)); os.rename('%[3]s.tmp', '%[3]s')`, r.b.ip, port, p.count))
+	p.srv.Stdout, p.srv.Stderr = &p.out, &p.out
+	p.cli.Stdout, p.cli.Stderr = &p.out, &p.out
+	if err := p.srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := p.cli.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.stop)
+	waitFor(t, "data over the TCP connection", func() bool { return p.bytes() >= 400 })
+	return p
+}
+
+func (p *tcpPush) bytes() int {
+	b, _ := os.ReadFile(p.count)
+	n, _ := strconv.Atoi(string(b))
+	return n
+}
+
+// alive fails the test if either end has exited (a reset or a close).
+func (p *tcpPush) alive() {
+	p.t.Helper()
+	for _, c := range []*exec.Cmd{p.srv, p.cli} {
+		if c.ProcessState != nil || c.Process.Signal(syscall.Signal(0)) != nil {
+			p.t.Fatalf("the TCP connection ended: %s", p.out.String())
+		}
+	}
+}
+
+func (p *tcpPush) stop() {
+	for _, c := range []*exec.Cmd{p.srv, p.cli} {
+		if c.Process != nil {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}
+}
+
+// TestConntrackStateFileKeepsTCPThroughFirewallAcrossRestart restarts
+// gvs-vswitchd the way ovs-ctl restarts ovs-vswitchd (flows saved and
+// restored under flow-restore-wait) while a TCP connection runs through
+// a ct(commit)/+est firewall that drops new connections from the far
+// side. With --conntrack-state the connection's entry comes back
+// (dpctl/dump-conntrack shows the same lines), the far side's segments
+// are +est again and the connection carries on without a reset. A
+// second restart whose state file is gone shows what the file buys: the
+// far side's segments of the same connection are +new and dropped, and
+// no data arrives.
+func TestConntrackStateFileKeepsTCPThroughFirewallAcrossRestart(t *testing.T) {
+	state := "--conntrack-state=ct.state" // relative to the daemon's directory
+	r := newRestartRig(t, state)
+	r.addFirewallFlows()
+	conn := startTCPPush(t, r, 5001)
+	before := r.conntrackLines()
+	if len(before) != 1 || !strings.Contains(before[0], "tcp,orig=(src=10.9.0.1,dst=10.9.0.2,") || !strings.Contains(before[0], "dport=5001") {
+		t.Fatalf("conntrack before the restart: %q", before)
+	}
+
+	down := r.restart("exit", state)
+	if after := r.conntrackLines(); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		t.Fatalf("conntrack after the restart:\n%s\nbefore:\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "ct.state")); !os.IsNotExist(err) {
+		t.Fatalf("the state file was not consumed at start: %v", err)
+	}
+	n0 := r.bytes(conn)
+	waitFor(t, "data over the TCP connection after the restart", func() bool { conn.alive(); return r.bytes(conn) >= n0+400 })
+	conn.alive()
+	if d := r.farSideDrops(); d != 0 {
+		t.Fatalf("%d far-side packets dropped as +new after a restart with the state file", d)
+	}
+	logb, _ := os.ReadFile(filepath.Join(r.dir, "gvs-vswitchd.log"))
+	if !strings.Contains(string(logb), "restored conntrack state") || !strings.Contains(string(logb), "1 connections restored") {
+		t.Fatalf("the log does not say what was restored:\n%s", logb)
+	}
+	t.Logf("restart with the state file: %v from stop to flows restored, connection kept", down.Round(time.Millisecond))
+
+	// The same restart without the file (a plain restart).
+	r.vsctl("set", "open_vswitch", ".", "other_config:flow-restore-wait=true")
+	r.stop("term")
+	if err := os.Remove(filepath.Join(r.dir, "ct.state")); err != nil {
+		t.Fatalf("SIGTERM did not save the state: %v", err)
+	}
+	r.start(state)
+	r.waitBridge()
+	for _, f := range firewallFlows {
+		r.ofctl("add-flow", "br0", f)
+	}
+	r.vsctl("--if-exists", "remove", "open_vswitch", ".", "other_config", "flow-restore-wait=true")
+	n1 := r.bytes(conn)
+	waitFor(t, "the far side's retransmissions to hit the drop flow", func() bool { return r.farSideDrops() > 0 })
+	time.Sleep(500 * time.Millisecond)
+	if n := r.bytes(conn); n != n1 {
+		t.Fatalf("data arrived after a restart without the state file (%d -> %d bytes)", n1, n)
+	}
+	if got := r.conntrackLines(); len(got) != 0 {
+		t.Fatalf("conntrack after a restart without the state file: %q", got)
+	}
+	logb, _ = os.ReadFile(filepath.Join(r.dir, "gvs-vswitchd.log"))
+	if !strings.Contains(string(logb), "no conntrack state to restore") {
+		t.Fatalf("the log does not say that nothing was restored")
+	}
+}
+
+func (r *restartRig) bytes(p *tcpPush) int { return p.bytes() }
+
+// TestCtSaveAndRestoreCommands saves the conntrack table with
+// dpctl/ct-save, flushes it, brings it back with dpctl/ct-restore, and
+// checks the errors for a missing file, a file that is not a state file
+// and a damaged one.
+func TestCtSaveAndRestoreCommands(t *testing.T) {
+	r := newRestartRig(t)
+	r.addFirewallFlows()
+	conn := startTCPPush(t, r, 5003)
+	before := r.conntrackLines()
+	f := filepath.Join(r.dir, "saved.ct")
+	if got := r.appctl("dpctl/ct-save", f); got != "saved 1 connections of ovs-netdev to "+f+"\n" {
+		t.Fatalf("ct-save: %q", got)
+	}
+	r.appctl("dpctl/flush-conntrack")
+	if got := r.appctl("dpctl/ct-restore", f); got != "1 connections restored, 0 expired, 0 already present, 0 over a limit, 0 expectations\n" {
+		t.Fatalf("ct-restore: %q", got)
+	}
+	if got := r.conntrackLines(); strings.Join(got, "\n") != strings.Join(before, "\n") {
+		t.Fatalf("after ct-restore: %q, before %q", got, before)
+	}
+	if got := r.appctl("dpctl/ct-restore", f); !strings.HasPrefix(got, "0 connections restored, 0 expired, 1 already present") {
+		t.Fatalf("second ct-restore: %q", got)
+	}
+	conn.alive()
+	b, _ := os.ReadFile(f)
+	os.WriteFile(f+".bad", b[:len(b)-10], 0o600)
+	os.WriteFile(f+".txt", []byte("hello\n"), 0o600)
+	for file, want := range map[string]string{
+		f + ".none": "conntrack state refused: stat " + f + ".none: no such file or directory",
+		f + ".txt":  "conntrack state refused: " + f + ".txt: not a gvs state file",
+		f + ".bad":  "conntrack state refused: " + f + ".bad: corrupt state file: checksum",
+	} {
+		c := exec.Command("ovs-appctl", "-t", "gvs-vswitchd", "dpctl/ct-restore", file)
+		c.Env = r.env
+		out, err := c.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("ct-restore %s: %v %q, want %q", file, err, out, want)
+		}
+	}
+}
