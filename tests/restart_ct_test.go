@@ -19,28 +19,59 @@ import (
 // restartRig is gvs-vswitchd as a process (its embedded database in
 // dir) with br0 in fail-secure mode between two namespaces, restarted
 // the way Open vSwitch's ovs-ctl restarts ovs-vswitchd.
+//
+// With ovs set it is Open vSwitch's ovs-vswitchd (netdev datapath) on
+// its own ovsdb-server, which stays up across the restarts.
 type restartRig struct {
 	t        *testing.T
+	ovs      bool
 	bin, dir string
+	prog     string // gvs-vswitchd or ovs-vswitchd
 	env      []string
 	cmd      *exec.Cmd
 	a, b     nsPort
 }
 
 func newRestartRig(t *testing.T, args ...string) *restartRig {
+	return newRestartRigFor(t, false, args...)
+}
+
+func newRestartRigFor(t *testing.T, ovs bool, args ...string) *restartRig {
 	t.Helper()
 	nstest.Require(t, "tests", "python3")
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
 	nstest.RequireBinary(t, "ovs-appctl", "openvswitch-common")
-	r := &restartRig{t: t, bin: daemonBinary(t), dir: t.TempDir()}
+	r := &restartRig{t: t, ovs: ovs, dir: t.TempDir(), prog: "gvs-vswitchd"}
 	r.env = append(os.Environ(), "OVS_RUNDIR="+r.dir, "OVS_DBDIR="+r.dir, "OVS_LOGDIR="+r.dir)
+	if ovs {
+		nstest.RequireBinary(t, "ovs-vswitchd", "openvswitch-switch")
+		nstest.RequireBinary(t, "ovsdb-server", "openvswitch-switch")
+		nstest.RequireBinary(t, "ovsdb-tool", "openvswitch-common")
+		r.prog = "ovs-vswitchd"
+		r.env = append(r.env, "OVS_SYSCONFDIR="+r.dir, "OVS_PKGDATADIR=/usr/share/openvswitch")
+		db := filepath.Join(r.dir, "conf.db")
+		run(t, r.env, "ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema")
+		run(t, r.env, "ovsdb-server", "--remote=punix:"+filepath.Join(r.dir, "db.sock"), "--pidfile="+filepath.Join(r.dir, "ovsdb-server.pid"),
+			"--log-file="+filepath.Join(r.dir, "ovsdb-server.log"), "--no-chdir", "--detach", db)
+		t.Cleanup(func() {
+			var pid int
+			if b, err := os.ReadFile(filepath.Join(r.dir, "ovsdb-server.pid")); err == nil {
+				fmt.Sscan(string(b), &pid)
+			}
+			if pid > 0 {
+				syscall.Kill(pid, syscall.SIGTERM)
+			}
+		})
+	} else {
+		r.bin = daemonBinary(t)
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			logTail(t, filepath.Join(r.dir, "gvs-vswitchd.log"), 40)
+			logTail(t, filepath.Join(r.dir, r.prog+".log"), 40)
 		}
 		if os.Getenv("GVS_RESTART_LOG") != "" {
-			logTail(t, filepath.Join(r.dir, "gvs-vswitchd.log"), 60)
+			logTail(t, filepath.Join(r.dir, r.prog+".log"), 60)
 		}
 		if r.cmd != nil {
 			r.cmd.Process.Kill()
@@ -49,7 +80,7 @@ func newRestartRig(t *testing.T, args ...string) *restartRig {
 	})
 	r.start(args...)
 	r.vsctl("init")
-	r.vsctl("add-br", "br0", "--", "set", "bridge", "br0", "fail_mode=secure")
+	r.vsctl("add-br", "br0", "--", "set", "bridge", "br0", "fail_mode=secure", "datapath_type=netdev")
 	r.a = vethPort(t, r.vsctl, "a", "10.9.0.1", 1)
 	r.b = vethPort(t, r.vsctl, "b", "10.9.0.2", 2)
 	return r
@@ -67,12 +98,25 @@ func (r *restartRig) ofctl(args ...string) string {
 
 func (r *restartRig) appctl(args ...string) string {
 	r.t.Helper()
-	return run(r.t, r.env, append([]string{"ovs-appctl", "-t", "gvs-vswitchd"}, args...)...)
+	return run(r.t, r.env, append([]string{"ovs-appctl", "-t", r.prog}, args...)...)
 }
 
-// start starts gvs-vswitchd and waits for its database.
+// start starts the switch and waits for its database (gvs) or its
+// control socket (Open vSwitch).
 func (r *restartRig) start(args ...string) {
 	r.t.Helper()
+	if r.ovs {
+		c := exec.Command("ovs-vswitchd", "--no-chdir", "--log-file="+filepath.Join(r.dir, "ovs-vswitchd.log"),
+			"--pidfile="+filepath.Join(r.dir, "ovs-vswitchd.pid"), "unix:"+filepath.Join(r.dir, "db.sock"))
+		c.Env, c.Dir = r.env, r.dir
+		if err := c.Start(); err != nil {
+			r.t.Fatal(err)
+		}
+		r.cmd = c
+		ctl := filepath.Join(r.dir, fmt.Sprintf("ovs-vswitchd.%d.ctl", c.Process.Pid))
+		waitFor(r.t, "ovs-vswitchd's control socket", func() bool { _, err := os.Stat(ctl); return err == nil })
+		return
+	}
 	c := exec.Command(r.bin, append([]string{"--no-chdir", "--pidfile", "--log-file"}, args...)...)
 	c.Env, c.Dir = r.env, r.dir
 	if err := c.Start(); err != nil {
@@ -132,6 +176,23 @@ func (r *restartRig) addFirewallFlows() {
 // returns how long the daemon was down (stop to flows restored).
 func (r *restartRig) restart(stopHow string, args ...string) time.Duration {
 	r.t.Helper()
+	flows := r.saveFlows()
+	r.vsctl("set", "open_vswitch", ".", "other_config:flow-restore-wait=true")
+	t0 := time.Now()
+	r.stop(stopHow)
+	r.start(args...)
+	r.waitBridge()
+	if got := r.ofctl("dump-flows", "br0"); strings.Contains(got, "table=") {
+		r.t.Fatalf("flows before restoring them:\n%s", got)
+	}
+	r.restoreFlows(flows)
+	r.vsctl("--no-wait", "--if-exists", "remove", "open_vswitch", ".", "other_config", "flow-restore-wait=true")
+	return time.Since(t0)
+}
+
+// saveFlows saves br0's flows as ovs-save does and returns the file.
+func (r *restartRig) saveFlows() string {
+	r.t.Helper()
 	dump := r.ofctl("-O", "OpenFlow14", "dump-flows", "--no-names", "--no-stats", "br0")
 	var lines []string
 	for _, l := range strings.Split(dump, "\n") {
@@ -143,17 +204,13 @@ func (r *restartRig) restart(stopHow string, args ...string) time.Duration {
 	if err := os.WriteFile(flows, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
-	r.vsctl("set", "open_vswitch", ".", "other_config:flow-restore-wait=true")
-	t0 := time.Now()
-	r.stop(stopHow)
-	r.start(args...)
-	r.waitBridge()
-	if got := r.ofctl("dump-flows", "br0"); strings.Contains(got, "table=") {
-		r.t.Fatalf("flows before restoring them:\n%s", got)
-	}
+	return flows
+}
+
+// restoreFlows installs saved flows in one bundle, as ovs-ctl does.
+func (r *restartRig) restoreFlows(flows string) {
+	r.t.Helper()
 	r.ofctl("-O", "OpenFlow14", "--bundle", "replace-flows", "br0", flows)
-	r.vsctl("--no-wait", "--if-exists", "remove", "open_vswitch", ".", "other_config", "flow-restore-wait=true")
-	return time.Since(t0)
 }
 
 // waitBridge waits until br0 answers OpenFlow with both ports, as
@@ -380,5 +437,154 @@ func TestCtSaveAndRestoreCommands(t *testing.T) {
 		if err == nil || !strings.Contains(string(out), want) {
 			t.Errorf("ct-restore %s: %v %q, want %q", file, err, out, want)
 		}
+	}
+}
+
+// udpStream sends a numbered UDP datagram from a to b every millisecond
+// for d and counts what arrives.
+type udpStream struct {
+	snd, rcv *exec.Cmd
+	sout     strings.Builder
+	rout     strings.Builder
+}
+
+func startUDPStream(t *testing.T, r *restartRig, d time.Duration) *udpStream {
+	t.Helper()
+	u := &udpStream{}
+	secs := d.Seconds()
+	u.rcv = exec.Command("ip", "netns", "exec", r.b.ns, "python3", "-c", fmt.Sprintf(`
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('0.0.0.0', 6000)); s.settimeout(0.2)
+got = set(); last = None; gap = 0.0; end = time.monotonic() + %f + 3
+while time.monotonic() < end:
+    try:
+        x, a = s.recvfrom(64)
+    except socket.timeout:
+        continue
+    if x == b'end':
+        break
+    now = time.monotonic(); got.add(int(x))
+    if last is not None: gap = max(gap, now - last)
+    last = now
+print(len(got), int(gap * 1000))`, secs))
+	u.snd = exec.Command("ip", "netns", "exec", r.a.ns, "python3", "-c", fmt.Sprintf(`
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); n = 0
+t = time.monotonic(); end = t + %f
+while time.monotonic() < end:
+    try:
+        s.sendto(b'%%d' %% n, ('%s', 6000))
+    except OSError:
+        pass
+    n += 1; t += 0.001; w = t - time.monotonic()
+    if w > 0: time.sleep(w)
+time.sleep(0.3)
+for i in range(5):
+    s.sendto(b'end', ('%s', 6000)); time.sleep(0.05)
+print(n)`, secs, r.b.ip, r.b.ip))
+	u.rcv.Stdout, u.rcv.Stderr = &u.rout, &u.rout
+	u.snd.Stdout, u.snd.Stderr = &u.sout, &u.sout
+	if err := u.rcv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := u.snd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, c := range []*exec.Cmd{u.snd, u.rcv} {
+			if c.ProcessState == nil {
+				c.Process.Kill()
+				c.Wait()
+			}
+		}
+	})
+	return u
+}
+
+// result waits for the stream to end and returns datagrams sent,
+// received and the longest gap between two arrivals in milliseconds.
+func (u *udpStream) result(t *testing.T) (sent, got, gapMs int) {
+	t.Helper()
+	if err := u.snd.Wait(); err != nil {
+		t.Fatalf("UDP sender: %v %s", err, u.sout.String())
+	}
+	if err := u.rcv.Wait(); err != nil {
+		t.Fatalf("UDP receiver: %v %s", err, u.rout.String())
+	}
+	fmt.Sscan(u.sout.String(), &sent)
+	fmt.Sscan(u.rout.String(), &got, &gapMs)
+	return sent, got, gapMs
+}
+
+// TestRestartLossSideBySide is the restart harness
+// (tests/perf/restart/run.sh, GVS_RESTART_HARNESS=1): for gvs-vswitchd
+// (plain restart, restart with --conntrack-state, kill -9) and Open
+// vSwitch's ovs-vswitchd on the netdev datapath (ovs-appctl exit and
+// start with flow-restore-wait, kill -9), each behind the same ct
+// firewall, it restarts the switch while a UDP stream (1 datagram/ms,
+// a -> b) and a long-lived TCP connection whose far side speaks first
+// run through it, and prints the datagrams lost, the longest gap in
+// arrivals and whether the TCP connection carried on. A restart is
+// ovs-ctl's sequence (flows saved, flow-restore-wait, stop, start,
+// replace-flows --bundle, flow-restore-wait cleared); after a kill -9
+// the saved flows are reinstalled as soon as the bridge answers (a
+// controller at its fastest).
+func TestRestartLossSideBySide(t *testing.T) {
+	if os.Getenv("GVS_RESTART_HARNESS") == "" {
+		t.Skip("the restart harness runs with GVS_RESTART_HARNESS=1 (tests/perf/restart/run.sh)")
+	}
+	state := "--conntrack-state=ct.state"
+	cases := []struct {
+		name string
+		ovs  bool
+		args []string
+		stop string // "exit": ovs-ctl restart; "kill": kill -9
+	}{
+		{"gvs, plain restart", false, nil, "exit"},
+		{"gvs, restart with --conntrack-state", false, []string{state}, "exit"},
+		{"gvs, kill -9", false, []string{state}, "kill"},
+		{"Open vSwitch, restart (flow-restore-wait)", true, nil, "exit"},
+		{"Open vSwitch, kill -9", true, nil, "kill"},
+	}
+	var table []string
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRestartRigFor(t, c.ovs, c.args...)
+			r.addFirewallFlows()
+			conn := startTCPPush(t, r, 5001)
+			u := startUDPStream(t, r, 5*time.Second)
+			time.Sleep(1500 * time.Millisecond)
+			var down time.Duration
+			if c.stop == "kill" {
+				flows := r.saveFlows()
+				t0 := time.Now()
+				r.stop("kill")
+				r.start(c.args...)
+				r.waitBridge()
+				r.restoreFlows(flows)
+				down = time.Since(t0)
+			} else {
+				down = r.restart("exit", c.args...)
+			}
+			n0 := conn.bytes()
+			kept := true
+			deadline := time.Now().Add(5 * time.Second)
+			for conn.bytes() < n0+400 {
+				if time.Now().After(deadline) || conn.srv.ProcessState != nil || conn.cli.ProcessState != nil {
+					kept = false
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			sent, got, gap := u.result(t)
+			line := fmt.Sprintf("%-42s lost %4d/%d  longest gap %5d ms  TCP kept %-5v (stop to flows restored %v)",
+				c.name, sent-got, sent, gap, kept, down.Round(time.Millisecond))
+			t.Log(line)
+			table = append(table, line)
+		})
+	}
+	for _, l := range table {
+		t.Log("  " + l)
 	}
 }
