@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gvs-project/gvs/cmd/vswitchd"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/statefile"
+	"github.com/gvs-project/gvs/internal/version"
 )
 
 // restartRig is gvs-vswitchd as a process (its embedded database in
@@ -426,7 +429,17 @@ func TestCtSaveAndRestoreCommands(t *testing.T) {
 	b, _ := os.ReadFile(f)
 	os.WriteFile(f+".bad", b[:len(b)-10], 0o600)
 	os.WriteFile(f+".txt", []byte("hello\n"), 0o600)
+	sf, err := statefile.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf.GVSVersion = "9.9.9-future"
+	sf.Sections[0].Version = 99
+	if err := statefile.WriteFile(f+".v99", sf); err != nil {
+		t.Fatal(err)
+	}
 	for file, want := range map[string]string{
+		f + ".v99":  "conntrack state refused: " + f + ".v99: section conntrack/ovs-netdev has version 99 (written by gvs 9.9.9-future); this gvs (" + version.String() + ") reads version 1",
 		f + ".none": "conntrack state refused: stat " + f + ".none: no such file or directory",
 		f + ".txt":  "conntrack state refused: " + f + ".txt: not a gvs state file",
 		f + ".bad":  "conntrack state refused: " + f + ".bad: corrupt state file: checksum",
@@ -437,6 +450,35 @@ func TestCtSaveAndRestoreCommands(t *testing.T) {
 		if err == nil || !strings.Contains(string(out), want) {
 			t.Errorf("ct-restore %s: %v %q, want %q", file, err, out, want)
 		}
+	}
+}
+
+// TestConntrackStateFileRefusedAtStartLeavesTablesEmpty starts the
+// daemon on a state file that fails its checks: it starts, says why the
+// file was refused, and keeps the file as FILE.refused for inspection.
+func TestConntrackStateFileRefusedAtStartLeavesTablesEmpty(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ct.state")
+	good, err := statefile.Encode(&statefile.File{GVSVersion: "x", Sections: []statefile.Section{{Name: "conntrack/ovs-netdev", Version: 1, Data: []byte("CTS1")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good[len(good)-1] ^= 0xff
+	if err := os.WriteFile(file, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logFile string
+	_, env := startDaemonWith(t, func(c *vswitchd.Config) { c.ConntrackState, logFile = file, c.LogFile })
+	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev")
+	if got := run(t, env, "ovs-appctl", "-t", "gvs-vswitchd", "dpctl/dump-conntrack"); got != "" {
+		t.Fatalf("conntrack after a refused file: %q", got)
+	}
+	b, _ := os.ReadFile(logFile)
+	if !strings.Contains(string(b), "conntrack state refused: starting with empty conntrack tables") || !strings.Contains(string(b), "corrupt state file: checksum") {
+		t.Fatalf("log:\n%s", b)
+	}
+	if _, err := os.Stat(file + ".refused"); err != nil {
+		t.Fatalf("the refused file was not kept: %v", err)
 	}
 }
 

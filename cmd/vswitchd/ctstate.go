@@ -36,8 +36,9 @@ type ctRestore struct {
 // loadConntrackState reads Config.ConntrackState at start. The file is
 // consumed: it is removed once read, so that a later crash does not
 // bring back connections that ended since. A missing file is normal (a
-// first start, or after a crash); a refused one is left for inspection
-// and the daemon starts with empty tables.
+// first start, or after a crash); a refused one is renamed FILE.refused
+// for inspection (the next stop writes FILE afresh) and the daemon
+// starts with empty tables.
 func (d *Daemon) loadConntrackState() {
 	path := d.cfg.ConntrackState
 	if path == "" {
@@ -50,6 +51,9 @@ func (d *Daemon) loadConntrackState() {
 		return
 	case err != nil:
 		d.log.Warn("conntrack state refused: starting with empty conntrack tables", "file", path, "err", err)
+		if rerr := os.Rename(path, path+".refused"); rerr == nil {
+			d.log.Info("kept the refused conntrack state", "file", path+".refused")
+		}
 		return
 	}
 	if err := os.Remove(path); err != nil {
