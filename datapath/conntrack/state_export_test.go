@@ -167,3 +167,37 @@ func FuzzImportState(f *testing.F) {
 		tr.Sweep(1<<62, 1000)
 	})
 }
+
+// TestExportImportWhilePacketsRun exports and imports (dpctl/ct-save and
+// ct-restore at run time) while another goroutine commits and updates
+// connections; run under -race.
+func TestExportImportWhilePacketsRun(t *testing.T) {
+	tr, _ := newTracker(t)
+	frames := make([][]byte, 64)
+	for i := range frames {
+		frames[i] = udp4(t, cA, cB, uint16(2000+i), 53)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for r := range 50 {
+			for i, f := range frames {
+				if (i+r)%7 == 0 {
+					tr.FlushZone(1)
+				}
+				run(t, tr, "ct(commit,zone=1)", bytes.Clone(f))
+			}
+		}
+	}()
+	for range 50 {
+		st := tr.ExportState()
+		if _, err := tr.ImportState(st, 0); err != nil {
+			t.Error(err)
+			break
+		}
+	}
+	<-done
+	if _, err := New(Config{}).ImportState(tr.ExportState(), 0); err != nil {
+		t.Fatal(err)
+	}
+}
