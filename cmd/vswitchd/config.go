@@ -68,6 +68,9 @@ type Config struct {
 	// (control socket, db.sock, <bridge>.mgmt, <bridge>.snoop, punix:
 	// remotes); "" keeps the daemon's primary group. They are mode 0770.
 	SocketGroup string
+	// ConntrackState is a file the conntrack tables are saved to at a
+	// planned stop and restored from at start ("" for none; ctstate.go).
+	ConntrackState string
 }
 
 // defaultDir returns the Open vSwitch environment variable's value or a
@@ -147,6 +150,16 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 			cfg.Database = v.GetString("db")
 			cfg.MetricsAddress = v.GetString("metrics-address")
 			cfg.SocketGroup = v.GetString("socket-group")
+			cfg.ConntrackState = v.GetString("conntrack-state")
+			if cfg.ConntrackState != "" {
+				// --detach changes directory: keep a relative path the
+				// caller's.
+				abs, err := filepath.Abs(cfg.ConntrackState)
+				if err != nil {
+					return fmt.Errorf("--conntrack-state: %w", err)
+				}
+				cfg.ConntrackState = abs
+			}
 			if len(args) == 1 {
 				cfg.Database = args[0]
 			}
@@ -174,7 +187,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&configFile, "config", "", "configuration file (YAML, TOML or JSON) with keys rundir, dbdir, logdir, db, db-file, workers, metrics-address, socket-group")
+	f.StringVar(&configFile, "config", "", "configuration file (YAML, TOML or JSON) with keys rundir, dbdir, logdir, db, db-file, workers, metrics-address, socket-group, conntrack-state")
 	f.String("rundir", "", "directory for sockets and the pidfile (default $OVS_RUNDIR or /var/run/openvswitch)")
 	f.String("dbdir", "", "directory of the embedded database (default $OVS_DBDIR or /etc/openvswitch)")
 	f.String("logdir", "", "directory for the log file (default $OVS_LOGDIR or /var/log/openvswitch)")
@@ -183,6 +196,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.Int("workers", 1, "poll-mode workers (cores) per datapath")
 	f.String("metrics-address", "", "serve Prometheus metrics on http://HOST:PORT/metrics (default off)")
 	f.String("socket-group", "", "group (name or number) of the unix sockets, which are mode 0770 (default: the daemon's primary group)")
+	f.String("conntrack-state", "", "save the conntrack tables to this file at a planned stop (SIGTERM, exit) and restore them from it at start (default none)")
 	f.StringVar(&cfg.Pidfile, "pidfile", "default", "write a pidfile (default RUNDIR/PROGRAM.pid; \"none\" for none)")
 	f.Lookup("pidfile").NoOptDefVal = "default"
 	f.StringVar(&cfg.LogFile, "log-file", "", "also log to this file (default LOGDIR/PROGRAM.log)")
@@ -210,7 +224,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		f.String(n, "", "accepted for ovs-vswitchd compatibility; ignored")
 		f.Lookup(n).Hidden = true
 	}
-	for _, k := range []string{"rundir", "dbdir", "logdir", "db", "db-file", "workers", "metrics-address", "socket-group"} {
+	for _, k := range []string{"rundir", "dbdir", "logdir", "db", "db-file", "workers", "metrics-address", "socket-group", "conntrack-state"} {
 		_ = v.BindPFlag(k, f.Lookup(k))
 	}
 	v.SetEnvPrefix("GVS")

@@ -14,7 +14,7 @@ import (
 // conntrackCommands are Open vSwitch's dpctl/*conntrack* and dpctl/ct-*
 // commands, over the datapath's per-zone connection tracker.
 func (d *Daemon) conntrackCommands() []appctl.Command {
-	return []appctl.Command{
+	return append([]appctl.Command{
 		{Name: "dpctl/dump-conntrack", Usage: "[-m] [-s] [dp] [zone=N]", MaxArgs: 4, Run: d.cmdDumpConntrack},
 		{Name: "dpctl/flush-conntrack", Usage: "[dp] [zone=N] [ct-orig-tuple]", MaxArgs: 3, Run: d.cmdFlushConntrack},
 		{Name: "dpctl/ct-stats-show", Usage: "[dp] [zone=N] [verbose]", MaxArgs: 3, Run: d.cmdCtStatsShow},
@@ -38,7 +38,7 @@ func (d *Daemon) conntrackCommands() []appctl.Command {
 		{Name: "dpctl/ct-set-limits", Usage: "[dp] [default=L] [zone=N,limit=L]...", MaxArgs: appctl.Unlimited, Run: d.cmdCtSetLimits},
 		{Name: "dpctl/ct-del-limits", Usage: "[dp] zone=N1[,N2]...", MinArgs: 1, MaxArgs: 2, Run: d.cmdCtDelLimits},
 		{Name: "dpctl/ct-get-limits", Usage: "[dp] [zone=N1[,N2]...]", MaxArgs: 2, Run: d.cmdCtGetLimits},
-	}
+	}, d.ctStateCommands()...) // ctstate.go
 }
 
 // ctArgs splits off a leading datapath name (an argument without '=' that

@@ -78,6 +78,12 @@ type Daemon struct {
 	remotesPending bool
 	// warping is set while a time/warp waits (timecmds.go).
 	warping atomic.Bool
+	// ctRestore is the conntrack state read at start, applied to each
+	// datapath as it is created (ctstate.go); guarded by mu.
+	ctRestore *ctRestore
+	// started is set once Start succeeded: only then does Close save
+	// the conntrack state.
+	started bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -232,6 +238,7 @@ func Start(cfg *Config) (*Daemon, error) {
 	if err := d.sw.tnl.registerCommands(d.reg); err != nil {
 		return nil, err
 	}
+	d.loadConntrackState() // ctstate.go: before any datapath exists
 	if err := d.startBridges(); err != nil {
 		return nil, err
 	}
@@ -239,6 +246,7 @@ func Start(cfg *Config) (*Daemon, error) {
 		return nil, err
 	}
 	ok = true
+	d.started = true
 	return d, nil
 }
 
@@ -462,6 +470,7 @@ func (d *Daemon) Datapath(typ string) *dpnetdev.Datapath {
 	cfg.PutLog = d.logs.Logger("dpif")
 	dp := dpnetdev.New("ovs-"+typ, cfg)
 	dp.SetRestoreWait(d.restoreWait.Load())
+	d.restoreConntrackLocked(dp) // ctstate.go: before any port forwards
 	if typ == "dummy" {
 		// Open vSwitch's dummy datapath has its own internal port 0.
 		if dev, err := dummy.New(dummy.Config{Name: "ovs-dummy", Internal: true}); err == nil {
@@ -521,6 +530,7 @@ func (d *Daemon) Close() error {
 	if d.sw != nil && d.sw.tnl != nil {
 		d.sw.tnl.close()
 	}
+	d.saveConntrackAtStop() // ctstate.go
 	for _, dp := range d.datapaths() {
 		closeDatapath(dp)
 	}

@@ -110,6 +110,14 @@
 // and the global limit refuse commits (counted); the packet stays +new
 // without a connection, as in Open vSwitch.
 //
+// ExportState and ImportState (state.go) carry the table across a
+// restart of the daemon: every connection of every zone with both keys,
+// NAT, mark, label, TCP window state, helper and the time it has left,
+// and the pending helper expectations. The encoding is versioned
+// (StateVersion) and checked as a whole before anything is added; the
+// importing tracker's limits and timeout policies apply. The daemon
+// frames it in an internal/statefile section.
+//
 // Lock acquisition order (a goroutine holding a lock may take only locks
 // further down):
 //
