@@ -173,9 +173,9 @@ type failoverRun struct {
 }
 
 func (r failoverRun) String() string {
-	return fmt.Sprintf("ping %d/%d answered, outage %v, longest gap %v, BFD down after %v, TCP kept %v (%s), gateway %s, new connection from %s",
+	return fmt.Sprintf("ping %d/%d answered, outage %v, longest gap %v, BFD down after %v, TCP kept %v (%s), gateway %s, new connection from %s, zones flushed on gw2 %v",
 		r.received, r.sent, r.outage.Round(time.Millisecond), r.gap.Round(time.Millisecond), r.detect.Round(time.Millisecond),
-		r.tcpKept, r.tcpDetail, r.holder, r.newSNAT)
+		r.tcpKept, r.tcpDetail, r.holder, r.newSNAT, r.flushes)
 }
 
 var pingReply = regexp.MustCompile(`(?m)^\[(\d+\.\d+)\] \d+ bytes from .*icmp_seq=(\d+)`)
@@ -315,8 +315,9 @@ func (c *chassis) killSwitch(t *testing.T) {
 }
 
 // checkFailover asserts what every failover must achieve: the backup
-// gateway took over, new connections leave through its SNAT, and the ping
-// stream came back.
+// gateway took over, new connections leave through its SNAT, the ping
+// stream came back, and the backup flushed the gateway port's conntrack
+// zone and no other.
 func checkFailover(t *testing.T, r failoverRun) {
 	t.Helper()
 	t.Log(r)
@@ -328,6 +329,16 @@ func checkFailover(t *testing.T, r failoverRun) {
 	}
 	if r.received == 0 || r.sent-r.received > r.sent/4 {
 		t.Errorf("the ping stream did not come back: %d of %d answered", r.received, r.sent)
+	}
+	// Taking the gateway port over, gw2's ovn-controller flushes its
+	// zone (NXT_CT_FLUSH_ZONE for cr-lr0-public); no other zone goes.
+	if len(r.flushes) == 0 {
+		t.Errorf("gw2 flushed no conntrack zone when it took the gateway port over")
+	}
+	for _, z := range r.flushes {
+		if !strings.HasSuffix(z, "=cr-lr0-public") {
+			t.Errorf("gw2 flushed zone %s, not the gateway port's", z)
+		}
 	}
 }
 
@@ -344,7 +355,6 @@ func TestOVNGatewayFailoverWhenTheActiveSwitchDies(t *testing.T) {
 	if !bfdState("down").MatchString(ft.hv1.bfdStatus(t)) {
 		t.Errorf("hv1's BFD session to gw1 is not down:\n%s", ft.hv1.bfdStatus(t))
 	}
-	t.Logf("zones gw2 flushed after the fault: %v", r.flushes)
 }
 
 // TestOVNGatewayFailoverWhenTheTunnelLinkGoesDown: the same with gw1
