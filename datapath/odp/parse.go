@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -350,6 +351,27 @@ func (p *parser) userspace(int) (Action, error) {
 				return Action{}, err
 			}
 			u.Userdata = ud
+		case "slow_path":
+			// slow_path(REASON,...): the reasons' names, as Format prints them.
+			if err := p.expect("("); err != nil {
+				return Action{}, err
+			}
+			c := Cookie{Type: CookieSlowPath}
+			for p.peek() != ')' {
+				nstart := p.pos
+				i := slices.Index(slowPathNames, p.name())
+				if i < 0 {
+					return Action{}, p.errAt(nstart, "unknown slow_path reason")
+				}
+				c.SlowPathReason |= 1 << i
+				if p.peek() == ',' {
+					p.pos++
+				}
+			}
+			if err := p.expect(")"); err != nil {
+				return Action{}, err
+			}
+			u.Userdata = c.Marshal()
 		case "actions":
 			u.WithActions = true
 		case "tunnel_out_port":
