@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/gvs-project/gvs/ovsdb/bridge"
+	"github.com/gvs-project/gvs/ovsdb/model"
 )
 
 // A bridge's Ethernet address and datapath ID, chosen as Open vSwitch
@@ -31,39 +32,15 @@ import (
 // parse (a bridge configured without a database row) gives a random one.
 func defaultEA(uuid string) [6]byte {
 	var ea [6]byte
-	hex := make([]byte, 0, 16)
-	for i := 0; i < len(uuid) && len(hex) < 16; i++ {
-		if c := uuid[i]; c != '-' {
-			hex = append(hex, c)
-		}
-	}
-	var b [8]byte // the first two words, in the order the string writes them
-	ok := len(hex) == 16
-	for i := 0; ok && i < 8; i++ {
-		hi, ok1 := unhex(hex[2*i])
-		lo, ok2 := unhex(hex[2*i+1])
-		ok = ok1 && ok2
-		b[i] = hi<<4 | lo
-	}
-	if !ok {
+	u, err := model.ParseUUID(uuid)
+	if err != nil {
 		randomMAC(&ea)
 		return ea
 	}
-	ea = [6]byte{b[3], b[2], b[1], b[0], b[7], b[6]}
+	// The first two words, in the order the string writes them.
+	ea = [6]byte{u[3], u[2], u[1], u[0], u[7], u[6]}
 	ea[0] = ea[0]&^1 | 2
 	return ea
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 // universalMAC reports whether a port's MAC may represent the bridge:
