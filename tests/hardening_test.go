@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/sockprobe"
 )
 
 // The hostile and careless clients of issue 23, each against a running
@@ -106,27 +107,11 @@ func shortTempDir(t *testing.T) string {
 // back within wait, then "<EOF>" if the peer closed or "<open>".
 func rawExchange(t *testing.T, sock string, data []byte, wait time.Duration) string {
 	t.Helper()
-	c, err := net.Dial("unix", sock)
+	out, err := sockprobe.Exchange(sock, data, wait)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	go c.Write(data)
-	var out bytes.Buffer
-	buf := make([]byte, 64<<10)
-	deadline := time.Now().Add(wait)
-	for {
-		c.SetReadDeadline(deadline)
-		n, err := c.Read(buf)
-		out.Write(buf[:n])
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				return out.String() + "<open>"
-			}
-			return out.String() + "<EOF>"
-		}
-	}
+	return out
 }
 
 // memoryShow reads heap-bytes, ovsdb-backlog and

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/sockprobe"
 	"github.com/gvs-project/gvs/ovsdb/storage"
 )
 
@@ -22,29 +23,11 @@ import (
 // or "<open>" if it did not.
 func rawProbe(t *testing.T, sock string, data []byte, wait time.Duration) string {
 	t.Helper()
-	c, err := net.Dial("unix", sock)
+	out, err := sockprobe.Exchange(sock, data, wait)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	if _, err := c.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	buf := make([]byte, 64<<10)
-	deadline := time.Now().Add(wait)
-	for {
-		c.SetReadDeadline(deadline)
-		n, err := c.Read(buf)
-		out.Write(buf[:n])
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				return out.String() + "<open>"
-			}
-			return out.String() + "<EOF>"
-		}
-	}
+	return out
 }
 
 // TestHostileStringsAndFramingAsOvsdbServer sends, on raw sockets, the
