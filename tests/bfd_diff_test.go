@@ -251,6 +251,42 @@ func bfdScenario() []bfdStep {
 	return s
 }
 
+// diffBFDScenario runs scenario on Open vSwitch 3.1 and on gvs (at
+// once when concurrent: the real-time scenarios take as long once as
+// twice) and requires the same output at every step, after normalize
+// when given. It returns gvs's ovs-vsctl/ovs-appctl environment.
+func diffBFDScenario(t *testing.T, scenario func() []bfdStep, concurrent bool, normalize func(string) string) []string {
+	t.Helper()
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, _ := startOpenVSwitch(t)
+	_, gvsEnv := startDaemon(t)
+	var want, got []string
+	if concurrent {
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); want = runBFDSteps(ovsEnv, "ovs-vswitchd", scenario()) }()
+		go func() { defer wg.Done(); got = runBFDSteps(gvsEnv, "gvs-vswitchd", scenario()) }()
+		wg.Wait()
+	} else {
+		want = runBFDSteps(ovsEnv, "ovs-vswitchd", scenario())
+		got = runBFDSteps(gvsEnv, "gvs-vswitchd", scenario())
+	}
+	if testing.Verbose() {
+		t.Log(strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if normalize != nil {
+			want[i], got[i] = normalize(want[i]), normalize(got[i])
+		}
+		if got[i] != want[i] {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+	return gvsEnv
+}
+
 // TestBFDLikeOpenVSwitch runs the same BFD scenario on Open vSwitch 3.1
 // and gvs at once (real time, 100 ms intervals) and requires the same
 // bfd/show (without times and discriminators), bfd_status, fast-failover
@@ -259,25 +295,7 @@ func TestBFDLikeOpenVSwitch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs BFD sessions in real time for 20 s")
 	}
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	ovsEnv, _ := startOpenVSwitch(t)
-	_, gvsEnv := startDaemon(t)
-	var want, got []string
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); want = runBFDSteps(ovsEnv, "ovs-vswitchd", bfdScenario()) }()
-	go func() { defer wg.Done(); got = runBFDSteps(gvsEnv, "gvs-vswitchd", bfdScenario()) }()
-	wg.Wait()
-	if testing.Verbose() {
-		t.Log(strings.Join(got, "\n"))
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
-		}
-	}
+	diffBFDScenario(t, bfdScenario, true, nil)
 }
 
 // bfdFrame is a control packet as a peer at 169.254.1.0 sends it to the
@@ -383,29 +401,7 @@ func bfdBadInputScenario() []bfdStep {
 
 // TestBFDBadInputLikeOpenVSwitch: bfdBadInputScenario on both switches.
 func TestBFDBadInputLikeOpenVSwitch(t *testing.T) {
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	ovsEnv, _ := startOpenVSwitch(t)
-	_, gvsEnv := startDaemon(t)
-	var want, got []string
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); want = runBFDSteps(ovsEnv, "ovs-vswitchd", bfdBadInputScenario()) }()
-	go func() { defer wg.Done(); got = runBFDSteps(gvsEnv, "gvs-vswitchd", bfdBadInputScenario()) }()
-	wg.Wait()
-	if testing.Verbose() {
-		t.Log(strings.Join(got, "\n"))
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
-		}
-	}
-	// gvs also counts what it dropped: the ten malformed packets.
-	if n := strings.TrimSpace(run(t, gvsEnv, "ovs-appctl", "-t", "gvs-vswitchd", "coverage/read-counter", "bfd_rx_drop")); n != "10" {
-		t.Errorf("bfd_rx_drop = %s, want 10", n)
-	}
+	gvsEnv := diffBFDScenario(t, bfdBadInputScenario, true, nil)
 	// gvs also counts what it dropped: the ten malformed packets.
 	if n := strings.TrimSpace(run(t, gvsEnv, "ovs-appctl", "-t", "gvs-vswitchd", "coverage/read-counter", "bfd_rx_drop")); n != "10" {
 		t.Errorf("bfd_rx_drop = %s, want 10", n)
@@ -473,22 +469,7 @@ func bfdTraceVerdict(step string) string {
 // TestBFDOnTunnelPortsLikeOpenVSwitch: in bfdTunnelScenario gvs takes
 // the same packets as Open vSwitch for BFD, with the same megaflows.
 func TestBFDOnTunnelPortsLikeOpenVSwitch(t *testing.T) {
-	for _, bin := range []string{"ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	ovsEnv, _ := startOpenVSwitch(t)
-	_, gvsEnv := startDaemon(t)
-	want := runBFDSteps(ovsEnv, "ovs-vswitchd", bfdTunnelScenario())
-	got := runBFDSteps(gvsEnv, "gvs-vswitchd", bfdTunnelScenario())
-	if testing.Verbose() {
-		t.Log(strings.Join(got, "\n"))
-	}
-	for i := range want {
-		want[i], got[i] = bfdTraceVerdict(want[i]), bfdTraceVerdict(got[i])
-		if got[i] != want[i] {
-			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
-		}
-	}
+	diffBFDScenario(t, bfdTunnelScenario, false, bfdTraceVerdict)
 }
 
 // bfdThroughSwitchScenario is bfd.at's "Verify tunnel down detection":
@@ -529,23 +510,5 @@ func TestBFDThroughABridgeLikeOpenVSwitch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs BFD sessions in real time for 11 s")
 	}
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	ovsEnv, _ := startOpenVSwitch(t)
-	_, gvsEnv := startDaemon(t)
-	var want, got []string
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); want = runBFDSteps(ovsEnv, "ovs-vswitchd", bfdThroughSwitchScenario()) }()
-	go func() { defer wg.Done(); got = runBFDSteps(gvsEnv, "gvs-vswitchd", bfdThroughSwitchScenario()) }()
-	wg.Wait()
-	if testing.Verbose() {
-		t.Log(strings.Join(got, "\n"))
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
-		}
-	}
+	diffBFDScenario(t, bfdThroughSwitchScenario, true, nil)
 }
