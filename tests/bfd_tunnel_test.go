@@ -2,7 +2,6 @@ package tests
 
 import (
 	"encoding/hex"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,23 +17,10 @@ import (
 // chassis).
 func startBFDTunnelEnd(t *testing.T, start chassisSwitch, underlay, local, remote, typ string, opts ...string) *bfdEnd {
 	t.Helper()
-	ns := nstest.Netns(t)
-	dir := t.TempDir()
-	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
-	target := start(t, ns, dir, env)
-	waitFor(t, "switch database", func() bool {
-		_, err := os.Stat(filepath.Join(dir, "db.sock"))
-		return err == nil
-	})
-	in := func(args ...string) { nstest.InNetns(t, ns, args...) }
+	node := startSwitchNode(t, start)
+	node.underlay(t, underlay, "", local+"/24")
+	env, ns, dir, target := node.env, node.ns, node.dir, node.target
 	vsctl := func(args ...string) { run(t, env, append([]string{"ovs-vsctl", "--timeout=30"}, args...)...) }
-	nstest.Run(t, "ip", "link", "set", underlay, "netns", ns)
-	in("ip", "link", "set", "lo", "up")
-	in("sysctl", "-qw", "net.ipv4.conf."+underlay+".arp_ignore=1")
-	in("ip", "link", "set", underlay, "up")
-	vsctl("add-br", "br-phy", "--", "set", "bridge", "br-phy", "datapath_type=netdev", "--", "add-port", "br-phy", underlay)
-	in("ip", "addr", "add", local+"/24", "dev", "br-phy")
-	in("ip", "link", "set", "br-phy", "up")
 	vsctl(append([]string{"add-br", "br-int", "--", "set", "bridge", "br-int", "datapath_type=netdev", "fail-mode=secure",
 		"--", "add-port", "br-int", "t1", "--", "set", "interface", "t1", "type=" + typ, "options:remote_ip=" + remote, "options:key=flow",
 		"ofport_request=1", "bfd:enable=true", "bfd:min_rx=300", "bfd:min_tx=300"}, opts...)...)

@@ -29,14 +29,8 @@ type bfdEnd struct {
 // make the sessions flap).
 func startBFDEnd(t *testing.T, start chassisSwitch, port string) *bfdEnd {
 	t.Helper()
-	ns := nstest.Netns(t)
-	dir := t.TempDir()
-	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
-	target := start(t, ns, dir, env)
-	waitFor(t, "switch database", func() bool {
-		_, err := os.Stat(filepath.Join(dir, "db.sock"))
-		return err == nil
-	})
+	node := startSwitchNode(t, start)
+	env, ns, dir, target := node.env, node.ns, node.dir, node.target
 	nstest.Run(t, "ip", "link", "set", port, "netns", ns)
 	nstest.InNetns(t, ns, "ip", "link", "set", port, "up")
 	nstest.InNetns(t, ns, "ip", "link", "set", "lo", "up")

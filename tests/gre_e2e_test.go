@@ -1,9 +1,7 @@
 package tests
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,29 +23,14 @@ type greEnd struct {
 // the VM address vmIP/24.
 func startGREEnd(t *testing.T, start chassisSwitch, underlay, local, remote, typ string, opts []string, vmIP string) *greEnd {
 	t.Helper()
-	ns := nstest.Netns(t)
-	dir := t.TempDir()
-	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
-	start(t, ns, dir, env)
-	waitFor(t, "switch database", func() bool {
-		_, err := os.Stat(filepath.Join(dir, "db.sock"))
-		return err == nil
-	})
-	in := func(args ...string) { nstest.InNetns(t, ns, args...) }
-	vsctl := func(args ...string) { run(t, env, append([]string{"ovs-vsctl", "--timeout=30"}, args...)...) }
-	nstest.Run(t, "ip", "link", "set", underlay, "netns", ns)
-	in("ip", "link", "set", "lo", "up")
-	// The underlay link belongs to the switch: the namespace's own
-	// stack must not answer ARP for br-phy's address on it.
-	in("sysctl", "-qw", "net.ipv4.conf."+underlay+".arp_ignore=1")
-	in("ip", "link", "set", underlay, "up")
-	vsctl("add-br", "br-phy", "--", "set", "bridge", "br-phy", "datapath_type=netdev", "--", "add-port", "br-phy", underlay)
+	node := startSwitchNode(t, start)
+	prefix := "/24"
 	if strings.Contains(local, ":") {
-		in("ip", "addr", "add", local+"/64", "dev", "br-phy", "nodad")
-	} else {
-		in("ip", "addr", "add", local+"/24", "dev", "br-phy")
+		prefix = "/64"
 	}
-	in("ip", "link", "set", "br-phy", "up")
+	node.underlay(t, underlay, "", local+prefix)
+	env := node.env
+	vsctl := func(args ...string) { run(t, env, append([]string{"ovs-vsctl", "--timeout=30"}, args...)...) }
 	vm := "vm" + nstest.Suffix()[:6]
 	vsctl(append([]string{"add-br", "br-int", "--", "set", "bridge", "br-int", "datapath_type=netdev",
 		"--", "add-port", "br-int", "t1", "--", "set", "interface", "t1", "type=" + typ, "options:remote_ip=" + remote, "ofport_request=1"},
@@ -58,7 +41,7 @@ func startGREEnd(t *testing.T, start chassisSwitch, underlay, local, remote, typ
 	run(t, env, "ovs-ofctl", "--timeout=30", "add-flow", "br-int", "in_port=1,actions=2")
 	run(t, env, "ovs-ofctl", "--timeout=30", "add-flow", "br-int", "in_port=2,actions=1")
 	vmNS := nstest.Netns(t)
-	in("ip", "link", "set", vm, "netns", vmNS)
+	nstest.InNetns(t, node.ns, "ip", "link", "set", vm, "netns", vmNS)
 	ex := func(args ...string) { nstest.InNetns(t, vmNS, args...) }
 	ex("ip", "link", "set", vm, "mtu", "1400")
 	ex("ip", "addr", "add", vmIP+"/24", "dev", vm)

@@ -75,38 +75,57 @@ func ovsChassis(t *testing.T, ns, dir string, env []string) string {
 	return "ovs-vswitchd"
 }
 
-// startChassis runs gvs-vswitchd in a new namespace, gives br-phy the
-// tunnel address ip/24 and the underlay link (already in the namespace),
-// and starts ovn-controller for it.
-func startChassis(t *testing.T, o *ovnCluster, start chassisSwitch, name, ip, underlay, srcNS string) *chassis {
+// startSwitchNode starts a switch daemon with start in a new network
+// namespace, its files in a new directory, and waits for its database.
+func startSwitchNode(t *testing.T, start chassisSwitch) *chassis {
 	t.Helper()
 	ns := nstest.Netns(t)
 	dir := t.TempDir()
 	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
 	target := start(t, ns, dir, env)
-	waitFor(t, name+" switch database", func() bool {
+	waitFor(t, ns+" switch database", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "db.sock"))
 		return err == nil
 	})
-	c := &chassis{ns: ns, dir: dir, env: env, target: target}
-	in := func(args ...string) { nstest.InNetns(t, ns, args...) }
+	return &chassis{ns: ns, dir: dir, env: env, target: target}
+}
+
+// underlay moves link (from namespace srcNS, "" for this one) into the
+// node's namespace as the port of a netdev bridge br-phy, whose local
+// port gets the tunnel endpoint cidr (an IPv6 one without DAD).
+func (c *chassis) underlay(t *testing.T, link, srcNS, cidr string) {
+	t.Helper()
+	in := func(args ...string) { nstest.InNetns(t, c.ns, args...) }
 	if srcNS == "" {
-		nstest.Run(t, "ip", "link", "set", underlay, "netns", ns)
+		nstest.Run(t, "ip", "link", "set", link, "netns", c.ns)
 	} else {
-		nstest.InNetns(t, srcNS, "ip", "link", "set", underlay, "netns", ns)
+		nstest.InNetns(t, srcNS, "ip", "link", "set", link, "netns", c.ns)
 	}
 	in("ip", "link", "set", "lo", "up")
 	// The underlay link is the switch's port, not an interface of the
 	// host's stack: without this the namespace's kernel would also answer
 	// ARP for the tunnel address on it, with the veth's own MAC, racing
 	// the answer from br-phy (whichever the peer snoops last wins).
-	in("sysctl", "-qw", "net.ipv4.conf."+underlay+".arp_ignore=1")
-	in("ip", "link", "set", underlay, "up")
-	run(t, env, "ovs-vsctl", "--timeout=30", "add-br", "br-phy", "--", "set", "bridge", "br-phy", "datapath_type=netdev",
-		"--", "add-port", "br-phy", underlay)
-	in("ip", "addr", "add", ip+"/24", "dev", "br-phy")
+	in("sysctl", "-qw", "net.ipv4.conf."+link+".arp_ignore=1")
+	in("ip", "link", "set", link, "up")
+	run(t, c.env, "ovs-vsctl", "--timeout=30", "add-br", "br-phy", "--", "set", "bridge", "br-phy", "datapath_type=netdev",
+		"--", "add-port", "br-phy", link)
+	if strings.Contains(cidr, ":") {
+		in("ip", "addr", "add", cidr, "dev", "br-phy", "nodad")
+	} else {
+		in("ip", "addr", "add", cidr, "dev", "br-phy")
+	}
 	in("ip", "link", "set", "br-phy", "up")
-	o.startController(env, name, ip, "netdev", "controller-"+name)
+}
+
+// startChassis runs a switch started by start in a new namespace, gives
+// br-phy the tunnel address ip/24 and the underlay link, and starts
+// ovn-controller for it.
+func startChassis(t *testing.T, o *ovnCluster, start chassisSwitch, name, ip, underlay, srcNS string) *chassis {
+	t.Helper()
+	c := startSwitchNode(t, start)
+	c.underlay(t, underlay, srcNS, ip+"/24")
+	o.startController(c.env, name, ip, "netdev", "controller-"+name)
 	return c
 }
 
