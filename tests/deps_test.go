@@ -20,6 +20,8 @@ type badDep struct {
 var badDeps = []badDep{
 	{"datapath", "ofproto", "the datapath knows flow keys and its own actions, nothing of OpenFlow (dpif is a hard boundary)"},
 	{"datapath", "ovsdb", "the datapath is configured through its Go API, never from the database"},
+	{"internal/syserr", "ovsdb", "strerror's wording imports nothing of gvs"},
+	{"internal/syserr", "ofproto", "strerror's wording imports nothing of gvs"},
 	{"internal/sockprobe", "ovsdb", "a raw-socket test aid imports nothing of gvs"},
 	{"internal/sockprobe", "cmd", "a raw-socket test aid imports nothing of gvs"},
 	{"internal/ovshash", "datapath", "Open vSwitch's hash functions import nothing of gvs"},

@@ -9,10 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/syserr"
 	"github.com/gvs-project/gvs/ovsdb/jsonrpc"
 )
 
@@ -43,19 +42,7 @@ func (e *TargetError) Unwrap() error { return e.Err }
 
 // Strerror renders an error the way C's strerror does for errno values
 // ("No such file or directory"), so messages match Open vSwitch's tools.
-func Strerror(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		s := errno.Error()
-		if s != "" {
-			return strings.ToUpper(s[:1]) + s[1:]
-		}
-	}
-	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
-		return "Connection timed out"
-	}
-	return err.Error()
-}
+func Strerror(err error) string { return syserr.ClientText(err) }
 
 // ResolveTarget maps an ovs-appctl target to a socket path: an absolute
 // path is used as is; a name is looked up through <rundir>/NAME.pid as

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/gvs-project/gvs/internal/syserr"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"io"
 	"net"
@@ -44,21 +45,6 @@ func rundir() string {
 		return d
 	}
 	return "/var/run/openvswitch"
-}
-
-// strerror spells a system error as C's strerror does.
-func strerror(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		s := errno.Error()
-		if s != "" {
-			return strings.ToUpper(s[:1]) + s[1:]
-		}
-	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return "Connection timed out"
-	}
-	return err.Error()
 }
 
 // open connects to name as ovs-ofctl's open_vconn does: "unix:PATH" or
@@ -103,7 +89,7 @@ func (e *env) openAt(name, suffix string) (*vconn, error) {
 			return nil, fmt.Errorf("connecting to %s (Address family not supported by protocol)", name)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("connecting to %s (%s)", name, strerror(err))
+			return nil, fmt.Errorf("connecting to %s (%s)", name, syserr.ClientText(err))
 		}
 	} else {
 		for _, path := range []string{name, filepath.Join(rundir(), name+suffix)} {
@@ -113,7 +99,7 @@ func (e *env) openAt(name, suffix string) (*vconn, error) {
 				break
 			}
 			if !errors.Is(err, syscall.ENOENT) {
-				return nil, fmt.Errorf("%s: failed to open socket (%s)", path, strerror(err))
+				return nil, fmt.Errorf("%s: failed to open socket (%s)", path, syserr.ClientText(err))
 			}
 		}
 		if nc == nil {
@@ -128,9 +114,9 @@ func (e *env) openAt(name, suffix string) (*vconn, error) {
 			if path, ok := strings.CutPrefix(vname, "unix:"); ok && vname != name {
 				// A socket that closes at once (a snoop socket without
 				// a controller) fails ovs-ofctl's vconn_open.
-				return nil, fmt.Errorf("%s: failed to open socket (%s)", path, strerror(se.err))
+				return nil, fmt.Errorf("%s: failed to open socket (%s)", path, syserr.ClientText(se.err))
 			}
-			err = errors.New(strerror(se.err))
+			err = errors.New(syserr.ClientText(se.err))
 		}
 		return nil, fmt.Errorf("%s: failed to connect to socket (%s)", name, err)
 	}
@@ -225,7 +211,7 @@ func (c *vconn) recvRaw() (*ofp.Msg, []byte, error) {
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
 				return nil, nil, errors.New("End of file")
 			}
-			return nil, nil, errors.New(strerror(err))
+			return nil, nil, errors.New(syserr.ClientText(err))
 		}
 		n := int(binary.BigEndian.Uint16(hdr[2:]))
 		if n < 8 {

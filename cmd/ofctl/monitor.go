@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/syserr"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
@@ -235,7 +236,7 @@ func (c *vconn) monitor(replyEcho, resume bool) error {
 		case *ofp.EchoRequest:
 			if replyEcho {
 				if err := c.send(m.Version, m.XID, &ofp.EchoReply{Data: body.Data}); err != nil {
-					return fmt.Errorf("failed to send echo reply (%s)", strerror(err))
+					return fmt.Errorf("failed to send echo reply (%s)", syserr.ClientText(err))
 				}
 			}
 		case *ofp.PacketIn:
@@ -257,7 +258,7 @@ func (c *vconn) monitor(replyEcho, resume bool) error {
 					return err
 				}
 				if err := c.sendRaw(b); err != nil {
-					return fmt.Errorf("failed to send packet to switch (%s)", strerror(err))
+					return fmt.Errorf("failed to send packet to switch (%s)", syserr.ClientText(err))
 				}
 			}
 		}
@@ -278,7 +279,7 @@ func recvError(err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		return errors.New("vconn_recv (End of file)")
 	}
-	return fmt.Errorf("vconn_recv (%s)", strerror(err))
+	return fmt.Errorf("vconn_recv (%s)", syserr.ClientText(err))
 }
 
 // FormatMessage is Open vSwitch's ofp_to_string: message b as ovs-ofctl

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gvs-project/gvs/internal/syserr"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
@@ -170,7 +171,7 @@ func (s *monitorState) sendBarrier() (string, string) {
 		s.mu.Lock()
 		s.barrier = nil
 		s.mu.Unlock()
-		return "", strerror(err)
+		return "", syserr.ClientText(err)
 	}
 	return <-done, ""
 }
@@ -203,7 +204,7 @@ func (s *monitorState) sendHex(params []string) (string, string) {
 		s.out.Flush()
 		s.mu.Unlock()
 		if err := s.c.sendRaw(b); err != nil {
-			fmt.Fprintf(&reply, "%s\n", strerror(err))
+			fmt.Fprintf(&reply, "%s\n", syserr.ClientText(err))
 			ok = false
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gvs-project/gvs/internal/syserr"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/ofptext"
@@ -120,7 +121,7 @@ func atoi(s string) int64 {
 func (c *vconn) watch(fm ofp.FlowMonitor) error {
 	xid := c.e.nextXID()
 	if err := c.send(c.version, xid, &ofp.FlowMonitorRequest{Monitors: []ofp.FlowMonitor{fm}}); err != nil {
-		return fmt.Errorf("talking to %s (%s)", c.name, strerror(err))
+		return fmt.Errorf("talking to %s (%s)", c.name, syserr.ClientText(err))
 	}
 	out := bufio.NewWriter(c.e.stdout)
 	defer out.Flush()

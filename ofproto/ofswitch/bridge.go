@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/gvs-project/gvs/datapath/meter"
+	"github.com/gvs-project/gvs/internal/syserr"
 	"net"
 	"path/filepath"
 	"sync"
@@ -475,7 +476,7 @@ func (b *Bridge) startController(target string) context.CancelFunc {
 		},
 		OnError: func(err error) {
 			st.failed(err)
-			b.cfg.Logf("%s<->%s: connection failed (%s)", b.cfg.Name, target, errnoText(err))
+			b.cfg.Logf("%s<->%s: connection failed (%s)", b.cfg.Name, target, syserr.Text(err))
 		}}
 	cl.Config.OnClose = func(s ofconn.Sender, _ error) {
 		b.conns.remove(s)

@@ -1,12 +1,11 @@
 package ofswitch
 
 import (
-	"errors"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/syserr"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 )
 
@@ -41,7 +40,7 @@ func (st *ctlState) connected(c ofconn.Sender) {
 func (st *ctlState) failed(err error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.lastError = errnoText(err)
+	st.lastError = syserr.Text(err)
 }
 
 func (st *ctlState) closed(s ofconn.Sender) {
@@ -54,19 +53,6 @@ func (st *ctlState) closed(s ofconn.Sender) {
 	if hub != nil {
 		hub.detach(s)
 	}
-}
-
-// errnoText is an error as Open vSwitch words it: the system error's
-// strerror text ("Connection refused"), else Go's message.
-func errnoText(err error) string {
-	var en syscall.Errno
-	if errors.As(err, &en) {
-		s := en.Error()
-		if s != "" {
-			return string(s[0]-'a'+'A') + s[1:]
-		}
-	}
-	return err.Error()
 }
 
 // ControllerStatus is a controller connection's state for the Controller

@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"github.com/gvs-project/gvs/internal/syserr"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -61,19 +62,7 @@ func lock(path string) (*os.File, error) {
 		f.Close()
 		// ovsdb-server: "I/O error: conf.db: failed to lock lockfile
 		// (Resource temporarily unavailable)".
-		return nil, fmt.Errorf("storage: %s: %w (%s)%s", path, ErrLocked, syscallText(err), holder)
+		return nil, fmt.Errorf("storage: %s: %w (%s)%s", path, ErrLocked, syserr.Text(err), holder)
 	}
 	return f, nil
-}
-
-// syscallText is strerror's wording ("Resource temporarily unavailable").
-func syscallText(err error) string {
-	var en syscall.Errno
-	if errors.As(err, &en) {
-		s := en.Error()
-		if s != "" {
-			return string(s[0]-'a'+'A') + s[1:]
-		}
-	}
-	return err.Error()
 }
