@@ -386,15 +386,14 @@ func formatCT(sb *strings.Builder, ct *ofp.CT, v uint8) {
 	case ct.ZoneImm != 0:
 		parts = append(parts, "zone="+strconv.Itoa(int(ct.ZoneImm)))
 	}
-	var exec []ofp.Action
-	for i := range ct.Actions {
-		if ct.Actions[i].Type == ofp.ActNAT {
-			var nb strings.Builder
-			formatNAT(&nb, ct.Actions[i].NAT)
-			parts = append(parts, nb.String())
-		} else {
-			exec = append(exec, ct.Actions[i])
-		}
+	// A nat() that is the first nested action prints outside exec(), as
+	// Open vSwitch's format_CT; any other stays in the list.
+	exec := ct.Actions
+	if len(exec) > 0 && exec[0].Type == ofp.ActNAT {
+		var nb strings.Builder
+		formatNAT(&nb, exec[0].NAT)
+		parts = append(parts, nb.String())
+		exec = exec[1:]
 	}
 	if len(exec) > 0 {
 		var in strings.Builder

@@ -104,7 +104,8 @@ func (b *Bridge) Trace(in TraceInput) string {
 		rfl := *ev.Flow
 		rfl.Key.RecircID = ev.RecircID
 		rfl.Key.CtZone = ev.Ct.Zone
-		rfl.Key.CtMark, rfl.Key.CtLabel = 0, [16]byte{}
+		// ct_mark and ct_label are the flow's at the freeze, with the
+		// nested actions' writes (xlate), as Open vSwitch's recirc node.
 		clearCtTuple(&rfl.Key)
 		sb.WriteString("\n\n" + strings.Repeat("=", 79) + "\n")
 		if len(ctNext) > 0 {

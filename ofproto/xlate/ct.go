@@ -1,6 +1,7 @@
 package xlate
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -58,6 +59,11 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 	var nat string
 	for i := range ct.Actions {
 		a := &ct.Actions[i]
+		// Open vSwitch runs the nested actions through its translator,
+		// so its trace lists each at the ct action's indent.
+		if c.in.Trace != nil {
+			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.ind, Action: a})
+		}
 		switch {
 		case a.Type == ofp.ActSetField && a.Field != nil && a.Field.Name == "ct_mark":
 			mark.add(a.Value, a.Mask)
@@ -126,10 +132,19 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 			return
 		}
 		id := c.x.Recirc.ID(fz)
-		c.trace("recirc(%#x): resume at table %d", id, ct.Table)
+		c.trace("A clone of the packet is forked to recirculate. The forked pipeline will be resumed at table %d.", ct.Table)
 		c.emit(odp.Recirc(id))
 		if c.in.Trace != nil {
+			// The traced resumption sees the mark and label the nested
+			// actions set, as Open vSwitch's, which ran them on the flow.
 			fl := c.flow
+			if mark.v != nil {
+				m, v := binary.BigEndian.Uint32(mark.m), binary.BigEndian.Uint32(mark.v)
+				fl.Key.CtMark = fl.Key.CtMark&^m | v&m
+			}
+			for i := range min(len(label.v), len(fl.Key.CtLabel)) {
+				fl.Key.CtLabel[i] = fl.Key.CtLabel[i]&^label.m[i] | label.v[i]&label.m[i]
+			}
 			c.in.Trace(&TraceEvent{Kind: TraceRecirc, Indent: c.ind, Flow: &fl, RecircID: id, Ct: acts[0].Ct})
 		}
 	}
@@ -137,6 +152,7 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 	// rest of this one sees an untracked packet (Open vSwitch clears the
 	// ct fields and its conntracked flag here, recirculation or not).
 	clearCt(&c.flow.Key)
+	c.trace("Sets the packet to an untracked state, and clears all the conntrack fields.")
 	c.conntracked = false
 }
 
