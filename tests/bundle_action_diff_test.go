@@ -79,7 +79,24 @@ func bundleSteps() []ofStep {
 			}
 		}
 	}
-	return s
+	// Real packets: multipath picks one of three links (table 1 sends
+	// each to a port), then bundle(hrw) over live members; the megaflows
+	// (hash fields exact) are Open vSwitch's.
+	s = append(s, ofctl("del-flows", "br0"), appctl("dpctl/del-flows"),
+		ofctl("mod-port", "br0", "p1", "up"), ofctl("mod-port", "br0", "p2", "up"), ofctl("mod-port", "br0", "p3", "up"),
+		ofctl("add-flow", "br0", "in_port=1,actions=multipath(symmetric_l3l4+udp,7,hash_threshold,3,0,NXM_NX_REG0[0..1]),resubmit(,1)"),
+		ofctl("add-flow", "br0", "table=1,reg0=0,actions=output:2"),
+		ofctl("add-flow", "br0", "table=1,reg0=1,actions=output:3"),
+		ofctl("add-flow", "br0", "table=1,reg0=2,actions=output:LOCAL"),
+		ofctl("add-flow", "br0", "in_port=2,actions=bundle(symmetric_l4,60,hrw,ofport,members:1,3)"))
+	for i := 0; i < 6; i++ {
+		for _, port := range []string{"1", "2"} {
+			s = append(s, appctl("netdev-dummy/receive", "p"+port, fmt.Sprintf(
+				"in_port(%s),eth(src=50:54:00:00:00:0%d,dst=50:54:00:00:00:09),eth_type(0x0800),ipv4(src=10.0.%d.1,dst=10.0.0.2,proto=17,tos=0,ttl=64,frag=no),udp(src=%d,dst=53)",
+				port, i, i, 1000+i)))
+		}
+	}
+	return append(s, appctl("dpctl/dump-flows"))
 }
 
 // TestBundleAndMultipathLikeOpenVSwitch: the bundle, bundle_load and
