@@ -24,30 +24,25 @@ import (
 //     symmetrically (flow_hash_symmetric_l2).
 func hash5(p *packet.Packet, alg HashAlg, basis uint32) uint32 {
 	if alg == HashL4 {
-		return hashFinish(hashAdd(hashAdd(tnl.PacketHash(p), 0), basis), 8)
+		return ovshash.Finish(ovshash.Add(ovshash.Add(tnl.PacketHash(p), 0), basis), 8)
 	}
 	var k flow.Key
 	flow.Extract(p, &k)
 	h := basis
 	switch k.EthType {
 	case flow.EthTypeIPv4:
-		h = hashAdd(h, bits.ReverseBytes32(k.NwSrc^k.NwDst))
+		h = ovshash.Add(h, bits.ReverseBytes32(k.NwSrc^k.NwDst))
 	case flow.EthTypeIPv6:
 		for i := 0; i < 16; i += 8 {
 			x := binary.LittleEndian.Uint64(k.IPv6Src[i:]) ^ binary.LittleEndian.Uint64(k.IPv6Dst[i:])
-			h = hashAdd(hashAdd(h, uint32(x)), uint32(x>>32))
+			h = ovshash.Add(ovshash.Add(h, uint32(x)), uint32(x>>32))
 		}
 	default:
-		return symmetricL2(&k, basis)
+		return flow.SymmetricL2Hash(&k, basis)
 	}
-	h = hashAdd(h, uint32(k.NwProto))
+	h = ovshash.Add(h, uint32(k.NwProto))
 	if k.NwFrag&flow.FragMask == 0 && (k.NwProto == protoTCP || k.NwProto == protoSCTP) {
-		h = hashAdd(h, uint32(bits.ReverseBytes16(k.TpSrc^k.TpDst)))
+		h = ovshash.Add(h, uint32(bits.ReverseBytes16(k.TpSrc^k.TpDst)))
 	}
-	return hashFinish(h, basis)
+	return ovshash.Finish(h, basis)
 }
-
-func symmetricL2(k *flow.Key, basis uint32) uint32 { return flow.SymmetricL2Hash(k, basis) }
-
-func hashAdd(h, w uint32) uint32    { return ovshash.Add(h, w) }
-func hashFinish(h, n uint32) uint32 { return ovshash.Finish(h, n) }

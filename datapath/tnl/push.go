@@ -169,24 +169,19 @@ func Hash5Tuple(k *flow.Key) uint32 {
 	case flow.EthTypeIPv6:
 		for _, a := range [2]*[16]byte{&k.IPv6Src, &k.IPv6Dst} {
 			for i := 0; i < 16; i += 4 {
-				h = hashAdd(h, binary.LittleEndian.Uint32(a[i:]))
+				h = ovshash.Add(h, binary.LittleEndian.Uint32(a[i:]))
 			}
 		}
 	case flow.EthTypeIPv4, flow.EthTypeARP:
-		h = hashAdd(h, bits.ReverseBytes32(k.NwSrc))
-		h = hashAdd(h, bits.ReverseBytes32(k.NwDst))
+		h = ovshash.Add(h, bits.ReverseBytes32(k.NwSrc))
+		h = ovshash.Add(h, bits.ReverseBytes32(k.NwDst))
 	default:
-		return hashFinish(h, 42)
+		return ovshash.Finish(h, 42)
 	}
-	h = hashAdd(h, uint32(k.NwProto))
+	h = ovshash.Add(h, uint32(k.NwProto))
 	switch k.NwProto {
 	case flow.IPProtoTCP, flow.IPProtoUDP, flow.IPProtoSCTP, flow.IPProtoICMP, flow.IPProtoICMPv6:
-		h = hashAdd(h, uint32(bits.ReverseBytes16(k.TpSrc))|uint32(bits.ReverseBytes16(k.TpDst))<<16)
+		h = ovshash.Add(h, uint32(bits.ReverseBytes16(k.TpSrc))|uint32(bits.ReverseBytes16(k.TpDst))<<16)
 	}
-	return hashFinish(h, 42)
+	return ovshash.Finish(h, 42)
 }
-
-// hashAdd and hashFinish are Open vSwitch's hash_add and hash_finish (the
-// murmur3 round and finaliser).
-func hashAdd(h, w uint32) uint32    { return ovshash.Add(h, w) }
-func hashFinish(h, n uint32) uint32 { return ovshash.Finish(h, n) }
