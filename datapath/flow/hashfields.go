@@ -33,9 +33,9 @@ func FieldsHash(k *Key, f HashFields, basis uint16) uint32 {
 	case HashSymmetricL4:
 		return symmetricL4(k, b)
 	case HashSymmetricL3L4:
-		return symmetricL3L4(k, b, false)
+		return SymmetricL3L4Hash(k, b, false)
 	case HashSymmetricL3L4UDP:
-		return symmetricL3L4(k, b, true)
+		return SymmetricL3L4Hash(k, b, true)
 	case HashNwSrc, HashNwDst:
 		var v4 [4]byte
 		a4, a6 := k.NwSrc, k.IPv6Src
@@ -97,10 +97,11 @@ func symmetricL4(k *Key, basis uint32) uint32 {
 	return ovshash.JBytes(s[:], basis)
 }
 
-// symmetricL3L4 is flow_hash_symmetric_l3l4: murmur over the XOR of the
-// addresses, the protocol and, for unfragmented TCP and SCTP (and UDP
-// with udp), the XOR of the ports; other frames hash their L2 fields.
-func symmetricL3L4(k *Key, basis uint32, udp bool) uint32 {
+// SymmetricL3L4Hash is flow_hash_symmetric_l3l4: murmur over the XOR of
+// the addresses, the protocol and, for unfragmented TCP and SCTP (and UDP
+// with udp), the XOR of the ports; other frames hash their L2 fields. It
+// is also the datapath's hash(sym_l4) (udp false).
+func SymmetricL3L4Hash(k *Key, basis uint32, udp bool) uint32 {
 	h := basis
 	switch k.EthType {
 	case EthTypeIPv4:

@@ -1,9 +1,6 @@
 package odp
 
 import (
-	"encoding/binary"
-	"math/bits"
-
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/datapath/tnl"
@@ -28,21 +25,5 @@ func hash5(p *packet.Packet, alg HashAlg, basis uint32) uint32 {
 	}
 	var k flow.Key
 	flow.Extract(p, &k)
-	h := basis
-	switch k.EthType {
-	case flow.EthTypeIPv4:
-		h = ovshash.Add(h, bits.ReverseBytes32(k.NwSrc^k.NwDst))
-	case flow.EthTypeIPv6:
-		for i := 0; i < 16; i += 8 {
-			x := binary.LittleEndian.Uint64(k.IPv6Src[i:]) ^ binary.LittleEndian.Uint64(k.IPv6Dst[i:])
-			h = ovshash.Add(ovshash.Add(h, uint32(x)), uint32(x>>32))
-		}
-	default:
-		return flow.SymmetricL2Hash(&k, basis)
-	}
-	h = ovshash.Add(h, uint32(k.NwProto))
-	if k.NwFrag&flow.FragMask == 0 && (k.NwProto == protoTCP || k.NwProto == protoSCTP) {
-		h = ovshash.Add(h, uint32(bits.ReverseBytes16(k.TpSrc^k.TpDst)))
-	}
-	return ovshash.Finish(h, basis)
+	return flow.SymmetricL3L4Hash(&k, basis, false)
 }
