@@ -15,6 +15,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/netdev/vport"
 	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/datapath/tnl"
 )
 
@@ -154,7 +155,7 @@ func TestTunnelPopMissUpcallsWithTheTunnelKey(t *testing.T) {
 			t.Errorf("upcall key:\n got %s\nwant it to contain %s", got, want)
 		}
 	}
-	if k.RecircID != 0 || k.InPort != 6081 || k.TunFlags != 0x14 || k.TunMetaPresent != 16 {
+	if k.RecircID != 0 || k.InPort != 6081 || k.TunFlags != packet.TunFlagKey|flow.TunFlagUDPIF || k.TunMetaPresent != 16 {
 		t.Errorf("key recirc_id=%d in_port=%d tun_flags=%#x meta=%d", k.RecircID, k.InPort, k.TunFlags, k.TunMetaPresent)
 	}
 	ovs, err := flow.ParseMatch(ovsGeneveMegaflow)
@@ -266,7 +267,7 @@ func TestTunnelPushThenPopThroughTheWorkers(t *testing.T) {
 	}
 	k := h.keys[0]
 	if k.InPort != 4789 || k.TunID != 0x7c || k.TunSrc != 0x01010258 || k.TunDst != 0x0101025d || k.TunTpDst != 4789 ||
-		k.TunTTL != 64 || k.TunFlags != 0x6 || k.TunTpSrc < tnl.SrcPortMin || k.TunTpSrc >= tnl.SrcPortMax {
+		k.TunTTL != 64 || k.TunFlags != packet.TunFlagCsum|packet.TunFlagKey || k.TunTpSrc < tnl.SrcPortMin || k.TunTpSrc >= tnl.SrcPortMax {
 		m := flow.Match{Key: k, Mask: flow.All()}
 		t.Errorf("upcall key %s", m.String())
 	}

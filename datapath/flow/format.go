@@ -3,6 +3,8 @@ package flow
 import (
 	"net/netip"
 	"strconv"
+
+	"github.com/gvs-project/gvs/datapath/packet"
 )
 
 // The datapath flow text format is the one `ovs-appctl dpctl/dump-flows`
@@ -30,12 +32,12 @@ import (
 // one Open vSwitch uses.
 const TunFlagUDPIF = 1 << 4
 
-// Tunnel flag bits of Key.TunFlags (the same values as packet.TunFlag*).
+// Tunnel flag bits of Key.TunFlags.
 const (
-	tunFlagDF   = 1 << 0
-	tunFlagCsum = 1 << 1
-	tunFlagKey  = 1 << 2
-	tunFlagOAM  = 1 << 3
+	tunFlagOAM  = packet.TunFlagOAM
+	tunFlagDF   = packet.TunFlagDontFragment
+	tunFlagCsum = packet.TunFlagCsum
+	tunFlagKey  = packet.TunFlagKey
 )
 
 // odpTunFlags lists tunnel flags in the order Open vSwitch prints them

@@ -45,12 +45,13 @@ type Tunnel struct {
 // flow key stays small. The TLV table refuses mappings beyond it.
 const TunMetaBytes = 64
 
-// Tunnel flag bits, as Open vSwitch's FLOW_TNL_F_*.
+// Tunnel flag bits, as Open vSwitch's FLOW_TNL_F_*: OAM is bit 0, the
+// one public flag, which the OpenFlow field tun_flags maps to.
 const (
-	TunFlagDontFragment = 1 << 0
-	TunFlagCsum         = 1 << 1
-	TunFlagKey          = 1 << 2
-	TunFlagOAM          = 1 << 3
+	TunFlagOAM          = 1 << 0
+	TunFlagDontFragment = 1 << 1
+	TunFlagCsum         = 1 << 2
+	TunFlagKey          = 1 << 3
 )
 
 // Metadata is what a packet carries besides its bytes. It survives

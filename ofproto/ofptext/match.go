@@ -109,6 +109,19 @@ func (w *matchWriter) field(id mf.ID, name string) {
 	}
 }
 
+// megaflowTunFlags prints a megaflow's tunnel flags as Open vSwitch's
+// match_format does: every flag the datapath keeps (oam, df, csum, key),
+// not only the public oam that the OpenFlow field tun_flags holds. Tunnel
+// receive masks df, csum and key, so a tunnelled megaflow shows them.
+func (w *matchWriter) megaflowTunFlags() {
+	const all = 0xf
+	m := uint64(w.m.Mask.TunFlags) & all
+	if m == 0 {
+		return
+	}
+	w.item("tun_flags=" + formatFlags(megaflowTunFlags, uint64(w.m.Flow.TunFlags)&m, m, m == all))
+}
+
 // FormatMatch prints m (and a non-default priority) exactly as ovs-ofctl's
 // match formatter: fields in its fixed order with its legacy names,
 // protocol shorthands for exact eth_type/nw_proto, no trailing comma.
@@ -176,7 +189,11 @@ func formatMatch(m *mf.Match, priority uint16, megaflow bool) string {
 		w.field(id, mf.ByID(id).Name)
 	}
 	formatTunnelOptions(w, fl, mk)
-	w.field(mf.IDTunFlags, "tun_flags")
+	if w.megaflow {
+		w.megaflowTunFlags()
+	} else {
+		w.field(mf.IDTunFlags, "tun_flags")
+	}
 	for i := 0; i < 64; i++ {
 		id := mf.IDTunMetadata0 + mf.ID(i)
 		w.field(id, mf.ByID(id).Name)

@@ -77,6 +77,9 @@ var (
 	tcpFlags = []flagName{{"fin", 0x001}, {"syn", 0x002}, {"rst", 0x004}, {"psh", 0x008},
 		{"ack", 0x010}, {"urg", 0x020}, {"ece", 0x040}, {"cwr", 0x080}, {"ns", 0x100}}
 	tunFlags = []flagName{{"oam", 0x1}}
+	// megaflowTunFlags are every tunnel flag of the datapath key, in
+	// Open vSwitch's bit order (FLOW_TNL_F_*), for megaflow text.
+	megaflowTunFlags = []flagName{{"oam", 0x1}, {"df", 0x2}, {"csum", 0x4}, {"key", 0x8}}
 )
 
 type flagName struct {

@@ -366,7 +366,6 @@ func flowString(fl *mf.Flow) string {
 		for i := range w.TunIPv6Src {
 			w.TunIPv6Src[i], w.TunIPv6Dst[i] = 0xff, 0xff
 		}
-		w.TunFlags = packet.TunFlagOAM
 		w.TunTos, w.TunTTL = 0xff, 0xff
 		w.TunGbpID, w.TunGbpFlags = 0xffff, 0xff
 	case k.TunID != 0:
