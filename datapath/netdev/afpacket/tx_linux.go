@@ -33,12 +33,17 @@ func openTx(ifindex int) (*txQueue, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("PACKET_QDISC_BYPASS: %w", err)
 	}
+	return newTxQueue(fd), nil
+}
+
+// newTxQueue wraps a bound send socket.
+func newTxQueue(fd int) *txQueue {
 	t := &txQueue{fd: fd}
 	for i := range t.msgs {
 		t.msgs[i].Hdr.Iov = &t.iovs[i]
 		t.msgs[i].Hdr.Iovlen = 1
 	}
-	return t, nil
+	return t
 }
 
 // send transmits every frame of b. A frame the kernel refuses is skipped
