@@ -158,3 +158,40 @@ func TestPeerCredentialsAreThoseOfTheConnectingProcess(t *testing.T) {
 		t.Fatalf("after the peer closed: %v", err)
 	}
 }
+
+// FuzzRecv feeds Recv arbitrary packets (the input split at 0xff 0xfe
+// markers): it returns a message or an error, never more than the
+// packets held.
+func FuzzRecv(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 2, 'h', 'i'})
+	f.Add([]byte{1, 0, 0, 0, 3, 'a', 0xff, 0xfe, 0, 0, 0, 0, 3, 'b', 'c'})
+	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		a, b, err := Pair()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		defer b.Close()
+		pkts := bytes.Split(in, []byte{0xff, 0xfe})
+		if len(pkts) > 64 {
+			return
+		}
+		for _, p := range pkts {
+			if len(p) > chunk+header {
+				return
+			}
+			if _, _, err := a.c.WriteMsgUnix(p, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.Close() // a message left incomplete ends in an error
+		msg, fds, err := b.Recv()
+		if err == nil && len(msg) > len(in) {
+			t.Fatalf("message of %d bytes from %d bytes of input", len(msg), len(in))
+		}
+		if len(fds) != 0 {
+			t.Fatalf("%d descriptors from none", len(fds))
+		}
+	})
+}
