@@ -86,6 +86,9 @@ type Datapath struct {
 
 	started atomic.Bool
 	stop    chan struct{}
+	// pausing is the Pause in effect; pauseMu serialises Pauses.
+	pausing atomic.Pointer[pause]
+	pauseMu sync.Mutex
 	wg      sync.WaitGroup
 	clock   func() time.Time
 }
@@ -651,6 +654,9 @@ func (dp *Datapath) runSweeper() {
 		case <-dp.stop:
 			return
 		case now := <-t.C:
+			if dp.Paused() {
+				continue // what is handed over must not change
+			}
 			dp.mu.Lock()
 			idle := dp.cfg.MaxIdle
 			dp.mu.Unlock()

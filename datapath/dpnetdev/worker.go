@@ -144,6 +144,8 @@ type worker struct {
 	tx        []txBuf  // pending output, indexed by port number
 	txPending []uint32 // ports with pending output
 
+	parkedOn *pause // the last Pause this worker parked for (pause.go)
+
 	rxqs        atomic.Pointer[[]rxq] // written by the datapath, read here
 	seenRxqs    *[]rxq
 	poller      *netdev.Poller
@@ -695,6 +697,7 @@ func (w *worker) runPoll() {
 			return
 		default:
 		}
+		w.parkIfPaused()
 		qs := w.syncPoller()
 		got := 0
 		w.nowNano = time.Now().UnixNano()
