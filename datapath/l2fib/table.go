@@ -404,11 +404,8 @@ func (t *Table) Resize(c Config, now time.Time) (*Table, error) {
 		var w Warning
 		nt.learnSlow(e.key, nt.hash(e.key), e.port, e.used, e.static, &w)
 	}
-	counters := []*atomic.Uint64{&t.learned, &t.expired, &t.evicted, &t.moved, &t.locked, &t.blocked, &t.refused,
-		&t.flooded, &t.unicast, &t.hairpin, &t.runts, &t.noRoom}
-	ncounters := []*atomic.Uint64{&nt.learned, &nt.expired, &nt.evicted, &nt.moved, &nt.locked, &nt.blocked, &nt.refused,
-		&nt.flooded, &nt.unicast, &nt.hairpin, &nt.runts, &nt.noRoom}
-	for i, c := range counters {
+	ncounters := nt.counters()
+	for i, c := range t.counters() {
 		ncounters[i].Store(c.Load())
 	}
 	nt.expired.Add(uint64(dropped))
