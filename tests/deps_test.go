@@ -1,6 +1,7 @@
 // Package tests holds gvs's end-to-end tests. This file enforces the
 // import direction of docs/architecture.md: cmd -> ovsdb -> ofproto ->
-// datapath, never back up the chain.
+// datapath, never back up the chain; packages under cmd/ never import
+// each other; and every rule names packages that exist.
 package tests
 
 import (
@@ -39,8 +40,17 @@ var badDeps = []badDep{
 	{"ovsdb", "cmd", "only cmd/ composes the layers"},
 	{"cmd/vsctl", "datapath", "gvs-vsctl is an OVSDB client; it never links the switch"},
 	{"cmd/vsctl", "ofproto", "gvs-vsctl is an OVSDB client; it never links the switch"},
-	{"cmd/appctl", "datapath", "the unixctl layer knows nothing of the layers that register commands"},
-	{"cmd/appctl", "ofproto", "the unixctl layer knows nothing of the layers that register commands"},
+	{"cmd/vsctl", "ovsdb/server", "gvs-vsctl is an OVSDB client; it never links the database server"},
+	{"unixctl", "datapath", "the unixctl layer knows nothing of the layers that register commands"},
+	{"unixctl", "ofproto", "the unixctl layer knows nothing of the layers that register commands"},
+	{"unixctl", "ovsdb/server", "the unixctl layer shares only ovsdb/jsonrpc's framing with OVSDB"},
+	{"unixctl", "ovsdb/client", "the unixctl layer shares only ovsdb/jsonrpc's framing with OVSDB"},
+	{"unixctl", "ovsdb/bridge", "the unixctl layer shares only ovsdb/jsonrpc's framing with OVSDB"},
+	{"unixctl", "ovsdb/model", "the unixctl layer shares only ovsdb/jsonrpc's framing with OVSDB"},
+	{"unixctl", "cmd", "library code lives outside cmd/ and never imports a command"},
+	{"cmd/appctl", "datapath", "gvs-appctl is a unixctl client; it never links the switch"},
+	{"cmd/appctl", "ofproto", "gvs-appctl is a unixctl client; it never links the switch"},
+	{"cmd/appctl", "ovsdb/server", "gvs-appctl is a unixctl client; it never links the database"},
 	{"ovsdb/client", "datapath", "the OVSDB client knows nothing of packets"},
 	{"ovsdb/bridge", "datapath", "the bridge layer configures a Switch; it never opens ports itself"},
 	{"cmd/gvs-ofctl", "ofproto/xlate", "gvs-ofctl is an OpenFlow client; it never links the switch"},
@@ -69,6 +79,15 @@ var badDeps = []badDep{
 	{"vswitchd/handover", "ofproto", "the handover protocol moves descriptors and opaque state; the daemon applies them"},
 	{"vswitchd/handover", "ovsdb", "the handover protocol moves descriptors and opaque state; the daemon applies them"},
 	{"vswitchd/handover", "cmd", "the handover protocol moves descriptors and opaque state; the daemon applies them"},
+	{"ofproto/ofprint", "ofproto/ofswitch", "ofp-print formats messages from their bytes; it never links the switch"},
+	{"ofproto/ofprint", "ofproto/xlate", "ofp-print formats messages from their bytes; it never links the switch"},
+	{"ofproto/ofprint", "ofproto/classifier", "ofp-print formats messages from their bytes; it never links the switch"},
+	{"ofproto/ofprint", "datapath/dpnetdev", "ofp-print dissects packets with datapath/flow only; it never links the datapath"},
+	{"ofproto/ofprint", "unixctl", "ofp-print is a formatter; its users log or print what it returns"},
+	{"ofproto/ofprint", "ovsdb", "ofp-print formats OpenFlow only"},
+	{"ofproto/ofprint", "cmd", "library code lives outside cmd/ and never imports a command"},
+	{"ofproto", "unixctl", "ofproto registers no commands itself; cmd/vswitchd registers them from above"},
+	{"datapath", "unixctl", "the datapath registers no commands itself; cmd/vswitchd registers them from above"},
 	{"ofproto/bfd", "datapath", "bfd owns the protocol only; the switch hands it flow fields and payloads"},
 	{"ofproto/bfd", "ofproto/xlate", "bfd is below translation, which consults its sessions"},
 	{"ofproto/bfd", "ofproto/ofswitch", "bfd is below the switch, which runs its sessions"},
@@ -82,9 +101,13 @@ var thirdPartyAllowed = map[string][]string{
 }
 
 type pkg struct {
-	ImportPath string
-	Deps       []string
-	Standard   bool
+	ImportPath   string
+	Name         string
+	Deps         []string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	Standard     bool
 }
 
 func listPackages(t *testing.T) []pkg {
@@ -110,7 +133,7 @@ func under(path, prefix string) bool {
 	return path == full || strings.HasPrefix(path, full+"/")
 }
 
-func TestImportDirection(t *testing.T) {
+func TestDepsImportDirection(t *testing.T) {
 	pkgs := listPackages(t)
 	if len(pkgs) == 0 {
 		t.Fatal("go list found no packages")
@@ -126,7 +149,7 @@ func TestImportDirection(t *testing.T) {
 	}
 }
 
-func TestDatapathImportsOnlyStdlibAndXSys(t *testing.T) {
+func TestDepsThirdPartyImports(t *testing.T) {
 	for _, p := range listPackages(t) {
 		for layer, allowed := range thirdPartyAllowed {
 			if !under(p.ImportPath, layer) {
@@ -143,6 +166,60 @@ func TestDatapathImportsOnlyStdlibAndXSys(t *testing.T) {
 					}
 				}
 				t.Errorf("%s imports third-party %s; %s may import only the standard library and %v", p.ImportPath, d, layer, allowed)
+			}
+		}
+	}
+}
+
+// TestRulesNameExistingPackages fails when a rule names a package
+// prefix that matches no package: a rule about a package that moved or
+// no longer exists checks nothing, so it must be updated with the move.
+func TestDepsRulesNameExistingPackages(t *testing.T) {
+	pkgs := listPackages(t)
+	exists := func(prefix string) bool {
+		for _, p := range pkgs {
+			if under(p.ImportPath, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range badDeps {
+		for _, prefix := range []string{r.From, r.To} {
+			if !exists(prefix) {
+				t.Errorf("rule {%q, %q}: no package %s/%s... exists; update or remove the rule", r.From, r.To, module, prefix)
+			}
+		}
+	}
+	for layer := range thirdPartyAllowed {
+		if !exists(layer) {
+			t.Errorf("third-party rule for %q: no package %s/%s... exists", layer, module, layer)
+		}
+	}
+}
+
+// TestCommandsDoNotImportEachOther checks that no package under cmd/
+// imports another package under cmd/, tests included: code two commands
+// share is library code and lives outside cmd/ (unixctl,
+// ofproto/ofprint, ...). The one import allowed is a command's main,
+// cmd/gvs-NAME, importing its own package cmd/NAME (the command's logic,
+// kept importable so tests can run it in-process).
+func TestDepsCommandsDoNotImportEachOther(t *testing.T) {
+	cmdPrefix := module + "/cmd/"
+	for _, p := range listPackages(t) {
+		if !under(p.ImportPath, "cmd") {
+			continue
+		}
+		var own string // the package this command's main may import
+		if name, ok := strings.CutPrefix(p.ImportPath, cmdPrefix+"gvs-"); ok && p.Name == "main" {
+			own = cmdPrefix + name
+		}
+		for _, list := range [][]string{p.Imports, p.TestImports, p.XTestImports} {
+			for _, d := range list {
+				if !strings.HasPrefix(d, cmdPrefix) || d == p.ImportPath || d == own {
+					continue
+				}
+				t.Errorf("%s imports %s: packages under cmd/ never import each other; move what they share out of cmd/", p.ImportPath, d)
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/internal/version"
+	"github.com/gvs-project/gvs/unixctl"
 	"github.com/spf13/cobra"
 )
 
@@ -109,12 +110,12 @@ func fatal(code int, format string, a ...any) error {
 }
 
 func runCommand(target, timeout, format string, pos []string, stdout, stderr io.Writer) (int, error) {
-	var fmtOpt Format
+	var fmtOpt unixctl.Format
 	switch strings.ToLower(format) {
 	case "text":
-		fmtOpt = FormatText
+		fmtOpt = unixctl.FormatText
 	case "json":
-		fmtOpt = FormatJSON
+		fmtOpt = unixctl.FormatJSON
 	default:
 		return 1, fatal(1, "value %s on -f or --format is invalid", format)
 	}
@@ -131,19 +132,19 @@ func runCommand(target, timeout, format string, pos []string, stdout, stderr io.
 	if len(pos) == 0 {
 		return 1, fatal(1, "at least one non-option argument is required (use --help for help)")
 	}
-	c, err := Dial(ctx, target)
+	c, err := unixctl.Dial(ctx, target)
 	if err != nil {
 		return 1, fatal(1, "%v", err)
 	}
 	defer c.Close()
 
-	if fmtOpt != FormatText {
+	if fmtOpt != unixctl.FormatText {
 		r, err := c.Transact(ctx, "set-options", []string{"--format", fmtOpt.String()})
 		if errors.Is(err, context.DeadlineExceeded) {
 			return 142, fatal(142, "%s: timed out after %s seconds", target, timeout)
 		}
 		if err != nil {
-			return 1, fatal(1, "%s: transaction error (%s)", target, Strerror(err))
+			return 1, fatal(1, "%s: transaction error (%s)", target, unixctl.Strerror(err))
 		}
 		if r.Error != nil {
 			return serverError(target, r.Error, stderr)
@@ -155,7 +156,7 @@ func runCommand(target, timeout, format string, pos []string, stdout, stderr io.
 		return 142, fatal(142, "%s: timed out after %s seconds", target, timeout)
 	}
 	if err != nil {
-		return 1, fatal(1, "%s: transaction error (%s)", target, Strerror(err))
+		return 1, fatal(1, "%s: transaction error (%s)", target, unixctl.Strerror(err))
 	}
 	if r.Error != nil {
 		return serverError(target, r.Error, stderr)
@@ -169,7 +170,7 @@ func runCommand(target, timeout, format string, pos []string, stdout, stderr io.
 }
 
 func serverError(target string, e json.RawMessage, stderr io.Writer) (int, error) {
-	text, err := replyText(e, FormatText)
+	text, err := replyText(e, unixctl.FormatText)
 	if err != nil {
 		return 2, err
 	}
@@ -180,9 +181,9 @@ func serverError(target string, e json.RawMessage, stderr io.Writer) (int, error
 // replyText renders a result or error as ovs-appctl prints it: a string
 // as is, a JSON value (in json mode) compact with sorted keys; always
 // ending in a newline unless empty.
-func replyText(v json.RawMessage, f Format) (string, error) {
+func replyText(v json.RawMessage, f unixctl.Format) (string, error) {
 	var s string
-	if f == FormatText {
+	if f == unixctl.FormatText {
 		if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
 			return "", fatal(2, "Unexpected reply type in JSON rpc reply: %s", jsonType(v))
 		}
@@ -228,4 +229,13 @@ func jsonType(v json.RawMessage) string {
 		return "real"
 	}
 	return "integer"
+}
+
+// withNewline ends non-empty text with a newline, as ovs-appctl prints
+// every reply.
+func withNewline(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		return s + "\n"
+	}
+	return s
 }

@@ -1,47 +1,13 @@
-// Package appctl is gvs's unixctl layer: the control-socket server that
-// gvs-vswitchd runs so that Open vSwitch's unmodified ovs-appctl works
-// against it, the command registry the rest of the daemon fills, the
-// client, and the gvs-appctl command line ([Run]).
+// Package appctl is gvs-appctl's command line ([Run]): Open vSwitch's
+// ovs-appctl options (-t/--target, -T/--timeout, -f/--format, --help,
+// --version), one request sent through a unixctl client, and the reply
+// printed with ovs-appctl's texts and exit statuses.
 //
-// # Protocol
-//
-// A unix stream socket, conventionally <rundir>/<program>.<pid>.ctl,
-// carries JSON-RPC 1.0 messages back to back (framing by ovsdb/jsonrpc).
-// A request {"id":N,"method":CMD,"params":[strings]} gets either
-// {"id":N,"result":TEXT,"error":null} or {"id":N,"error":TEXT}, exactly
-// as Open vSwitch 3.x writes them. Non-empty texts end in a newline. The
-// command name, then the argument counts, then the argument types are
-// checked before a handler runs, with Open vSwitch's error texts.
-// Anything that is not a request closes the connection.
-//
-// Since Open vSwitch 3.4, a client may send "set-options --format json"
-// first; the connection then replies with JSON values: a [Command] with
-// RunJSON returns its own value and plain-text commands are wrapped as
-// {"reply-format":"plain","reply":TEXT}.
-//
-// One deliberate difference: a request named "echo" that no command
-// claims is answered with its params, as JSON-RPC sessions answer
-// keepalives (ovs-vswitchd 3.1 replies that echo is not a valid command).
-//
-// # Finding a daemon
-//
-// ovs-appctl -t NAME reads <rundir>/NAME.pid and connects to
-// <rundir>/NAME.<pid>.ctl, but only if a live process holds a POSIX lock
-// on the pidfile whose owner is that pid; otherwise it reports "cannot
-// read pidfile ... (No such process)". [CreatePidfile] writes and locks a
-// pidfile that way; [ResolveTarget] and [ReadPidfile] apply the same check.
-//
-// # Concurrency
-//
-// Each connection is served by its own goroutine and handles one request
-// at a time, as Open vSwitch does; a slow handler delays only its own
-// connection. The [Registry] may be changed while the server runs.
-// A handler's context is cancelled when its client goes away or the
-// server closes.
+// The protocol, the client and the pidfile lookup belong to the unixctl
+// package; this package holds only the command-line handling.
 //
 // # Imports
 //
-// The standard library, ovsdb/jsonrpc and cobra (for [Run]). Nothing of the
-// datapath or ofproto: the daemon registers their commands from above.
-// Sub-packages vlog and coverage build on this package, never the reverse.
+// The standard library, cobra, internal/version and unixctl. No other
+// package under cmd/ (tests/deps_test.go).
 package appctl

@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/cmd/appctl"
-	"github.com/gvs-project/gvs/cmd/appctl/coverage"
-	"github.com/gvs-project/gvs/cmd/appctl/vlog"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/unixctl"
+	"github.com/gvs-project/gvs/unixctl/coverage"
+	"github.com/gvs-project/gvs/unixctl/vlog"
 )
 
 // needBinary returns the path of an Open vSwitch binary. Under CI=true a
@@ -66,7 +67,7 @@ func startOVS(t testing.TB) *realOVS {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	ctl := appctl.SocketPath(dir, "ovs-vswitchd", cmd.Process.Pid)
+	ctl := unixctl.SocketPath(dir, "ovs-vswitchd", cmd.Process.Pid)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		// The socket file appears at bind(), before listen(): only a
@@ -90,10 +91,10 @@ func startOVS(t testing.TB) *realOVS {
 type gvsServer struct {
 	rundir string
 	path   string
-	reg    *appctl.Registry
+	reg    *unixctl.Registry
 	vlog   *vlog.Facility
 	cov    *coverage.Registry
-	srv    *appctl.Server
+	srv    *unixctl.Server
 }
 
 // vlogModules are module names ovs-vswitchd also has, so vlog output can
@@ -103,7 +104,7 @@ var vlogModules = []string{"bfd", "bond", "bridge", "unixctl", "vlog", "vswitchd
 func startGVS(t testing.TB) *gvsServer {
 	t.Helper()
 	dir := shortTempDir(t)
-	reg := appctl.NewRegistry("ovs-vswitchd (Open vSwitch) 3.1.0")
+	reg := unixctl.NewRegistry("ovs-vswitchd (Open vSwitch) 3.1.0")
 	fac := vlog.New(vlog.Options{Program: "gvs-vswitchd", Console: &bytes.Buffer{}})
 	for _, m := range vlogModules {
 		fac.Module(m)
@@ -114,12 +115,12 @@ func startGVS(t testing.TB) *gvsServer {
 			t.Fatal(err)
 		}
 	}
-	path := appctl.SocketPath(dir, "gvs-vswitchd", os.Getpid())
-	ln, err := appctl.Listen(path)
+	path := unixctl.SocketPath(dir, "gvs-vswitchd", os.Getpid())
+	ln, err := unixctl.Listen(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := appctl.NewServer(reg, slog.New(slog.DiscardHandler))
+	srv := unixctl.NewServer(reg, slog.New(slog.DiscardHandler))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	t.Cleanup(func() {

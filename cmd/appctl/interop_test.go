@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // normalise replaces the target in "…: TARGET: server returned an error".
@@ -274,7 +274,7 @@ func TestTargetByNameThroughPidfile(t *testing.T) {
 		t.Errorf("stale pidfile: gvs-appctl %v, ovs-appctl %v", got, want)
 	}
 
-	pf, err := appctl.CreatePidfile(pidfile)
+	pf, err := unixctl.CreatePidfile(pidfile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/gvs-project/gvs/internal/syserr"
-	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"io"
 	"net"
 	"os"
@@ -15,6 +13,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gvs-project/gvs/internal/syserr"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"

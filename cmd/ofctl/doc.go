@@ -62,8 +62,8 @@
 // and packet-in formats, controller ids, conntrack flushes and bundled
 // messages: every message of the capture corpora
 // (ofproto/ofp/testdata) as ovs-ofctl 3.1 does. Other decoded types
-// fail with "not printed yet". The online commands print their replies
-// with the same printers.
+// fail with "not printed yet". The printers are ofproto/ofprint's; the
+// online commands print their replies with the same printers.
 //
 // TLV maps: add-tlv-map, del-tlv-map and dump-tlv-map take ovs-ofctl's
 // {class=,type=,len=}->tun_metadataN syntax (ofptext.ParseTLVMaps),
@@ -81,9 +81,11 @@
 //
 // # Imports
 //
-// ofproto/ofp, ofproto/mf, ofproto/ofptext, datapath/flow and
-// datapath/packet (only to dissect packets, as ovs-ofctl's flow_extract),
+// ofproto/ofp, ofproto/mf, ofproto/ofptext, ofproto/ofprint (every
+// message is printed by ofp-print, which the daemon's vconn log shares),
+// ofproto/ofconn (TLS settings), datapath/flow (VLAN bits of parse-flows),
 // golang.org/x/sys/unix (terminal detection) and the standard library. It
-// must not import the switch (ofproto/ofswitch, xlate, classifier) or the
-// datapath implementation.
+// must not import the switch (ofproto/ofswitch, xlate, classifier), the
+// datapath implementation, ovsdb or another package under cmd/
+// (tests/deps_test.go).
 package ofctl

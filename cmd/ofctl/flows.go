@@ -15,6 +15,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofprint"
 	"github.com/gvs-project/gvs/ofproto/ofptext"
 )
 
@@ -487,7 +488,7 @@ func printFlowMods(e *env, texts []string, where func(int) string) error {
 		if b, err := encodeAddFlow(texts[i], chosen, v, uint32(i+1)); err == nil {
 			var line strings.Builder
 			lw := bufio.NewWriter(&line)
-			if err := printMessage(lw, b); err == nil && lw.Flush() == nil {
+			if err := ofprint.Message(lw, b); err == nil && lw.Flush() == nil {
 				w.WriteString(line.String())
 				continue
 			}
@@ -496,7 +497,7 @@ func printFlowMods(e *env, texts []string, where func(int) string) error {
 		if tableID && fl.Table == ofptext.TableUnset {
 			prefix = "table:255 "
 		}
-		fmt.Fprintf(w, "%s%s (xid=%#x): ADD %s%s\n", name, versionTag(v), i+1, prefix, ofptext.FormatFlowMod(fl))
+		fmt.Fprintf(w, "%s%s (xid=%#x): ADD %s%s\n", name, ofprint.VersionTag(v), i+1, prefix, ofptext.FormatFlowMod(fl))
 	}
 	return w.Flush()
 }
@@ -545,13 +546,4 @@ func encodeAddFlow(text string, p protocols, v uint8, xid uint32) ([]byte, error
 		return nil, err
 	}
 	return ofp.Encode(nil, v, xid, fm)
-}
-
-// versionTag is the " (OF1.x)" ovs-ofctl prints after a message name for
-// versions other than OpenFlow 1.0.
-func versionTag(v uint8) string {
-	if v == mf.OF10 {
-		return ""
-	}
-	return fmt.Sprintf(" (OF1.%d)", v-1)
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/gvs-project/gvs/ofproto/ofprint"
 )
 
 var fuzzProtocols = []string{"OpenFlow10", "OpenFlow13", "OpenFlow14", "OpenFlow15", "OpenFlow10,OpenFlow15"}
@@ -69,6 +71,6 @@ func FuzzPrintMessage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		w := bufio.NewWriter(io.Discard)
-		_ = printMessageV(w, b, 1)
+		_ = ofprint.MessageV(w, b, 1)
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gvs-project/gvs/internal/syserr"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofprint"
 )
 
 // monitorVerbosity is the verbosity ovs-ofctl's monitor and snoop print
@@ -220,7 +221,7 @@ func (c *vconn) monitor(replyEcho, resume bool) error {
 			// ovs-ofctl's "%Y-%m-%d %H:%M:%S.###: " in UTC.
 			w.WriteString(time.Now().UTC().Format("2006-01-02 15:04:05.000: "))
 		}
-		printAny(w, b, monitorVerbosity+c.e.verbosity)
+		ofprint.Any(w, b, monitorVerbosity+c.e.verbosity)
 		err := w.Flush()
 		st.mu.Unlock()
 		if err != nil {
@@ -251,7 +252,7 @@ func (c *vconn) monitor(replyEcho, resume bool) error {
 				}
 				st.mu.Lock()
 				w.WriteString("send: ")
-				printAny(w, b, monitorVerbosity+c.e.verbosity)
+				ofprint.Any(w, b, monitorVerbosity+c.e.verbosity)
 				err = w.Flush()
 				st.mu.Unlock()
 				if err != nil {
@@ -280,35 +281,4 @@ func recvError(err error) error {
 		return errors.New("vconn_recv (End of file)")
 	}
 	return fmt.Errorf("vconn_recv (%s)", syserr.ClientText(err))
-}
-
-// FormatMessage is Open vSwitch's ofp_to_string: message b as ovs-ofctl
-// prints it at verbosity (the vconn debug log uses 1), or, for the types
-// gvs-ofctl cannot print, its type and a hex dump; it ends in a newline.
-func FormatMessage(b []byte, verbosity int) string {
-	var sb strings.Builder
-	w := bufio.NewWriter(&sb)
-	printAny(w, b, verbosity)
-	w.Flush()
-	return sb.String()
-}
-
-// printAny prints a message in ovs-ofctl's format, or, for the types
-// gvs-ofctl cannot print yet, its type and a hex dump.
-func printAny(w *bufio.Writer, b []byte, verbosity int) {
-	var sb strings.Builder
-	tmp := bufio.NewWriter(&sb)
-	err := printMessageV(tmp, b, verbosity)
-	tmp.Flush()
-	if err == nil {
-		w.WriteString(sb.String())
-		return
-	}
-	if m, derr := ofp.Decode(b); derr == nil {
-		header(w, m.Raw.String(), m)
-		fmt.Fprintf(w, " (%v)\n", err)
-	} else {
-		fmt.Fprintf(w, "OpenFlow message (%d bytes): %v\n", len(b), derr)
-	}
-	hexDump(w, b)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gvs-project/gvs/internal/syserr"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofprint"
 )
 
 // monitorState is what the monitor loop shares with its control
@@ -200,7 +201,7 @@ func (s *monitorState) sendHex(params []string) (string, string) {
 		}
 		s.mu.Lock()
 		s.out.WriteString("send: ")
-		printAny(s.out, b, s.c.e.verbosity)
+		ofprint.Any(s.out, b, s.c.e.verbosity)
 		s.out.Flush()
 		s.mu.Unlock()
 		if err := s.c.sendRaw(b); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofprint"
 )
 
 // Frames whose dissection monitor prints: TCP, UDP, ICMP, ARP and a
@@ -120,7 +121,7 @@ func FuzzPrintAny(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var sb strings.Builder
 		w := bufio.NewWriter(&sb)
-		printAny(w, b, 3)
+		ofprint.Any(w, b, 3)
 		w.Flush()
 	})
 }

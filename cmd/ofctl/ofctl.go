@@ -3,12 +3,13 @@ package ofctl
 import (
 	"bufio"
 	"fmt"
-	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gvs-project/gvs/ofproto/ofconn"
 
 	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ofproto/mf"

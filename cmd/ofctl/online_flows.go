@@ -14,6 +14,7 @@ import (
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofprint"
 	"github.com/gvs-project/gvs/ofproto/ofptext"
 )
 
@@ -458,8 +459,8 @@ func (c *vconn) bundle(fms []ofp.Message) error {
 				if req, ok := sent[m.XID]; ok {
 					em := m.Body.(*ofp.ErrorMsg)
 					fmt.Fprintf(w, "Error %s for: ", em.ErrCode(m.Version))
-					if err := printMessage(w, req); err != nil {
-						hexDump(w, req)
+					if err := ofprint.Message(w, req); err != nil {
+						ofprint.HexDump(w, req)
 					}
 					failed = true
 					if m.XID == xid {
@@ -540,7 +541,7 @@ func printErrorMsg(w *bufio.Writer, b []byte) {
 		fmt.Fprintf(w, "OFPT_ERROR: %v\n", err)
 		return
 	}
-	printErrorMsgBody(w, m)
+	ofprint.ErrorMsgBody(w, m)
 }
 
 func addFlowCmd(e *env, args []string) error {
@@ -646,13 +647,13 @@ func dumpFlowsCmd(e *env, args []string) error {
 	}
 	w := bufio.NewWriter(e.stdout)
 	defer w.Flush()
-	var all []flowEntry
+	var all []ofprint.FlowEntry
 	for _, m := range msgs {
 		rep, ok := m.Body.(*ofp.FlowStatsReply)
 		if !ok {
 			return fmt.Errorf("unexpected reply %s", m.Raw)
 		}
-		entries, err := flowStatsEntries(m, rep)
+		entries, err := ofprint.FlowStatsEntries(m, rep)
 		if err != nil {
 			return err
 		}
@@ -660,7 +661,7 @@ func dumpFlowsCmd(e *env, args []string) error {
 			all = append(all, entries...)
 			continue
 		}
-		printFlowStatsEntries(w, m, rep, entries)
+		ofprint.FlowStatsEntriesTo(w, m, rep, entries)
 	}
 	if len(e.sort) > 0 {
 		sortFlows(all, e.sort)
@@ -674,10 +675,10 @@ func dumpFlowsCmd(e *env, args []string) error {
 	for _, fe := range all {
 		// This path decodes without the flow age extension, as
 		// ovs-ofctl's vconn_dump_flows.
-		s := *fe.s
+		s := *fe.Stats
 		s.IdleAge, s.HardAge = -1, -1
-		fe.s = &s
-		line := fe.format(!e.noStats)
+		fe.Stats = &s
+		line := fe.Format(!e.noStats)
 		if ports != nil {
 			line = withTableNames(withPortNames(line, ports), e.tableNames)
 		}
@@ -686,72 +687,22 @@ func dumpFlowsCmd(e *env, args []string) error {
 	return nil
 }
 
-// flowEntry is one decoded flow stats entry.
-type flowEntry struct {
-	s    *ofp.FlowStats
-	acts []ofp.Action
-	v    uint8
-}
-
-// format prints the entry as ovs-ofctl's flow stats formatter.
-func (fe flowEntry) format(stats bool) string {
-	s := fe.s
-	var sb strings.Builder
-	if stats || s.Cookie != 0 {
-		fmt.Fprintf(&sb, "cookie=%#x, ", s.Cookie)
-	}
-	if stats {
-		sb.WriteString("duration=" + exactDuration(s.DurationSec, s.DurationNsec) + ", ")
-	}
-	if stats || s.TableID != 0 {
-		fmt.Fprintf(&sb, "table=%d, ", s.TableID)
-	}
-	if stats {
-		fmt.Fprintf(&sb, "n_packets=%d, n_bytes=%d, ", s.PacketCount, s.ByteCount)
-	}
-	if s.IdleTimeout != 0 {
-		fmt.Fprintf(&sb, "idle_timeout=%d, ", s.IdleTimeout)
-	}
-	if s.HardTimeout != 0 {
-		fmt.Fprintf(&sb, "hard_timeout=%d, ", s.HardTimeout)
-	}
-	for i, name := range []string{"send_flow_rem", "check_overlap", "reset_counts", "no_packet_counts", "no_byte_counts"} {
-		if s.Flags&(1<<i) != 0 {
-			sb.WriteString(name + " ")
-		}
-	}
-	if s.Importance != 0 {
-		fmt.Fprintf(&sb, "importance=%d, ", s.Importance)
-	}
-	if stats && s.IdleAge >= 0 {
-		fmt.Fprintf(&sb, "idle_age=%d, ", s.IdleAge)
-	}
-	if stats && s.HardAge >= 0 && s.HardAge != int(s.DurationSec) {
-		fmt.Fprintf(&sb, "hard_age=%d, ", s.HardAge)
-	}
-	if m := ofptext.FormatMatch(&s.Match, s.Priority); m != "" {
-		sb.WriteString(m + " ")
-	}
-	sb.WriteString("actions=" + ofptext.FormatActions(fe.acts, fe.v))
-	return sb.String()
-}
-
 // sortKey is one --sort/--rsort criterion: a field (nil: priority).
 type sortKey struct {
 	field *mf.Field
 	desc  bool
 }
 
-func sortFlows(fs []flowEntry, keys []sortKey) {
-	slices.SortStableFunc(fs, func(a, b flowEntry) int {
+func sortFlows(fs []ofprint.FlowEntry, keys []sortKey) {
+	slices.SortStableFunc(fs, func(a, b ofprint.FlowEntry) int {
 		for _, k := range keys {
 			var r int
 			if k.field == nil {
-				r = cmp.Compare(a.s.Priority, b.s.Priority)
+				r = cmp.Compare(a.Stats.Priority, b.Stats.Priority)
 			} else {
 				f := k.field
-				ina := !a.s.Match.IsWild(f) && a.s.Match.PrereqsOK(f)
-				inb := !b.s.Match.IsWild(f) && b.s.Match.PrereqsOK(f)
+				ina := !a.Stats.Match.IsWild(f) && a.Stats.Match.PrereqsOK(f)
+				inb := !b.Stats.Match.IsWild(f) && b.Stats.Match.PrereqsOK(f)
 				switch {
 				case ina != inb:
 					// Flows without the field sort after those with it,
@@ -761,8 +712,8 @@ func sortFlows(fs []flowEntry, keys []sortKey) {
 					}
 					return 1
 				case ina:
-					va, _ := fieldUint(&a.s.Match, f)
-					vb, _ := fieldUint(&b.s.Match, f)
+					va, _ := fieldUint(&a.Stats.Match, f)
+					vb, _ := fieldUint(&b.Stats.Match, f)
 					r = cmp.Compare(va, vb)
 				}
 			}
@@ -775,7 +726,7 @@ func sortFlows(fs []flowEntry, keys []sortKey) {
 		}
 		// ovs-ofctl breaks ties by priority, highest first, whatever
 		// the criteria.
-		return cmp.Compare(b.s.Priority, a.s.Priority)
+		return cmp.Compare(b.Stats.Priority, a.Stats.Priority)
 	})
 }
 
@@ -795,7 +746,7 @@ func dumpAggregateCmd(e *env, args []string) error {
 		if _, ok := m.Body.(*ofp.AggregateStatsReply); !ok {
 			return fmt.Errorf("unexpected reply %s", m.Raw)
 		}
-		printAggregateReply(w, m)
+		ofprint.AggregateReply(w, m)
 	}
 	return nil
 }

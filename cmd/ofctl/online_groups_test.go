@@ -8,6 +8,7 @@ import (
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofprint"
 )
 
 func TestGroupAndMeterSelectorsParseAsOVSOfctl(t *testing.T) {
@@ -117,7 +118,7 @@ func TestGroupAndMeterRepliesPrintAsOVSOfctlOfpPrint(t *testing.T) {
 		want := runOVS(t, bin, "", "ofp-print", h)
 		var sb strings.Builder
 		w := bufio.NewWriter(&sb)
-		if err := printMessage(w, b); err != nil {
+		if err := ofprint.Message(w, b); err != nil {
 			t.Errorf("%T v%d: %v", m.body, m.v, err)
 			continue
 		}

@@ -1,25 +1,15 @@
 package ofctl
 
 import (
-	"bufio"
 	"fmt"
 
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofprint"
 	"github.com/gvs-project/gvs/ofproto/ofptext"
 )
 
 // Geneve TLV option mappings (tun_metadata fields): add-tlv-map,
 // del-tlv-map and dump-tlv-map, and the printing of their messages.
-
-func init() {
-	printers[kindOf(&ofp.TLVTableMod{})] = func(w *bufio.Writer, m *ofp.Msg) error {
-		header(w, "NXT_TLV_TABLE_MOD", m)
-		w.WriteString(ofptext.FormatTLVTableMod(m.Body.(*ofp.TLVTableMod)))
-		return nil
-	}
-	printers[kindOf(&ofp.TLVTableRequest{})] = headerOnly("NXT_TLV_TABLE_REQUEST")
-	printers[kindOf(&ofp.TLVTableReply{})] = printTLVTableReply
-}
 
 // tlvCommands are the TLV map rows of the command table.
 func tlvCommands() []command {
@@ -28,16 +18,6 @@ func tlvCommands() []command {
 		{name: "del-tlv-map", args: "SWITCH [MAP]", help: "delete TLV option MAPpings", min: 1, max: 2, online: true, run: delTLVMapCmd},
 		{name: "dump-tlv-map", args: "SWITCH", help: "print TLV option mappings", min: 1, max: 1, online: true, run: dumpTLVMapCmd},
 	}
-}
-
-func printTLVTableReply(w *bufio.Writer, m *ofp.Msg) error {
-	r, ok := m.Body.(*ofp.TLVTableReply)
-	if !ok {
-		return fmt.Errorf("unexpected reply %s", m.Raw)
-	}
-	header(w, "NXT_TLV_TABLE_REPLY", m)
-	w.WriteString(ofptext.FormatTLVTableReply(r))
-	return nil
 }
 
 func addTLVMapCmd(e *env, args []string) error {
@@ -87,5 +67,5 @@ func dumpTLVMapCmd(e *env, args []string) error {
 		return err
 	}
 	defer c.close()
-	return e.dumpTransaction(c, &ofp.TLVTableRequest{}, printTLVTableReply)
+	return e.dumpTransaction(c, &ofp.TLVTableRequest{}, ofprint.TLVTableReply)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gvs-project/gvs/internal/syserr"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofprint"
 	"github.com/gvs-project/gvs/ofproto/ofptext"
 )
 
@@ -133,14 +134,14 @@ func (c *vconn) watch(fm ofp.FlowMonitor) error {
 		if m.XID != xid {
 			continue
 		}
-		printAny(out, b, c.e.verbosity+1)
+		ofprint.Any(out, b, c.e.verbosity+1)
 		if m.Raw == ofp.RawOFPT_ERROR {
 			return nil
 		}
 		if _, ok := m.Body.(*ofp.FlowMonitorReply); !ok {
 			var sb strings.Builder
 			w := bufio.NewWriter(&sb)
-			printAny(w, b, c.e.verbosity+1)
+			ofprint.Any(w, b, c.e.verbosity+1)
 			w.Flush()
 			return fmt.Errorf("received bad reply: %s", sb.String())
 		}

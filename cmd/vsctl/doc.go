@@ -27,5 +27,7 @@
 // # Imports
 //
 // ovsdb/client, ovsdb/model, ovsdb/vswitch and the standard library. It
-// must not import ovsdb/server, ofproto or datapath.
+// must not import ovsdb/server, ofproto, datapath, unixctl or another
+// package under cmd/ (tests/deps_test.go). Its end-to-end test against
+// gvs-vswitchd is tests/vsctl_wait_test.go.
 package vsctl

@@ -5,10 +5,10 @@ import (
 	"maps"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/ofproto/bfd"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // bfdMonitor runs the switch's BFD sessions (Open vSwitch's
@@ -234,8 +234,8 @@ func (s *dpSwitch) updateBFDLiveness() {
 func (s *dpSwitch) bfdProcessed(*bfd.Session) { notify(s.bfd.wake) }
 
 // bfdCommands are Open vSwitch's bfd/show and bfd/set-forwarding.
-func (d *Daemon) bfdCommands() []appctl.Command {
-	return []appctl.Command{
+func (d *Daemon) bfdCommands() []unixctl.Command {
+	return []unixctl.Command{
 		{Name: "bfd/show", Usage: "[interface]", MaxArgs: 1, Run: func(_ context.Context, args []string) (string, error) {
 			return d.sw.bfd.reg.ShowCommand(args)
 		}},

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/datapath/flow"
@@ -22,6 +21,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofptext"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -43,17 +43,17 @@ func (d *Daemon) registerCommands() error {
 	if err := d.cov.RegisterCommands(d.reg); err != nil {
 		return err
 	}
-	cmds := []appctl.Command{
+	cmds := []unixctl.Command{
 		{Name: "exit", Usage: "[--cleanup]", MaxArgs: 1, Run: d.cmdExit},
 		{Name: "memory/show", Run: d.cmdMemoryShow},
 		{Name: "dpif/show", Run: d.cmdDpifShow},
-		{Name: "dpctl/show", Usage: "[-s] [dp...]", MaxArgs: appctl.Unlimited, Run: d.cmdDpctlShow},
+		{Name: "dpctl/show", Usage: "[-s] [dp...]", MaxArgs: unixctl.Unlimited, Run: d.cmdDpctlShow},
 		{Name: "dpctl/dump-flows", Usage: "[-m] [--names | --no-names] [dp] [filter=..] [type=..] [pmd=..]", MaxArgs: 6, Run: d.cmdDumpFlows},
 		{Name: "dpctl/add-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutCreate)},
 		{Name: "dpctl/mod-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutModify)},
 		{Name: "dpctl/del-flow", Usage: "[dp] flow", MinArgs: 1, MaxArgs: 2, Run: d.cmdDelFlow},
 		{Name: "dpctl/del-flows", Usage: "[dp] [file]", MaxArgs: 2, Run: d.cmdDelFlows},
-		{Name: "netdev-dummy/receive", Usage: "name packet|flow...", MinArgs: 2, MaxArgs: appctl.Unlimited, Run: d.cmdDummyReceive},
+		{Name: "netdev-dummy/receive", Usage: "name packet|flow...", MinArgs: 2, MaxArgs: unixctl.Unlimited, Run: d.cmdDummyReceive},
 	}
 	cmds = append(cmds, d.conntrackCommands()...)
 	cmds = append(cmds, d.fdbCommands()...)
@@ -274,7 +274,7 @@ func splitDP(args []string, want int) (string, []string) {
 	return "", args
 }
 
-func (d *Daemon) cmdPutFlow(flags dpif.PutFlags) appctl.Handler {
+func (d *Daemon) cmdPutFlow(flags dpif.PutFlags) unixctl.Handler {
 	return func(_ context.Context, args []string) (string, error) {
 		name, rest := splitDP(args, 2)
 		dp, err := d.findDatapath(name)

@@ -6,15 +6,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/datapath/conntrack"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // conntrackCommands are Open vSwitch's dpctl/*conntrack* and dpctl/ct-*
 // commands, over the datapath's per-zone connection tracker.
-func (d *Daemon) conntrackCommands() []appctl.Command {
-	return append([]appctl.Command{
+func (d *Daemon) conntrackCommands() []unixctl.Command {
+	return append([]unixctl.Command{
 		{Name: "dpctl/dump-conntrack", Usage: "[-m] [-s] [dp] [zone=N]", MaxArgs: 4, Run: d.cmdDumpConntrack},
 		{Name: "dpctl/flush-conntrack", Usage: "[dp] [zone=N] [ct-orig-tuple]", MaxArgs: 3, Run: d.cmdFlushConntrack},
 		{Name: "dpctl/ct-stats-show", Usage: "[dp] [zone=N] [verbose]", MaxArgs: 3, Run: d.cmdCtStatsShow},
@@ -35,7 +35,7 @@ func (d *Daemon) conntrackCommands() []appctl.Command {
 			}
 			return "TCP sequence checking: enabled\n"
 		})},
-		{Name: "dpctl/ct-set-limits", Usage: "[dp] [default=L] [zone=N,limit=L]...", MaxArgs: appctl.Unlimited, Run: d.cmdCtSetLimits},
+		{Name: "dpctl/ct-set-limits", Usage: "[dp] [default=L] [zone=N,limit=L]...", MaxArgs: unixctl.Unlimited, Run: d.cmdCtSetLimits},
 		{Name: "dpctl/ct-del-limits", Usage: "[dp] zone=N1[,N2]...", MinArgs: 1, MaxArgs: 2, Run: d.cmdCtDelLimits},
 		{Name: "dpctl/ct-get-limits", Usage: "[dp] [zone=N1[,N2]...]", MaxArgs: 2, Run: d.cmdCtGetLimits},
 	}, d.ctStateCommands()...) // ctstate.go
@@ -75,7 +75,7 @@ func parseZone(s string) (uint16, error) {
 	return uint16(n), nil
 }
 
-func (d *Daemon) ctSimple(f func(*conntrack.Tracker) string) appctl.Handler {
+func (d *Daemon) ctSimple(f func(*conntrack.Tracker) string) unixctl.Handler {
 	return func(_ context.Context, args []string) (string, error) {
 		t, _, err := d.ctArgs(args)
 		if err != nil {

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/datapath/conntrack"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/internal/statefile"
 	"github.com/gvs-project/gvs/internal/version"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // Conntrack state across a planned restart (docs/reliability.md): with
@@ -128,8 +128,8 @@ func (d *Daemon) saveConntrackAtStop() {
 }
 
 // ctStateCommands are gvs's dpctl/ct-save and dpctl/ct-restore.
-func (d *Daemon) ctStateCommands() []appctl.Command {
-	return []appctl.Command{
+func (d *Daemon) ctStateCommands() []unixctl.Command {
+	return []unixctl.Command{
 		{Name: "dpctl/ct-save", Usage: "[dp] FILE", MinArgs: 1, MaxArgs: 2, Run: d.cmdCtSave},
 		{Name: "dpctl/ct-restore", Usage: "[dp] FILE", MinArgs: 1, MaxArgs: 2, Run: d.cmdCtRestore},
 	}

@@ -18,9 +18,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
-	"github.com/gvs-project/gvs/cmd/appctl/coverage"
-	"github.com/gvs-project/gvs/cmd/appctl/vlog"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
@@ -30,6 +27,9 @@ import (
 	"github.com/gvs-project/gvs/ovsdb/client"
 	"github.com/gvs-project/gvs/ovsdb/server"
 	"github.com/gvs-project/gvs/ovsdb/vswitch"
+	"github.com/gvs-project/gvs/unixctl"
+	"github.com/gvs-project/gvs/unixctl/coverage"
+	"github.com/gvs-project/gvs/unixctl/vlog"
 )
 
 // detachEnv carries the descriptor on which a detached child reports
@@ -42,9 +42,9 @@ type Daemon struct {
 	logs *vlog.Facility
 	log  *slog.Logger
 	cov  *coverage.Registry
-	reg  *appctl.Registry
-	ctl  *appctl.Server
-	pid  *appctl.Pidfile
+	reg  *unixctl.Registry
+	ctl  *unixctl.Server
+	pid  *unixctl.Pidfile
 	db   *server.Server
 	dbc  *client.Client
 	sw   *dpSwitch
@@ -211,7 +211,7 @@ func Start(cfg *Config) (*Daemon, error) {
 	}
 	d.sockPerm = perm
 	if cfg.Pidfile != "" {
-		p, err := appctl.CreatePidfile(cfg.Pidfile)
+		p, err := unixctl.CreatePidfile(cfg.Pidfile)
 		if err != nil {
 			return nil, err
 		}
@@ -313,18 +313,18 @@ func listenUnix(path string, p unixsock.Perm) (net.Listener, error) {
 }
 
 func (d *Daemon) startControl() error {
-	d.reg = appctl.NewRegistry(appctl.VersionString(d.cfg.Program, "gvs", version.String()))
-	d.ctl = appctl.NewServer(d.reg, d.logs.Logger("unixctl"))
+	d.reg = unixctl.NewRegistry(unixctl.VersionString(d.cfg.Program, "gvs", version.String()))
+	d.ctl = unixctl.NewServer(d.reg, d.logs.Logger("unixctl"))
 	var path string
 	switch d.cfg.Unixctl {
 	case "none":
 		return nil
 	case "":
-		path = appctl.SocketPath(d.cfg.RunDir, d.cfg.Program, os.Getpid())
+		path = unixctl.SocketPath(d.cfg.RunDir, d.cfg.Program, os.Getpid())
 	default:
-		path = appctl.ResolvePath(d.cfg.RunDir, d.cfg.Unixctl)
+		path = unixctl.ResolvePath(d.cfg.RunDir, d.cfg.Unixctl)
 	}
-	ln, err := appctl.ListenPerm(path, d.sockPerm)
+	ln, err := unixctl.ListenPerm(path, d.sockPerm)
 	if err != nil {
 		return err
 	}

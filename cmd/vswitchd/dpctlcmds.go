@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // dpctlDP is a datapath created with dpctl/add-dp: it has no bridge, as
@@ -27,13 +27,13 @@ type dpctlDP struct {
 // of add-flows, mod-flows and del-flows. Errors carry the program name
 // as Open vSwitch's dpctl prints them ("ovs-vswitchd: add_dp (File
 // exists)").
-func (d *Daemon) dpctlCommands() []appctl.Command {
-	return []appctl.Command{
-		{Name: "dpctl/add-dp", Usage: "dp [iface...]", MinArgs: 1, MaxArgs: appctl.Unlimited, Run: d.cmdAddDP},
+func (d *Daemon) dpctlCommands() []unixctl.Command {
+	return []unixctl.Command{
+		{Name: "dpctl/add-dp", Usage: "dp [iface...]", MinArgs: 1, MaxArgs: unixctl.Unlimited, Run: d.cmdAddDP},
 		{Name: "dpctl/del-dp", Usage: "dp", MinArgs: 1, MaxArgs: 1, Run: d.cmdDelDP},
-		{Name: "dpctl/add-if", Usage: "dp iface...", MinArgs: 2, MaxArgs: appctl.Unlimited, Run: d.cmdAddIf},
-		{Name: "dpctl/set-if", Usage: "dp iface...", MinArgs: 2, MaxArgs: appctl.Unlimited, Run: d.cmdSetIf},
-		{Name: "dpctl/del-if", Usage: "dp iface...", MinArgs: 2, MaxArgs: appctl.Unlimited, Run: d.cmdDelIf},
+		{Name: "dpctl/add-if", Usage: "dp iface...", MinArgs: 2, MaxArgs: unixctl.Unlimited, Run: d.cmdAddIf},
+		{Name: "dpctl/set-if", Usage: "dp iface...", MinArgs: 2, MaxArgs: unixctl.Unlimited, Run: d.cmdSetIf},
+		{Name: "dpctl/del-if", Usage: "dp iface...", MinArgs: 2, MaxArgs: unixctl.Unlimited, Run: d.cmdDelIf},
 		{Name: "dpctl/add-flows", Usage: "[dp] file", MinArgs: 1, MaxArgs: 2, Run: d.cmdFlowsFile("add")},
 		{Name: "dpctl/mod-flows", Usage: "[dp] file", MinArgs: 1, MaxArgs: 2, Run: d.cmdFlowsFile("modify")},
 	}
@@ -227,7 +227,7 @@ func (d *Daemon) cmdDelIf(_ context.Context, args []string) (string, error) {
 
 // cmdFlowsFile is dpctl/add-flows and mod-flows: each line of the file
 // is "FLOW ACTIONS", or "add|modify|delete FLOW [ACTIONS]".
-func (d *Daemon) cmdFlowsFile(def string) appctl.Handler {
+func (d *Daemon) cmdFlowsFile(def string) unixctl.Handler {
 	return func(_ context.Context, args []string) (string, error) {
 		name, rest := splitDP(args, 1)
 		dp, err := d.findDatapath(name)

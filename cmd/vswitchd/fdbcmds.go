@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/datapath/l2fib"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // fdbCommands are Open vSwitch's fdb/* commands over each bridge's MAC
 // learning table (the table mac_learn(table=N) datapath actions use).
-func (d *Daemon) fdbCommands() []appctl.Command {
-	return []appctl.Command{
+func (d *Daemon) fdbCommands() []unixctl.Command {
+	return []unixctl.Command{
 		{Name: "fdb/show", Usage: "bridge", MinArgs: 1, MaxArgs: 1, Run: d.cmdFDBShow},
 		{Name: "fdb/flush", Usage: "[bridge]", MaxArgs: 1, Run: d.cmdFDBFlush},
 		{Name: "fdb/stats-show", Usage: "bridge", MinArgs: 1, MaxArgs: 1, Run: d.cmdFDBStatsShow},

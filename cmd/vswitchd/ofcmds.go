@@ -11,17 +11,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // ofCommands are the unixctl commands of the OpenFlow switch layer, as
 // Open vSwitch's ofproto/* and dpif/* commands.
-func (d *Daemon) ofCommands() []appctl.Command {
-	return []appctl.Command{
-		{Name: "ofproto/trace", Usage: "{[dp_name] odp_flow | bridge br_flow} [OPTIONS] [-generate|packet]", MinArgs: 1, MaxArgs: appctl.Unlimited, Run: d.cmdTrace},
+func (d *Daemon) ofCommands() []unixctl.Command {
+	return []unixctl.Command{
+		{Name: "ofproto/trace", Usage: "{[dp_name] odp_flow | bridge br_flow} [OPTIONS] [-generate|packet]", MinArgs: 1, MaxArgs: unixctl.Unlimited, Run: d.cmdTrace},
 		{Name: "ofproto/trace-packet-out", Usage: "[-consistent] {[dp_name] odp_flow | bridge br_flow} [packet] actions", MinArgs: 2, MaxArgs: 5, Run: d.cmdTracePacketOut},
 		{Name: "dpif/dump-flows", Usage: "[-m] bridge", MinArgs: 1, MaxArgs: 2, Run: d.cmdDpifDumpFlows},
 		{Name: "revalidator/wait", Run: d.cmdRevalidatorWait},

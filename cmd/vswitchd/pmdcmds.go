@@ -8,16 +8,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // pmdCommands are Open vSwitch's dpif-netdev/pmd-stats-show and
 // upcall/show over gvs's poll-mode workers.
-func (d *Daemon) pmdCommands() []appctl.Command {
-	return []appctl.Command{
+func (d *Daemon) pmdCommands() []unixctl.Command {
+	return []unixctl.Command{
 		{Name: "dpif-netdev/pmd-stats-show", Usage: "[-pmd core] [dp]", MaxArgs: 3, Run: d.cmdPmdStatsShow},
 		{Name: "dpif-netdev/pmd-rxq-show", Usage: "[-pmd core] [-secs secs] [dp]", MaxArgs: 5, Run: d.cmdPmdRxqShow},
 		{Name: "upcall/show", Run: d.cmdUpcallShow},

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // maxRealWarp bounds how long one time/warp waits: ovs-appctl gives up
@@ -22,8 +22,8 @@ const maxRealWarp = 25 * time.Second
 // span in real time, then revalidates, so that timeouts, aging and
 // statistics have moved on by at least that much when it replies
 // "warped". time/stop is accepted and does not freeze anything.
-func (d *Daemon) timeCommands() []appctl.Command {
-	return []appctl.Command{
+func (d *Daemon) timeCommands() []unixctl.Command {
+	return []unixctl.Command{
 		{Name: "time/stop", Run: func(context.Context, []string) (string, error) { return "", nil }},
 		{Name: "time/warp", Usage: "[large_msecs] msecs", MinArgs: 1, MaxArgs: 2, Run: d.cmdTimeWarp},
 		{Name: "revalidator/purge", Run: d.cmdRevalidatorPurge},

@@ -10,10 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/ofproto/router"
 	"github.com/gvs-project/gvs/ofproto/tnlneigh"
 	"github.com/gvs-project/gvs/ofproto/xlate"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // tunnelEnv is native tunnelling's view of the host: the routing table
@@ -213,9 +213,9 @@ func (e *tunnelEnv) portsShow(context.Context, []string) (string, error) {
 
 // registerCommands adds ovs/route/*, tnl/neigh/*, tnl/arp/*,
 // tnl/ports/show and netdev-dummy/ip4addr|ip6addr.
-func (e *tunnelEnv) registerCommands(reg *appctl.Registry) error {
+func (e *tunnelEnv) registerCommands(reg *unixctl.Registry) error {
 	for _, c := range e.routes.Commands() {
-		if err := reg.Register(c.Name, c.Usage, c.MinArgs, c.MaxArgs, appctl.Handler(c.Run)); err != nil {
+		if err := reg.Register(c.Name, c.Usage, c.MinArgs, c.MaxArgs, unixctl.Handler(c.Run)); err != nil {
 			return err
 		}
 	}

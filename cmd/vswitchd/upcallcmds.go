@@ -7,16 +7,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // upcallCommands are Open vSwitch's revalidator/pause and resume,
 // upcall/disable-megaflows and enable-megaflows, upcall/set-flow-limit, dpif/dump-dps, dpctl/dump-dps and
 // netdev-dummy/set-admin-state, with its output and error texts.
-func (d *Daemon) upcallCommands() []appctl.Command {
-	return []appctl.Command{
+func (d *Daemon) upcallCommands() []unixctl.Command {
+	return []unixctl.Command{
 		{Name: "revalidator/pause", Run: func(context.Context, []string) (string, error) {
 			return "", d.eachBridge(func(b *ofswitch.Bridge) { b.PauseRevalidator(true) })
 		}},

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/gvs-project/gvs/cmd/ofctl"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
+	"github.com/gvs-project/gvs/ofproto/ofprint"
 )
 
 // vconnLog is Open vSwitch's vconn debug log: with `vlog/set vconn:dbg`
@@ -21,7 +21,7 @@ var _ ofconn.Debugger = vconnLog{}
 func (v vconnLog) Enabled() bool { return v.log.Enabled(context.Background(), slog.LevelDebug) }
 
 func (v vconnLog) Message(name string, sent bool, b []byte) {
-	text := strings.TrimRight(ofctl.FormatMessage(b, 1), "\n")
+	text := strings.TrimRight(ofprint.FormatMessage(b, 1), "\n")
 	if sent {
 		v.log.Debug(name + ": sent (Success): " + text)
 		return

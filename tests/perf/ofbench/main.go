@@ -21,7 +21,7 @@
 //     counted afterwards with dpctl/dump-flows.
 //
 // Packets are injected with netdev-dummy/receive sent over one unixctl
-// connection (cmd/appctl's client, no process per packet), many packets
+// connection (unixctl.Client, no process per packet), many packets
 // per request. In both switches options:rxq_pcap only records received
 // frames to a file (it does not replay one), so it cannot feed traffic.
 // Open vSwitch's dummy receive queue holds 100 packets and silently drops
@@ -54,8 +54,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/tests/perf/internal/proc"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 type options struct {
@@ -527,7 +527,7 @@ func measure(sw *vswitch, o options, flowFile, tupleFile string, frames []string
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), left()+30*time.Second)
 	defer cancel()
-	uc, err := appctl.DialPath(ctx, sw.ctl)
+	uc, err := unixctl.DialPath(ctx, sw.ctl)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -576,7 +576,7 @@ func measure(sw *vswitch, o options, flowFile, tupleFile string, frames []string
 
 // transact sends one unixctl command and returns its text; a command
 // error is an error.
-func transact(ctx context.Context, c *appctl.Client, method string, args ...string) (string, error) {
+func transact(ctx context.Context, c *unixctl.Client, method string, args ...string) (string, error) {
 	r, err := c.Transact(ctx, method, args)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", method, err)
@@ -597,7 +597,7 @@ func jsonText(m json.RawMessage) string {
 
 // countMegaflows returns the number of megaflows in the datapath and one
 // of them.
-func countMegaflows(ctx context.Context, c *appctl.Client) (int, string, error) {
+func countMegaflows(ctx context.Context, c *unixctl.Client) (int, string, error) {
 	out, err := transact(ctx, c, "dpctl/dump-flows")
 	if err != nil {
 		return 0, "", err
@@ -615,7 +615,7 @@ func countMegaflows(ctx context.Context, c *appctl.Client) (int, string, error) 
 var txP2RE = regexp.MustCompile(`port 2: p2 \([^)]*\)\n\s+RX packets:\d+[^\n]*\n\s+TX packets:(\d+)`)
 
 // txOnP2 reads p2's transmitted packet count from dpctl/show -s.
-func txOnP2(ctx context.Context, c *appctl.Client) (int, error) {
+func txOnP2(ctx context.Context, c *unixctl.Client) (int, error) {
 	out, err := transact(ctx, c, "dpctl/show", "-s")
 	if err != nil {
 		return 0, err
@@ -636,7 +636,7 @@ type injectResult struct {
 
 // inject feeds frames into p1, at most window in flight, and returns when
 // p2 has transmitted all of them (or nothing moved for 10 seconds).
-func inject(ctx context.Context, c *appctl.Client, frames []string, window int) (injectResult, error) {
+func inject(ctx context.Context, c *unixctl.Client, frames []string, window int) (injectResult, error) {
 	var r injectResult
 	base, err := txOnP2(ctx, c)
 	if err != nil {

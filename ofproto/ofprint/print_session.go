@@ -1,4 +1,4 @@
-package ofctl
+package ofprint
 
 import (
 	"bufio"
@@ -28,10 +28,10 @@ func init() {
 		},
 		&ofp.FlowAgeExt{}:       headerOnly("NXT_FLOW_AGE"),
 		&ofp.DescStatsRequest{}: statsHeaderOnly("DESC request"),
-		&ofp.DescStatsReply{}:   printDescReply,
+		&ofp.DescStatsReply{}:   DescReply,
 		&ofp.PortStatsRequest{}: printPortStatsRequest,
 		&ofp.PortStatsReply{}: func(w *bufio.Writer, m *ofp.Msg) error {
-			return printPortStatsReply(w, m, m.Body.(*ofp.PortStatsReply))
+			return PortStatsReply(w, m, m.Body.(*ofp.PortStatsReply))
 		},
 	} {
 		printers[kindOf(body)] = p
@@ -129,7 +129,8 @@ func printSetPacketInFormat(w *bufio.Writer, m *ofp.Msg) error {
 	return nil
 }
 
-func printDescReply(w *bufio.Writer, m *ofp.Msg) error {
+// DescReply prints a switch description reply.
+func DescReply(w *bufio.Writer, m *ofp.Msg) error {
 	d := m.Body.(*ofp.DescStatsReply)
 	statsHeader(w, "DESC reply", m)
 	fmt.Fprintf(w, "\nManufacturer: %s\nHardware: %s\nSoftware: %s\nSerial Num: %s\nDP Description: %s\n",
@@ -143,10 +144,10 @@ func printPortStatsRequest(w *bufio.Writer, m *ofp.Msg) error {
 	return nil
 }
 
-// printPortStatsReply prints a port stats reply as ovs-ofctl does.
+// PortStatsReply prints a port stats reply as ovs-ofctl does.
 // OpenFlow 1.4+ replies carrying extra (custom statistics) properties
 // are not printed yet.
-func printPortStatsReply(w *bufio.Writer, m *ofp.Msg, r *ofp.PortStatsReply) error {
+func PortStatsReply(w *bufio.Writer, m *ofp.Msg, r *ofp.PortStatsReply) error {
 	customs := make([]string, len(r.Stats))
 	for i, s := range r.Stats {
 		c, ok := customStats(s.ExtraProps)

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 func TestShowRatesAndTotals(t *testing.T) {
@@ -71,7 +71,7 @@ func TestHourAfterManyMinutes(t *testing.T) {
 func TestReadCounterCommand(t *testing.T) {
 	r := New()
 	r.Counter("x").Add(42)
-	reg := appctl.NewRegistry("v")
+	reg := unixctl.NewRegistry("v")
 	if err := r.RegisterCommands(reg); err != nil {
 		t.Fatal(err)
 	}

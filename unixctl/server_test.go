@@ -1,8 +1,7 @@
-package appctl
+package unixctl
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-
-	"github.com/gvs-project/gvs/internal/version"
 	"testing"
 	"time"
 
@@ -209,65 +206,6 @@ func TestSetOptionsJSONFormat(t *testing.T) {
 	// The format belongs to the connection: a new one starts in text.
 	if got := rawExchange(t, path, `{"id":0,"method":"t/obj","params":[]}`, 200*time.Millisecond); got != `{"id":0,"result":"text form\n","error":null}` {
 		t.Errorf("new connection: %s", got)
-	}
-}
-
-func TestRunJSONOutput(t *testing.T) {
-	_, reg, path := newTestServer(t)
-	if err := reg.RegisterCommand(Command{Name: "t/obj", Run: func(context.Context, []string) (string, error) {
-		return "text form", nil
-	}, RunJSON: func(context.Context, []string) (any, error) {
-		return map[string]any{"z": "<&>", "a": 1.5}, nil
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		args         []string
-		stdout, errs string
-		code         int
-	}{
-		{[]string{"-t", path, "-f", "json", "t/obj"}, "{\"a\":1.5,\"z\":\"<&>\"}\n", "", 0},
-		{[]string{"-t", path, "--format=json", "version"}, "{\"reply\":\"gvs-vswitchd (gvs) 0.1.0\\n\",\"reply-format\":\"plain\"}\n", "", 0},
-		{[]string{"-t", path, "-f", "text", "t/obj"}, "text form\n", "", 0},
-		{[]string{"-t", path, "-f", "xml", "t/obj"}, "", "gvs-appctl: value xml on -f or --format is invalid\n", 1},
-		{[]string{"-t", path, "-f", "json", "nosuch"}, "", "\"nosuch\" is not a valid command (use \"list-commands\" to see a list of valid commands)\ngvs-appctl: " + path + ": server returned an error\n", 2},
-	} {
-		var out, errb strings.Builder
-		code := Run(tc.args, &out, &errb)
-		if out.String() != tc.stdout || errb.String() != tc.errs || code != tc.code {
-			t.Errorf("Run(%q) = %d, %q, %q; want %d, %q, %q", tc.args, code, out.String(), errb.String(), tc.code, tc.stdout, tc.errs)
-		}
-	}
-}
-
-func TestReplyTextRejectsNonStringInTextMode(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"a":1}`: "Unexpected reply type in JSON rpc reply: object",
-		`[1]`:     "Unexpected reply type in JSON rpc reply: array",
-		`12`:      "Unexpected reply type in JSON rpc reply: integer",
-		`true`:    "Unexpected reply type in JSON rpc reply: true",
-	} {
-		_, err := replyText(json.RawMessage(in), FormatText)
-		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != 2 || ee.msg != want {
-			t.Errorf("replyText(%s) = %v; want exit 2 %q", in, err, want)
-		}
-	}
-}
-
-func TestHelpAndVersion(t *testing.T) {
-	var out, errb strings.Builder
-	if code := Run([]string{"--help"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "gvs-appctl, for querying") {
-		t.Errorf("--help: %d %q %q", code, out.String(), errb.String())
-	}
-	out.Reset()
-	if code := Run([]string{"-V"}, &out, &errb); code != 0 || out.String() != version.Line("gvs-appctl")+"\n" {
-		t.Errorf("-V: %d %q", code, out.String())
-	}
-	out.Reset()
-	errb.Reset()
-	if code := Run([]string{"--bogus"}, &out, &errb); code != 1 || !strings.HasPrefix(errb.String(), "gvs-appctl: unknown flag: --bogus") {
-		t.Errorf("--bogus: %d %q", code, errb.String())
 	}
 }
 

@@ -1,4 +1,4 @@
-package ofctl
+package ofprint
 
 import (
 	"bufio"
@@ -54,7 +54,7 @@ func TestOfpPrintFlowMonitorMessagesMatchesOvsOfctl(t *testing.T) {
 		b, _ := hex.DecodeString(h)
 		var sb strings.Builder
 		w := bufio.NewWriter(&sb)
-		if err := printMessage(w, b); err != nil {
+		if err := Message(w, b); err != nil {
 			t.Errorf("%s: %v", h, err)
 			continue
 		}

@@ -2,12 +2,11 @@
 // them: each table's properties are reduced to sets (instructions,
 // actions, fields) and consecutive tables that agree are abbreviated.
 
-package ofctl
+package ofprint
 
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -777,7 +776,7 @@ func printTableFeatures(w *bufio.Writer, m *ofp.Msg, name string, flags uint16, 
 		w.WriteByte('\n')
 	}
 	if verbosity >= 5 || err != nil {
-		hexDump(w, raw)
+		HexDump(w, raw)
 	}
 }
 
@@ -794,58 +793,6 @@ func printStatsFlags(w *bufio.Writer, flags uint16, request bool, v uint8) {
 	if flags != 0 {
 		fmt.Fprintf(w, "[***unknown flags 0x%04x***]", flags)
 	}
-}
-
-// dumpTableFeaturesCmd is dump-table-features: all parts of the reply
-// are printed as one list, so runs of equal tables fold across parts.
-func dumpTableFeaturesCmd(e *env, args []string) error {
-	c, err := e.open(args[0])
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	if c.version < mf.OF13 {
-		return fmt.Errorf("dump-table-features needs OpenFlow 1.3 or later ('-O OpenFlow13')")
-	}
-	p := newTFPrinter()
-	msgs, raws, err := c.transact(&ofp.TableFeaturesRequest{})
-	var re *replyError
-	switch {
-	case errors.As(err, &re):
-		// ovs-ofctl prints the error to stdout and ends the (empty)
-		// list as usual.
-		w := bufio.NewWriter(e.stdout)
-		printErrorMsg(w, re.raw)
-		w.Flush()
-	case err != nil:
-		return err
-	}
-	for i, m := range msgs {
-		tables, _, _, ok := tableFeaturesOf(m)
-		var derr error
-		if _, unknown := m.Body.(*ofp.Unknown); unknown && len(raws[i]) >= 16 && raws[i][1] == 19 && binary.BigEndian.Uint16(raws[i][8:]) == 12 {
-			// ofp refused the whole message: print the tables before
-			// the bad one first, as ovs-ofctl does.
-			tables, derr = splitTableFeatures(raws[i])
-		} else if !ok || m.Raw != ofp.RawOFPST13_TABLE_FEATURES_REPLY {
-			return fmt.Errorf("received bad reply: %s", m.Raw)
-		}
-		for i := range tables {
-			t, err := reduceTableFeatures(m.Version, &tables[i])
-			if err != nil {
-				derr = err
-				break
-			}
-			p.add(t)
-		}
-		if derr != nil {
-			return fmt.Errorf("decode error: %s", ofp.CodeOf(derr))
-		}
-	}
-	p.finishDitto()
-	out := strings.TrimPrefix(p.sb.String(), "\n")
-	_, err = fmt.Fprintln(e.stdout, out)
-	return err
 }
 
 // of11MatchFields are OpenFlow 1.1's OFPFMF11_* bits (match and
@@ -938,10 +885,10 @@ func legacyTable(ts *ofp.TableStats, v uint8) *tfTable {
 	return t
 }
 
-// printTableStatsReply prints a table stats reply as ovs-ofctl does:
+// TableStatsReply prints a table stats reply as ovs-ofctl does:
 // counters (and before OpenFlow 1.3 features) per table, runs of tables
 // like the one before folded into "ditto".
-func printTableStatsReply(w *bufio.Writer, m *ofp.Msg, r *ofp.TableStatsReply) {
+func TableStatsReply(w *bufio.Writer, m *ofp.Msg, r *ofp.TableStatsReply) {
 	header(w, "OFPST_TABLE reply", m)
 	printStatsFlags(w, r.Flags, false, m.Version)
 	p := newTFPrinter()
@@ -955,4 +902,46 @@ func printTableStatsReply(w *bufio.Writer, m *ofp.Msg, r *ofp.TableStatsReply) {
 	if !strings.HasSuffix(body, "\n") {
 		w.WriteByte('\n')
 	}
+}
+
+// TableFeaturesList prints the tables of every part of a table features
+// reply as one list, as dump-table-features does, so that runs of equal
+// tables fold across parts.
+type TableFeaturesList struct{ p *tfPrinter }
+
+// NewTableFeaturesList returns an empty list.
+func NewTableFeaturesList() *TableFeaturesList { return &TableFeaturesList{newTFPrinter()} }
+
+// Add adds the tables of one reply part; raw is its bytes. A part that
+// ofp refused whole adds the tables before the bad one first, then fails
+// with "decode error", as ovs-ofctl does.
+func (l *TableFeaturesList) Add(m *ofp.Msg, raw []byte) error {
+	tables, _, _, ok := tableFeaturesOf(m)
+	var derr error
+	if _, unknown := m.Body.(*ofp.Unknown); unknown && len(raw) >= 16 && raw[1] == 19 && binary.BigEndian.Uint16(raw[8:]) == 12 {
+		// ofp refused the whole message: print the tables before
+		// the bad one first, as ovs-ofctl does.
+		tables, derr = splitTableFeatures(raw)
+	} else if !ok || m.Raw != ofp.RawOFPST13_TABLE_FEATURES_REPLY {
+		return fmt.Errorf("received bad reply: %s", m.Raw)
+	}
+	for i := range tables {
+		t, err := reduceTableFeatures(m.Version, &tables[i])
+		if err != nil {
+			derr = err
+			break
+		}
+		l.p.add(t)
+	}
+	if derr != nil {
+		return fmt.Errorf("decode error: %s", ofp.CodeOf(derr))
+	}
+	return nil
+}
+
+// String is the list as dump-table-features prints it, without the
+// final newline.
+func (l *TableFeaturesList) String() string {
+	l.p.finishDitto()
+	return strings.TrimPrefix(l.p.sb.String(), "\n")
 }

@@ -15,7 +15,7 @@
 // Debug map to err, warn, info and dbg, and [LevelEmer] to emer.
 //
 // [Facility.RegisterCommands] adds vlog/list, vlog/set, vlog/list-pattern,
-// vlog/reopen and vlog/close to an appctl.Registry. vlog/set accepts Open
+// vlog/reopen and vlog/close to an unixctl.Registry. vlog/set accepts Open
 // vSwitch's spec syntax ([Facility.Set]) with its error texts, and the
 // list commands print exactly what ovs-vswitchd prints.
 //
@@ -26,5 +26,6 @@
 //
 // # Imports
 //
-// The standard library and cmd/appctl (for registration only).
+// The standard library and unixctl (for registration only); nothing
+// else of gvs (tests/deps_test.go).
 package vlog

@@ -13,5 +13,6 @@
 //
 // # Imports
 //
-// The standard library and cmd/appctl (for registration only).
+// The standard library and unixctl (for registration only); nothing
+// else of gvs (tests/deps_test.go).
 package coverage

@@ -1,4 +1,4 @@
-package ofctl
+package ofprint
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ func init() {
 		&ofp.TableStatsRequest{}:     statsHeaderOnly("TABLE request"),
 		&ofp.TableStatsReply{}:       printTableStatsMsg,
 		&ofp.PortDescRequest{}:       printPortDescRequest,
-		&ofp.PortDescReply{}:         printPortDescReply,
+		&ofp.PortDescReply{}:         PortDescReply,
 		&ofp.TableDescRequest{}:      statsHeaderOnly("TABLE_DESC request"),
 		&ofp.TableDescReply{}:        printTableDescReply,
 		&ofp.PortMod{}:               printPortMod,
@@ -90,7 +90,7 @@ func statsHeaderOnly(name string) msgPrinter {
 }
 
 func printTableStatsMsg(w *bufio.Writer, m *ofp.Msg) error {
-	printTableStatsReply(w, m, m.Body.(*ofp.TableStatsReply))
+	TableStatsReply(w, m, m.Body.(*ofp.TableStatsReply))
 	return nil
 }
 
@@ -100,7 +100,8 @@ func printPortDescRequest(w *bufio.Writer, m *ofp.Msg) error {
 	return nil
 }
 
-func printPortDescReply(w *bufio.Writer, m *ofp.Msg) error {
+// PortDescReply prints a port description reply.
+func PortDescReply(w *bufio.Writer, m *ofp.Msg) error {
 	statsHeader(w, "PORT_DESC reply", m)
 	w.WriteByte('\n')
 	printPorts(w, m.Version, m.Body.(*ofp.PortDescReply).Ports)
@@ -332,7 +333,7 @@ func printPortDecodeError(w *bufio.Writer, m *ofp.Msg, raw []byte) bool {
 		}
 	}
 	fmt.Fprintf(w, "%s***decode error: %s***\n", sep, code)
-	hexDump(w, raw)
+	HexDump(w, raw)
 	return true
 }
 

@@ -1,4 +1,4 @@
-package ofctl
+package ofprint
 
 import (
 	"bufio"
@@ -249,8 +249,8 @@ func exactDuration(sec, nsec uint32) string {
 	return s + "s"
 }
 
-// printErrorMsgBody prints a decoded OFPT_ERROR as printErrorMsg does.
-func printErrorMsgBody(w *bufio.Writer, m *ofp.Msg) {
+// ErrorMsgBody prints a decoded OFPT_ERROR as printErrorMsg does.
+func ErrorMsgBody(w *bufio.Writer, m *ofp.Msg) {
 	em := m.Body.(*ofp.ErrorMsg)
 	header(w, "OFPT_ERROR", m)
 	code := em.ErrCode(m.Version)
@@ -260,8 +260,8 @@ func printErrorMsgBody(w *bufio.Writer, m *ofp.Msg) {
 		fmt.Fprintf(w, " %s\n", code)
 	}
 	if len(em.Data) >= 8 {
-		if err := printMessage(w, em.Data); err != nil {
-			hexDump(w, em.Data)
+		if err := Message(w, em.Data); err != nil {
+			HexDump(w, em.Data)
 		}
 	}
 }

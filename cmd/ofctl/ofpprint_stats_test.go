@@ -9,6 +9,7 @@ import (
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/ofprint"
 	"github.com/gvs-project/gvs/ofproto/ofptext"
 )
 
@@ -311,7 +312,7 @@ func TestOnlineTableAndPortPrintersShareOfpPrint(t *testing.T) {
 		w := bufio.NewWriter(&sb)
 		switch r := m.Body.(type) {
 		case *ofp.TableStatsReply:
-			printTableStatsReply(w, m, r)
+			ofprint.TableStatsReply(w, m, r)
 		case *ofp.PortDescReply:
 			printPortDescs(w, []*ofp.Msg{m})
 		}

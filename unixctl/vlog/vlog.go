@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // Level is an Open vSwitch log level. A message is written to a
@@ -448,14 +448,14 @@ func (f *Facility) ListPatterns() string {
 }
 
 // RegisterCommands adds the vlog/* commands to reg.
-func (f *Facility) RegisterCommands(reg *appctl.Registry) error {
-	noArgs := func(fn func() (string, error)) appctl.Handler {
+func (f *Facility) RegisterCommands(reg *unixctl.Registry) error {
+	noArgs := func(fn func() (string, error)) unixctl.Handler {
 		return func(context.Context, []string) (string, error) { return fn() }
 	}
-	for _, c := range []appctl.Command{
+	for _, c := range []unixctl.Command{
 		{Name: "vlog/list", Run: noArgs(func() (string, error) { return f.List(), nil })},
 		{Name: "vlog/list-pattern", Run: noArgs(func() (string, error) { return f.ListPatterns(), nil })},
-		{Name: "vlog/set", Usage: "{spec | PATTERN:destination:pattern}", MaxArgs: appctl.Unlimited,
+		{Name: "vlog/set", Usage: "{spec | PATTERN:destination:pattern}", MaxArgs: unixctl.Unlimited,
 			Run: func(_ context.Context, args []string) (string, error) {
 				for _, a := range args {
 					if err := f.Set(a); err != nil {
@@ -466,8 +466,8 @@ func (f *Facility) RegisterCommands(reg *appctl.Registry) error {
 			}},
 		// gvs does not rate-limit log lines; these validate their modules
 		// and succeed so that scripts written for Open vSwitch keep working.
-		{Name: "vlog/enable-rate-limit", Usage: "[module]...", MaxArgs: appctl.Unlimited, Run: f.checkModules},
-		{Name: "vlog/disable-rate-limit", Usage: "[module]...", MaxArgs: appctl.Unlimited, Run: f.checkModules},
+		{Name: "vlog/enable-rate-limit", Usage: "[module]...", MaxArgs: unixctl.Unlimited, Run: f.checkModules},
+		{Name: "vlog/disable-rate-limit", Usage: "[module]...", MaxArgs: unixctl.Unlimited, Run: f.checkModules},
 		{Name: "vlog/reopen", Run: noArgs(func() (string, error) { return "", f.Reopen() })},
 		{Name: "vlog/close", Run: noArgs(func() (string, error) { f.CloseFile(); return "", nil })},
 	} {

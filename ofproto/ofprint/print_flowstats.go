@@ -1,4 +1,4 @@
-package ofctl
+package ofprint
 
 import (
 	"bufio"
@@ -20,14 +20,14 @@ func init() {
 		&ofp.FlowStatsRequest{}: printFlowStatsRequest,
 		&ofp.FlowStatsReply{}: func(w *bufio.Writer, m *ofp.Msg) error {
 			rep := m.Body.(*ofp.FlowStatsReply)
-			entries, err := flowStatsEntries(m, rep)
+			entries, err := FlowStatsEntries(m, rep)
 			if err != nil {
 				return err
 			}
-			printFlowStatsEntries(w, m, rep, entries)
+			FlowStatsEntriesTo(w, m, rep, entries)
 			return nil
 		},
-		&ofp.AggregateStatsReply{}: printAggregateReply,
+		&ofp.AggregateStatsReply{}: AggregateReply,
 		&ofp.CTFlush{}:             printCTFlush,
 		&ofp.CTFlushZone{}: func(w *bufio.Writer, m *ofp.Msg) error {
 			header(w, "NXT_CT_FLUSH_ZONE", m)
@@ -78,32 +78,33 @@ func printFlowStatsRequest(w *bufio.Writer, m *ofp.Msg) error {
 	return nil
 }
 
-// flowStatsEntries decodes the actions of a flow stats reply's entries.
-func flowStatsEntries(m *ofp.Msg, rep *ofp.FlowStatsReply) ([]flowEntry, error) {
-	entries := make([]flowEntry, 0, len(rep.Stats))
+// FlowStatsEntries decodes the actions of a flow stats reply's entries.
+func FlowStatsEntries(m *ofp.Msg, rep *ofp.FlowStatsReply) ([]FlowEntry, error) {
+	entries := make([]FlowEntry, 0, len(rep.Stats))
 	for i := range rep.Stats {
 		s := &rep.Stats[i]
 		acts, err := ofp.DecodeOfpacts(s.Actions, m.Version, rep.Format == ofp.FormatOXM)
 		if err != nil {
 			return nil, fmt.Errorf("decoding flow stats reply: %w", err)
 		}
-		entries = append(entries, flowEntry{s, acts, m.Version})
+		entries = append(entries, FlowEntry{s, acts, m.Version})
 	}
 	return entries, nil
 }
 
-// printFlowStatsEntries prints a flow stats reply as ovs-ofctl does, a
+// FlowStatsEntriesTo prints a flow stats reply as ovs-ofctl does, a
 // line per flow with its statistics.
-func printFlowStatsEntries(w *bufio.Writer, m *ofp.Msg, rep *ofp.FlowStatsReply, entries []flowEntry) {
+func FlowStatsEntriesTo(w *bufio.Writer, m *ofp.Msg, rep *ofp.FlowStatsReply, entries []FlowEntry) {
 	header(w, flowStatsName(rep.Format, "FLOW reply"), m)
 	printStatsFlags(w, rep.Flags, false, m.Version)
 	for _, fe := range entries {
-		w.WriteString("\n " + fe.format(true))
+		w.WriteString("\n " + fe.Format(true))
 	}
 	w.WriteByte('\n')
 }
 
-func printAggregateReply(w *bufio.Writer, m *ofp.Msg) error {
+// AggregateReply prints an aggregate statistics reply.
+func AggregateReply(w *bufio.Writer, m *ofp.Msg) error {
 	rep := m.Body.(*ofp.AggregateStatsReply)
 	header(w, flowStatsName(rep.Format, "AGGREGATE reply"), m)
 	printStatsFlags(w, rep.Flags, false, m.Version)
@@ -124,7 +125,7 @@ func printBundleAdd(w *bufio.Writer, m *ofp.Msg, verbosity int) error {
 	// cannot be.
 	var inner strings.Builder
 	iw := bufio.NewWriter(&inner)
-	if err := printMessageV(iw, ba.Msg, verbosity); err != nil {
+	if err := MessageV(iw, ba.Msg, verbosity); err != nil {
 		return err
 	}
 	iw.Flush()

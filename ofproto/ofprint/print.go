@@ -1,14 +1,10 @@
-package ofctl
+package ofprint
 
 import (
 	"bufio"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
@@ -20,77 +16,14 @@ import (
 // print yet in ovs-ofctl's format.
 var errNotPrinted = errors.New("not printed yet by gvs-ofctl")
 
-func ofpPrintCmd(e *env, args []string) error {
-	b, err := parseHex(args[0])
-	if err != nil {
-		return err
-	}
-	verbosity := e.verbosity + 1 // ovs-ofctl's ofp-print is one step more verbose by default
-	if len(args) > 1 {
-		if verbosity, err = strconv.Atoi(args[1]); err != nil {
-			verbosity = 0 // atoi's value for text, as ovs-ofctl
-		}
-	}
-	w := bufio.NewWriter(e.stdout)
-	if err := printMessageV(w, b, verbosity); err != nil {
-		w.Flush()
-		return fmt.Errorf("ofp-print: %w", err)
-	}
-	return w.Flush()
-}
+// Message prints one OpenFlow message as ovs-ofctl's ofp-print does.
+func Message(w *bufio.Writer, b []byte) error { return MessageV(w, b, 0) }
 
-// parseHex accepts hex digit pairs separated by optional white space, as
-// ovs-ofctl's ofp-print does.
-func parseHex(s string) ([]byte, error) {
-	s = strings.Join(strings.Fields(s), "")
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		return nil, errors.New("trailing garbage following hex bytes")
-	}
-	return b, nil
-}
-
-func ofpParseCmd(e *env, args []string) error {
-	f, err := os.Open(args[0])
-	if err != nil {
-		return fmt.Errorf("%s: open (%w)", args[0], unwrapPathErr(err))
-	}
-	defer f.Close()
-	r := bufio.NewReader(f)
-	w := bufio.NewWriter(e.stdout)
-	defer w.Flush()
-	for {
-		var hdr [8]byte
-		n, err := io.ReadFull(r, hdr[:])
-		if n == 0 && err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: unexpected end of file mid-message", args[0])
-		}
-		length := int(binary.BigEndian.Uint16(hdr[2:]))
-		if length < len(hdr) {
-			return fmt.Errorf("%s: %d-byte message is too short for OpenFlow", args[0], length)
-		}
-		msg := make([]byte, length)
-		copy(msg, hdr[:])
-		if _, err := io.ReadFull(r, msg[len(hdr):]); err != nil {
-			return fmt.Errorf("%s: unexpected end of file mid-message", args[0])
-		}
-		if err := printMessage(w, msg); err != nil {
-			return fmt.Errorf("ofp-parse: %s: %w", args[0], err)
-		}
-	}
-}
-
-// printMessage prints one OpenFlow message as ovs-ofctl's ofp-print does.
-func printMessage(w *bufio.Writer, b []byte) error { return printMessageV(w, b, 0) }
-
-// printMessageV prints with ovs-ofctl's verbosity (monitor and snoop use 2).
-func printMessageV(w *bufio.Writer, b []byte, verbosity int) error {
+// MessageV prints with ovs-ofctl's verbosity (monitor and snoop use 2).
+func MessageV(w *bufio.Writer, b []byte, verbosity int) error {
 	if len(b) < 8 {
 		fmt.Fprintf(w, "OpenFlow packet too short (only %d bytes):\n", len(b))
-		hexDump(w, b)
+		HexDump(w, b)
 		return nil
 	}
 	m, err := ofp.Decode(b)
@@ -101,7 +34,7 @@ func printMessageV(w *bufio.Writer, b []byte, verbosity int) error {
 		return fmt.Errorf("cannot decode %d-byte message: %w", len(b), err)
 	}
 	if _, ok := m.Body.(*ofp.ErrorMsg); ok {
-		printErrorMsgBody(w, m)
+		ErrorMsgBody(w, m)
 		return nil
 	}
 	if printPortDecodeError(w, m, b) {
@@ -153,8 +86,8 @@ func printFlowModDecodeError(w *bufio.Writer, b []byte, err error) bool {
 	default:
 		return false
 	}
-	fmt.Fprintf(w, "%s%s (xid=%#x): ***decode error: %s***\n", name, versionTag(b[0]), binary.BigEndian.Uint32(b[4:]), code)
-	hexDump(w, b)
+	fmt.Fprintf(w, "%s%s (xid=%#x): ***decode error: %s***\n", name, VersionTag(b[0]), binary.BigEndian.Uint32(b[4:]), code)
+	HexDump(w, b)
 	return true
 }
 
@@ -219,7 +152,7 @@ func printBundleCtrl(w *bufio.Writer, m *ofp.Msg) error {
 }
 
 func header(w *bufio.Writer, name string, m *ofp.Msg) {
-	fmt.Fprintf(w, "%s%s (xid=%#x):", name, versionTag(m.Version), m.XID)
+	fmt.Fprintf(w, "%s%s (xid=%#x):", name, VersionTag(m.Version), m.XID)
 }
 
 func headerOnly(name string) msgPrinter {
@@ -253,7 +186,7 @@ func printHello(w *bufio.Writer, m *ofp.Msg) error {
 func printEcho(w *bufio.Writer, m *ofp.Msg, name string, data []byte) error {
 	header(w, name, m)
 	fmt.Fprintf(w, " %d bytes of payload\n", len(data))
-	hexDump(w, data)
+	HexDump(w, data)
 	return nil
 }
 
@@ -435,9 +368,7 @@ func insertAfterMatch(body, s string, afterTimeouts bool) string {
 	return body[:best] + s + body[best:]
 }
 
-// hexDump prints b as ovs-ofctl does: offset, 16 bytes with a '-' after
-// the eighth, then the printable characters between bars.
-// hexDumpPlain prints b like hexDump without the printable-characters
+// hexDumpPlain prints b like HexDump without the printable-characters
 // column and without trailing spaces, as ovs-ofctl dumps packet data.
 func hexDumpPlain(w *bufio.Writer, b []byte) {
 	for off := 0; off < len(b); off += 16 {
@@ -456,7 +387,9 @@ func hexDumpPlain(w *bufio.Writer, b []byte) {
 	}
 }
 
-func hexDump(w *bufio.Writer, b []byte) {
+// HexDump prints b as ovs-ofctl does: offset, 16 bytes with a '-' after
+// the eighth, then the printable characters between bars.
+func HexDump(w *bufio.Writer, b []byte) {
 	for off := 0; off < len(b); off += 16 {
 		line := b[off:min(off+16, len(b))]
 		fmt.Fprintf(w, "%08x  ", off)
@@ -484,4 +417,44 @@ func hexDump(w *bufio.Writer, b []byte) {
 		}
 		w.WriteString("|\n")
 	}
+}
+
+// FormatMessage is Open vSwitch's ofp_to_string: message b as ovs-ofctl
+// prints it at verbosity (the vconn debug log uses 1), or, for the types
+// gvs-ofctl cannot print, its type and a hex dump; it ends in a newline.
+func FormatMessage(b []byte, verbosity int) string {
+	var sb strings.Builder
+	w := bufio.NewWriter(&sb)
+	Any(w, b, verbosity)
+	w.Flush()
+	return sb.String()
+}
+
+// Any prints a message in ovs-ofctl's format, or, for the types
+// gvs-ofctl cannot print yet, its type and a hex dump.
+func Any(w *bufio.Writer, b []byte, verbosity int) {
+	var sb strings.Builder
+	tmp := bufio.NewWriter(&sb)
+	err := MessageV(tmp, b, verbosity)
+	tmp.Flush()
+	if err == nil {
+		w.WriteString(sb.String())
+		return
+	}
+	if m, derr := ofp.Decode(b); derr == nil {
+		header(w, m.Raw.String(), m)
+		fmt.Fprintf(w, " (%v)\n", err)
+	} else {
+		fmt.Fprintf(w, "OpenFlow message (%d bytes): %v\n", len(b), derr)
+	}
+	HexDump(w, b)
+}
+
+// VersionTag is the " (OF1.x)" ovs-ofctl prints after a message name for
+// versions other than OpenFlow 1.0.
+func VersionTag(v uint8) string {
+	if v == mf.OF10 {
+		return ""
+	}
+	return fmt.Sprintf(" (OF1.%d)", v-1)
 }

@@ -1,4 +1,4 @@
-package ofctl
+package ofprint
 
 // ofp-print of the flow monitor messages, as ovs-ofctl's
 // ofputil_flow_monitor_request_format and ofputil_flow_update_format.

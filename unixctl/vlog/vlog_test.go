@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 var fixed = time.Date(2026, 11, 29, 21, 46, 47, 123456789, time.UTC)
@@ -229,7 +229,7 @@ func TestSyslogDestination(t *testing.T) {
 
 func TestCommandsThroughRegistry(t *testing.T) {
 	f := newTestFacility(&bytes.Buffer{})
-	reg := appctl.NewRegistry("v")
+	reg := unixctl.NewRegistry("v")
 	if err := f.RegisterCommands(reg); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestCommandsThroughRegistry(t *testing.T) {
 	if f.Module("bridge").Level(File) != Warn || f.Module("dpif").Level(File) != Info {
 		t.Errorf("levels: bridge %v dpif %v", f.Module("bridge").Level(File), f.Module("dpif").Level(File))
 	}
-	if err := f.RegisterCommands(reg); !errors.Is(err, appctl.ErrDuplicate) {
+	if err := f.RegisterCommands(reg); !errors.Is(err, unixctl.ErrDuplicate) {
 		t.Errorf("second RegisterCommands = %v", err)
 	}
 }

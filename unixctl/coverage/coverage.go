@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/unixctl"
 )
 
 // Interval is how often Run samples the counters; the rates shown are
@@ -149,7 +149,7 @@ func formatLine(name string, perSec5, perSecMin, perSecHour float64, total uint6
 }
 
 // RegisterCommands adds coverage/show and coverage/read-counter to reg.
-func (r *Registry) RegisterCommands(reg *appctl.Registry) error {
+func (r *Registry) RegisterCommands(reg *unixctl.Registry) error {
 	if err := reg.Register("coverage/show", "", 0, 0, func(context.Context, []string) (string, error) {
 		return r.Show(), nil
 	}); err != nil {
