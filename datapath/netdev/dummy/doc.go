@@ -4,8 +4,12 @@
 // the next Recv; transmitted frames go to an optional callback, a bounded
 // capture queue and optional pcap files (options pcap, rxq_pcap and
 // tx_pcap). A pcap file can also be replayed as received traffic.
+// Streams (options pstream and stream, stream.go) join dummy ports of
+// different switches over unix or TCP sockets with netdev-dummy's
+// framing, which is how OVN's sandbox tests wire their hypervisors.
 //
-// Recv and Send never allocate in steady state; each rx queue is a
+// Recv and Send never allocate in steady state (a port with streams
+// copies each transmitted frame for them); each rx queue is a
 // bounded ring of reusable buffers and counts drops when full.
 //
 // It imports datapath/netdev, datapath/netdev/pcap, datapath/packet and

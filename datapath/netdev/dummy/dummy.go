@@ -75,6 +75,11 @@ type Device struct {
 
 	rxPcap, txPcap *pcapFile
 	closed         atomic.Bool
+
+	// streams are the port's pstream/stream connections (stream.go);
+	// streamMu serialises their configuration.
+	streams  atomic.Pointer[streams]
+	streamMu sync.Mutex
 }
 
 var _ netdev.Device = (*Device)(nil)
@@ -398,6 +403,7 @@ func (d *Device) Send(q int, b *packet.Batch, pool *packet.Pool) error {
 	if p := d.onTx.Load(); p != nil {
 		fn = *p
 	}
+	st := d.streams.Load()
 	sent, bytes, dropped := 0, 0, 0
 	d.txMu.Lock()
 	for _, p := range b.Slice() {
@@ -414,6 +420,9 @@ func (d *Device) Send(q int, b *packet.Batch, pool *packet.Pool) error {
 		}
 		if fn != nil {
 			fn(f)
+		}
+		if st != nil {
+			st.send(f)
 		}
 	}
 	d.txMu.Unlock()
@@ -437,6 +446,7 @@ func (d *Device) Close() error {
 	if d.closed.Swap(true) {
 		return nil
 	}
+	d.SetStreams("", "", "")
 	for i := range d.rxq {
 		r := &d.rxq[i]
 		r.mu.Lock()
