@@ -68,6 +68,9 @@ func TestRoundTripHandPicked(t *testing.T) {
 		{in: "tunnel(tun_id=0x7b,src=1.1.2.92,dst=1.1.2.88,ttl=64,flags(-df-csum+key)),recirc_id(0),in_port(3),packet_type(ns=0,id=0),eth_type(0x0800),ipv4(frag=no)"},
 		{in: "tunnel(tun_id=0x0,ipv6_src=2001:cafe::92,ipv6_dst=2001:cafe::88,tos=0x10/0xfc,ttl=64,tp_src=51283,tp_dst=6081,geneve({class=0xffff,type=0x80,len=4,0xa/0xff}{class=0x102,type=0x1/0,len=0}),flags(-df+csum+key)),recirc_id(0),in_port(2),packet_type(ns=0,id=0),eth_type(0x86dd),ipv6(frag=no)",
 			terse: "tunnel(tun_id=0x0,ipv6_src=2001:cafe::92,ipv6_dst=2001:cafe::88,tos=0x10/0xfc,ttl=64,tp_src=51283,tp_dst=6081,geneve({class=0xffff,type=0x80,len=4,0xa/0xff}{class=0x102,len=0}),flags(-df+csum+key)),recirc_id(0),in_port(2),packet_type(ns=0,id=0),eth_type(0x86dd),ipv6(frag=no)"},
+		// flags() names none: every flag matched as unset.
+		{in: "tunnel(tun_id=0x0,src=2.2.2.2,dst=2.2.2.1,ttl=64,flags()),in_port(1),eth_type(0x0800),ipv4(frag=no)",
+			terse: "tunnel(tun_id=0x0,src=2.2.2.2,dst=2.2.2.1,ttl=64,flags(key)),in_port(1),eth(),eth_type(0x0800),ipv4(frag=no)"},
 		{in: "tunnel(src=10.0.0.1,dst=10.0.0.2,ttl=64,vxlan(gbp(id=10,flags=0x1)),flags(+df-csum)),recirc_id(0),in_port(4789),packet_type(ns=0,id=0),eth_type(0x0800),ipv4(frag=no)"},
 		{in: "ct_state(-new+est-rel-rpl-inv+trk-snat-dnat),ct_zone(0x5),ct_mark(0x3/0xf),ct_label(0x1000000000000000000000000000005/0xffff0000000000000000000000000fff),recirc_id(0x1),in_port(1),packet_type(ns=0,id=0),eth_type(0x0800),ipv4(frag=no)"},
 		{in: "ct_state(+new+trk),ct_tuple6(src=2001:db8::1,dst=::10.0.0.1/::,proto=6,src_port=1,dst_port=2),recirc_id(0x2),dp_hash(0x1/0xf),in_port(1),packet_type(ns=0,id=0),eth_type(0x86dd),ipv6(label=0x12345,frag=first)",

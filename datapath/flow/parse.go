@@ -778,6 +778,10 @@ func (p *parser) flags(names []string, allowed uint32) (v, m uint32, err error) 
 			}
 		}
 		return v, m, nil
+	case c == ')':
+		// No flag named: none set, all matched (as Open vSwitch reads
+		// "flags()").
+		return 0, allowed, nil
 	}
 	for {
 		off := p.pos
