@@ -78,6 +78,10 @@ const (
 	numActionTypes
 )
 
+// NumActionTypes is one more than the largest ActionType, for tables
+// indexed by kind.
+const NumActionTypes = numActionTypes
+
 // ActPopVLAN is the kind of pop_vlan: the same ofpact as strip_vlan.
 const ActPopVLAN = ActStripVLAN
 
