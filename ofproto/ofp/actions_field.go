@@ -1,7 +1,9 @@
 package ofp
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 )
@@ -13,9 +15,20 @@ import (
 
 func init() {
 	registerKinds(map[ActionType]kindOps{
-		ActSetField: {forms: setFieldForms, check: checkSetField},
-		ActLoad:     {forms: loadForms, check: checkLoad},
-		ActMove:     {forms: moveForms, check: checkMove},
+		ActSetField:    {forms: setFieldForms, check: checkSetField, actionSet: true},
+		ActLoad:        {forms: loadForms, check: checkLoad, actionSet: true},
+		ActMove:        {forms: moveForms, check: checkMove, actionSet: true},
+		ActDeleteField: {canonical: []RawAction{RawActNXAST_DELETE_FIELD}},
+	})
+	registerRaws(map[RawAction]rawOps{
+		RawActOFPAT12_SET_FIELD:   {ActSetField, decodeSetField, encodeSetField, 0},
+		RawActOFPAT15_SET_FIELD:   {ActSetField, decodeSetField, encodeSetField, 0},
+		RawActNXAST_REG_LOAD2:     {ActSetField, decodeSetField, encodeSetField, 0},
+		RawActNXAST_REG_LOAD:      {ActLoad, decodeRegLoad, encodeRegLoad, 0},
+		RawActNXAST_REG_MOVE:      {ActMove, decodeRegMove, encodeRegMove, 0},
+		RawActOFPAT15_COPY_FIELD:  {ActMove, decodeRegMove, encodeRegMove, 0},
+		RawActONFACT13_COPY_FIELD: {ActMove, decodeRegMove, encodeRegMove, 0},
+		RawActNXAST_DELETE_FIELD:  {ActDeleteField, decodeDeleteField, encodeDeleteField, 0},
 	})
 }
 
@@ -228,4 +241,222 @@ func setFieldToNXAST(a *Action, v uint8) ([]Action, error) {
 		i += n
 	}
 	return out, nil
+}
+
+func decodeSetField(p []byte, v uint8, in *actionInstance, _ int) (Action, error) {
+	oxm := p[4:]
+	if in.raw == RawActNXAST_REG_LOAD2 {
+		oxm = p[10:]
+	}
+	if len(oxm) < 4 {
+		return Action{}, errorf(OFPBAC_BAD_SET_LEN, "set_field without an OXM header")
+	}
+	n := 4 + int(oxm[3]) // for experimenter OXMs the length counts the ID
+	if n > len(oxm) || pad8(len(p)-len(oxm)+n) != len(p) {
+		return Action{}, errorf(OFPBAC_BAD_SET_LEN, "set_field OXM of %d bytes in a %d-byte action", n, len(p))
+	}
+	h := binary.BigEndian.Uint32(oxm)
+	var exp uint32
+	if uint16(h>>16) == mf.ClassExperimenter && n >= 8 {
+		exp = binary.BigEndian.Uint32(oxm[4:])
+	}
+	f := mf.Std.ByHeader(uint16(h>>16), uint8(h>>9&0x7f), exp)
+	if f == nil { // Open vSwitch cannot tell an unknown field's length
+		return Action{}, errorf(OFPBAC_BAD_SET_LEN, "set_field of unknown OXM %#x", h)
+	}
+	if !f.Writable {
+		return Action{}, errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field of read-only %s", f.Name)
+	}
+	masked := h>>8&1 == 1
+	if masked && in.raw == RawActOFPAT12_SET_FIELD {
+		return Action{}, errorf(OFPBAC_BAD_SET_MASK, "masked set_field of %s before OpenFlow 1.5", f.Name)
+	}
+	if masked && !f.Maskable && !f.Variable {
+		// Open vSwitch lets set_field mask any field (a reg_load of part
+		// of nw_ecn comes back so in OF1.5); mf matches refuse that.
+		return decodeMaskedSetField(f, oxm[:n])
+	}
+	var m mf.Match
+	if err := DecodeNXM(oxm[:n], false, &m, nil); err != nil || m.IsWild(f) {
+		switch CodeOf(err) {
+		case OFPBMC_BAD_MASK:
+			return Action{}, errorf(OFPBAC_BAD_SET_MASK, "set_field %s: %v", f.Name, err)
+		case 0, OFPBMC_BAD_VALUE:
+			return Action{}, errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field %s: %v", f.Name, err)
+		}
+		return Action{}, fmt.Errorf("set_field %s: %w", f.Name, err)
+	}
+	w := m.Width(f)
+	a := Action{Type: ActSetField, Field: f, Value: make([]byte, w)}
+	mask := make([]byte, w)
+	m.Get(f, a.Value, mask)
+	// An all-ones mask sets the whole field; tun_metadata is as wide as
+	// its value, so a mask there stays (and prints) as sent.
+	if masked && (!allOnes(mask) || f.Variable) {
+		a.Mask = mask
+	}
+	if !f.ValueValid(a.Value) || a.Mask != nil && !f.ValueValid(a.Mask) {
+		return Action{}, errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field %s value or mask has bits outside the field", f.Name)
+	}
+	if f.ID == mf.IDVLANVID && a.Value[0]&0x10 == 0 && (a.Mask == nil || a.Mask[0]&0x10 != 0) {
+		return Action{}, errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field vlan_vid without OFPVID_PRESENT")
+	}
+	return a, nil
+}
+
+// decodeMaskedSetField reads a masked set_field OXM of a field mf does
+// not mask: value and mask as on the wire.
+func decodeMaskedSetField(f *mf.Field, oxm []byte) (Action, error) {
+	payload := oxm[4:]
+	if len(payload) != 2*f.Bytes {
+		return Action{}, errorf(OFPBAC_BAD_SET_LEN, "set_field %s of %d bytes", f.Name, len(payload))
+	}
+	a := Action{Type: ActSetField, Field: f, Value: bytes.Clone(payload[:f.Bytes]), Mask: bytes.Clone(payload[f.Bytes:])}
+	for i := range a.Value {
+		if a.Value[i]&^a.Mask[i] != 0 {
+			return Action{}, errorf(OFPBMC_BAD_WILDCARDS, "set_field %s value bits outside its mask", f.Name)
+		}
+	}
+	if !f.ValueValid(a.Value) || !f.ValueValid(a.Mask) {
+		return Action{}, errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field %s value or mask has bits outside the field", f.Name)
+	}
+	if allOnes(a.Mask) {
+		a.Mask = nil
+	}
+	return a, nil
+}
+
+func encodeSetField(b []byte, a *Action, v uint8, in *actionInstance, _ int) ([]byte, error) {
+	var m mf.Match
+	if a.Field == nil {
+		return b, errorf(OFPBAC_BAD_SET_TYPE, "set_field without a field")
+	}
+	if a.Mask != nil && !a.Field.Maskable && !a.Field.Variable {
+		if len(a.Value) != a.Field.Bytes || len(a.Mask) != a.Field.Bytes {
+			return b, errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field %s with a malformed value", a.Field.Name)
+		}
+	} else if err := m.SetMasked(a.Field, a.Value, a.Mask); err != nil {
+		return b, errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field %s: %v", a.Field.Name, err)
+	}
+	wv := v
+	if in.raw == RawActNXAST_REG_LOAD2 {
+		wv = 0 // NXM-preferred header, as Open vSwitch's nx_put_entry(..., 0, ...)
+	}
+	w := nxmWriter{b: b, version: wv}
+	w.header(a.Field, len(a.Value), a.Mask != nil)
+	w.b = append(w.b, a.Value...)
+	if a.Mask != nil {
+		w.b = append(w.b, a.Mask...)
+	}
+	return w.b, nil
+}
+
+func decodeRegLoad(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {
+	ofsNbits, hdr := binary.BigEndian.Uint16(p[10:]), binary.BigEndian.Uint32(p[12:])
+	f := fieldOfHeader(hdr)
+	if f == nil {
+		return Action{}, errorf(OFPBAC_BAD_SET_TYPE, "reg_load to unknown field %#x", hdr)
+	}
+	a := Action{Type: ActLoad, Dst: subfieldOf(f, ofsNbits), Value: bytes.Clone(p[16:24])}
+	if err := checkSubfield(a.Dst); err != nil {
+		return a, err
+	}
+	if !f.Writable {
+		return a, errorf(OFPBAC_BAD_SET_ARGUMENT, "reg_load to read-only %s", f.Name)
+	}
+	if val := binary.BigEndian.Uint64(a.Value); a.Dst.NBits < 64 && val>>a.Dst.NBits != 0 {
+		return a, errorf(OFPBAC_BAD_ARGUMENT, "reg_load value %#x does not fit %d bits", val, a.Dst.NBits)
+	}
+	return a, nil
+}
+
+func encodeRegLoad(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
+	if a.Dst.Field == nil || len(a.Value) != 8 || a.Dst.NBits < 1 || a.Dst.NBits > 64 {
+		return b, errorf(OFPBAC_BAD_ARGUMENT, "reg_load needs a destination and an 8-byte value")
+	}
+	b = binary.BigEndian.AppendUint16(b, ofsNBits(a.Dst))
+	b = binary.BigEndian.AppendUint32(b, header32(a.Dst.Field))
+	return append(b, a.Value...), nil
+}
+
+// moveLayout is where each copy-field form keeps n_bits, the offsets and
+// the headers.
+func moveLayout(raw RawAction) (nbits, hdrs int) {
+	switch raw {
+	case RawActOFPAT15_COPY_FIELD:
+		return 4, 12
+	case RawActONFACT13_COPY_FIELD:
+		return 12, 20
+	}
+	return 10, 16
+}
+
+func decodeRegMove(p []byte, _ uint8, in *actionInstance, _ int) (Action, error) {
+	at, hdrs := moveLayout(in.raw)
+	if len(p) < hdrs {
+		return Action{}, errorf(OFPBAC_BAD_LEN, "%s of %d bytes", in.raw, len(p))
+	}
+	nbits := int(binary.BigEndian.Uint16(p[at:]))
+	sofs, dofs := int(binary.BigEndian.Uint16(p[at+2:])), int(binary.BigEndian.Uint16(p[at+4:]))
+	sf, n1, err := pullHeader(p[hdrs:])
+	if err != nil {
+		return Action{}, err
+	}
+	df, n2, err := pullHeader(p[hdrs+n1:])
+	if err != nil {
+		return Action{}, err
+	}
+	if !isZero(p[hdrs+n1+n2:]) {
+		return Action{}, errorf(NXBRC_MUST_BE_ZERO, "%s padding is not zero", in.raw)
+	}
+	a := Action{Type: ActMove, Src: Subfield{sf, sofs, nbits}, Dst: Subfield{df, dofs, nbits}}
+	if err := checkSubfield(a.Src); err != nil {
+		return a, err
+	}
+	if err := checkSubfield(a.Dst); err != nil {
+		return a, err
+	}
+	if !df.Writable {
+		return a, errorf(OFPBAC_BAD_SET_ARGUMENT, "move to read-only %s", df.Name)
+	}
+	return a, nil
+}
+
+func encodeRegMove(b []byte, a *Action, v uint8, in *actionInstance, _ int) ([]byte, error) {
+	if a.Src.Field == nil || a.Dst.Field == nil {
+		return b, errorf(OFPBAC_BAD_ARGUMENT, "move needs a source and a destination")
+	}
+	switch in.raw {
+	case RawActOFPAT15_COPY_FIELD:
+	case RawActONFACT13_COPY_FIELD:
+		b = append(b, 0, 0)
+	}
+	b = binary.BigEndian.AppendUint16(b, uint16(a.Src.NBits))
+	b = binary.BigEndian.AppendUint16(b, uint16(a.Src.Ofs))
+	b = binary.BigEndian.AppendUint16(b, uint16(a.Dst.Ofs))
+	if in.raw == RawActNXAST_REG_MOVE {
+		b = putHeader(b, a.Src.Field)
+		return putHeader(b, a.Dst.Field), nil
+	}
+	// The copy_field forms carry the version's own (OXM) headers.
+	b = append(b, 0, 0)
+	w := nxmWriter{b: b, version: v}
+	w.header(a.Src.Field, a.Src.Field.Bytes, false)
+	w.header(a.Dst.Field, a.Dst.Field.Bytes, false)
+	return w.b, nil
+}
+
+func decodeDeleteField(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {
+	f, _, err := pullHeader(p[10:])
+	if err != nil {
+		return Action{}, err
+	}
+	return Action{Type: ActDeleteField, Field: f}, nil
+}
+
+func encodeDeleteField(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
+	if a.Field == nil {
+		return b, errorf(OFPBAC_BAD_ARGUMENT, "delete_field without a field")
+	}
+	return putHeader(b, a.Field), nil
 }

@@ -2,9 +2,10 @@ package ofp
 
 // The per-kind table that the stages working on decoded actions consult.
 // Each action family file (actions_output.go, actions_field.go, ...)
-// fills in its kinds from an init function; the table is read-only
-// afterwards. A kind without an entry has its version's canonical wire
-// form (canonicalRaws) and no consistency check.
+// fills in, from an init function, its kinds (kindOps) and its raw
+// actions, the wire encodings (rawOps); the tables are read-only
+// afterwards. The raw actions' numbers, versions and lengths are the raw
+// table (action_table.go), as Open vSwitch's ofp-actions.c.
 
 // kindOps is what one action kind contributes to encoding and checking.
 type kindOps struct {
@@ -14,23 +15,78 @@ type kindOps struct {
 	// check applies the kind's consistency checks against the flow's
 	// match as ValidateOfpactsVersion does; nil means none.
 	check func(c *checker, a *Action, depth int) error
+	// canonical are the wire forms of a kind whose form depends only on
+	// the version, in order of preference (defaultForms).
+	canonical []RawAction
+	// actionSet: write_actions may hold the kind (OpenFlow's action set
+	// as Open vSwitch 3.1 accepts it: ct, ct_clear and resubmit included).
+	actionSet bool
 }
+
+// Per-raw action codecs. A decoder gets the whole wire action (length
+// already checked against the raw table); an encoder appends the body
+// after the header (4 bytes standard, 10 vendor) and appendWire pads.
+type actionDecoder func(p []byte, v uint8, in *actionInstance, depth int) (Action, error)
+type actionEncoder func(b []byte, a *Action, v uint8, in *actionInstance, depth int) ([]byte, error)
+
+// rawOps is what one raw action (a wire encoding) contributes: the kind
+// it decodes to and its codec. A raw action without one (encap, decap,
+// NXAST_SAMPLE4) decodes to ActRaw with its bytes.
+type rawOps struct {
+	kind ActionType
+	dec  actionDecoder
+	enc  actionEncoder
+	max  uint64 // scalar: the largest valid argument (0: any)
+}
+
+// scalar is the rawOps of a raw action of kind k whose body is one scalar
+// argument at its instance's argOfs/argLen (or none), valid up to max (0:
+// any).
+func scalar(k ActionType, max uint64) rawOps { return rawOps{k, decodeScalar, encodeScalar, max} }
 
 // kinds is indexed by ActionType; filled by the family files' init
 // functions (ct, clone and write_actions recurse through the table, so it
 // cannot be a composite literal) and read-only afterwards.
 var kinds [numActionTypes]kindOps
 
+// raws is indexed by RawAction; filled and read like kinds.
+var raws [numRawActions]rawOps
+
 // registerKinds records the operations of a family's kinds. It is called
 // only from init functions.
 func registerKinds(ops map[ActionType]kindOps) {
 	for t, o := range ops {
-		if kinds[t].forms != nil || kinds[t].check != nil {
+		if k := kinds[t]; k.forms != nil || k.check != nil || k.canonical != nil || k.actionSet {
 			panic("ofp: action kind " + t.String() + " registered twice")
 		}
 		kinds[t] = o
 	}
 }
+
+// registerRaws records the codecs of a family's raw actions. It is
+// called only from init functions.
+func registerRaws(ops map[RawAction]rawOps) {
+	for r, o := range ops {
+		if raws[r].dec != nil {
+			panic("ofp: raw action " + r.String() + " registered twice")
+		}
+		raws[r] = o
+	}
+}
+
+// rawOpsOf returns the table entry of r (zero for an unknown raw action).
+func rawOpsOf(r RawAction) rawOps {
+	if r < numRawActions {
+		return raws[r]
+	}
+	return rawOps{}
+}
+
+// actionKindOf is the kind raw action r decodes to (ActRaw if none).
+func actionKindOf(r RawAction) ActionType { return rawOpsOf(r).kind }
+
+// inActionSet reports whether write_actions may hold kind t.
+func inActionSet(t ActionType) bool { return opsOf(t).actionSet }
 
 // opsOf returns the table entry of a's kind (zero for an unknown kind).
 func opsOf(t ActionType) kindOps {
@@ -53,12 +109,12 @@ func wireForms(a *Action, v uint8) ([]Action, error) {
 }
 
 // defaultForms encodes a in its Raw form when v has it and it decodes to
-// a's kind, else in the first of the kind's canonicalRaws that v has.
+// a's kind, else in the first of the kind's canonical forms that v has.
 func defaultForms(a *Action, v uint8) ([]Action, error) {
 	if hasRaw(a.Raw, v) && actionKindOf(a.Raw) == a.Type {
 		return oneForm(a, v, a.Raw)
 	}
-	for _, r := range canonicalRaws[a.Type] {
+	for _, r := range opsOf(a.Type).canonical {
 		if hasRaw(r, v) {
 			return oneForm(a, v, r)
 		}

@@ -13,7 +13,12 @@ import (
 func init() {
 	registerKinds(map[ActionType]kindOps{
 		ActLearn:      {forms: learnForms, check: checkLearn},
-		ActFinTimeout: {check: checkFinTimeout},
+		ActFinTimeout: {check: checkFinTimeout, canonical: []RawAction{RawActNXAST_FIN_TIMEOUT}},
+	})
+	registerRaws(map[RawAction]rawOps{
+		RawActNXAST_LEARN:       {ActLearn, decodeLearn, encodeLearn, 0},
+		RawActNXAST_LEARN2:      {ActLearn, decodeLearn, encodeLearn, 0},
+		RawActNXAST_FIN_TIMEOUT: {ActFinTimeout, decodeFinTimeout, encodeFinTimeout, 0},
 	})
 }
 
@@ -234,4 +239,16 @@ func writeSubfield(m *mf.Match, sf Subfield, imm []byte) {
 		}
 	}
 	_ = m.SetMasked(f, v, k) // a value mf refuses leaves the field as it was
+}
+
+func decodeFinTimeout(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {
+	return Action{Type: ActFinTimeout, FinTimeout: &FinTimeout{Idle: binary.BigEndian.Uint16(p[10:]), Hard: binary.BigEndian.Uint16(p[12:])}}, nil
+}
+
+func encodeFinTimeout(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
+	if a.FinTimeout == nil {
+		return b, errorf(OFPBAC_BAD_ARGUMENT, "fin_timeout without its body")
+	}
+	b = binary.BigEndian.AppendUint16(b, a.FinTimeout.Idle)
+	return binary.BigEndian.AppendUint16(b, a.FinTimeout.Hard), nil
 }

@@ -10,13 +10,22 @@ import "github.com/gvs-project/gvs/ofproto/mf"
 
 func init() {
 	registerKinds(map[ActionType]kindOps{
-		ActPushMPLS:     {check: checkPushMPLS},
-		ActPopMPLS:      {check: checkPopMPLS},
-		ActSetMPLSLabel: {forms: setMPLSForms, check: checkMPLS},
-		ActSetMPLSTC:    {forms: setMPLSForms, check: checkMPLS},
-		ActSetMPLSTTL:   {check: checkMPLS},
-		ActDecMPLSTTL:   {check: checkMPLS},
-		ActDecNSHTTL:    {check: checkDecNSHTTL},
+		ActPushMPLS:     {check: checkPushMPLS, canonical: []RawAction{RawActOFPAT_PUSH_MPLS}, actionSet: true},
+		ActPopMPLS:      {check: checkPopMPLS, canonical: []RawAction{RawActOFPAT_POP_MPLS}, actionSet: true},
+		ActSetMPLSLabel: {forms: setMPLSForms, check: checkMPLS, canonical: []RawAction{RawActOFPAT_SET_MPLS_LABEL}, actionSet: true},
+		ActSetMPLSTC:    {forms: setMPLSForms, check: checkMPLS, canonical: []RawAction{RawActOFPAT_SET_MPLS_TC}, actionSet: true},
+		ActSetMPLSTTL:   {check: checkMPLS, canonical: []RawAction{RawActOFPAT_SET_MPLS_TTL}, actionSet: true},
+		ActDecMPLSTTL:   {check: checkMPLS, canonical: []RawAction{RawActOFPAT_DEC_MPLS_TTL}, actionSet: true},
+		ActDecNSHTTL:    {check: checkDecNSHTTL, canonical: []RawAction{RawActNXAST_DEC_NSH_TTL}, actionSet: true},
+	})
+	registerRaws(map[RawAction]rawOps{
+		RawActOFPAT_PUSH_MPLS:      scalar(ActPushMPLS, 0),
+		RawActOFPAT_POP_MPLS:       scalar(ActPopMPLS, 0),
+		RawActOFPAT_SET_MPLS_LABEL: scalar(ActSetMPLSLabel, 0xfffff),
+		RawActOFPAT_SET_MPLS_TC:    scalar(ActSetMPLSTC, 7),
+		RawActOFPAT_SET_MPLS_TTL:   scalar(ActSetMPLSTTL, 0),
+		RawActOFPAT_DEC_MPLS_TTL:   scalar(ActDecMPLSTTL, 0),
+		RawActNXAST_DEC_NSH_TTL:    scalar(ActDecNSHTTL, 0),
 	})
 }
 

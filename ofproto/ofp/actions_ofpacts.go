@@ -140,7 +140,7 @@ func decodeOfpacts(b []byte, v uint8, instructions, debug bool) ([]Action, error
 			return nil, err
 		}
 		for i := range acts {
-			if !inActionSet[acts[i].Type] {
+			if !inActionSet(acts[i].Type) {
 				return nil, errorf(OFPBAC_BAD_TYPE, "%s is not allowed in an action set", acts[i].Type)
 			}
 		}
@@ -227,57 +227,6 @@ func AppendOfpacts(b []byte, acts []Action, v uint8, instructions bool) ([]byte,
 		binary.BigEndian.PutUint16(b[at+2:], uint16(len(b)-at))
 	}
 	return b, nil
-}
-
-// inActionSet are the kinds write_actions may hold (OpenFlow's action set
-// as Open vSwitch 3.1 accepts it: ct, ct_clear and resubmit included).
-var inActionSet = map[ActionType]bool{
-	ActDecMPLSTTL: true, ActDecTTL: true, ActGroup: true, ActOutput: true, ActOutputTrunc: true,
-	ActPopMPLS: true, ActPushMPLS: true, ActPushVLAN: true, ActMove: true, ActSetField: true, ActLoad: true,
-	ActSetDLDst: true, ActSetDLSrc: true, ActSetNWTos: true, ActSetNWECN: true, ActSetNWTTL: true,
-	ActSetNWDst: true, ActSetNWSrc: true, ActSetTPDst: true, ActSetTPSrc: true, ActSetMPLSLabel: true,
-	ActSetMPLSTC: true, ActSetMPLSTTL: true, ActSetQueue: true, ActSetTunnel: true, ActSetVLANPCP: true,
-	ActSetVLANVID: true, ActStripVLAN: true, ActDecNSHTTL: true, ActCT: true, ActCTClear: true, ActResubmit: true,
-}
-
-// canonicalRaws are the wire forms of the kinds whose form depends only
-// on the version, in order of preference.
-var canonicalRaws = map[ActionType][]RawAction{
-	ActCT: {RawActNXAST_CT}, ActCTClear: {RawActNXAST_CT_CLEAR}, ActNAT: {RawActNXAST_NAT},
-	ActEnqueue: {RawActOFPAT10_ENQUEUE}, ActSetQueue: {RawActOFPAT_SET_QUEUE}, ActPopQueue: {RawActNXAST_POP_QUEUE},
-	ActOutputTrunc: {RawActNXAST_OUTPUT_TRUNC}, ActGroup: {RawActOFPAT_GROUP}, ActMeter: {RawActOFPAT15_METER},
-	ActNote: {RawActNXAST_NOTE}, ActConjunction: {RawActNXAST_CONJUNCTION}, ActSetNWTTL: {RawActOFPAT11_SET_NW_TTL},
-	ActDecMPLSTTL: {RawActOFPAT_DEC_MPLS_TTL}, ActSetMPLSLabel: {RawActOFPAT_SET_MPLS_LABEL},
-	ActSetMPLSTC: {RawActOFPAT_SET_MPLS_TC}, ActSetMPLSTTL: {RawActOFPAT_SET_MPLS_TTL},
-	ActPushMPLS: {RawActOFPAT_PUSH_MPLS}, ActPopMPLS: {RawActOFPAT_POP_MPLS},
-	ActSetDLSrc: {RawActOFPAT_SET_DL_SRC}, ActSetDLDst: {RawActOFPAT_SET_DL_DST},
-	ActSetNWSrc: {RawActOFPAT_SET_NW_SRC}, ActSetNWDst: {RawActOFPAT_SET_NW_DST},
-	ActSetNWTos: {RawActOFPAT_SET_NW_TOS}, ActSetNWECN: {RawActOFPAT11_SET_NW_ECN},
-	ActSetTPSrc: {RawActOFPAT_SET_TP_SRC}, ActSetTPDst: {RawActOFPAT_SET_TP_DST},
-	ActMultipath: {RawActNXAST_MULTIPATH}, ActFinTimeout: {RawActNXAST_FIN_TIMEOUT}, ActExit: {RawActNXAST_EXIT},
-	ActClone: {RawActNXAST_CLONE}, ActCheckPktLen: {RawActNXAST_CHECK_PKT_LARGER},
-	ActDecNSHTTL: {RawActNXAST_DEC_NSH_TTL}, ActDeleteField: {RawActNXAST_DELETE_FIELD},
-	ActDebugSlow: {RawActNXAST_DEBUG_SLOW}, ActDebugRecirc: {RawActNXAST_DEBUG_RECIRC},
-}
-
-// rawKind is the kind a raw action decodes to.
-func actionKindOf(r RawAction) ActionType {
-	if k, ok := scalarKinds[r]; ok {
-		return k.typ
-	}
-	return rawKinds[r]
-}
-
-var rawKinds = map[RawAction]ActionType{
-	RawActOFPAT10_OUTPUT: ActOutput, RawActOFPAT11_OUTPUT: ActOutput,
-	RawActOFPAT12_SET_FIELD: ActSetField, RawActOFPAT15_SET_FIELD: ActSetField, RawActNXAST_REG_LOAD2: ActSetField,
-	RawActNXAST_REG_LOAD: ActLoad, RawActNXAST_REG_MOVE: ActMove, RawActOFPAT15_COPY_FIELD: ActMove,
-	RawActONFACT13_COPY_FIELD: ActMove, RawActNXAST_CT: ActCT, RawActNXAST_NAT: ActNAT,
-	RawActOFPAT10_ENQUEUE: ActEnqueue, RawActNXAST_OUTPUT_TRUNC: ActOutputTrunc, RawActNXAST_NOTE: ActNote,
-	RawActNXAST_CONJUNCTION: ActConjunction, RawActNXAST_MULTIPATH: ActMultipath,
-	RawActNXAST_FIN_TIMEOUT: ActFinTimeout, RawActNXAST_CLONE: ActClone,
-	RawActNXAST_CHECK_PKT_LARGER: ActCheckPktLen, RawActNXAST_DELETE_FIELD: ActDeleteField,
-	RawActNXAST_WRITE_METADATA: ActWriteMetadata,
 }
 
 // ValidateOfpacts applies Open vSwitch's checks that need the flow's

@@ -1,6 +1,10 @@
 package ofp
 
-import "github.com/gvs-project/gvs/ofproto/mf"
+import (
+	"encoding/binary"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
+)
 
 // The pipeline family: resubmit, goto_table, write_metadata,
 // clear_actions, write_actions, meter and exit (the instructions, and the
@@ -11,12 +15,21 @@ import "github.com/gvs-project/gvs/ofproto/mf"
 
 func init() {
 	registerKinds(map[ActionType]kindOps{
-		ActResubmit:      {forms: resubmitForms, check: checkResubmit},
+		ActResubmit:      {forms: resubmitForms, check: checkResubmit, actionSet: true},
 		ActGotoTable:     {forms: gotoTableForms, check: checkGotoTable},
 		ActWriteMetadata: {forms: writeMetadataForms},
 		ActClearActions:  {forms: actionSetForms},
 		ActWriteActions:  {forms: actionSetForms, check: checkNested},
-		ActMeter:         {forms: meterForms, check: checkMeter},
+		ActMeter:         {forms: meterForms, check: checkMeter, canonical: []RawAction{RawActOFPAT15_METER}},
+		ActExit:          {canonical: []RawAction{RawActNXAST_EXIT}},
+	})
+	registerRaws(map[RawAction]rawOps{
+		RawActNXAST_RESUBMIT:          {ActResubmit, decodeResubmit, encodeResubmit, 0},
+		RawActNXAST_RESUBMIT_TABLE:    {ActResubmit, decodeResubmit, encodeResubmit, 0},
+		RawActNXAST_RESUBMIT_TABLE_CT: {ActResubmit, decodeResubmit, encodeResubmit, 0},
+		RawActNXAST_WRITE_METADATA:    {ActWriteMetadata, decodeWriteMetadata, encodeWriteMetadata, 0},
+		RawActOFPAT15_METER:           scalar(ActMeter, 0),
+		RawActNXAST_EXIT:              scalar(ActExit, 0),
 	})
 }
 
@@ -89,4 +102,35 @@ func checkNested(c *checker, a *Action, depth int) error {
 	err := c.check(a.Nested, depth+1)
 	c.m = saved
 	return err
+}
+
+func decodeResubmit(p []byte, _ uint8, in *actionInstance, _ int) (Action, error) {
+	a := Action{Type: ActResubmit, Port: uint32(binary.BigEndian.Uint16(p[10:])), Table: p[12]}
+	if in.raw == RawActNXAST_RESUBMIT {
+		a.Table = 255
+	} else if p[13] != 0 || p[14] != 0 || p[15] != 0 {
+		return a, errorf(OFPBAC_BAD_ARGUMENT, "resubmit padding is not zero")
+	}
+	return a, nil
+}
+
+func encodeResubmit(b []byte, a *Action, _ uint8, in *actionInstance, _ int) ([]byte, error) {
+	b = binary.BigEndian.AppendUint16(b, uint16(a.Port))
+	if in.raw == RawActNXAST_RESUBMIT {
+		return b, nil
+	}
+	return append(b, a.Table), nil
+}
+
+func decodeWriteMetadata(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {
+	if !isZero(p[10:16]) {
+		return Action{}, errorf(NXBRC_MUST_BE_ZERO, "write_metadata padding is not zero")
+	}
+	return Action{Type: ActWriteMetadata, Arg: binary.BigEndian.Uint64(p[16:]), Arg2: binary.BigEndian.Uint64(p[24:])}, nil
+}
+
+func encodeWriteMetadata(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
+	b = appendZeros(b, 6)
+	b = binary.BigEndian.AppendUint64(b, a.Arg)
+	return binary.BigEndian.AppendUint64(b, a.Arg2), nil
 }

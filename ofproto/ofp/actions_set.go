@@ -1,6 +1,10 @@
 package ofp
 
-import "github.com/gvs-project/gvs/ofproto/mf"
+import (
+	"encoding/binary"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
+)
 
 // The header-setting family, OpenFlow 1.0's set actions and their
 // relatives: mod_dl_src/dst, mod_nw_src/dst, mod_nw_tos, mod_nw_ecn,
@@ -12,17 +16,32 @@ import "github.com/gvs-project/gvs/ofproto/mf"
 
 func init() {
 	registerKinds(map[ActionType]kindOps{
-		ActSetDLSrc:  {forms: setL2L3Forms},
-		ActSetDLDst:  {forms: setL2L3Forms},
-		ActSetNWSrc:  {forms: setL2L3Forms, check: checkSetIPv4},
-		ActSetNWDst:  {forms: setL2L3Forms, check: checkSetIPv4},
-		ActSetNWTos:  {forms: setNWTosForms, check: checkSetIP},
-		ActSetNWECN:  {forms: setNWECNForms, check: checkSetIP},
-		ActSetNWTTL:  {forms: setNWTTLForms, check: checkSetIP},
-		ActDecTTL:    {forms: decTTLForms, check: checkSetIP},
-		ActSetTPSrc:  {forms: setTPForms, check: checkSetTP},
-		ActSetTPDst:  {forms: setTPForms, check: checkSetTP},
-		ActSetTunnel: {forms: setTunnelForms},
+		ActSetDLSrc:  {forms: setL2L3Forms, canonical: []RawAction{RawActOFPAT_SET_DL_SRC}, actionSet: true},
+		ActSetDLDst:  {forms: setL2L3Forms, canonical: []RawAction{RawActOFPAT_SET_DL_DST}, actionSet: true},
+		ActSetNWSrc:  {forms: setL2L3Forms, check: checkSetIPv4, canonical: []RawAction{RawActOFPAT_SET_NW_SRC}, actionSet: true},
+		ActSetNWDst:  {forms: setL2L3Forms, check: checkSetIPv4, canonical: []RawAction{RawActOFPAT_SET_NW_DST}, actionSet: true},
+		ActSetNWTos:  {forms: setNWTosForms, check: checkSetIP, canonical: []RawAction{RawActOFPAT_SET_NW_TOS}, actionSet: true},
+		ActSetNWECN:  {forms: setNWECNForms, check: checkSetIP, canonical: []RawAction{RawActOFPAT11_SET_NW_ECN}, actionSet: true},
+		ActSetNWTTL:  {forms: setNWTTLForms, check: checkSetIP, canonical: []RawAction{RawActOFPAT11_SET_NW_TTL}, actionSet: true},
+		ActDecTTL:    {forms: decTTLForms, check: checkSetIP, actionSet: true},
+		ActSetTPSrc:  {forms: setTPForms, check: checkSetTP, canonical: []RawAction{RawActOFPAT_SET_TP_SRC}, actionSet: true},
+		ActSetTPDst:  {forms: setTPForms, check: checkSetTP, canonical: []RawAction{RawActOFPAT_SET_TP_DST}, actionSet: true},
+		ActSetTunnel: {forms: setTunnelForms, actionSet: true},
+	})
+	registerRaws(map[RawAction]rawOps{
+		RawActOFPAT_SET_DL_SRC:      scalar(ActSetDLSrc, 0),
+		RawActOFPAT_SET_DL_DST:      scalar(ActSetDLDst, 0),
+		RawActOFPAT_SET_NW_SRC:      scalar(ActSetNWSrc, 0),
+		RawActOFPAT_SET_NW_DST:      scalar(ActSetNWDst, 0),
+		RawActOFPAT_SET_NW_TOS:      scalar(ActSetNWTos, 0),
+		RawActOFPAT11_SET_NW_ECN:    scalar(ActSetNWECN, 3),
+		RawActOFPAT11_SET_NW_TTL:    scalar(ActSetNWTTL, 0),
+		RawActOFPAT_SET_TP_SRC:      scalar(ActSetTPSrc, 0),
+		RawActOFPAT_SET_TP_DST:      scalar(ActSetTPDst, 0),
+		RawActNXAST_SET_TUNNEL:      scalar(ActSetTunnel, 0),
+		RawActNXAST_SET_TUNNEL64:    scalar(ActSetTunnel, 0),
+		RawActOFPAT_DEC_NW_TTL:      {ActDecTTL, decodeDecTTL, encodeDecTTL, 0},
+		RawActNXAST_DEC_TTL_CNT_IDS: {ActDecTTL, decodeDecTTL, encodeDecTTL, 0},
 	})
 }
 
@@ -113,4 +132,34 @@ func checkSetTP(c *checker, a *Action, _ int) error {
 	p := c.nwProto()
 	a.FlowIPProto = p
 	return c.soft(p == 6 || p == 17 || p == 132, a.Type.String())
+}
+
+func decodeDecTTL(p []byte, _ uint8, in *actionInstance, _ int) (Action, error) {
+	if in.raw == RawActOFPAT_DEC_NW_TTL {
+		return Action{Type: ActDecTTL, IDs: []uint16{0}}, nil
+	}
+	n := int(binary.BigEndian.Uint16(p[10:]))
+	if !isZero(p[12:16]) {
+		return Action{}, errorf(NXBRC_MUST_BE_ZERO, "dec_ttl_cnt_ids padding is not zero")
+	}
+	if 16+2*n > len(p) {
+		return Action{}, errorf(OFPBAC_BAD_LEN, "dec_ttl_cnt_ids with %d ids in %d bytes", n, len(p))
+	}
+	a := Action{Type: ActDecTTL, IDs: make([]uint16, n)}
+	for i := range a.IDs {
+		a.IDs[i] = binary.BigEndian.Uint16(p[16+2*i:])
+	}
+	return a, nil
+}
+
+func encodeDecTTL(b []byte, a *Action, _ uint8, in *actionInstance, _ int) ([]byte, error) {
+	if in.raw == RawActOFPAT_DEC_NW_TTL {
+		return b, nil
+	}
+	b = binary.BigEndian.AppendUint16(b, uint16(len(a.IDs)))
+	b = appendZeros(b, 4)
+	for _, id := range a.IDs {
+		b = binary.BigEndian.AppendUint16(b, id)
+	}
+	return b, nil
 }

@@ -10,10 +10,19 @@ import "github.com/gvs-project/gvs/ofproto/mf"
 
 func init() {
 	registerKinds(map[ActionType]kindOps{
-		ActPushVLAN:   {forms: pushVLANForms, check: checkPushVLAN},
-		ActStripVLAN:  {forms: stripVLANForms, check: checkStripVLAN},
-		ActSetVLANVID: {forms: setVLANForms, check: checkSetVLAN},
-		ActSetVLANPCP: {forms: setVLANForms, check: checkSetVLAN},
+		ActPushVLAN:   {forms: pushVLANForms, check: checkPushVLAN, actionSet: true},
+		ActStripVLAN:  {forms: stripVLANForms, check: checkStripVLAN, actionSet: true},
+		ActSetVLANVID: {forms: setVLANForms, check: checkSetVLAN, actionSet: true},
+		ActSetVLANPCP: {forms: setVLANForms, check: checkSetVLAN, actionSet: true},
+	})
+	registerRaws(map[RawAction]rawOps{
+		RawActOFPAT10_SET_VLAN_VID: scalar(ActSetVLANVID, 0xfff),
+		RawActOFPAT11_SET_VLAN_VID: scalar(ActSetVLANVID, 0xfff),
+		RawActOFPAT10_SET_VLAN_PCP: scalar(ActSetVLANPCP, 7),
+		RawActOFPAT11_SET_VLAN_PCP: scalar(ActSetVLANPCP, 7),
+		RawActOFPAT11_PUSH_VLAN:    scalar(ActPushVLAN, 0),
+		RawActOFPAT10_STRIP_VLAN:   scalar(ActStripVLAN, 0),
+		RawActOFPAT11_POP_VLAN:     scalar(ActStripVLAN, 0),
 	})
 }
 
