@@ -12,9 +12,9 @@ func init() {
 		ActMultipath: {check: checkMultipath, canonical: []RawAction{RawActNXAST_MULTIPATH}},
 	})
 	registerRaws(map[RawAction]rawOps{
-		RawActNXAST_BUNDLE:      {ActBundle, decodeBundle, encodeBundle, 0},
-		RawActNXAST_BUNDLE_LOAD: {ActBundle, decodeBundle, encodeBundle, 0},
-		RawActNXAST_MULTIPATH:   {ActMultipath, decodeMultipath, encodeMultipath, 0},
+		RawActNXAST_BUNDLE:      codec(ActBundle, decodeBundle, encodeBundle),
+		RawActNXAST_BUNDLE_LOAD: codec(ActBundle, decodeBundle, encodeBundle),
+		RawActNXAST_MULTIPATH:   codec(ActMultipath, decodeMultipath, encodeMultipath),
 	})
 }
 

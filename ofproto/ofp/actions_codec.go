@@ -36,21 +36,10 @@ func decodeScalar(p []byte, _ uint8, in *actionInstance, _ int) (Action, error) 
 	if k.max != 0 && a.Arg > k.max {
 		return a, errorf(OFPBAC_BAD_ARGUMENT, "%s argument %#x exceeds %#x", in.raw, a.Arg, k.max)
 	}
-	switch k.kind {
-	case ActSetNWTos:
-		if a.Arg&3 != 0 {
-			return a, errorf(OFPBAC_BAD_ARGUMENT, "mod_nw_tos %#x sets ECN bits", a.Arg)
+	if k.post != nil {
+		if err := k.post(&a, in.raw); err != nil {
+			return a, err
 		}
-	case ActPushVLAN:
-		if a.Arg != 0x8100 && a.Arg != 0x88a8 {
-			return a, errorf(OFPBAC_BAD_ARGUMENT, "push_vlan ethertype %#x", a.Arg)
-		}
-	case ActPushMPLS:
-		if a.Arg != 0x8847 && a.Arg != 0x8848 {
-			return a, errorf(OFPBAC_BAD_ARGUMENT, "push_mpls ethertype %#x", a.Arg)
-		}
-	case ActSetVLANVID, ActSetVLANPCP:
-		a.PushVLANIfNeeded = in.raw == RawActOFPAT10_SET_VLAN_VID || in.raw == RawActOFPAT10_SET_VLAN_PCP
 	}
 	return a, nil
 }

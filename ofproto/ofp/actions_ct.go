@@ -19,8 +19,8 @@ func init() {
 		ActNAT:     {check: checkNAT, canonical: []RawAction{RawActNXAST_NAT}},
 	})
 	registerRaws(map[RawAction]rawOps{
-		RawActNXAST_CT:       {ActCT, decodeCT, encodeCT, 0},
-		RawActNXAST_NAT:      {ActNAT, decodeNAT, encodeNAT, 0},
+		RawActNXAST_CT:       codec(ActCT, decodeCT, encodeCT),
+		RawActNXAST_NAT:      codec(ActNAT, decodeNAT, encodeNAT),
 		RawActNXAST_CT_CLEAR: scalar(ActCTClear, 0),
 	})
 }

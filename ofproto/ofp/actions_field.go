@@ -21,14 +21,14 @@ func init() {
 		ActDeleteField: {canonical: []RawAction{RawActNXAST_DELETE_FIELD}},
 	})
 	registerRaws(map[RawAction]rawOps{
-		RawActOFPAT12_SET_FIELD:   {ActSetField, decodeSetField, encodeSetField, 0},
-		RawActOFPAT15_SET_FIELD:   {ActSetField, decodeSetField, encodeSetField, 0},
-		RawActNXAST_REG_LOAD2:     {ActSetField, decodeSetField, encodeSetField, 0},
-		RawActNXAST_REG_LOAD:      {ActLoad, decodeRegLoad, encodeRegLoad, 0},
-		RawActNXAST_REG_MOVE:      {ActMove, decodeRegMove, encodeRegMove, 0},
-		RawActOFPAT15_COPY_FIELD:  {ActMove, decodeRegMove, encodeRegMove, 0},
-		RawActONFACT13_COPY_FIELD: {ActMove, decodeRegMove, encodeRegMove, 0},
-		RawActNXAST_DELETE_FIELD:  {ActDeleteField, decodeDeleteField, encodeDeleteField, 0},
+		RawActOFPAT12_SET_FIELD:   codec(ActSetField, decodeSetField, encodeSetField),
+		RawActOFPAT15_SET_FIELD:   codec(ActSetField, decodeSetField, encodeSetField),
+		RawActNXAST_REG_LOAD2:     codec(ActSetField, decodeSetField, encodeSetField),
+		RawActNXAST_REG_LOAD:      codec(ActLoad, decodeRegLoad, encodeRegLoad),
+		RawActNXAST_REG_MOVE:      codec(ActMove, decodeRegMove, encodeRegMove),
+		RawActOFPAT15_COPY_FIELD:  codec(ActMove, decodeRegMove, encodeRegMove),
+		RawActONFACT13_COPY_FIELD: codec(ActMove, decodeRegMove, encodeRegMove),
+		RawActNXAST_DELETE_FIELD:  codec(ActDeleteField, decodeDeleteField, encodeDeleteField),
 	})
 }
 

@@ -37,12 +37,29 @@ type rawOps struct {
 	dec  actionDecoder
 	enc  actionEncoder
 	max  uint64 // scalar: the largest valid argument (0: any)
+	// post, for a scalar, checks or completes the decoded action.
+	post func(a *Action, raw RawAction) error
+}
+
+// codec is the rawOps of a raw action of kind k with its own decoder and
+// encoder.
+func codec(k ActionType, dec actionDecoder, enc actionEncoder) rawOps {
+	return rawOps{kind: k, dec: dec, enc: enc}
 }
 
 // scalar is the rawOps of a raw action of kind k whose body is one scalar
 // argument at its instance's argOfs/argLen (or none), valid up to max (0:
 // any).
-func scalar(k ActionType, max uint64) rawOps { return rawOps{k, decodeScalar, encodeScalar, max} }
+func scalar(k ActionType, max uint64) rawOps {
+	return rawOps{kind: k, dec: decodeScalar, enc: encodeScalar, max: max}
+}
+
+// scalarPost is scalar with a check or completion of the decoded action.
+func scalarPost(k ActionType, max uint64, post func(a *Action, raw RawAction) error) rawOps {
+	o := scalar(k, max)
+	o.post = post
+	return o
+}
 
 // kinds is indexed by ActionType; filled by the family files' init
 // functions (ct, clone and write_actions recurse through the table, so it

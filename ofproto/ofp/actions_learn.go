@@ -16,9 +16,9 @@ func init() {
 		ActFinTimeout: {check: checkFinTimeout, canonical: []RawAction{RawActNXAST_FIN_TIMEOUT}},
 	})
 	registerRaws(map[RawAction]rawOps{
-		RawActNXAST_LEARN:       {ActLearn, decodeLearn, encodeLearn, 0},
-		RawActNXAST_LEARN2:      {ActLearn, decodeLearn, encodeLearn, 0},
-		RawActNXAST_FIN_TIMEOUT: {ActFinTimeout, decodeFinTimeout, encodeFinTimeout, 0},
+		RawActNXAST_LEARN:       codec(ActLearn, decodeLearn, encodeLearn),
+		RawActNXAST_LEARN2:      codec(ActLearn, decodeLearn, encodeLearn),
+		RawActNXAST_FIN_TIMEOUT: codec(ActFinTimeout, decodeFinTimeout, encodeFinTimeout),
 	})
 }
 

@@ -24,13 +24,13 @@ func init() {
 	// The debug actions decode like any other; DecodeActions refuses
 	// them unless asked not to (DecodeActionsWithDebug).
 	registerRaws(map[RawAction]rawOps{
-		RawActNXAST_NOTE:             {ActNote, decodeNote, encodeNote, 0},
-		RawActNXAST_CONJUNCTION:      {ActConjunction, decodeConjunction, encodeConjunction, 0},
-		RawActNXAST_CLONE:            {ActClone, decodeClone, encodeClone, 0},
-		RawActNXAST_CHECK_PKT_LARGER: {ActCheckPktLen, decodeCheckPktLarger, encodeCheckPktLarger, 0},
-		RawActNXAST_SAMPLE:           {ActSample, decodeSample, encodeSample, 0},
-		RawActNXAST_SAMPLE2:          {ActSample, decodeSample, encodeSample, 0},
-		RawActNXAST_SAMPLE3:          {ActSample, decodeSample, encodeSample, 0},
+		RawActNXAST_NOTE:             codec(ActNote, decodeNote, encodeNote),
+		RawActNXAST_CONJUNCTION:      codec(ActConjunction, decodeConjunction, encodeConjunction),
+		RawActNXAST_CLONE:            codec(ActClone, decodeClone, encodeClone),
+		RawActNXAST_CHECK_PKT_LARGER: codec(ActCheckPktLen, decodeCheckPktLarger, encodeCheckPktLarger),
+		RawActNXAST_SAMPLE:           codec(ActSample, decodeSample, encodeSample),
+		RawActNXAST_SAMPLE2:          codec(ActSample, decodeSample, encodeSample),
+		RawActNXAST_SAMPLE3:          codec(ActSample, decodeSample, encodeSample),
 		RawActNXAST_DEBUG_SLOW:       scalar(ActDebugSlow, 0),
 		RawActNXAST_DEBUG_RECIRC:     scalar(ActDebugRecirc, 0),
 	})

@@ -19,7 +19,7 @@ func init() {
 		ActDecNSHTTL:    {check: checkDecNSHTTL, canonical: []RawAction{RawActNXAST_DEC_NSH_TTL}, actionSet: true},
 	})
 	registerRaws(map[RawAction]rawOps{
-		RawActOFPAT_PUSH_MPLS:      scalar(ActPushMPLS, 0),
+		RawActOFPAT_PUSH_MPLS:      scalarPost(ActPushMPLS, 0, checkPushMPLSArg),
 		RawActOFPAT_POP_MPLS:       scalar(ActPopMPLS, 0),
 		RawActOFPAT_SET_MPLS_LABEL: scalar(ActSetMPLSLabel, 0xfffff),
 		RawActOFPAT_SET_MPLS_TC:    scalar(ActSetMPLSTC, 7),
@@ -62,4 +62,11 @@ func checkMPLS(c *checker, a *Action, _ int) error {
 
 func checkDecNSHTTL(c *checker, _ *Action, _ int) error {
 	return c.soft(c.m.Mask.PacketType == ^uint32(0) && c.m.Flow.PacketType == 0x1894f || c.ethType() == 0x894f, "dec_nsh_ttl")
+}
+
+func checkPushMPLSArg(a *Action, _ RawAction) error {
+	if a.Arg != 0x8847 && a.Arg != 0x8848 {
+		return errorf(OFPBAC_BAD_ARGUMENT, "push_mpls ethertype %#x", a.Arg)
+	}
+	return nil
 }

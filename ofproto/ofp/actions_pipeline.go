@@ -24,10 +24,10 @@ func init() {
 		ActExit:          {canonical: []RawAction{RawActNXAST_EXIT}},
 	})
 	registerRaws(map[RawAction]rawOps{
-		RawActNXAST_RESUBMIT:          {ActResubmit, decodeResubmit, encodeResubmit, 0},
-		RawActNXAST_RESUBMIT_TABLE:    {ActResubmit, decodeResubmit, encodeResubmit, 0},
-		RawActNXAST_RESUBMIT_TABLE_CT: {ActResubmit, decodeResubmit, encodeResubmit, 0},
-		RawActNXAST_WRITE_METADATA:    {ActWriteMetadata, decodeWriteMetadata, encodeWriteMetadata, 0},
+		RawActNXAST_RESUBMIT:          codec(ActResubmit, decodeResubmit, encodeResubmit),
+		RawActNXAST_RESUBMIT_TABLE:    codec(ActResubmit, decodeResubmit, encodeResubmit),
+		RawActNXAST_RESUBMIT_TABLE_CT: codec(ActResubmit, decodeResubmit, encodeResubmit),
+		RawActNXAST_WRITE_METADATA:    codec(ActWriteMetadata, decodeWriteMetadata, encodeWriteMetadata),
 		RawActOFPAT15_METER:           scalar(ActMeter, 0),
 		RawActNXAST_EXIT:              scalar(ActExit, 0),
 	})

@@ -33,15 +33,15 @@ func init() {
 		RawActOFPAT_SET_DL_DST:      scalar(ActSetDLDst, 0),
 		RawActOFPAT_SET_NW_SRC:      scalar(ActSetNWSrc, 0),
 		RawActOFPAT_SET_NW_DST:      scalar(ActSetNWDst, 0),
-		RawActOFPAT_SET_NW_TOS:      scalar(ActSetNWTos, 0),
+		RawActOFPAT_SET_NW_TOS:      scalarPost(ActSetNWTos, 0, checkNWTosArg),
 		RawActOFPAT11_SET_NW_ECN:    scalar(ActSetNWECN, 3),
 		RawActOFPAT11_SET_NW_TTL:    scalar(ActSetNWTTL, 0),
 		RawActOFPAT_SET_TP_SRC:      scalar(ActSetTPSrc, 0),
 		RawActOFPAT_SET_TP_DST:      scalar(ActSetTPDst, 0),
 		RawActNXAST_SET_TUNNEL:      scalar(ActSetTunnel, 0),
 		RawActNXAST_SET_TUNNEL64:    scalar(ActSetTunnel, 0),
-		RawActOFPAT_DEC_NW_TTL:      {ActDecTTL, decodeDecTTL, encodeDecTTL, 0},
-		RawActNXAST_DEC_TTL_CNT_IDS: {ActDecTTL, decodeDecTTL, encodeDecTTL, 0},
+		RawActOFPAT_DEC_NW_TTL:      codec(ActDecTTL, decodeDecTTL, encodeDecTTL),
+		RawActNXAST_DEC_TTL_CNT_IDS: codec(ActDecTTL, decodeDecTTL, encodeDecTTL),
 	})
 }
 
@@ -162,4 +162,12 @@ func encodeDecTTL(b []byte, a *Action, _ uint8, in *actionInstance, _ int) ([]by
 		b = binary.BigEndian.AppendUint16(b, id)
 	}
 	return b, nil
+}
+
+// checkNWTosArg refuses a mod_nw_tos that sets the ECN bits.
+func checkNWTosArg(a *Action, _ RawAction) error {
+	if a.Arg&3 != 0 {
+		return errorf(OFPBAC_BAD_ARGUMENT, "mod_nw_tos %#x sets ECN bits", a.Arg)
+	}
+	return nil
 }

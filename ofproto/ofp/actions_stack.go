@@ -17,8 +17,8 @@ func init() {
 		},
 	})
 	registerRaws(map[RawAction]rawOps{
-		RawActNXAST_STACK_PUSH: {ActStackPush, decodeStack, encodeStack, 0},
-		RawActNXAST_STACK_POP:  {ActStackPop, decodeStack, encodeStack, 0},
+		RawActNXAST_STACK_PUSH: codec(ActStackPush, decodeStack, encodeStack),
+		RawActNXAST_STACK_POP:  codec(ActStackPop, decodeStack, encodeStack),
 	})
 }
 

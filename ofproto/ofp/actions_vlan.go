@@ -16,11 +16,11 @@ func init() {
 		ActSetVLANPCP: {forms: setVLANForms, check: checkSetVLAN, actionSet: true},
 	})
 	registerRaws(map[RawAction]rawOps{
-		RawActOFPAT10_SET_VLAN_VID: scalar(ActSetVLANVID, 0xfff),
-		RawActOFPAT11_SET_VLAN_VID: scalar(ActSetVLANVID, 0xfff),
-		RawActOFPAT10_SET_VLAN_PCP: scalar(ActSetVLANPCP, 7),
-		RawActOFPAT11_SET_VLAN_PCP: scalar(ActSetVLANPCP, 7),
-		RawActOFPAT11_PUSH_VLAN:    scalar(ActPushVLAN, 0),
+		RawActOFPAT10_SET_VLAN_VID: scalarPost(ActSetVLANVID, 0xfff, markOF10VLAN),
+		RawActOFPAT11_SET_VLAN_VID: scalarPost(ActSetVLANVID, 0xfff, markOF10VLAN),
+		RawActOFPAT10_SET_VLAN_PCP: scalarPost(ActSetVLANPCP, 7, markOF10VLAN),
+		RawActOFPAT11_SET_VLAN_PCP: scalarPost(ActSetVLANPCP, 7, markOF10VLAN),
+		RawActOFPAT11_PUSH_VLAN:    scalarPost(ActPushVLAN, 0, checkPushVLANArg),
 		RawActOFPAT10_STRIP_VLAN:   scalar(ActStripVLAN, 0),
 		RawActOFPAT11_POP_VLAN:     scalar(ActStripVLAN, 0),
 	})
@@ -85,4 +85,18 @@ func checkSetVLAN(c *checker, a *Action, _ int) error {
 	err := c.soft(a.FlowHasVLAN || a.PushVLANIfNeeded, a.Type.String())
 	c.setVLAN(true)
 	return err
+}
+
+// markOF10VLAN records that OpenFlow 1.0's mod_vlan_vid/pcp push a tag
+// when there is none (PushVLANIfNeeded); OpenFlow 1.1's do not.
+func markOF10VLAN(a *Action, raw RawAction) error {
+	a.PushVLANIfNeeded = raw == RawActOFPAT10_SET_VLAN_VID || raw == RawActOFPAT10_SET_VLAN_PCP
+	return nil
+}
+
+func checkPushVLANArg(a *Action, _ RawAction) error {
+	if a.Arg != 0x8100 && a.Arg != 0x88a8 {
+		return errorf(OFPBAC_BAD_ARGUMENT, "push_vlan ethertype %#x", a.Arg)
+	}
+	return nil
 }
