@@ -54,12 +54,11 @@
 // Arg2, Data mean something else per kind; the ActionType list repeats
 // it). ofptext/actions_FAMILY.go registers the ovs-ofctl names the family
 // parses and how each kind prints; xlate/actions_FAMILY.go the
-// translation hook of each kind. Outside these tables, kinds are named
-// only where a property spans families: the instruction order (instOrder
-// here, instIndex in ofptext), and in xlate the action set's order
-// (actset.go), the kinds that need the L3 header a pop_mpls exposed
-// (mpls.go), the kinds a clone cannot undo (actions_misc.go) and the
-// writes ct's exec may hold (ct.go).
+// translation hook of each kind and its properties (its place in an
+// action set, whether a clone can undo it, whether it needs the L3 header
+// a pop_mpls exposed). Outside these tables, kinds are named only where a
+// rule spans a few of them: the instruction order (instOrder here,
+// instIndex in ofptext) and the writes ct's exec may hold.
 //
 // # Adding an action
 //
@@ -73,7 +72,8 @@
 //     raws, registered by registerKinds.
 //  3. In ofptext/actions_FAMILY.go: its parser under each of its names
 //     and its formatter.
-//  4. In xlate/actions_FAMILY.go: its translation hook.
+//  4. In xlate/actions_FAMILY.go: its translation hook (registerHooks)
+//     and properties (registerProps).
 //
 // A kind missing from a table falls back to: decoding as ActRaw with its
 // bytes, the first canonical raw the version has (defaultForms), no

@@ -16,6 +16,11 @@ func init() {
 		ofp.ActCT:      func(c *ctx, a *ofp.Action) { c.conntrack(a.CT) },
 		ofp.ActCTClear: func(c *ctx, _ *ofp.Action) { c.ctClear() },
 	})
+	registerProps(map[ofp.ActionType]kindProps{
+		ofp.ActCT:      {final: 1, irreversible: true},
+		ofp.ActCTClear: {final: 2},
+		ofp.ActNAT:     {irreversible: true},
+	})
 }
 
 // natText formats a nat action inside ct() in the datapath's syntax.

@@ -73,16 +73,11 @@ func (c *ctx) dpClone(acts []ofp.Action) {
 	}
 }
 
-// irreversible are the actions whose datapath effect later set actions
-// cannot undo (Open vSwitch's reversible_actions): a clone containing one
-// needs a datapath clone.
-var irreversible = map[ofp.ActionType]bool{
-	ofp.ActCT: true, ofp.ActMeter: true, ofp.ActNAT: true, ofp.ActOutputTrunc: true, ofp.ActDecNSHTTL: true,
-}
-
+// reversible reports whether later set actions can undo the datapath
+// effect of every action in acts (no kind in it is irreversible).
 func reversible(acts []ofp.Action) bool {
 	for i := range acts {
-		if irreversible[acts[i].Type] {
+		if propsOf(acts[i].Type).irreversible {
 			return false
 		}
 	}

@@ -23,4 +23,13 @@ func init() {
 		ofp.ActSetMPLSTTL: func(c *ctx, a *ofp.Action) { c.setMPLSBits(uint32(a.Arg), odp.MPLSTTLMask) },
 		ofp.ActDecMPLSTTL: func(c *ctx, _ *ofp.Action) { c.stopList = c.decMPLSTTL() },
 	})
+	registerProps(map[ofp.ActionType]kindProps{
+		ofp.ActPopMPLS:      {slot: 2},
+		ofp.ActPushMPLS:     {slot: 3},
+		ofp.ActDecMPLSTTL:   {slot: 6},
+		ofp.ActDecNSHTTL:    {slot: 7, irreversible: true},
+		ofp.ActSetMPLSLabel: {setOrMove: true},
+		ofp.ActSetMPLSTC:    {setOrMove: true},
+		ofp.ActSetMPLSTTL:   {setOrMove: true},
+	})
 }

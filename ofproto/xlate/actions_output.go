@@ -30,6 +30,14 @@ func init() {
 		},
 		ofp.ActGroup: func(c *ctx, a *ofp.Action) { c.group(uint32(a.Arg)) },
 	})
+	registerProps(map[ofp.ActionType]kindProps{
+		ofp.ActOutput:      {final: 4, needsL3: belowL3},
+		ofp.ActOutputTrunc: {irreversible: true, needsL3: belowL3},
+		ofp.ActOutputReg:   {needsL3: belowL3},
+		ofp.ActEnqueue:     {needsL3: belowL3},
+		ofp.ActSetQueue:    {setOrMove: true, needsL3: belowL3},
+		ofp.ActGroup:       {final: 5, needsL3: belowL3},
+	})
 }
 
 // outputReg outputs to the port a subfield holds. As Open vSwitch's

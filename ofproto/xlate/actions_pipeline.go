@@ -19,4 +19,8 @@ func init() {
 		ofp.ActMeter:        func(c *ctx, a *ofp.Action) { c.meter(uint32(a.Arg)) },
 		ofp.ActExit:         func(c *ctx, _ *ofp.Action) { c.exit = true },
 	})
+	registerProps(map[ofp.ActionType]kindProps{
+		ofp.ActResubmit: {final: 3},
+		ofp.ActMeter:    {irreversible: true},
+	})
 }

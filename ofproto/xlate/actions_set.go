@@ -31,6 +31,19 @@ func init() {
 		ofp.ActSetTunnel: func(c *ctx, a *ofp.Action) { c.flow.Key.TunID = a.Arg },
 		ofp.ActDecTTL:    func(c *ctx, a *ofp.Action) { c.decTTL(a.IDs) },
 	})
+	registerProps(map[ofp.ActionType]kindProps{
+		ofp.ActSetDLSrc:  {setOrMove: true, needsL3: belowL3},
+		ofp.ActSetDLDst:  {setOrMove: true, needsL3: belowL3},
+		ofp.ActSetNWSrc:  {setOrMove: true},
+		ofp.ActSetNWDst:  {setOrMove: true},
+		ofp.ActSetNWTos:  {setOrMove: true},
+		ofp.ActSetNWECN:  {setOrMove: true},
+		ofp.ActSetNWTTL:  {setOrMove: true},
+		ofp.ActSetTPSrc:  {setOrMove: true},
+		ofp.ActSetTPDst:  {setOrMove: true},
+		ofp.ActSetTunnel: {setOrMove: true, needsL3: belowL3},
+		ofp.ActDecTTL:    {slot: 5},
+	})
 }
 
 // setNWAddr implements mod_nw_src and mod_nw_dst, on IPv4 only.

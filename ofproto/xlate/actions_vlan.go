@@ -25,6 +25,12 @@ func init() {
 		ofp.ActSetVLANVID: (*ctx).setVLAN,
 		ofp.ActSetVLANPCP: (*ctx).setVLAN,
 	})
+	registerProps(map[ofp.ActionType]kindProps{
+		ofp.ActStripVLAN:  {slot: 1},
+		ofp.ActPushVLAN:   {slot: 4},
+		ofp.ActSetVLANVID: {setOrMove: true, needsL3: belowL3},
+		ofp.ActSetVLANPCP: {setOrMove: true, needsL3: belowL3},
+	})
 }
 
 // setVLAN implements mod_vlan_vid and mod_vlan_pcp (OpenFlow 1.0 pushes a
