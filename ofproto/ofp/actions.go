@@ -78,6 +78,10 @@ const (
 	numActionTypes
 )
 
+// NumActionTypes is one more than the largest ActionType, for tables
+// indexed by kind.
+const NumActionTypes = numActionTypes
+
 // ActPopVLAN is the kind of pop_vlan: the same ofpact as strip_vlan.
 const ActPopVLAN = ActStripVLAN
 
@@ -423,7 +427,7 @@ func decodeActions(b []byte, v uint8, depth int) ([]Action, error) {
 			return nil, fmt.Errorf("action at offset %d: %w", off, err)
 		}
 		a := Action{Type: ActRaw, Raw: in.raw}
-		if c := actionCodecs[in.raw]; c.dec != nil {
+		if c := rawOpsOf(in.raw); c.dec != nil {
 			if a, err = c.dec(p[:n], v, in, depth); err != nil {
 				return nil, fmt.Errorf("%s at offset %d: %w", in.raw, off, err)
 			}
@@ -517,7 +521,7 @@ func appendAction(b []byte, a *Action, v uint8, depth int) ([]byte, error) {
 func appendWire(b []byte, a *Action, v uint8, depth int) ([]byte, error) {
 	start := len(b)
 	in := actionByRaw[rawVersion{a.Raw, v}]
-	c := actionCodecs[a.Raw]
+	c := rawOpsOf(a.Raw)
 	if in == nil || c.enc == nil {
 		return b, errorf(OFPBAC_BAD_TYPE, "%s cannot be encoded in version %#x", a.Raw, v)
 	}

@@ -3,7 +3,71 @@ package ofp
 import (
 	"bytes"
 	"encoding/binary"
+
+	"github.com/gvs-project/gvs/ofproto/mf"
 )
+
+// The learn family: learn (NXAST_LEARN, NXAST_LEARN2) and fin_timeout.
+// Action fields: learn has Learn; fin_timeout FinTimeout.
+
+func init() {
+	registerKinds(map[ActionType]kindOps{
+		ActLearn:      {forms: learnForms, check: checkLearn},
+		ActFinTimeout: {check: checkFinTimeout, canonical: []RawAction{RawActNXAST_FIN_TIMEOUT}},
+	})
+	registerRaws(map[RawAction]rawOps{
+		RawActNXAST_LEARN:       codec(ActLearn, decodeLearn, encodeLearn),
+		RawActNXAST_LEARN2:      codec(ActLearn, decodeLearn, encodeLearn),
+		RawActNXAST_FIN_TIMEOUT: codec(ActFinTimeout, decodeFinTimeout, encodeFinTimeout),
+	})
+}
+
+// learnForms: NXAST_LEARN2 when the action needs it (a limit, a result
+// written) or came that way.
+func learnForms(a *Action, v uint8) ([]Action, error) {
+	if l := a.Learn; a.Raw == RawActNXAST_LEARN2 || l != nil && (l.Limit != 0 || l.Flags&LearnWriteResult != 0) {
+		return oneForm(a, v, RawActNXAST_LEARN2)
+	}
+	return oneForm(a, v, RawActNXAST_LEARN)
+}
+
+func checkLearn(c *checker, a *Action, _ int) error {
+	if a.Learn == nil {
+		return errorf(OFPBAC_BAD_ARGUMENT, "learn without its body")
+	}
+	// Sources are read from this flow; destinations belong to the
+	// learned flow, whose match the specs build in order (a field
+	// copied from the packet counts as matched with value 0 for the
+	// later specs' prerequisites, as in Open vSwitch's learn_check).
+	var learned mf.Match
+	for _, s := range a.Learn.Specs {
+		if !s.SrcImm {
+			if err := c.sub(s.Src, "learn"); err != nil {
+				return err
+			}
+		}
+		if s.Dst == LearnOutput {
+			continue
+		}
+		if err := checkSubfield(s.DstSub); err != nil {
+			return err
+		}
+		if !learned.PrereqsOK(s.DstSub.Field) {
+			return errInconsistent("learn of " + s.DstSub.Field.Name)
+		}
+		if s.Dst == LearnMatch {
+			writeSubfield(&learned, s.DstSub, s.Imm)
+		}
+	}
+	if a.Learn.Table >= c.nTables && c.nTables != 0xff {
+		return errorf(OFPBRC_BAD_TABLE_ID, "learn into table %d of %d", a.Learn.Table, c.nTables)
+	}
+	return nil
+}
+
+func checkFinTimeout(c *checker, _ *Action, _ int) error {
+	return c.soft(c.nwProto() == 6, "fin_timeout")
+}
 
 // Learn spec header bits (nx_action_learn flow_mod_spec header).
 const (
@@ -153,4 +217,38 @@ func encodeLearn(b []byte, a *Action, _ uint8, in *actionInstance, _ int) ([]byt
 		}
 	}
 	return b, nil
+}
+
+// writeSubfield sets sf in m to imm (network order, zero if nil), exact on
+// sf's bits and keeping m's other bits of the field.
+func writeSubfield(m *mf.Match, sf Subfield, imm []byte) {
+	f := sf.Field
+	if f.Variable || f.Bytes > 16 {
+		return
+	}
+	var val, mask [16]byte
+	v, k := val[:f.Bytes], mask[:f.Bytes]
+	m.Get(f, v, k)
+	for i := 0; i < sf.NBits; i++ {
+		j := sf.Ofs + i
+		bit := byte(1) << (j % 8)
+		k[len(k)-1-j/8] |= bit
+		v[len(v)-1-j/8] &^= bit
+		if i/8 < len(imm) && imm[len(imm)-1-i/8]>>(i%8)&1 == 1 {
+			v[len(v)-1-j/8] |= bit
+		}
+	}
+	_ = m.SetMasked(f, v, k) // a value mf refuses leaves the field as it was
+}
+
+func decodeFinTimeout(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {
+	return Action{Type: ActFinTimeout, FinTimeout: &FinTimeout{Idle: binary.BigEndian.Uint16(p[10:]), Hard: binary.BigEndian.Uint16(p[12:])}}, nil
+}
+
+func encodeFinTimeout(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
+	if a.FinTimeout == nil {
+		return b, errorf(OFPBAC_BAD_ARGUMENT, "fin_timeout without its body")
+	}
+	b = binary.BigEndian.AppendUint16(b, a.FinTimeout.Idle)
+	return binary.BigEndian.AppendUint16(b, a.FinTimeout.Hard), nil
 }

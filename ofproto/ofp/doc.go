@@ -26,6 +26,62 @@
 // lists re-encode byte for byte and flows move between versions as in
 // Open vSwitch. ValidateOfpacts applies the checks that need the match.
 //
+// # Actions: one file per family
+//
+// Each action belongs to a family, and each family has one file of the
+// same name in each package that handles actions: here (wire),
+// ofproto/ofptext (ovs-ofctl text) and ofproto/xlate (translation):
+//
+//	family    actions
+//	output    output, output_reg, output_trunc, enqueue, set_queue, pop_queue, controller, group
+//	field     set_field, load, move, delete_field
+//	set       mod_dl_src/dst, mod_nw_src/dst, mod_nw_tos/ecn/ttl, mod_tp_src/dst, set_tunnel, dec_ttl
+//	vlan      push_vlan, strip_vlan/pop_vlan, mod_vlan_vid, mod_vlan_pcp
+//	mpls      push_mpls, pop_mpls, set_mpls_label/tc/ttl, dec_mpls_ttl, dec_nsh_ttl (encap/decap: text only)
+//	ct        ct, ct_clear, nat
+//	learn     learn, fin_timeout
+//	bundle    bundle, bundle_load, multipath
+//	stack     push, pop
+//	pipeline  resubmit, goto_table, write_metadata, clear_actions, write_actions, meter, exit
+//	misc      note, sample, clone, check_pkt_larger, conjunction, debug_slow, debug_recirc
+//
+// ofp/actions_FAMILY.go registers, from an init function, each raw action
+// (wire encoding) of the family with the kind it decodes to, its decoder
+// and its encoder (registerRaws), and each kind with its wire forms per
+// version, its checks against the flow's match, its canonical encodings
+// and whether the action set may hold it (registerKinds). Its comment
+// says which Action fields each kind uses (the union fields Port, Arg,
+// Arg2, Data mean something else per kind; the ActionType list repeats
+// it). ofptext/actions_FAMILY.go registers the ovs-ofctl names the family
+// parses and how each kind prints; xlate/actions_FAMILY.go the
+// translation hook of each kind and its properties (its place in an
+// action set, whether a clone can undo it, whether it needs the L3 header
+// a pop_mpls exposed). Outside these tables, kinds are named only where a
+// rule spans a few of them: the instruction order (instOrder here,
+// instIndex in ofptext) and the writes ct's exec may hold.
+//
+// # Adding an action
+//
+//  1. Add its ActionType (actions.go: the constant with the fields it
+//     uses, and its name in actionTypeNames) and its raw encodings
+//     (action_table.go: the RawAction, its name, and its instances with
+//     vendor, number, versions and lengths, from Open vSwitch's
+//     ofp-actions.c).
+//  2. In its family's ofp/actions_FAMILY.go: the decoder and encoder,
+//     registered by registerRaws; the kind's forms, check and canonical
+//     raws, registered by registerKinds.
+//  3. In ofptext/actions_FAMILY.go: its parser under each of its names
+//     and its formatter.
+//  4. In xlate/actions_FAMILY.go: its translation hook (registerHooks)
+//     and properties (registerProps).
+//
+// A kind missing from a table falls back to: decoding as ActRaw with its
+// bytes, the first canonical raw the version has (defaultForms), no
+// check, printing as "<RAW_NAME>", and failing translation with
+// xlate.ErrUnsupported. The golden tests (actions_golden_test.go here and
+// in ofptext) and the Open vSwitch oracle tests show the wire and text
+// forms; add the action's cases there.
+//
 // Matches decode into mf.Match through the mf field registry; encoding
 // emits fields in Open vSwitch's canonical order (nx_put_raw), so a match
 // that ovs-ofctl encoded re-encodes to the same bytes.

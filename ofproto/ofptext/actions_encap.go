@@ -16,6 +16,25 @@ import (
 //	encap(ethernet|mpls|mpls_mc|nsh[(md_type=N,tlv(CLASS,TYPE,0xVALUE)...)])
 //	decap([packet_type(ns=N,type=T)])
 
+func init() {
+	registerParsers(map[string]actionParser{
+		"encap": single(parseEncap),
+		"decap": single(parseDecap),
+	})
+	registerFormatters(map[ofp.ActionType]actionFormatter{
+		ofp.ActRaw: formatRaw,
+	})
+}
+
+// formatRaw prints encap and decap in their syntax and any other raw
+// action (sample with a field-sourced domain) as "<raw action name>".
+func formatRaw(sb *strings.Builder, a *ofp.Action, _ uint8) {
+	if (a.Raw == ofp.RawActNXAST_ENCAP || a.Raw == ofp.RawActNXAST_DECAP) && formatEncapDecap(sb, a) {
+		return
+	}
+	fmt.Fprintf(sb, "<%s>", a.Raw)
+}
+
 const (
 	nxVendor       = 0x2320
 	nxastEncap     = 46

@@ -8,6 +8,65 @@ import (
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
+// The learn family's text (see package ofp's actions_learn.go): learn(...)
+// and fin_timeout(...).
+
+func init() {
+	registerParsers(map[string]actionParser{
+		"learn": func(t *actionText) ([]ofp.Action, error) {
+			return one(parseLearn(t.arg, t.m))
+		},
+		"fin_timeout": parseFinTimeout,
+	})
+	registerFormatters(map[ofp.ActionType]actionFormatter{
+		ofp.ActLearn: func(sb *strings.Builder, a *ofp.Action, _ uint8) {
+			if a.Learn != nil {
+				formatLearn(sb, a.Learn)
+			}
+		},
+		ofp.ActFinTimeout: formatFinTimeout,
+	})
+}
+
+func parseFinTimeout(t *actionText) ([]ofp.Action, error) {
+	ft := &ofp.FinTimeout{}
+	for _, kv := range strings.Split(t.arg, ",") {
+		if kv == "" {
+			continue
+		}
+		k, val, _ := strings.Cut(kv, "=")
+		n, err := strconv.ParseUint(val, 0, 16)
+		switch {
+		case err != nil && (k == "idle_timeout" || k == "hard_timeout"):
+			return nil, errf("invalid %s \"%s\"", k, val)
+		case err != nil:
+			return nil, errf("%s: invalid fin_timeout argument", kv)
+		case k == "idle_timeout":
+			ft.Idle = uint16(n)
+		case k == "hard_timeout":
+			ft.Hard = uint16(n)
+		default:
+			return nil, errf("invalid key '%s' in 'fin_timeout' argument", k)
+		}
+	}
+	return []ofp.Action{{Type: ofp.ActFinTimeout, FinTimeout: ft}}, nil
+}
+
+func formatFinTimeout(sb *strings.Builder, a *ofp.Action, _ uint8) {
+	ft := a.FinTimeout
+	if ft == nil {
+		return
+	}
+	var parts []string
+	if ft.Idle != 0 {
+		parts = append(parts, "idle_timeout="+strconv.Itoa(int(ft.Idle)))
+	}
+	if ft.Hard != 0 {
+		parts = append(parts, "hard_timeout="+strconv.Itoa(int(ft.Hard)))
+	}
+	sb.WriteString("fin_timeout(" + strings.Join(parts, ",") + ")")
+}
+
 // parseLearn parses the argument of learn(...) as ovs-ofctl's learn_parse.
 func parseLearn(arg string, m *mf.Match) (ofp.Action, error) {
 	l := &ofp.Learn{Priority: DefaultPriority, Table: 1}

@@ -15,6 +15,11 @@
 // dump-groups and dump-meters do. Bucket actions use the flow action
 // parser.
 //
+// Actions are parsed and printed through two tables that the action
+// family files (actions_FAMILY.go, one per family as in package ofp; see
+// its "Adding an action") fill in: parsers by lower-cased action name and
+// formatters by ofp.ActionType.
+//
 // Field syntax is driven by the meta-flow table in ofproto/mf: every field
 // name, alias and NXM/OXM name that mf knows is accepted, with the value
 // format mf records for it.

@@ -17,25 +17,9 @@ import (
 // output action (or has a group).
 const PortUnset = 0xfff7
 
-// actionSetSlots orders the actions an action set keeps one of.
-var actionSetSlots = map[ofp.ActionType]int{
-	ofp.ActStripVLAN: 1, ofp.ActPopMPLS: 2, ofp.ActPushMPLS: 3, ofp.ActPushVLAN: 4,
-	ofp.ActDecTTL: 5, ofp.ActDecMPLSTTL: 6, ofp.ActDecNSHTTL: 7,
-}
-
-// actionSetFinal ranks the final actions: the highest present runs.
-var actionSetFinal = map[ofp.ActionType]int{
-	ofp.ActCT: 1, ofp.ActCTClear: 2, ofp.ActResubmit: 3, ofp.ActOutput: 4, ofp.ActGroup: 5,
-}
-
-// actionSetSetOrMove are the actions an action set runs every one of, in
-// order (Open vSwitch's ofpact_is_set_or_move_action).
-var actionSetSetOrMove = map[ofp.ActionType]bool{
-	ofp.ActSetField: true, ofp.ActLoad: true, ofp.ActMove: true, ofp.ActSetDLSrc: true, ofp.ActSetDLDst: true,
-	ofp.ActSetNWTos: true, ofp.ActSetNWECN: true, ofp.ActSetNWTTL: true, ofp.ActSetNWSrc: true, ofp.ActSetNWDst: true,
-	ofp.ActSetTPSrc: true, ofp.ActSetTPDst: true, ofp.ActSetMPLSLabel: true, ofp.ActSetMPLSTC: true,
-	ofp.ActSetMPLSTTL: true, ofp.ActSetQueue: true, ofp.ActSetTunnel: true, ofp.ActSetVLANPCP: true, ofp.ActSetVLANVID: true,
-}
+// Which kinds an action set keeps one of (and in which order), runs
+// every one of, or ends with is each kind's slot, setOrMove and final
+// property (kindProps, registered by the family files).
 
 // actionSetList turns an action set into the action list it executes.
 func actionSetList(set []ofp.Action) []ofp.Action {
@@ -45,11 +29,12 @@ func actionSetList(set []ofp.Action) []ofp.Action {
 	var moves []ofp.Action
 	for i := range set {
 		a := &set[i]
-		if s, ok := actionSetSlots[a.Type]; ok {
-			slots[s] = a
-		} else if r, ok := actionSetFinal[a.Type]; ok && r >= finalRank {
-			final, finalRank = a, r
-		} else if actionSetSetOrMove[a.Type] {
+		p := propsOf(a.Type)
+		if p.slot != 0 {
+			slots[p.slot] = a
+		} else if p.final != 0 && p.final >= finalRank {
+			final, finalRank = a, p.final
+		} else if p.setOrMove {
 			moves = append(moves, *a)
 		}
 	}

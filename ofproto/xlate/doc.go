@@ -24,6 +24,13 @@
 // under an id; the datapath re-injects the packet with recirc_id=id and
 // the next miss resumes from the frozen state.
 //
+// doActions runs each OpenFlow action through the translation hook its
+// family file (actions_FAMILY.go, one per family as in package ofp; see
+// its "Adding an action") registers for its kind; a kind without a hook
+// fails the translation with ErrUnsupported. The same files register the
+// kinds' properties that the action set, clone and MPLS recirculation
+// consult (kindProps).
+//
 // MPLS (mpls.go): push_mpls, pop_mpls, set_mpls_*, dec_mpls_ttl as Open
 // vSwitch translates them; a pop that exposes an L3 header the pipeline
 // has not seen recirculates before anything that would look at it.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
-	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
@@ -228,17 +227,10 @@ func (c *ctx) commitMPLS() {
 
 // needsMPLSRecirc reports whether a must see the L3 header a pop_mpls
 // exposed, so that translation recirculates before it (recirc_for_mpls):
-// everything but outputs, groups and writes below L3.
+// everything but outputs, groups and writes below L3 (the kind's needsL3).
 func needsMPLSRecirc(a *ofp.Action) bool {
-	switch a.Type {
-	case ofp.ActOutput, ofp.ActOutputTrunc, ofp.ActEnqueue, ofp.ActOutputReg,
-		ofp.ActSetVLANVID, ofp.ActSetVLANPCP, ofp.ActSetDLSrc, ofp.ActSetDLDst,
-		ofp.ActSetTunnel, ofp.ActSetQueue, ofp.ActGroup:
-		return false
-	case ofp.ActSetField:
-		return a.Field != nil && a.Field.ID >= mf.IDIPv4Src
-	case ofp.ActLoad:
-		return a.Dst.Field != nil && a.Dst.Field.ID >= mf.IDIPv4Src
+	if f := propsOf(a.Type).needsL3; f != nil {
+		return f(a)
 	}
 	return true
 }

@@ -977,26 +977,11 @@ func (c *ctx) doActions(acts []ofp.Action) {
 		if c.in.Trace != nil {
 			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.ind, Action: a})
 		}
-		switch a.Type {
-		case ofp.ActOutput:
-			c.output(Port16(a.Port), a.MaxLen)
-		case ofp.ActResubmit:
-			c.resubmit(a)
-		case ofp.ActSetField:
-			c.setField(a.Field, a.Value, a.Mask)
-		case ofp.ActLoad:
-			c.load(a)
-		case ofp.ActMove:
-			c.move(a)
-		case ofp.ActCT:
-			c.conntrack(a.CT)
-		case ofp.ActCTClear:
-			c.ctClear()
-		default:
-			if !c.extAction(a) {
-				c.trace("unsupported action %s", a.Raw)
-				c.fail(fmt.Errorf("%w: %s", ErrUnsupported, a.Raw))
-			}
+		if h := hookOf(a.Type); h != nil {
+			h(c, a)
+		} else {
+			c.trace("unsupported action %s", a.Raw)
+			c.fail(fmt.Errorf("%w: %s", ErrUnsupported, a.Raw))
 		}
 		if c.stopList {
 			c.stopList = false

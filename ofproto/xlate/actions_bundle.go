@@ -1,0 +1,22 @@
+package xlate
+
+import "github.com/gvs-project/gvs/ofproto/ofp"
+
+// The load-balancing family's translation (see package ofp's
+// actions_bundle.go and bundle.go for the implementation): bundle,
+// bundle_load and multipath.
+
+func init() {
+	registerHooks(map[ofp.ActionType]actionHook{
+		ofp.ActBundle: func(c *ctx, a *ofp.Action) {
+			if a.Bundle != nil {
+				c.bundle(a.Bundle)
+			}
+		},
+		ofp.ActMultipath: func(c *ctx, a *ofp.Action) {
+			if a.Multipath != nil {
+				c.multipath(a.Multipath)
+			}
+		},
+	})
+}

@@ -1,0 +1,24 @@
+package xlate
+
+import (
+	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+)
+
+// The field family's translation (see package ofp's actions_field.go):
+// set_field, load, move and delete_field (no effect here). The changes
+// stay in the translated flow until a commit (fields.go).
+
+func init() {
+	registerHooks(map[ofp.ActionType]actionHook{
+		ofp.ActSetField:    func(c *ctx, a *ofp.Action) { c.setField(a.Field, a.Value, a.Mask) },
+		ofp.ActLoad:        (*ctx).load,
+		ofp.ActMove:        (*ctx).move,
+		ofp.ActDeleteField: noEffect,
+	})
+	registerProps(map[ofp.ActionType]kindProps{
+		ofp.ActSetField: {setOrMove: true, needsL3: func(a *ofp.Action) bool { return a.Field != nil && a.Field.ID >= mf.IDIPv4Src }},
+		ofp.ActLoad:     {setOrMove: true, needsL3: func(a *ofp.Action) bool { return a.Dst.Field != nil && a.Dst.Field.ID >= mf.IDIPv4Src }},
+		ofp.ActMove:     {setOrMove: true},
+	})
+}

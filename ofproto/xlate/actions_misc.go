@@ -1,0 +1,132 @@
+package xlate
+
+import (
+	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/ofproto/ofp"
+)
+
+// The remaining family's translation (see package ofp's actions_misc.go):
+// note and conjunction (no effect here; conjunction is a match), sample
+// (sample.go), clone, check_pkt_larger, debug_slow and debug_recirc.
+
+func init() {
+	registerHooks(map[ofp.ActionType]actionHook{
+		ofp.ActNote:        noEffect,
+		ofp.ActConjunction: noEffect,
+		ofp.ActSample:      func(c *ctx, a *ofp.Action) { c.flowSample(a.Sample) },
+		ofp.ActClone:       func(c *ctx, a *ofp.Action) { c.clone(a.Nested) },
+		ofp.ActCheckPktLen: (*ctx).checkPktLen,
+		ofp.ActDebugSlow: func(c *ctx, _ *ofp.Action) {
+			c.out.SlowPath, c.out.Transient = true, true
+		},
+		ofp.ActDebugRecirc: func(c *ctx, _ *ofp.Action) { c.debugRecirc() },
+	})
+}
+
+// clone translates nested actions on a copy of the pipeline state: what
+// they change is not seen after the clone. As in Open vSwitch, a clone
+// that is the last action, or whose own actions can all be undone by
+// later set actions, is translated in place; only the others become a
+// datapath clone, after committing pending changes so that they are not
+// emitted both inside and after it.
+func (c *ctx) clone(acts []ofp.Action) {
+	saveFlow, saveStack, saveDeep := c.flow, len(c.stack), c.mplsDeep
+	// The clone runs a copy of the action set at its end; the original
+	// stays for the rest of the pipeline (Open vSwitch's clone).
+	saveSet, saveSetGroup := c.actset, c.actsetGroup
+	c.actset = append([]ofp.Action(nil), saveSet...)
+	restore := func() {
+		c.actset, c.actsetGroup = saveSet, saveSetGroup
+		c.flow, c.mplsDeep = saveFlow, saveDeep
+		c.stack = c.stack[:min(saveStack, len(c.stack))]
+		if c.err == nil {
+			c.exit = false
+		}
+	}
+	if c.last || reversible(acts) {
+		c.noTail = !c.last
+		c.doActions(acts)
+		c.runActionSet()
+		restore()
+		return
+	}
+	c.dpClone(acts)
+	restore()
+}
+
+// dpClone translates acts, and the action set they leave, into a
+// datapath clone(), after committing pending changes so that they are
+// not emitted both inside and after it. Conntrack state and a pop_mpls
+// inside do not affect what follows (an in-place clone's do, as in Open
+// vSwitch); the caller restores the flow.
+func (c *ctx) dpClone(acts []ofp.Action) {
+	c.commit()
+	saveBase, saveBaseDeep, saveOut, saveCT, saveWasMPLS := c.base, c.baseDeep, c.out.Actions, c.conntracked, c.wasMPLS
+	c.out.Actions = nil
+	c.doActions(acts)
+	c.runActionSet()
+	sub := c.out.Actions
+	c.out.Actions = saveOut
+	c.base, c.baseDeep, c.conntracked, c.wasMPLS = saveBase, saveBaseDeep, saveCT, saveWasMPLS
+	if len(sub) > 0 {
+		c.emit(odp.Clone(sub))
+	}
+}
+
+// reversible reports whether later set actions can undo the datapath
+// effect of every action in acts (no kind in it is irreversible).
+func reversible(acts []ofp.Action) bool {
+	for i := range acts {
+		if propsOf(acts[i].Type).irreversible {
+			return false
+		}
+	}
+	return true
+}
+
+// checkPktLen translates check_pkt_larger(N)->dst: the datapath compares
+// the packet's length, so everything after this action is translated
+// twice, once with the result bit 1 (longer than N) and once with 0, into
+// the two branches of check_pkt_len, as Open vSwitch does.
+func (c *ctx) checkPktLen(a *ofp.Action) {
+	f := a.Dst.Field
+	if f == nil {
+		return
+	}
+	rest := c.continuation()
+	c.commit()
+	saveFlow, saveBase, saveOut, saveStack, saveFrames := c.flow, c.base, c.out.Actions, c.stack, c.frames
+	saveDeep, saveBaseDeep, saveWasMPLS := c.mplsDeep, c.baseDeep, c.wasMPLS
+	var branch [2]odp.Actions
+	for bit := 1; bit >= 0; bit-- {
+		c.flow, c.base, c.stack, c.exit = saveFlow, saveBase, append([][]byte(nil), saveStack...), false
+		c.mplsDeep, c.baseDeep, c.wasMPLS = saveDeep, saveBaseDeep, saveWasMPLS
+		v := make([]byte, f.Bytes)
+		if bit == 1 {
+			v = subfieldMask(f.Bytes, a.Dst.Ofs, 1)
+		}
+		c.setMasked(f, &c.flow, v, subfieldMask(f.Bytes, a.Dst.Ofs, 1))
+		c.out.Actions = nil
+		c.frames = c.frames[:0:0]
+		c.noTail = bit == 1
+		c.resume(rest)
+		branch[bit] = c.out.Actions
+	}
+	c.flow, c.base, c.out.Actions, c.frames = saveFlow, saveBase, saveOut, saveFrames
+	c.mplsDeep, c.baseDeep, c.wasMPLS = saveDeep, saveBaseDeep, saveWasMPLS
+	c.emit(odp.CheckPktLen(uint32(a.Arg), branch[1], branch[0]))
+	c.exit = true
+}
+
+// debugRecirc recirculates for no reason (debug_recirc): the datapath
+// passes the packet back with the pipeline state frozen, and the rest of
+// the current action list runs in the next pass.
+func (c *ctx) debugRecirc() {
+	c.commit()
+	fz, ok := c.freezeRest()
+	if !ok {
+		return
+	}
+	c.emit(odp.Recirc(c.x.Recirc.ID(fz)))
+	c.exit = true
+}
