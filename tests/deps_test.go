@@ -65,6 +65,8 @@ var badDeps = []badDep{
 	{"ofproto/bfd", "datapath", "bfd owns the protocol only; the switch hands it flow fields and payloads"},
 	{"ofproto/bfd", "ofproto/xlate", "bfd is below translation, which consults its sessions"},
 	{"ofproto/bfd", "ofproto/ofswitch", "bfd is below the switch, which runs its sessions"},
+	{"datapath/dpif", "datapath/dpnetdev", "dpif (and its fake, dpiftest) is the boundary; the implementation is below it"},
+	{"datapath/dpif", "datapath/conntrack", "dpif (and its fake, dpiftest) is the boundary; the implementation is below it"},
 }
 
 // stdlibAllowed lists the only non-gvs imports allowed per layer prefix.

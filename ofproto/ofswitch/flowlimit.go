@@ -177,35 +177,11 @@ func (l *FlowLimit) policy(nflows int) overLimitPolicy {
 	return overLimitPolicy{over: int64(nflows) > limit, killAll: int64(nflows) > killAllFactor*limit}
 }
 
-// FlowCounter is implemented by datapaths that count their megaflows
-// cheaply (without a dump); the miss path uses it to apply the limit.
-type FlowCounter interface {
-	FlowCount() int
-}
+// flowCountFunc returns how the bridge counts the datapath's megaflows.
+func flowCountFunc(dp dpif.Datapath) func() int { return dp.FlowCount }
 
-// FlowLimitConfigurer is implemented by datapaths whose configuration
-// carries other_config:flow-limit (the ceiling of the dynamic limit).
-type FlowLimitConfigurer interface {
-	ConfiguredFlowLimit() int
-}
-
-// flowCountFunc returns how the bridge counts the datapath's megaflows:
-// cheaply if the datapath can, else from its statistics.
-func flowCountFunc(dp dpif.Datapath) func() int {
-	if fc, ok := dp.(FlowCounter); ok {
-		return fc.FlowCount
-	}
-	return func() int { return int(dp.Stats().Flows) }
-}
-
-// ceilingOf returns the datapath's other_config:flow-limit, or 0 if it
-// does not say.
-func ceilingOf(dp any) int {
-	if c, ok := dp.(FlowLimitConfigurer); ok {
-		return c.ConfiguredFlowLimit()
-	}
-	return 0
-}
+// ceilingOf returns the datapath's other_config:flow-limit.
+func ceilingOf(dp dpif.Datapath) int { return dp.ConfiguredFlowLimit() }
 
 // FlowLimit returns the bridge's (its datapath's) dynamic flow limit.
 func (b *Bridge) FlowLimit() *FlowLimit { return b.flowLimit }
