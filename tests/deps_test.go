@@ -67,6 +67,11 @@ var badDeps = []badDep{
 	{"ofproto/bfd", "ofproto/ofswitch", "bfd is below the switch, which runs its sessions"},
 	{"datapath/dpif", "datapath/dpnetdev", "dpif (and its fake, dpiftest) is the boundary; the implementation is below it"},
 	{"datapath/dpif", "datapath/conntrack", "dpif (and its fake, dpiftest) is the boundary; the implementation is below it"},
+	{"ofproto/upcall", "ofproto/ofswitch", "the upcall layer is below the switch, which implements upcall.Switch"},
+	{"ofproto/upcall", "ofproto/ofconn", "the upcall layer knows no OpenFlow connection; packet-ins go through upcall.Switch"},
+	{"ofproto/upcall", "ovsdb", "the upcall layer is configured through the switch and the daemon"},
+	{"ofproto/upcall", "datapath/dpnetdev", "the upcall layer reaches the datapath through dpif only (dpiftest in tests)"},
+	{"ofproto/xlate", "ofproto/upcall", "translation is below the upcall layer; it sees it as xlate.Owner"},
 }
 
 // stdlibAllowed lists the only non-gvs imports allowed per layer prefix.

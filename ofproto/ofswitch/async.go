@@ -177,10 +177,8 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 		pi := &pis[i]
 		if pi.Bridge != "" && pi.Bridge != b.cfg.Name {
 			// Made in a patch peer's pipeline: its controllers get it.
-			if x := b.cfg.Recirc.Bridge(pi.Bridge); x != nil {
-				if ob, ok := x.Owner.(*Bridge); ok && ob != b {
-					ob.sendPacketIns(pis[i : i+1])
-				}
+			if x := b.cfg.Recirc.Bridge(pi.Bridge); x != nil && x != b.xl && x.Owner != nil {
+				x.Owner.SendPacketIns(pis[i : i+1])
 			}
 			continue
 		}
@@ -321,4 +319,18 @@ func (b *Bridge) decodeContinuation(raw []byte, v uint8) (*xlate.Continuation, e
 		ct.Frames = append(ct.Frames, xlate.ContinuationFrame{Table: g.TableID, Cookie: g.Cookie, Actions: g.Actions})
 	}
 	return ct, nil
+}
+
+// deleteLearned deletes the flows learned by removed learning flows
+// (learn's delete_learned), which the upcall handler keeps track of.
+func (b *Bridge) deleteLearned(rs []oftable.Removal) {
+	fms := b.up.ForgetLearned(rs)
+	if len(fms) == 0 {
+		return
+	}
+	x := b.tables.Begin()
+	for _, fm := range fms {
+		x.Apply(fm)
+	}
+	b.sendFlowRemoved(x.Commit())
 }

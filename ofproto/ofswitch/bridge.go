@@ -13,13 +13,13 @@ import (
 
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
-	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/ofproto/bfd"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/upcall"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
@@ -91,7 +91,7 @@ type Config struct {
 	TLS *ofconn.TLSSettings
 	// FlowLimit is the datapath's dynamic megaflow limit, shared by the
 	// bridges of one datapath; nil: the bridge keeps its own.
-	FlowLimit *FlowLimit
+	FlowLimit *upcall.FlowLimit
 	// OFDebug, if set, sees the messages of every OpenFlow connection of
 	// the bridge (management, controllers, snoops excepted) for the
 	// vconn debug log.
@@ -107,10 +107,11 @@ type Bridge struct {
 	cfg    Config
 	tables *oftable.Tables
 	xl     *xlate.Xlator
+	// up handles the datapath's upcalls for the bridge and revalidates
+	// its megaflows (ofproto/upcall).
+	up *upcall.Handler
 	// pins are the controllers' packet-in rate limits (pinsched.go).
 	pins pinLimitSet
-	// patch are the patch ports' counters (patchstats.go).
-	patch patchStats
 	// probes are the controllers' inactivity probes (probe.go).
 	probes probeSet
 
@@ -125,10 +126,8 @@ type Bridge struct {
 	tlv                 []ofp.TLVMap
 	tableCfg            [254]tableConfig
 	tableNames          [254]tableNameCfg // Flow_Table names (tablefeatures.go)
-	// revPaused is revalidator/pause; megaflowsOff upcall/disable-megaflows.
-	revPaused, megaflowsOff atomic.Bool
-	genID                   uint64
-	genIDSet                bool
+	genID               uint64
+	genIDSet            bool
 
 	server   *ofconn.Server // service connections (<bridge>.mgmt)
 	ctl      *ofconn.Server // passive controller connections
@@ -141,7 +140,7 @@ type Bridge struct {
 	// their connections' packet-in rate limits.
 	passive map[string]net.Listener
 	// held are the controller targets not connected while
-	// flow-restore-wait holds them (restorewait.go).
+	// flow-restore-wait holds them (controller.go, hold).
 	held map[string]bool
 
 	// gmu guards the group and meter tables.
@@ -149,37 +148,17 @@ type Bridge struct {
 	groups map[uint32]*groupEntry
 	meters map[uint32]*meterEntry
 
-	// revDone is the change sequence the last revalidation round
-	// covered; barriers wait on revCond for it.
-	revMu   sync.Mutex
-	revCond *sync.Cond
-	revDone uint64
-
-	ukeys   ukeyMap
-	learned learnedSet
-	// flowLimit is the dynamic megaflow limit (flowlimit.go) and
-	// nflows counts the datapath's megaflows for it.
-	flowLimit *FlowLimit
-	nflows    func() int
-	// restoreWait is other_config:flow-restore-wait: no revalidation
-	// round changes megaflows while it is set (restorewait.go).
-	restoreWait atomic.Bool
-	// seq counts table and port changes; revalidation compares it.
-	seq    atomic.Uint64
-	wake   chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
 	stats struct {
-		upcalls, revalidated, deleted, packetIns atomic.Uint64
+		packetIns atomic.Uint64
 		// msgs counts the OpenFlow messages received, by raw type;
 		// errors the error replies the handler sent.
 		msgs   [ofp.NumRaws]atomic.Uint64
 		errors atomic.Uint64
 	}
-	// lastXlateWarn rate-limits translation warnings (UnixNano).
-	lastXlateWarn atomic.Int64
 	// fe are the NetFlow, sFlow and IPFIX exporters (flowexport.go).
 	fe flowExport
 }
@@ -187,9 +166,6 @@ type Bridge struct {
 // New creates a bridge and starts its listener, revalidator and rule
 // expiry.
 func New(cfg Config) (*Bridge, error) {
-	if cfg.RevalidateInterval <= 0 {
-		cfg.RevalidateInterval = 500 * time.Millisecond
-	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
@@ -203,27 +179,19 @@ func New(cfg Config) (*Bridge, error) {
 		cfg.Recirc = xlate.NewRecircTable()
 	}
 	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true,
-		wake: make(chan struct{}, 1), clients: map[string]context.CancelFunc{},
-		groups: map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}, ctlStates: map[string]*ctlState{}, passive: map[string]net.Listener{}}
+		clients: map[string]context.CancelFunc{},
+		groups:  map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}, ctlStates: map[string]*ctlState{}, passive: map[string]net.Listener{}}
 	b.conns.init()
 	b.conns.onChange = b.updateMissPacketIn
-	b.revCond = sync.NewCond(&b.revMu)
-	b.ukeys.init()
-	if cfg.DP != nil {
-		if cfg.FlowLimit == nil {
-			cfg.FlowLimit = NewFlowLimit(ceilingOf(cfg.DP))
-			b.cfg.FlowLimit = cfg.FlowLimit
-		}
-		b.flowLimit, b.nflows = cfg.FlowLimit, flowCountFunc(cfg.DP)
-	}
 	t, err := oftable.New(oftable.Config{OutputsTo: outputsTo, Readers: &cfg.Recirc.Readers})
 	if err != nil {
 		return nil, err
 	}
 	b.tables = t
-	t.OnChange(b.changed)
 	b.xl = xlate.New(t, cfg.Recirc)
-	b.xl.Owner = b
+	b.up = upcall.New(upcall.Config{Name: cfg.Name, DP: cfg.DP, Xlator: b.xl, Recirc: cfg.Recirc, FlowLimit: cfg.FlowLimit,
+		RevalidateInterval: cfg.RevalidateInterval, Logf: cfg.Logf, Switch: upcallSwitch{b}})
+	t.OnChange(b.up.Changed)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.server = &ofconn.Server{Handler: b, ErrorLog: func(err error) { cfg.Logf("%s: %v", cfg.Name, err) }, UnixPerm: cfg.SocketPerm,
 		Config: ofconn.Config{Debug: cfg.OFDebug, ProbeInterval: mgmtProbe}}
@@ -239,17 +207,17 @@ func New(cfg Config) (*Bridge, error) {
 		b.listener = l
 	}
 	b.applyDefaultFlow()
-	b.wg.Add(2)
-	go b.revalidator()
+	b.up.Start()
+	b.wg.Add(1)
 	go b.expirer()
 	return b, nil
 }
 
-// Counters are a bridge's switch-level counts.
+// Counters are a bridge's switch-level counts: its upcall handler's
+// and the packet-ins it sent.
 type Counters struct {
-	Upcalls, Revalidated, MegaflowsDeleted, PacketIns uint64
-	// Ukeys is the number of megaflows the switch tracks.
-	Ukeys int
+	upcall.Counters
+	PacketIns uint64
 }
 
 // MessagesReceived calls f for each OpenFlow message type the bridge has
@@ -267,11 +235,7 @@ func (b *Bridge) ErrorsSent() uint64 { return b.stats.errors.Load() }
 
 // Counters returns the bridge's counts.
 func (b *Bridge) Counters() Counters {
-	b.ukeys.mu.Lock()
-	n := len(b.ukeys.m)
-	b.ukeys.mu.Unlock()
-	return Counters{Upcalls: b.stats.upcalls.Load(), Revalidated: b.stats.revalidated.Load(),
-		MegaflowsDeleted: b.stats.deleted.Load(), PacketIns: b.stats.packetIns.Load(), Ukeys: n}
+	return Counters{Counters: b.up.Counters(), PacketIns: b.stats.packetIns.Load()}
 }
 
 // Name returns the bridge's name.
@@ -283,6 +247,11 @@ func (b *Bridge) Tables() *oftable.Tables { return b.tables }
 // Xlator returns the bridge's translator (ofproto/trace).
 func (b *Bridge) Xlator() *xlate.Xlator { return b.xl }
 
+// Upcalls returns the bridge's upcall handler: the datapath's
+// dpif.UpcallHandler for the bridge's ports, its revalidator, flow limit,
+// flow-restore-wait and patch port counters.
+func (b *Bridge) Upcalls() *upcall.Handler { return b.up }
+
 // Close stops the bridge: its listener, connections and goroutines.
 func (b *Bridge) Close() {
 	b.cancel()
@@ -293,6 +262,7 @@ func (b *Bridge) Close() {
 	b.mu.Unlock()
 	b.server.Close()
 	b.ctl.Close()
+	b.up.Close()
 	b.wg.Wait()
 	b.releaseMeters()
 	b.closeFlowExport()
@@ -304,16 +274,7 @@ func (b *Bridge) TunnelReceives(k *flow.Key) bool { return b.xl.Snapshot().Tunne
 
 // TunnelStateChanged makes every megaflow be re-translated: the tunnel
 // routes or neighbours that native tunnel output depends on changed.
-func (b *Bridge) TunnelStateChanged() { b.changed() }
-
-// changed bumps the change sequence and wakes the revalidator.
-func (b *Bridge) changed() {
-	b.seq.Add(1)
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
+func (b *Bridge) TunnelStateChanged() { b.up.Changed() }
 
 // SetPorts replaces the bridge's port set. Ports that appear, disappear
 // or change are announced to controllers with port-status.
@@ -354,9 +315,9 @@ func (b *Bridge) SetPorts(ports []Port) {
 		}
 	}
 	b.mu.Unlock()
-	b.patch.forget(func(no uint16) bool { return patches[no] })
+	b.up.ForgetPatches(func(no uint16) bool { return patches[no] })
 	b.sendPortStatus(events)
-	b.changed()
+	b.up.Changed()
 }
 
 // publishPortsLocked gives translation a snapshot of the ports. Called
@@ -553,35 +514,23 @@ func (b *Bridge) setTLVs(ms []ofp.TLVMap) error {
 	}
 	b.tlv = ms
 	b.xl.SetSnapshot(&next)
-	b.changed()
+	b.up.Changed()
 	return nil
 }
 
-// injectPackets sends packets translation asked for (tunnel neighbour
-// requests) through their bridges, as packet-outs to OFPP_TABLE from
-// the given port.
-func (b *Bridge) injectPackets(injs []xlate.Inject) {
-	for _, inj := range injs {
-		x := b.cfg.Recirc.Bridge(inj.Bridge)
-		if x == nil || b.cfg.DP == nil {
-			continue
-		}
-		snap := x.Snapshot()
-		p := snap.Ports[inj.InPort]
-		if p == nil {
-			continue
-		}
-		pkt := packet.FromBytes(inj.Data)
-		var in xlate.In
-		flow.Extract(pkt, &in.Key)
-		in.Key.InPort = p.ODP
-		pkt.Md.InPort = p.ODP
-		in.Packet = pkt
-		in.OFActions, in.InPort = []ofp.Action{{Type: ofp.ActOutput, Port: uint32(xlate.PortTable)}}, inj.InPort
-		var out xlate.Out
-		x.Translate(&in, &out)
-		if out.Err == nil && len(out.Actions) > 0 {
-			_ = b.cfg.DP.Execute(pkt, out.Actions)
+// expirer removes rules whose idle or hard timeout passed, once a second.
+func (b *Bridge) expirer() {
+	defer b.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case now := <-t.C:
+			b.sendFlowRemoved(b.tables.Expire(now))
+			b.checkFailOpen(now)
+			b.expireBundles(now)
 		}
 	}
 }

@@ -259,7 +259,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 	if groupsChanged {
 		b.groups = staged
 		b.publishGroups()
-		b.changed()
+		b.up.Changed()
 	}
 	b.gmu.Unlock()
 	locked = false

@@ -159,5 +159,19 @@ func (b *Bridge) checkFailOpen(now time.Time) {
 	if open {
 		b.cfg.Logf("%s: could not connect to controller for %v, failing open", b.cfg.Name, failOpenDelay)
 	}
-	b.changed()
+	b.up.Changed()
+}
+
+// hold records a held controller target; only active targets report a
+// status, as in Open vSwitch.
+//
+// Preconditions: b.mu is held.
+func (b *Bridge) hold(target string) {
+	if ofconn.IsPassive(target) {
+		return
+	}
+	if b.held == nil {
+		b.held = map[string]bool{}
+	}
+	b.held[target] = true
 }

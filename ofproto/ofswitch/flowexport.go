@@ -150,7 +150,7 @@ func (b *Bridge) SetFlowExport(cfg *FlowExportConfig) error {
 		b.wg.Add(1)
 		go b.flowExportTicker()
 	}
-	b.changed()
+	b.up.Changed()
 	return errors.Join(errs...)
 }
 
@@ -403,25 +403,25 @@ func (b *Bridge) netflowKey(k *flow.Key) (netflow.FlowKey, bool) {
 
 // netflowAccount credits a megaflow's new packets to its NetFlow flow
 // (from pushStats).
-func (b *Bridge) netflowAccount(uk *ukey, packets, bytes uint64, tcpFlags uint16, used time.Time) {
+func (b *Bridge) netflowAccount(key *flow.Key, out uint16, packets, bytes uint64, tcpFlags uint16, used time.Time) {
 	b.fe.mu.RLock()
 	defer b.fe.mu.RUnlock()
 	if b.fe.nf == nil {
 		return
 	}
-	if k, ok := b.netflowKey(&uk.key); ok {
-		b.fe.nf.Account(k, uk.nfOut, packets, bytes, uint8(tcpFlags), used)
+	if k, ok := b.netflowKey(key); ok {
+		b.fe.nf.Account(k, out, packets, bytes, uint8(tcpFlags), used)
 	}
 }
 
 // netflowExpire exports and forgets a deleted megaflow's NetFlow flow.
-func (b *Bridge) netflowExpire(uk *ukey) {
+func (b *Bridge) netflowExpire(key *flow.Key) {
 	b.fe.mu.RLock()
 	defer b.fe.mu.RUnlock()
 	if b.fe.nf == nil {
 		return
 	}
-	if k, ok := b.netflowKey(&uk.key); ok {
+	if k, ok := b.netflowKey(key); ok {
 		b.fe.nf.Expire(k)
 	}
 }

@@ -44,7 +44,7 @@ func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
 		}
 		b.sendFlowRemoved(x.Commit())
 	}
-	b.changed()
+	b.up.Changed()
 	return nil
 }
 

@@ -125,7 +125,7 @@ func (b *Bridge) updateMissPacketIn() {
 		}
 	})
 	if b.xl.SetMissPacketIn(want) {
-		b.changed()
+		b.up.Changed()
 	}
 }
 
@@ -188,7 +188,7 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		fms[0] = nil
 		return err
 	case *ofp.BarrierRequest:
-		b.waitRevalidated()
+		b.up.WaitRevalidated()
 		drainMonitors(st)
 		return s.Reply(m, &ofp.BarrierReply{})
 	case *ofp.FeaturesRequest:
@@ -207,7 +207,7 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		// set_frag_handling refuses it the same way).
 		if mode := body.Flags & 3; mode != ofp.FragReasm && b.xl.SetFragHandling(mode) {
 			b.fragHandling = mode
-			defer b.changed()
+			defer b.up.Changed()
 		}
 		st.missSendLen.Store(uint32(body.MissSendLen))
 		if m.Version < mf.OF13 {

@@ -105,7 +105,7 @@ func (b *Bridge) meterMod(mm *ofp.MeterMod) error {
 	if len(deleted) > 0 {
 		b.deleteMeterFlows(deleted)
 	}
-	b.changed()
+	b.up.Changed()
 	return nil
 }
 

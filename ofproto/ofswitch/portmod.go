@@ -83,7 +83,7 @@ func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
 		}
 		b.sendPortStatusTo(c, st, ev)
 	})
-	b.changed()
+	b.up.Changed()
 	return nil
 }
 
@@ -105,7 +105,7 @@ func (b *Bridge) tableMod(s ofconn.Sender, m *ofp.Msg, tm *ofp.TableMod) error {
 			return &ofp.Error{Code: ofp.OFPTMFC_BAD_CONFIG, Err: fmt.Errorf("table-miss config %d", mc)}
 		}
 		if b.xl.SetTableMiss(tm.TableID, v) {
-			b.changed()
+			b.up.Changed()
 		}
 	}
 	if m.Version >= mf.OF14 {

@@ -229,7 +229,7 @@ func (b *Bridge) portStats(s ofconn.Sender, m *ofp.Msg, req *ofp.PortStatsReques
 		case b.cfg.PortStats != nil && p.ODP != xlate.NoODP:
 			ps, _ = b.cfg.PortStats(p.ODP)
 		case p.PeerBridge != "":
-			ps = b.patchPortStats(p.OFPort)
+			ps = b.up.PatchPortStats(p.OFPort)
 		}
 		ps.PortNo = no
 		d := now.Sub(p.Created).Truncate(time.Millisecond)
