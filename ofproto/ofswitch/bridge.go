@@ -2,11 +2,7 @@ package ofswitch
 
 import (
 	"context"
-	"fmt"
 	"github.com/gvs-project/gvs/datapath/meter"
-	"github.com/gvs-project/gvs/internal/syserr"
-	"net"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +11,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/ofproto/bfd"
+	"github.com/gvs-project/gvs/ofproto/connmgr"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -110,10 +107,6 @@ type Bridge struct {
 	// up handles the datapath's upcalls for the bridge and revalidates
 	// its megaflows (ofproto/upcall).
 	up *upcall.Handler
-	// pins are the controllers' packet-in rate limits (pinsched.go).
-	pins pinLimitSet
-	// probes are the controllers' inactivity probes (probe.go).
-	probes probeSet
 
 	mu    sync.Mutex // ports, settings
 	ports map[uint16]*Port
@@ -129,19 +122,8 @@ type Bridge struct {
 	genID               uint64
 	genIDSet            bool
 
-	server   *ofconn.Server // service connections (<bridge>.mgmt)
-	ctl      *ofconn.Server // passive controller connections
-	listener net.Listener
-	conns    connSet
-	clients  map[string]context.CancelFunc
-	// ctlStates track the active controller connections by target.
-	ctlStates map[string]*ctlState
-	// passive are the listeners of passive controller targets, for
-	// their connections' packet-in rate limits.
-	passive map[string]net.Listener
-	// held are the controller targets not connected while
-	// flow-restore-wait holds them (controller.go, hold).
-	held map[string]bool
+	// conns are the bridge's OpenFlow connections (ofproto/connmgr).
+	conns *connmgr.Manager[connExt]
 
 	// gmu guards the group and meter tables.
 	gmu    sync.Mutex
@@ -179,10 +161,7 @@ func New(cfg Config) (*Bridge, error) {
 		cfg.Recirc = xlate.NewRecircTable()
 	}
 	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true,
-		clients: map[string]context.CancelFunc{},
-		groups:  map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}, ctlStates: map[string]*ctlState{}, passive: map[string]net.Listener{}}
-	b.conns.init()
-	b.conns.onChange = b.updateMissPacketIn
+		groups: map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}}
 	t, err := oftable.New(oftable.Config{OutputsTo: outputsTo, Readers: &cfg.Recirc.Readers})
 	if err != nil {
 		return nil, err
@@ -193,18 +172,12 @@ func New(cfg Config) (*Bridge, error) {
 		RevalidateInterval: cfg.RevalidateInterval, Logf: cfg.Logf, Switch: upcallSwitch{b}})
 	t.OnChange(b.up.Changed)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.server = &ofconn.Server{Handler: b, ErrorLog: func(err error) { cfg.Logf("%s: %v", cfg.Name, err) }, UnixPerm: cfg.SocketPerm,
-		Config: ofconn.Config{Debug: cfg.OFDebug, ProbeInterval: mgmtProbe}}
-	b.server.OnClose = func(s ofconn.Sender, _ error) { b.conns.remove(s) }
-	b.ctl = &ofconn.Server{Handler: primaryHandler{b}, ErrorLog: b.server.ErrorLog, UnixPerm: cfg.SocketPerm,
-		Config: ofconn.Config{Debug: cfg.OFDebug, Probe: b.passiveProbe}}
-	b.ctl.OnClose = b.server.OnClose
-	if cfg.RunDir != "" {
-		l, err := b.server.Listen("punix:" + filepath.Join(cfg.RunDir, cfg.Name+".mgmt"))
-		if err != nil {
-			return nil, fmt.Errorf("bridge %s: %w", cfg.Name, err)
-		}
-		b.listener = l
+	b.conns, err = connmgr.New(connmgr.Config[connExt]{Name: cfg.Name, RunDir: cfg.RunDir, SocketPerm: cfg.SocketPerm,
+		TLS: cfg.TLS, OFDebug: cfg.OFDebug, Logf: cfg.Logf, Debugf: cfg.Debugf,
+		Serve: b.serveConn, OnChange: b.updateMissPacketIn,
+		Init: func(x *connExt) { x.bundles = map[uint32]*bundle{} }})
+	if err != nil {
+		return nil, err
 	}
 	b.applyDefaultFlow()
 	b.up.Start()
@@ -255,13 +228,7 @@ func (b *Bridge) Upcalls() *upcall.Handler { return b.up }
 // Close stops the bridge: its listener, connections and goroutines.
 func (b *Bridge) Close() {
 	b.cancel()
-	b.mu.Lock()
-	for _, c := range b.clients {
-		c()
-	}
-	b.mu.Unlock()
-	b.server.Close()
-	b.ctl.Close()
+	b.conns.Close()
 	b.up.Close()
 	b.wg.Wait()
 	b.releaseMeters()
@@ -379,72 +346,13 @@ type Settings struct {
 // and the default NORMAL flow follows Open vSwitch's rule (present only
 // in standalone mode without controllers).
 func (b *Bridge) SetConfig(s Settings) {
-	b.pins.setLimits(s.RateLimits)
-	b.probes.set(s.InactivityProbes)
 	b.mu.Lock()
 	b.standalone = s.FailMode != "secure"
 	b.hasCtrl = len(s.Controllers) > 0
-	want := map[string]bool{}
-	b.held = nil
-	for _, t := range s.Controllers {
-		if s.HoldControllers {
-			b.hold(t)
-			continue
-		}
-		want[t] = true
-	}
-	for t, cancel := range b.clients {
-		if !want[t] {
-			cancel()
-			delete(b.clients, t)
-			delete(b.ctlStates, t)
-		}
-	}
-	for t := range want {
-		if _, ok := b.clients[t]; ok {
-			continue
-		}
-		b.clients[t] = b.startController(t)
-	}
 	b.mu.Unlock()
+	b.conns.SetControllers(connmgr.Controllers{Targets: s.Controllers, Hold: s.HoldControllers,
+		RateLimits: s.RateLimits, InactivityProbes: s.InactivityProbes})
 	b.applyDefaultFlow()
-}
-
-// startController opens an active or passive controller connection.
-func (b *Bridge) startController(target string) context.CancelFunc {
-	ctx, cancel := context.WithCancel(b.ctx)
-	if ofconn.IsPassive(target) {
-		l, err := b.ctl.ListenTarget(target, b.cfg.TLS)
-		if err != nil {
-			b.cfg.Logf("%s: %v", b.cfg.Name, err)
-			return cancel
-		}
-		b.passive[target] = l
-		return func() {
-			cancel()
-			l.Close()
-			delete(b.passive, target) // b.mu is held by the caller
-		}
-	}
-	st := &ctlState{created: time.Now()}
-	b.ctlStates[target] = st
-	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{Probe: func(*ofconn.Conn) time.Duration { return b.probes.get(target) }, Debug: b.cfg.OFDebug}, TLS: b.cfg.TLS,
-		OnConnect: func(c *ofconn.Conn) {
-			// A controller gets asynchronous messages from the moment it
-			// connects, whether or not it has sent a request yet.
-			b.conns.get(c, true)
-			st.connected(c)
-		},
-		OnError: func(err error) {
-			st.failed(err)
-			b.cfg.Logf("%s<->%s: connection failed (%s)", b.cfg.Name, target, syserr.Text(err))
-		}}
-	cl.Config.OnClose = func(s ofconn.Sender, _ error) {
-		b.conns.remove(s)
-		st.closed(s)
-	}
-	go cl.Run(ctx)
-	return cancel
 }
 
 // applyDefaultFlow adds or removes the "priority=0 actions=NORMAL" flow

@@ -43,7 +43,7 @@ func (b *Bridge) decodeFlowModNoGroups(out *oftable.FlowMod, fm *ofp.FlowMod, v 
 	}
 	switch fm.Format {
 	case ofp.FormatOF10, ofp.FormatNXM:
-		if !st.tableIDExt {
+		if !st.X.tableIDExt {
 			out.Table = 0xff
 		}
 		out.OutPort = oftable.PortAny

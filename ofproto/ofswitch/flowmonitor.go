@@ -100,12 +100,12 @@ type monitorState struct {
 
 // monitors returns the connection's monitor state, creating it.
 func (b *Bridge) monitors(s ofconn.Sender, st *connState, v uint8) *monitorState {
-	if ms := st.fm.Load(); ms != nil {
+	if ms := st.X.fm.Load(); ms != nil {
 		return ms
 	}
 	ms := &monitorState{s: s, v: v, mons: map[uint32]*flowMonitor{}}
 	ms.idle = sync.NewCond(&ms.mu)
-	st.fm.Store(ms)
+	st.X.fm.Store(ms)
 	b.tables.OnCommit(b.monitorCommit)
 	return ms
 }
@@ -248,7 +248,7 @@ func (b *Bridge) flowMonitorRequest(s ofconn.Sender, st *connState, req *ofp.Msg
 
 // flowMonitorCancel is NXT/ONFT13_FLOW_MONITOR_CANCEL.
 func (b *Bridge) flowMonitorCancel(st *connState, c *ofp.FlowMonitorCancel) error {
-	ms := st.fm.Load()
+	ms := st.X.fm.Load()
 	if ms != nil {
 		ms.mu.Lock()
 		defer ms.mu.Unlock()
@@ -280,8 +280,8 @@ func (ms *monitorState) update(r *oftable.Rule, event, reason uint16, flags uint
 // monitorCommit is the tables' OnCommit hook (writer lock held).
 func (b *Bridge) monitorCommit(tag any, changes []oftable.Change) {
 	req, _ := tag.(*monitorReq)
-	b.conns.each(func(_ ofconn.Sender, st *connState) {
-		if ms := st.fm.Load(); ms != nil {
+	b.conns.Each(func(st *connState) {
+		if ms := st.X.fm.Load(); ms != nil {
 			ms.report(changes, req)
 		}
 	})
@@ -504,7 +504,7 @@ func (ms *monitorState) send(b []byte) error {
 // handed to the connection, so that a barrier reply follows them (as in
 // Open vSwitch, where both share the connection's queue).
 func drainMonitors(st *connState) {
-	ms := st.fm.Load()
+	ms := st.X.fm.Load()
 	if ms == nil {
 		return
 	}

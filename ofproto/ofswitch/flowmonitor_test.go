@@ -88,7 +88,7 @@ func monitor(t *testing.T, b *Bridge, s *fmSender, fm ofp.FlowMonitor) []ofp.Flo
 		fm.OutGroup = ofp.GroupAny
 	}
 	req := &ofp.Msg{Version: s.v, XID: 77, Body: &ofp.FlowMonitorRequest{Monitors: []ofp.FlowMonitor{fm}}}
-	if err := b.flowMonitorRequest(s, b.conns.get(s, false), req, req.Body.(*ofp.FlowMonitorRequest)); err != nil {
+	if err := b.flowMonitorRequest(s, b.conns.Get(s, false), req, req.Body.(*ofp.FlowMonitorRequest)); err != nil {
 		t.Fatal(err)
 	}
 	xid, u := s.updates(t)
@@ -266,7 +266,7 @@ func TestFlowMonitorFiltersByTableOutPortAndMatch(t *testing.T) {
 func TestFlowMonitorRequestErrors(t *testing.T) {
 	b := newFMBridge(t)
 	s := newFMSender(5)
-	st := b.conns.get(s, false)
+	st := b.conns.Get(s, false)
 	monitor(t, b, s, ofp.FlowMonitor{ID: 1, Flags: fmAll, OutPort: ofp.PortAny16, TableID: 0xff})
 	for _, c := range []struct {
 		fm   ofp.FlowMonitor
@@ -313,7 +313,7 @@ func TestFlowMonitorPausesOnBacklogAndResumes(t *testing.T) {
 	monitor(t, b, mon, ofp.FlowMonitor{ID: 1, Flags: fmAll &^ ofp.FMFInitial, OutPort: ofp.PortAny16, TableID: 0xff})
 	mon.gate = make(chan struct{})
 	n := 0
-	for ms := b.conns.get(mon, false).fm.Load(); ; n++ {
+	for ms := b.conns.Get(mon, false).X.fm.Load(); ; n++ {
 		apply(addFlow(uint16(100+n), 5, output(3)))
 		ms.mu.Lock()
 		paused := ms.paused

@@ -75,7 +75,8 @@ func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
 	b.publishPortsLocked()
 	b.mu.Unlock()
 	ev := portEvent{reasonModify, next}
-	b.conns.each(func(c ofconn.Sender, st *connState) {
+	b.conns.Each(func(st *connState) {
+		c := st.Sender
 		if c == s && c.Version() < mf.OF15 {
 			// Before OpenFlow 1.5 the sender of a port_mod hears
 			// nothing back (Open vSwitch's connmgr_send_port_status).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/gvs-project/gvs/ofproto/connmgr"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -37,10 +38,10 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		if body.Format != ofp.NXFFOpenFlow10 && body.Format != ofp.NXFFNXM {
 			return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: errors.New("unsupported flow format")}
 		}
-		st.flowFormat.Store(body.Format)
+		st.FlowFormat.Store(body.Format)
 		return nil
 	case *ofp.FlowModTableID:
-		st.tableIDExt = body.Enable
+		st.X.tableIDExt = body.Enable
 		return nil
 	case *ofp.SetPacketInFormat:
 		if body.Format > ofp.PacketIn2 {
@@ -49,7 +50,7 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		s.State().SetPacketInFormat(body.Format)
 		return nil
 	case *ofp.SetControllerID:
-		st.controllerID.Store(uint32(body.ID))
+		st.ControllerID.Store(uint32(body.ID))
 		b.updateMissPacketIn()
 		return nil
 	case *ofp.FlowAgeExt:
@@ -64,12 +65,12 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		// A service connection that configures asynchronous messages
 		// wants them: it gets the default miss_send_len (Open vSwitch's
 		// handle_nxt_set_async_config).
-		if !st.primary && st.missSendLen.Load() == 0 {
-			st.missSendLen.Store(defaultMissSendLen)
+		if !st.Primary && st.MissSendLen.Load() == 0 {
+			st.MissSendLen.Store(connmgr.DefaultMissSendLen)
 		}
 		return nil
 	case *ofp.GetAsyncRequest:
-		ac := st.asyncConfig(m.Version)
+		ac := asyncConfig(st, m.Version)
 		// A reply carries every property (OpenFlow 1.4+), as Open vSwitch's.
 		ac.Reply, ac.Nicira, ac.Present = true, false, 1<<(2*ofp.NumAsyncKinds)-1
 		return s.Reply(m, &ac)
@@ -163,7 +164,8 @@ func (b *Bridge) role(s ofconn.Sender, m *ofp.Msg, rr *ofp.RoleRequest) error {
 			b.mu.Lock()
 			gen := b.genID
 			b.mu.Unlock()
-			b.conns.each(func(o ofconn.Sender, _ *connState) {
+			b.conns.Each(func(oc *connState) {
+				o := oc.Sender
 				if o != s && o.State().Role() == ofconn.RoleMaster {
 					o.State().SetRole(ofconn.RoleSlave)
 					// The demoted controller hears of it (OpenFlow 1.3's
@@ -194,7 +196,7 @@ func (b *Bridge) role(s ofconn.Sender, m *ofp.Msg, rr *ofp.RoleRequest) error {
 // packet-in, port-status and flow-removed masks; the property form
 // changes only the properties it carries.
 func (b *Bridge) setAsync(st *connState, ac *ofp.AsyncConfig, v uint8) {
-	cur := st.asyncConfig(v)
+	cur := asyncConfig(st, v)
 	for _, masks := range []*[ofp.NumAsyncKinds]uint32{&ac.Master, &ac.Slave} {
 		masks[ofp.AsyncPacketIn] = addMissBits(masks[ofp.AsyncPacketIn], v)
 	}
@@ -212,7 +214,7 @@ func (b *Bridge) setAsync(st *connState, ac *ofp.AsyncConfig, v uint8) {
 			}
 		}
 	}
-	st.async.Store(&cur)
+	st.Async.Store(&cur)
 }
 
 // tlvOptionSpace is the Geneve option space Open vSwitch's TLV table
