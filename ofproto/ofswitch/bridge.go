@@ -126,9 +126,11 @@ type Bridge struct {
 	conns *connmgr.Manager[connExt]
 
 	// gmu guards the group and meter tables.
-	gmu    sync.Mutex
-	groups map[uint32]*groupEntry
-	meters map[uint32]*meterEntry
+	gmu sync.Mutex
+	// meters are the bridge's meters (meters.go).
+	meters meterTable
+	// groups are the bridge's groups (groups.go).
+	groups groupTable
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -160,8 +162,7 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.Recirc == nil {
 		cfg.Recirc = xlate.NewRecircTable()
 	}
-	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true,
-		groups: map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}}
+	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true}
 	t, err := oftable.New(oftable.Config{OutputsTo: outputsTo, Readers: &cfg.Recirc.Readers})
 	if err != nil {
 		return nil, err
@@ -179,6 +180,12 @@ func New(cfg Config) (*Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.meters = meterTable{mu: &b.gmu, m: map[uint32]*meterEntry{}, dp: cfg.Meters, xl: b.xl, tables: t, changed: b.up.Changed,
+		flowsRemoved: b.sendFlowRemoved}
+	b.groups = groupTable{mu: &b.gmu, m: map[uint32]*groupEntry{}, xl: b.xl, tables: t, meters: &b.meters, changed: b.up.Changed,
+		flowsRemoved: b.sendFlowRemoved}
+	b.fe.xl, b.fe.datapathID, b.fe.ports, b.fe.portStats = b.xl, cfg.DatapathID, b.Ports, cfg.PortStats
+	b.fe.changed, b.fe.ctx, b.fe.wg = b.up.Changed, b.ctx, &b.wg
 	b.applyDefaultFlow()
 	b.up.Start()
 	b.wg.Add(1)
@@ -231,8 +238,8 @@ func (b *Bridge) Close() {
 	b.conns.Close()
 	b.up.Close()
 	b.wg.Wait()
-	b.releaseMeters()
-	b.closeFlowExport()
+	b.meters.releaseMeters()
+	b.fe.close()
 }
 
 // TunnelReceives reports whether one of the bridge's tunnel ports

@@ -198,7 +198,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 			b.gmu.Unlock()
 		}
 	}()
-	staged := maps.Clone(b.groups)
+	staged := maps.Clone(b.groups.m)
 	if staged == nil {
 		staged = map[uint32]*groupEntry{}
 	}
@@ -249,7 +249,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 	if groupsChanged {
 		// Deleted groups stay until the flows that used them are gone.
 		union := maps.Clone(staged)
-		for id, e := range b.groups {
+		for id, e := range b.groups.m {
 			if union[id] == nil {
 				union[id] = e
 			}
@@ -258,8 +258,8 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 	}
 	removed := x.Commit()
 	if groupsChanged {
-		b.groups = staged
-		b.publishGroups()
+		b.groups.m = staged
+		b.groups.publishGroups()
 		b.up.Changed()
 	}
 	b.gmu.Unlock()

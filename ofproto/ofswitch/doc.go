@@ -1,19 +1,24 @@
 // Package ofswitch owns the OpenFlow switch of one bridge: its ports as
 // OpenFlow sees them, its flow tables (ofproto/oftable), groups, meters
-// and bundles, flow_mod and packet-out processing, and its OpenFlow
-// connections (the <bridge>.mgmt listener and controllers, over
-// ofproto/ofconn, and the <bridge>.snoop listener whose connections get a
-// copy of one controller connection's traffic, see snoop.go), as Open
-// vSwitch's ofproto.c and connmgr.c. The datapath side (misses,
-// revalidation, flow limit) is ofproto/upcall's, one upcall.Handler per
-// bridge (Bridge.Upcalls), as Open vSwitch's ofproto-dpif-upcall.c.
+// and bundles, flow_mod and packet-out processing, the meaning of every
+// OpenFlow message (roles, async config, flow monitors, asynchronous
+// messages to send), and flow export, as Open vSwitch's ofproto.c. Two
+// packages hold the rest of one bridge: ofproto/connmgr its OpenFlow
+// connections (the <bridge>.mgmt listener, controllers, probes, packet-in
+// rate limits, snoop), as Open vSwitch's connmgr.c, and ofproto/upcall
+// the datapath side (misses, revalidation, flow limit), one
+// upcall.Handler per bridge (Bridge.Upcalls), as Open vSwitch's
+// ofproto-dpif-upcall.c.
 //
 // # Overview
 //
 // A Bridge is created by the daemon for each Bridge row. The daemon tells
 // it its ports (SetPorts) and settings (SetConfig) and routes datapath
-// upcalls whose in_port belongs to it to its upcall handler. OpenFlow
-// messages are served by ServeOpenFlow: flow_mods are applied through
+// upcalls whose in_port belongs to it to its upcall handler. The
+// connection manager hands every OpenFlow message to serveConn, on the
+// connection's goroutine, with the connection's state (connState: the
+// manager's plus the switch's connExt, its bundles and flow monitors);
+// flow_mods are applied through
 // oftable transactions (bundles stage several), and every committed change
 // tells the upcall handler (upcall.Handler.Changed), whose revalidator
 // re-translates the megaflows made before: one whose actions changed
@@ -49,14 +54,14 @@
 // # Concurrency
 //
 // The upcall handler's Switch calls come on datapath worker goroutines
-// and its revalidator's; ServeOpenFlow runs on each connection's
+// and its revalidator's; messages are served on each connection's
 // goroutine; the rule expiry on its own. Translation reads an immutable
 // snapshot and the published table version. The connection set is guarded
 // by its own mutex; flow table writers are serialized by oftable.
 //
 // # Imports
 //
-// ofswitch imports ofproto/{upcall,ofconn,ofp,oftable,xlate,mf,classifier},
+// ofswitch imports ofproto/{upcall,connmgr,ofconn,ofp,oftable,xlate,mf,classifier},
 // ofproto/flowexport/{netflow,ipfix,sflow} and
 // datapath/{dpif,flow,odp,packet}. It must not import OVSDB packages (the
 // bridge layer in ovsdb/bridge configures it through the daemon) or the

@@ -93,7 +93,7 @@ func (b *Bridge) preparePacketOut(m *ofp.Msg, po *ofp.PacketOut, sv *stagedView)
 		in.Version, in.Groups, in.GroupsOf = sv.version, sv.groups, b.xl
 	}
 	// Groups and meters must exist (ofproto_check_ofpacts).
-	if err := b.checkGroupRefsIn(acts, groups); err != nil {
+	if err := b.groups.checkGroupRefsIn(acts, groups); err != nil {
 		return nil, err
 	}
 	in.Packet, in.SideEffects = pkt, true

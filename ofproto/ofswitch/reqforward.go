@@ -14,7 +14,7 @@ import (
 func (b *Bridge) forwardGroupMod(src ofconn.Sender, xid uint32, gm *ofp.GroupMod, existed bool) {
 	var buckets []ofp.Bucket
 	b.gmu.Lock()
-	if e := b.groups[gm.GroupID]; e != nil {
+	if e := b.groups.m[gm.GroupID]; e != nil {
 		buckets = e.g.Buckets
 	}
 	b.gmu.Unlock()

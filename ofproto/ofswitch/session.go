@@ -106,32 +106,32 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 			return err
 		}
 		b.gmu.Lock()
-		existed := b.groups[body.GroupID] != nil
+		existed := b.groups.m[body.GroupID] != nil
 		b.gmu.Unlock()
-		if err := b.groupMod(body); err != nil {
+		if err := b.groups.groupMod(body); err != nil {
 			return err
 		}
 		b.forwardGroupMod(s, m.XID, body, existed)
 		return nil
 	case *ofp.GroupDescRequest:
-		return b.groupDesc(s, m, body)
+		return b.groups.groupDesc(s, m, body)
 	case *ofp.GroupStatsRequest:
-		return b.groupStats(s, m, body)
+		return b.groups.groupStats(s, m, body)
 	case *ofp.GroupFeaturesRequest:
 		return s.Reply(m, ofp.OVSGroupFeatures(m.Version))
 	case *ofp.MeterMod:
 		if err := b.checkWrite(s); err != nil {
 			return err
 		}
-		if err := b.meterMod(body); err != nil {
+		if err := b.meters.meterMod(body); err != nil {
 			return err
 		}
 		b.forwardMeterMod(s, m.XID, body)
 		return nil
 	case *ofp.MeterConfigRequest:
-		return b.meterConfig(s, m, body)
+		return b.meters.meterConfig(s, m, body)
 	case *ofp.MeterStatsRequest:
-		return b.meterStats(s, m, body)
+		return b.meters.meterStats(s, m, body)
 	case *ofp.MeterFeaturesRequest:
 		return s.Reply(m, ofp.OVSMeterFeatures())
 	case *ofp.FlowMonitorRequest:
@@ -139,9 +139,9 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.FlowMonitorCancel:
 		return b.flowMonitorCancel(st, body)
 	case *ofp.IPFIXBridgeRequest:
-		return b.ipfixBridgeStats(s, m)
+		return b.fe.ipfixBridgeStats(s, m)
 	case *ofp.IPFIXFlowRequest:
-		return b.ipfixFlowStats(s, m)
+		return b.fe.ipfixFlowStats(s, m)
 	}
 	return errBadType
 }

@@ -23,10 +23,10 @@ func (s upcallSwitch) ApplyFlowMods(fms []*oftable.FlowMod) error { return s.b.a
 
 func (s upcallSwitch) SlowPath(u *dpif.Upcall) { s.b.slowPathUpcall(u) }
 
-func (s upcallSwitch) Sample(u *dpif.Upcall) bool { return s.b.sampleUpcall(u) }
+func (s upcallSwitch) Sample(u *dpif.Upcall) bool { return s.b.fe.sampleUpcall(u) }
 
 func (s upcallSwitch) NetFlowAccount(key *flow.Key, out uint16, packets, bytes uint64, tcpFlags uint16, used time.Time) {
-	s.b.netflowAccount(key, out, packets, bytes, tcpFlags, used)
+	s.b.fe.netflowAccount(key, out, packets, bytes, tcpFlags, used)
 }
 
-func (s upcallSwitch) NetFlowExpire(key *flow.Key) { s.b.netflowExpire(key) }
+func (s upcallSwitch) NetFlowExpire(key *flow.Key) { s.b.fe.netflowExpire(key) }
