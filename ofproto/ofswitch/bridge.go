@@ -117,14 +117,14 @@ type Bridge struct {
 	normalFlow          bool
 	fragHandling        uint16
 	tlv                 []ofp.TLVMap
-	tableCfg            [254]tableConfig
-	tableNames          [254]tableNameCfg // Flow_Table names (tablefeatures.go)
 	genID               uint64
 	genIDSet            bool
 
 	// conns are the bridge's OpenFlow connections (ofproto/connmgr).
 	conns *connmgr.Manager[connExt]
 
+	// tabs are the per-table settings (tablefeatures.go).
+	tabs tableSet
 	// gmu guards the group and meter tables.
 	gmu sync.Mutex
 	// meters are the bridge's meters (meters.go).
@@ -184,6 +184,8 @@ func New(cfg Config) (*Bridge, error) {
 		flowsRemoved: b.sendFlowRemoved}
 	b.groups = groupTable{mu: &b.gmu, m: map[uint32]*groupEntry{}, xl: b.xl, tables: t, meters: &b.meters, changed: b.up.Changed,
 		flowsRemoved: b.sendFlowRemoved}
+	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.sendFlowRemoved
+	b.tabs.name, b.tabs.logf = cfg.Name, cfg.Logf
 	b.fe.xl, b.fe.datapathID, b.fe.ports, b.fe.portStats = b.xl, cfg.DatapathID, b.Ports, cfg.PortStats
 	b.fe.changed, b.fe.ctx, b.fe.wg = b.up.Changed, b.ctx, &b.wg
 	b.applyDefaultFlow()

@@ -27,9 +27,12 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.PortMod:
 		return b.portMod(s, m, body)
 	case *ofp.TableMod:
-		return b.tableMod(s, m, body)
+		if err := b.checkWrite(s); err != nil {
+			return err
+		}
+		return b.tabs.tableMod(s, m, body)
 	case *ofp.TableDescRequest:
-		return b.tableDesc(s, m)
+		return b.tabs.tableDesc(s, m)
 	case *ofp.QueueStatsRequest:
 		return b.queueStats(s, m, body)
 	case *ofp.QueueGetConfigRequest:
@@ -100,7 +103,7 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.Resume:
 		return b.resume(s, &resumeMsg{Resume: body, Version: m.Version})
 	case *ofp.TableFeaturesRequest:
-		return b.tableFeaturesReply(s, m, body)
+		return b.tabs.tableFeaturesReply(s, m, body)
 	case *ofp.GroupMod:
 		if err := b.checkWrite(s); err != nil {
 			return err

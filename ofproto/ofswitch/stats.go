@@ -169,9 +169,9 @@ func (b *Bridge) tableStats(s ofconn.Sender, m *ofp.Msg) error {
 	for t := 0; t < 254; t++ {
 		st := b.tables.Stats(uint8(t))
 		ts := ofp.TableStats{TableID: uint8(t), ActiveCount: uint32(st.Active), LookupCount: st.Lookups, MatchedCount: st.Matched}
-		ts.Name = b.tableName(t)
+		ts.Name = b.tabs.tableName(t)
 		ts.SetOVSLegacy(m.Version, t == 253)
-		ts.MaxEntries = b.maxEntries(t)
+		ts.MaxEntries = b.tabs.maxEntries(t)
 		switch miss := b.xl.TableMiss(uint8(t)); m.Version {
 		case mf.OF11:
 			// Open vSwitch puts its internal miss setting here (default
