@@ -124,9 +124,8 @@ func (h serviceHandler[X]) ServeOpenFlow(s ofconn.Sender, msg *ofp.Msg) {
 	h.m.cfg.Serve(h.m.Get(s, h.primary), msg)
 }
 
-// New creates a manager and opens the <name>.mgmt listener (if RunDir is
-// set).
-func New[X any](cfg Config[X]) (*Manager[X], error) {
+// New creates a manager. It accepts no connection until Listen.
+func New[X any](cfg Config[X]) *Manager[X] {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
@@ -143,15 +142,22 @@ func New[X any](cfg Config[X]) (*Manager[X], error) {
 	m.ctl = &ofconn.Server{Handler: serviceHandler[X]{m, true}, ErrorLog: errLog, UnixPerm: cfg.SocketPerm,
 		Config: ofconn.Config{Debug: cfg.OFDebug, Probe: m.passiveProbe}}
 	m.ctl.OnClose = m.server.OnClose
-	if cfg.RunDir != "" {
-		l, err := m.server.Listen("punix:" + filepath.Join(cfg.RunDir, cfg.Name+".mgmt"))
-		if err != nil {
-			m.cancel()
-			return nil, fmt.Errorf("bridge %s: %w", cfg.Name, err)
-		}
-		m.listener = l
+	return m
+}
+
+// Listen opens the <name>.mgmt listener (if RunDir is set): from then on
+// connections are served. The switch calls it once everything Serve uses
+// is set up.
+func (m *Manager[X]) Listen() error {
+	if m.cfg.RunDir == "" {
+		return nil
 	}
-	return m, nil
+	l, err := m.server.Listen("punix:" + filepath.Join(m.cfg.RunDir, m.cfg.Name+".mgmt"))
+	if err != nil {
+		return fmt.Errorf("bridge %s: %w", m.cfg.Name, err)
+	}
+	m.listener = l
+	return nil
 }
 
 // Close closes every connection and listener.

@@ -31,11 +31,11 @@ func TestServiceConnectionIsServedAndForgotten(t *testing.T) {
 	dir := t.TempDir()
 	served := make(chan *Conn[ext], 4)
 	var changes atomic.Int32
-	m, err := New(Config[ext]{Name: "br0", RunDir: dir,
+	m := New(Config[ext]{Name: "br0", RunDir: dir,
 		Serve:    func(c *Conn[ext], msg *ofp.Msg) { served <- c },
 		Init:     func(x *ext) { x.init = true },
 		OnChange: func() { changes.Add(1) }})
-	if err != nil {
+	if err := m.Listen(); err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
@@ -80,10 +80,7 @@ func TestServiceConnectionIsServedAndForgotten(t *testing.T) {
 // reports no state; removed, it reports nothing.
 func TestControllerConnectsGetsMissSendLenAndReportsStatus(t *testing.T) {
 	dir := t.TempDir()
-	m, err := New(Config[ext]{Name: "br0", Serve: func(*Conn[ext], *ofp.Msg) {}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := New(Config[ext]{Name: "br0", Serve: func(*Conn[ext], *ofp.Msg) {}})
 	defer m.Close()
 	srv := &ofconn.Server{Handler: ofconn.HandlerFunc(func(ofconn.Sender, *ofp.Msg) {}), Config: ofconn.Config{Versions: []uint8{4}}}
 	sock := filepath.Join(dir, "ctl.sock")

@@ -123,6 +123,8 @@ type Bridge struct {
 	// conns are the bridge's OpenFlow connections (ofproto/connmgr).
 	conns *connmgr.Manager[connExt]
 
+	// mons are the connections' flow monitors (flowmonitor.go).
+	mons monitorSet
 	// tabs are the per-table settings (tablefeatures.go).
 	tabs tableSet
 	// gmu guards the group and meter tables.
@@ -173,21 +175,23 @@ func New(cfg Config) (*Bridge, error) {
 		RevalidateInterval: cfg.RevalidateInterval, Logf: cfg.Logf, Switch: upcallSwitch{b}})
 	t.OnChange(b.up.Changed)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.conns, err = connmgr.New(connmgr.Config[connExt]{Name: cfg.Name, RunDir: cfg.RunDir, SocketPerm: cfg.SocketPerm,
+	b.conns = connmgr.New(connmgr.Config[connExt]{Name: cfg.Name, RunDir: cfg.RunDir, SocketPerm: cfg.SocketPerm,
 		TLS: cfg.TLS, OFDebug: cfg.OFDebug, Logf: cfg.Logf, Debugf: cfg.Debugf,
 		Serve: b.serveConn, OnChange: b.updateMissPacketIn,
 		Init: func(x *connExt) { x.bundles = map[uint32]*bundle{} }})
-	if err != nil {
-		return nil, err
-	}
 	b.meters = meterTable{mu: &b.gmu, m: map[uint32]*meterEntry{}, dp: cfg.Meters, xl: b.xl, tables: t, changed: b.up.Changed,
 		flowsRemoved: b.sendFlowRemoved}
 	b.groups = groupTable{mu: &b.gmu, m: map[uint32]*groupEntry{}, xl: b.xl, tables: t, meters: &b.meters, changed: b.up.Changed,
 		flowsRemoved: b.sendFlowRemoved}
+	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns}
 	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.sendFlowRemoved
 	b.tabs.name, b.tabs.logf = cfg.Name, cfg.Logf
 	b.fe.xl, b.fe.datapathID, b.fe.ports, b.fe.portStats = b.xl, cfg.DatapathID, b.Ports, cfg.PortStats
 	b.fe.changed, b.fe.ctx, b.fe.wg = b.up.Changed, b.ctx, &b.wg
+	// Connections are served from here on: everything they use is set.
+	if err := b.conns.Listen(); err != nil {
+		return nil, err
+	}
 	b.applyDefaultFlow()
 	b.up.Start()
 	b.wg.Add(1)

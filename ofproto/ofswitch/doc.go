@@ -26,6 +26,14 @@
 // mask is deleted (see ofproto/upcall). A barrier reply waits until a
 // revalidation round has covered the changes before it.
 //
+// The Bridge owns a few parts with their own types, each given only what
+// it needs of the bridge (the translator, the tables, a revalidate and a
+// flow_removed callback): groupTable (groups.go) and meterTable
+// (meters.go), which share the bridge's gmu so that group and meter
+// changes and bundle commits are serialized; tableSet (tablefeatures.go:
+// table names, table_mod settings, Flow_Table limits and prefixes);
+// monitorSet (flowmonitor.go); and flowExport (flowexport.go).
+//
 // The bridge implements upcall.Switch (upcallsw.go) for the work a
 // translation of an upcall leaves to it: packet-ins to its controllers,
 // learned flows applied to its tables, BFD and sampling upcalls, NetFlow

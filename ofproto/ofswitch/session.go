@@ -138,9 +138,9 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.MeterFeaturesRequest:
 		return s.Reply(m, ofp.OVSMeterFeatures())
 	case *ofp.FlowMonitorRequest:
-		return b.flowMonitorRequest(s, st, m, body)
+		return b.mons.flowMonitorRequest(s, st, m, body)
 	case *ofp.FlowMonitorCancel:
-		return b.flowMonitorCancel(st, body)
+		return b.mons.flowMonitorCancel(st, body)
 	case *ofp.IPFIXBridgeRequest:
 		return b.fe.ipfixBridgeStats(s, m)
 	case *ofp.IPFIXFlowRequest:
