@@ -91,6 +91,19 @@ var badDeps = []badDep{
 	{"ofproto/bfd", "datapath", "bfd owns the protocol only; the switch hands it flow fields and payloads"},
 	{"ofproto/bfd", "ofproto/xlate", "bfd is below translation, which consults its sessions"},
 	{"ofproto/bfd", "ofproto/ofswitch", "bfd is below the switch, which runs its sessions"},
+	{"datapath/dpif", "datapath/dpnetdev", "dpif (and its fake, dpiftest) is the boundary; the implementation is below it"},
+	{"datapath/dpif", "datapath/conntrack", "dpif (and its fake, dpiftest) is the boundary; the implementation is below it"},
+	{"ofproto/upcall", "ofproto/ofswitch", "the upcall layer is below the switch, which implements upcall.Switch"},
+	{"ofproto/upcall", "ofproto/ofconn", "the upcall layer knows no OpenFlow connection; packet-ins go through upcall.Switch"},
+	{"ofproto/upcall", "ovsdb", "the upcall layer is configured through the switch and the daemon"},
+	{"ofproto/upcall", "datapath/dpnetdev", "the upcall layer reaches the datapath through dpif only (dpiftest in tests)"},
+	{"ofproto/xlate", "ofproto/upcall", "translation is below the upcall layer; it sees it as xlate.Owner"},
+	{"ofproto/connmgr", "ofproto/ofswitch", "the connection manager is below the switch, which it reaches through its Config"},
+	{"ofproto/connmgr", "ofproto/upcall", "connections know nothing of upcalls"},
+	{"ofproto/connmgr", "ofproto/xlate", "connections know nothing of translation"},
+	{"ofproto/connmgr", "datapath/dpif", "connections know nothing of the datapath"},
+	{"ofproto/connmgr", "ovsdb", "the connection manager is configured through the switch"},
+	{"ofproto/upcall", "ofproto/connmgr", "the upcall layer knows no OpenFlow connection; packet-ins go through upcall.Switch"},
 }
 
 // stdlibAllowed lists the only non-gvs imports allowed per layer prefix.

@@ -74,7 +74,7 @@ func (s *dpSwitch) configureBFDLocked(b *swBridge, ports []bridge.PortConfig) bo
 			if dev := p.dev; dev != nil {
 				rx = func() uint64 { return dev.Stats().RxPackets }
 			} else if of, no := b.of, uint16(p.ofport); p.typ == "patch" && of != nil {
-				rx = func() uint64 { return of.PatchRxPackets(no) }
+				rx = func() uint64 { return of.Upcalls().PatchRxPackets(no) }
 			}
 			if pk, ok := s.bfd.parked[ic.Name]; ok && p.bfd == nil {
 				delete(s.bfd.parked, ic.Name)

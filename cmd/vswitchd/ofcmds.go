@@ -248,7 +248,7 @@ func (d *Daemon) cmdDpifDumpFlows(_ context.Context, args []string) (string, err
 // the counters and megaflows are current when it returns.
 func (d *Daemon) cmdRevalidatorWait(context.Context, []string) (string, error) {
 	for _, br := range d.sw.ofBridges() {
-		br.Revalidate()
+		br.Upcalls().Revalidate()
 	}
 	return "", nil
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
-	"github.com/gvs-project/gvs/ofproto/ofswitch"
+	"github.com/gvs-project/gvs/ofproto/upcall"
 	"github.com/gvs-project/gvs/unixctl"
 )
 
@@ -92,7 +92,7 @@ func writePmdStats(b *strings.Builder, s dpif.Stats) {
 
 // cmdUpcallShow prints, per datapath, Open vSwitch's upcall/show: the
 // megaflows (current, running average and maximum at revalidation
-// rounds, and the dynamic limit: ofproto/ofswitch/flowlimit.go), the
+// rounds, and the dynamic limit: ofproto/upcall/flowlimit.go), the
 // duration of the last revalidation round, and that flows are keyed by
 // UFID. The per-revalidator key counts are left out (gvs revalidates per
 // bridge, not with a pool of threads).
@@ -100,7 +100,7 @@ func (d *Daemon) cmdUpcallShow(context.Context, []string) (string, error) {
 	var b strings.Builder
 	for _, dp := range d.datapaths() {
 		fmt.Fprintf(&b, "%s:\n", dpName(dp))
-		st := ofswitch.FlowLimitStatus{Limit: dp.Config().FlowLimit}
+		st := upcall.FlowLimitStatus{Limit: dp.Config().FlowLimit}
 		if d.sw != nil {
 			d.sw.mu.Lock()
 			if fl := d.sw.sharedFlowLimitLocked(strings.TrimPrefix(dp.Name(), "ovs-")); fl != nil {
@@ -117,10 +117,10 @@ func (d *Daemon) cmdUpcallShow(context.Context, []string) (string, error) {
 
 // sharedFlowLimitLocked returns the dynamic flow limit of the bridges of
 // datapath type typ, nil if it has none. Called with s.mu held.
-func (s *dpSwitch) sharedFlowLimitLocked(typ string) *ofswitch.FlowLimit {
+func (s *dpSwitch) sharedFlowLimitLocked(typ string) *upcall.FlowLimit {
 	for _, br := range s.bridges {
 		if br.dpTyp == typ && br.of != nil {
-			return br.of.FlowLimit()
+			return br.of.Upcalls().FlowLimit()
 		}
 	}
 	return nil
@@ -129,11 +129,11 @@ func (s *dpSwitch) sharedFlowLimitLocked(typ string) *ofswitch.FlowLimit {
 // flowLimitLocked returns the dynamic flow limit a new bridge of datapath
 // type typ shares with the others (a new one for the first, bounded by
 // the datapath's other_config:flow-limit). Called with s.mu held.
-func (s *dpSwitch) flowLimitLocked(typ string) *ofswitch.FlowLimit {
+func (s *dpSwitch) flowLimitLocked(typ string) *upcall.FlowLimit {
 	if fl := s.sharedFlowLimitLocked(typ); fl != nil {
 		return fl
 	}
-	return ofswitch.NewFlowLimit(s.d.Datapath(typ).ConfiguredFlowLimit())
+	return upcall.NewFlowLimit(s.d.Datapath(typ).ConfiguredFlowLimit())
 }
 
 // pmdUsageMaxSecs is the longest pmd usage window Open vSwitch keeps.

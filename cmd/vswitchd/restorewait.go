@@ -82,7 +82,7 @@ func (s *dpSwitch) ConfigureGlobal(oc map[string]string) {
 		s.mu.Lock()
 		for _, n := range sortedKeys(s.bridges) {
 			if b := s.bridges[n]; b.of != nil {
-				b.of.FlowLimit().SetCeiling(limit)
+				b.of.Upcalls().FlowLimit().SetCeiling(limit)
 			}
 		}
 		s.mu.Unlock()
@@ -106,7 +106,7 @@ func (s *dpSwitch) ConfigureGlobal(oc map[string]string) {
 	}
 	for _, n := range sortedKeys(s.bridges) {
 		if b := s.bridges[n]; b.of != nil {
-			b.of.SetFlowRestoreWait(g.restoreWait)
+			b.of.Upcalls().SetFlowRestoreWait(g.restoreWait)
 			b.of.SetConfig(d.ofSettings(b.settings))
 		}
 	}

@@ -220,7 +220,7 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		}
 	}
 	s.recircs[br.dpTyp].Register(name, of.Xlator())
-	of.SetFlowRestoreWait(s.d.restoreWait.Load())
+	of.Upcalls().SetFlowRestoreWait(s.d.restoreWait.Load())
 	br.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg), InactivityProbes: inactivityProbes(cfg)}
 	of.SetConfig(s.d.ofSettings(br.settings))
 	of.SetTables(flowTables(cfg))
@@ -483,14 +483,14 @@ func (m *upcallMux) bridge(u *dpif.Upcall) *ofswitch.Bridge {
 
 func (m *upcallMux) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	if b := m.bridge(u); b != nil {
-		return b.Miss(u, r)
+		return b.Upcalls().Miss(u, r)
 	}
 	return errNoBridge
 }
 
 func (m *upcallMux) Userspace(u *dpif.Upcall) {
 	if b := m.bridge(u); b != nil {
-		b.Userspace(u)
+		b.Upcalls().Userspace(u)
 	}
 }
 

@@ -66,7 +66,7 @@ func (d *Daemon) cmdTimeWarp(ctx context.Context, args []string) (string, error)
 		return "", d.ctx.Err()
 	}
 	for _, br := range d.sw.ofBridges() {
-		br.Revalidate()
+		br.Upcalls().Revalidate()
 	}
 	return "warped", nil
 }
@@ -77,7 +77,7 @@ func (d *Daemon) cmdTimeWarp(ctx context.Context, args []string) (string, error)
 // statistics of the flows it deletes.
 func (d *Daemon) cmdRevalidatorPurge(context.Context, []string) (string, error) {
 	for _, br := range d.sw.ofBridges() {
-		br.Revalidate()
+		br.Upcalls().Revalidate()
 	}
 	for _, dp := range d.datapaths() {
 		dp.FlowFlush()

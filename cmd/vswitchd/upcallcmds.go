@@ -18,10 +18,10 @@ import (
 func (d *Daemon) upcallCommands() []unixctl.Command {
 	return []unixctl.Command{
 		{Name: "revalidator/pause", Run: func(context.Context, []string) (string, error) {
-			return "", d.eachBridge(func(b *ofswitch.Bridge) { b.PauseRevalidator(true) })
+			return "", d.eachBridge(func(b *ofswitch.Bridge) { b.Upcalls().PauseRevalidator(true) })
 		}},
 		{Name: "revalidator/resume", Run: func(context.Context, []string) (string, error) {
-			return "", d.eachBridge(func(b *ofswitch.Bridge) { b.PauseRevalidator(false) })
+			return "", d.eachBridge(func(b *ofswitch.Bridge) { b.Upcalls().PauseRevalidator(false) })
 		}},
 		{Name: "upcall/disable-megaflows", Run: d.cmdMegaflows(false)},
 		{Name: "upcall/enable-megaflows", Run: d.cmdMegaflows(true)},
@@ -56,7 +56,7 @@ func (d *Daemon) eachBridge(f func(*ofswitch.Bridge)) error {
 // what is installed follows at once, as Open vSwitch does.
 func (d *Daemon) cmdMegaflows(on bool) func(context.Context, []string) (string, error) {
 	return func(context.Context, []string) (string, error) {
-		d.eachBridge(func(b *ofswitch.Bridge) { b.DisableMegaflows(!on) })
+		d.eachBridge(func(b *ofswitch.Bridge) { b.Upcalls().DisableMegaflows(!on) })
 		for _, dp := range d.datapaths() {
 			dp.FlowFlush()
 		}
@@ -75,7 +75,7 @@ func (d *Daemon) cmdSetFlowLimit(_ context.Context, args []string) (string, erro
 	if err != nil {
 		n = 0 // Open vSwitch reads it with atoi
 	}
-	d.eachBridge(func(b *ofswitch.Bridge) { b.FlowLimit().Set(n) })
+	d.eachBridge(func(b *ofswitch.Bridge) { b.Upcalls().FlowLimit().Set(n) })
 	return fmt.Sprintf("set flow_limit to %d\n", max(n, 0)), nil
 }
 

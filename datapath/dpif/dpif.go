@@ -239,6 +239,13 @@ type Datapath interface {
 	FlowDel(u UFID) (FlowStats, error)
 	FlowFlush()
 	FlowDump(fn func(f *Flow) bool)
+	// FlowCount is the number of megaflows installed (each worker's
+	// copy counted), cheap enough for every miss: the OpenFlow layer's
+	// dynamic flow limit is applied against it.
+	FlowCount() int
+	// ConfiguredFlowLimit is other_config:flow-limit as the datapath
+	// was configured: the ceiling of the dynamic flow limit.
+	ConfiguredFlowLimit() int
 
 	// Execute runs actions on a packet (packet-out). The packet is
 	// consumed.

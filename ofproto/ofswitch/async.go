@@ -46,12 +46,12 @@ func defaultAsync(v uint8) ofp.AsyncConfig {
 // kind with the given reason (packet-in reasons are the internal ones:
 // xlate.ReasonExplicitMiss and ReasonImplicitMiss have their own bits).
 func wants(s ofconn.Sender, st *connState, kind int, reason uint8) bool {
-	if !st.primary && st.missSendLen.Load() == 0 {
+	if !st.Primary && st.MissSendLen.Load() == 0 {
 		// Service connections must ask for asynchronous messages by
 		// setting a miss_send_len, as in Open vSwitch.
 		return false
 	}
-	ac := st.asyncConfig(s.Version())
+	ac := asyncConfig(st, s.Version())
 	mask := ac.Master[kind]
 	if s.State().Role() == ofconn.RoleSlave {
 		mask = ac.Slave[kind]
@@ -61,8 +61,8 @@ func wants(s ofconn.Sender, st *connState, kind int, reason uint8) bool {
 
 // asyncConfig returns the connection's configuration or the default for
 // its version.
-func (st *connState) asyncConfig(v uint8) ofp.AsyncConfig {
-	if ac := st.async.Load(); ac != nil {
+func asyncConfig(st *connState, v uint8) ofp.AsyncConfig {
+	if ac := st.Async.Load(); ac != nil {
 		return *ac
 	}
 	return defaultAsync(v)
@@ -177,18 +177,16 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 		pi := &pis[i]
 		if pi.Bridge != "" && pi.Bridge != b.cfg.Name {
 			// Made in a patch peer's pipeline: its controllers get it.
-			if x := b.cfg.Recirc.Bridge(pi.Bridge); x != nil {
-				if ob, ok := x.Owner.(*Bridge); ok && ob != b {
-					ob.sendPacketIns(pis[i : i+1])
-				}
+			if x := b.cfg.Recirc.Bridge(pi.Bridge); x != nil && x != b.xl && x.Owner != nil {
+				x.Owner.SendPacketIns(pis[i : i+1])
 			}
 			continue
 		}
 		b.stats.packetIns.Add(1)
-		limited := b.pins.active()
 		tm := b.xl.Snapshot().TunMap
-		b.conns.each(func(s ofconn.Sender, st *connState) {
-			if uint16(st.controllerID.Load()) != pi.ControllerID || !wants(s, st, ofp.AsyncPacketIn, pi.Reason) {
+		b.conns.Each(func(st *connState) {
+			s := st.Sender
+			if uint16(st.ControllerID.Load()) != pi.ControllerID || !wants(s, st, ofp.AsyncPacketIn, pi.Reason) {
 				return
 			}
 			msg := &ofp.PacketIn{
@@ -213,14 +211,8 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 					b.cfg.Debugf("%s: packet-in: %v", b.cfg.Name, err)
 				}
 			}
-			if limited {
-				miss := pi.Reason == ofp.ReasonNoMatch || pi.Reason == xlate.ReasonExplicitMiss || pi.Reason == xlate.ReasonImplicitMiss
-				if sched := b.pinsched(s, st, miss); sched != nil {
-					sched.send(pi.Flow.InPort, send)
-					return
-				}
-			}
-			send()
+			miss := pi.Reason == ofp.ReasonNoMatch || pi.Reason == xlate.ReasonExplicitMiss || pi.Reason == xlate.ReasonImplicitMiss
+			b.conns.SendPacketIn(st, pi.Flow.InPort, miss, send)
 		})
 	}
 }
@@ -228,7 +220,10 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 // sendPortStatus announces port changes.
 func (b *Bridge) sendPortStatus(events []portEvent) {
 	for _, ev := range events {
-		b.conns.each(func(s ofconn.Sender, st *connState) { b.sendPortStatusTo(s, st, ev) })
+		b.conns.Each(func(st *connState) {
+			s := st.Sender
+			b.sendPortStatusTo(s, st, ev)
+		})
 	}
 }
 
@@ -256,14 +251,15 @@ func (b *Bridge) sendFlowRemoved(rs []oftable.Removal) {
 			continue
 		}
 		d := now.Sub(r.Created).Truncate(time.Millisecond)
-		b.conns.each(func(s ofconn.Sender, st *connState) {
+		b.conns.Each(func(st *connState) {
+			s := st.Sender
 			if !wants(s, st, ofp.AsyncFlowRemoved, uint8(rm.Reason)) {
 				return
 			}
 			format := ofp.FormatOXM
 			if s.Version() == 1 {
 				format = ofp.FormatOF10
-				if st.flowFormat.Load() == ofp.NXFFNXM {
+				if st.FlowFormat.Load() == ofp.NXFFNXM {
 					format = ofp.FormatNXM
 				}
 			}
@@ -321,4 +317,18 @@ func (b *Bridge) decodeContinuation(raw []byte, v uint8) (*xlate.Continuation, e
 		ct.Frames = append(ct.Frames, xlate.ContinuationFrame{Table: g.TableID, Cookie: g.Cookie, Actions: g.Actions})
 	}
 	return ct, nil
+}
+
+// deleteLearned deletes the flows learned by removed learning flows
+// (learn's delete_learned), which the upcall handler keeps track of.
+func (b *Bridge) deleteLearned(rs []oftable.Removal) {
+	fms := b.up.ForgetLearned(rs)
+	if len(fms) == 0 {
+		return
+	}
+	x := b.tables.Begin()
+	for _, fm := range fms {
+		x.Apply(fm)
+	}
+	b.sendFlowRemoved(x.Commit())
 }

@@ -74,13 +74,13 @@ func (b *Bridge) SendPacket(ofport uint16, frame []byte, oam bool) error {
 	}
 	var out xlate.Out
 	b.xl.Translate(&in, &out)
-	b.injectPackets(out.Injects)
+	b.up.Inject(out.Injects)
 	if out.Err != nil {
 		return fmt.Errorf("%s: sending on port %d: %w", b.cfg.Name, ofport, out.Err)
 	}
 	// The packet counts where it goes (patch ports, a peer's
 	// forwarding_if_rx), as Open vSwitch executes it with statistics.
-	b.creditOnePacket(&out, uint64(pkt.Len()))
+	b.up.CreditPacket(&out, uint64(pkt.Len()))
 	acts := out.Actions
 	if out.SlowReason != 0 {
 		b.processBFD(pkt, &in.Key, out.BFD)
@@ -88,7 +88,3 @@ func (b *Bridge) SendPacket(ofport uint16, frame []byte, oam bool) error {
 	}
 	return b.executeOnce(pkt, acts)
 }
-
-// PatchRxPackets returns the packets patch port port received (crossed
-// into it), the counter a BFD session on it decays by.
-func (b *Bridge) PatchRxPackets(port uint16) uint64 { return b.patch.get(port).rxPackets.Load() }

@@ -2,24 +2,21 @@ package ofswitch
 
 import (
 	"context"
-	"fmt"
 	"github.com/gvs-project/gvs/datapath/meter"
-	"github.com/gvs-project/gvs/internal/syserr"
-	"net"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
-	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/ofproto/bfd"
+	"github.com/gvs-project/gvs/ofproto/connmgr"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/upcall"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
@@ -91,7 +88,7 @@ type Config struct {
 	TLS *ofconn.TLSSettings
 	// FlowLimit is the datapath's dynamic megaflow limit, shared by the
 	// bridges of one datapath; nil: the bridge keeps its own.
-	FlowLimit *FlowLimit
+	FlowLimit *upcall.FlowLimit
 	// OFDebug, if set, sees the messages of every OpenFlow connection of
 	// the bridge (management, controllers, snoops excepted) for the
 	// vconn debug log.
@@ -107,12 +104,9 @@ type Bridge struct {
 	cfg    Config
 	tables *oftable.Tables
 	xl     *xlate.Xlator
-	// pins are the controllers' packet-in rate limits (pinsched.go).
-	pins pinLimitSet
-	// patch are the patch ports' counters (patchstats.go).
-	patch patchStats
-	// probes are the controllers' inactivity probes (probe.go).
-	probes probeSet
+	// up handles the datapath's upcalls for the bridge and revalidates
+	// its megaflows (ofproto/upcall).
+	up *upcall.Handler
 
 	mu    sync.Mutex // ports, settings
 	ports map[uint16]*Port
@@ -123,63 +117,34 @@ type Bridge struct {
 	normalFlow          bool
 	fragHandling        uint16
 	tlv                 []ofp.TLVMap
-	tableCfg            [254]tableConfig
-	tableNames          [254]tableNameCfg // Flow_Table names (tablefeatures.go)
-	// revPaused is revalidator/pause; megaflowsOff upcall/disable-megaflows.
-	revPaused, megaflowsOff atomic.Bool
-	genID                   uint64
-	genIDSet                bool
+	genID               uint64
+	genIDSet            bool
 
-	server   *ofconn.Server // service connections (<bridge>.mgmt)
-	ctl      *ofconn.Server // passive controller connections
-	listener net.Listener
-	conns    connSet
-	clients  map[string]context.CancelFunc
-	// ctlStates track the active controller connections by target.
-	ctlStates map[string]*ctlState
-	// passive are the listeners of passive controller targets, for
-	// their connections' packet-in rate limits.
-	passive map[string]net.Listener
-	// held are the controller targets not connected while
-	// flow-restore-wait holds them (restorewait.go).
-	held map[string]bool
+	// conns are the bridge's OpenFlow connections (ofproto/connmgr).
+	conns *connmgr.Manager[connExt]
 
+	// mons are the connections' flow monitors (flowmonitor.go).
+	mons monitorSet
+	// tabs are the per-table settings (tablefeatures.go).
+	tabs tableSet
 	// gmu guards the group and meter tables.
-	gmu    sync.Mutex
-	groups map[uint32]*groupEntry
-	meters map[uint32]*meterEntry
+	gmu sync.Mutex
+	// meters are the bridge's meters (meters.go).
+	meters meterTable
+	// groups are the bridge's groups (groups.go).
+	groups groupTable
 
-	// revDone is the change sequence the last revalidation round
-	// covered; barriers wait on revCond for it.
-	revMu   sync.Mutex
-	revCond *sync.Cond
-	revDone uint64
-
-	ukeys   ukeyMap
-	learned learnedSet
-	// flowLimit is the dynamic megaflow limit (flowlimit.go) and
-	// nflows counts the datapath's megaflows for it.
-	flowLimit *FlowLimit
-	nflows    func() int
-	// restoreWait is other_config:flow-restore-wait: no revalidation
-	// round changes megaflows while it is set (restorewait.go).
-	restoreWait atomic.Bool
-	// seq counts table and port changes; revalidation compares it.
-	seq    atomic.Uint64
-	wake   chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
 	stats struct {
-		upcalls, revalidated, deleted, packetIns atomic.Uint64
+		packetIns atomic.Uint64
 		// msgs counts the OpenFlow messages received, by raw type;
 		// errors the error replies the handler sent.
 		msgs   [ofp.NumRaws]atomic.Uint64
 		errors atomic.Uint64
 	}
-	// lastXlateWarn rate-limits translation warnings (UnixNano).
-	lastXlateWarn atomic.Int64
 	// fe are the NetFlow, sFlow and IPFIX exporters (flowexport.go).
 	fe flowExport
 }
@@ -187,9 +152,6 @@ type Bridge struct {
 // New creates a bridge and starts its listener, revalidator and rule
 // expiry.
 func New(cfg Config) (*Bridge, error) {
-	if cfg.RevalidateInterval <= 0 {
-		cfg.RevalidateInterval = 500 * time.Millisecond
-	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
@@ -202,54 +164,46 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.Recirc == nil {
 		cfg.Recirc = xlate.NewRecircTable()
 	}
-	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true,
-		wake: make(chan struct{}, 1), clients: map[string]context.CancelFunc{},
-		groups: map[uint32]*groupEntry{}, meters: map[uint32]*meterEntry{}, ctlStates: map[string]*ctlState{}, passive: map[string]net.Listener{}}
-	b.conns.init()
-	b.conns.onChange = b.updateMissPacketIn
-	b.revCond = sync.NewCond(&b.revMu)
-	b.ukeys.init()
-	if cfg.DP != nil {
-		if cfg.FlowLimit == nil {
-			cfg.FlowLimit = NewFlowLimit(ceilingOf(cfg.DP))
-			b.cfg.FlowLimit = cfg.FlowLimit
-		}
-		b.flowLimit, b.nflows = cfg.FlowLimit, flowCountFunc(cfg.DP)
-	}
+	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true}
 	t, err := oftable.New(oftable.Config{OutputsTo: outputsTo, Readers: &cfg.Recirc.Readers})
 	if err != nil {
 		return nil, err
 	}
 	b.tables = t
-	t.OnChange(b.changed)
 	b.xl = xlate.New(t, cfg.Recirc)
-	b.xl.Owner = b
+	b.up = upcall.New(upcall.Config{Name: cfg.Name, DP: cfg.DP, Xlator: b.xl, Recirc: cfg.Recirc, FlowLimit: cfg.FlowLimit,
+		RevalidateInterval: cfg.RevalidateInterval, Logf: cfg.Logf, Switch: upcallSwitch{b}})
+	t.OnChange(b.up.Changed)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.server = &ofconn.Server{Handler: b, ErrorLog: func(err error) { cfg.Logf("%s: %v", cfg.Name, err) }, UnixPerm: cfg.SocketPerm,
-		Config: ofconn.Config{Debug: cfg.OFDebug, ProbeInterval: mgmtProbe}}
-	b.server.OnClose = func(s ofconn.Sender, _ error) { b.conns.remove(s) }
-	b.ctl = &ofconn.Server{Handler: primaryHandler{b}, ErrorLog: b.server.ErrorLog, UnixPerm: cfg.SocketPerm,
-		Config: ofconn.Config{Debug: cfg.OFDebug, Probe: b.passiveProbe}}
-	b.ctl.OnClose = b.server.OnClose
-	if cfg.RunDir != "" {
-		l, err := b.server.Listen("punix:" + filepath.Join(cfg.RunDir, cfg.Name+".mgmt"))
-		if err != nil {
-			return nil, fmt.Errorf("bridge %s: %w", cfg.Name, err)
-		}
-		b.listener = l
+	b.conns = connmgr.New(connmgr.Config[connExt]{Name: cfg.Name, RunDir: cfg.RunDir, SocketPerm: cfg.SocketPerm,
+		TLS: cfg.TLS, OFDebug: cfg.OFDebug, Logf: cfg.Logf, Debugf: cfg.Debugf,
+		Serve: b.serveConn, OnChange: b.updateMissPacketIn,
+		Init: func(x *connExt) { x.bundles = map[uint32]*bundle{} }})
+	b.meters = meterTable{mu: &b.gmu, m: map[uint32]*meterEntry{}, dp: cfg.Meters, xl: b.xl, tables: t, changed: b.up.Changed,
+		flowsRemoved: b.sendFlowRemoved}
+	b.groups = groupTable{mu: &b.gmu, m: map[uint32]*groupEntry{}, xl: b.xl, tables: t, meters: &b.meters, changed: b.up.Changed,
+		flowsRemoved: b.sendFlowRemoved}
+	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns}
+	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.sendFlowRemoved
+	b.tabs.name, b.tabs.logf = cfg.Name, cfg.Logf
+	b.fe.xl, b.fe.datapathID, b.fe.ports, b.fe.portStats = b.xl, cfg.DatapathID, b.Ports, cfg.PortStats
+	b.fe.changed, b.fe.ctx, b.fe.wg = b.up.Changed, b.ctx, &b.wg
+	// Connections are served from here on: everything they use is set.
+	if err := b.conns.Listen(); err != nil {
+		return nil, err
 	}
 	b.applyDefaultFlow()
-	b.wg.Add(2)
-	go b.revalidator()
+	b.up.Start()
+	b.wg.Add(1)
 	go b.expirer()
 	return b, nil
 }
 
-// Counters are a bridge's switch-level counts.
+// Counters are a bridge's switch-level counts: its upcall handler's
+// and the packet-ins it sent.
 type Counters struct {
-	Upcalls, Revalidated, MegaflowsDeleted, PacketIns uint64
-	// Ukeys is the number of megaflows the switch tracks.
-	Ukeys int
+	upcall.Counters
+	PacketIns uint64
 }
 
 // MessagesReceived calls f for each OpenFlow message type the bridge has
@@ -267,11 +221,7 @@ func (b *Bridge) ErrorsSent() uint64 { return b.stats.errors.Load() }
 
 // Counters returns the bridge's counts.
 func (b *Bridge) Counters() Counters {
-	b.ukeys.mu.Lock()
-	n := len(b.ukeys.m)
-	b.ukeys.mu.Unlock()
-	return Counters{Upcalls: b.stats.upcalls.Load(), Revalidated: b.stats.revalidated.Load(),
-		MegaflowsDeleted: b.stats.deleted.Load(), PacketIns: b.stats.packetIns.Load(), Ukeys: n}
+	return Counters{Counters: b.up.Counters(), PacketIns: b.stats.packetIns.Load()}
 }
 
 // Name returns the bridge's name.
@@ -283,19 +233,19 @@ func (b *Bridge) Tables() *oftable.Tables { return b.tables }
 // Xlator returns the bridge's translator (ofproto/trace).
 func (b *Bridge) Xlator() *xlate.Xlator { return b.xl }
 
+// Upcalls returns the bridge's upcall handler: the datapath's
+// dpif.UpcallHandler for the bridge's ports, its revalidator, flow limit,
+// flow-restore-wait and patch port counters.
+func (b *Bridge) Upcalls() *upcall.Handler { return b.up }
+
 // Close stops the bridge: its listener, connections and goroutines.
 func (b *Bridge) Close() {
 	b.cancel()
-	b.mu.Lock()
-	for _, c := range b.clients {
-		c()
-	}
-	b.mu.Unlock()
-	b.server.Close()
-	b.ctl.Close()
+	b.conns.Close()
+	b.up.Close()
 	b.wg.Wait()
-	b.releaseMeters()
-	b.closeFlowExport()
+	b.meters.releaseMeters()
+	b.fe.close()
 }
 
 // TunnelReceives reports whether one of the bridge's tunnel ports
@@ -304,16 +254,7 @@ func (b *Bridge) TunnelReceives(k *flow.Key) bool { return b.xl.Snapshot().Tunne
 
 // TunnelStateChanged makes every megaflow be re-translated: the tunnel
 // routes or neighbours that native tunnel output depends on changed.
-func (b *Bridge) TunnelStateChanged() { b.changed() }
-
-// changed bumps the change sequence and wakes the revalidator.
-func (b *Bridge) changed() {
-	b.seq.Add(1)
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
+func (b *Bridge) TunnelStateChanged() { b.up.Changed() }
 
 // SetPorts replaces the bridge's port set. Ports that appear, disappear
 // or change are announced to controllers with port-status.
@@ -354,9 +295,9 @@ func (b *Bridge) SetPorts(ports []Port) {
 		}
 	}
 	b.mu.Unlock()
-	b.patch.forget(func(no uint16) bool { return patches[no] })
+	b.up.ForgetPatches(func(no uint16) bool { return patches[no] })
 	b.sendPortStatus(events)
-	b.changed()
+	b.up.Changed()
 }
 
 // publishPortsLocked gives translation a snapshot of the ports. Called
@@ -418,72 +359,13 @@ type Settings struct {
 // and the default NORMAL flow follows Open vSwitch's rule (present only
 // in standalone mode without controllers).
 func (b *Bridge) SetConfig(s Settings) {
-	b.pins.setLimits(s.RateLimits)
-	b.probes.set(s.InactivityProbes)
 	b.mu.Lock()
 	b.standalone = s.FailMode != "secure"
 	b.hasCtrl = len(s.Controllers) > 0
-	want := map[string]bool{}
-	b.held = nil
-	for _, t := range s.Controllers {
-		if s.HoldControllers {
-			b.hold(t)
-			continue
-		}
-		want[t] = true
-	}
-	for t, cancel := range b.clients {
-		if !want[t] {
-			cancel()
-			delete(b.clients, t)
-			delete(b.ctlStates, t)
-		}
-	}
-	for t := range want {
-		if _, ok := b.clients[t]; ok {
-			continue
-		}
-		b.clients[t] = b.startController(t)
-	}
 	b.mu.Unlock()
+	b.conns.SetControllers(connmgr.Controllers{Targets: s.Controllers, Hold: s.HoldControllers,
+		RateLimits: s.RateLimits, InactivityProbes: s.InactivityProbes})
 	b.applyDefaultFlow()
-}
-
-// startController opens an active or passive controller connection.
-func (b *Bridge) startController(target string) context.CancelFunc {
-	ctx, cancel := context.WithCancel(b.ctx)
-	if ofconn.IsPassive(target) {
-		l, err := b.ctl.ListenTarget(target, b.cfg.TLS)
-		if err != nil {
-			b.cfg.Logf("%s: %v", b.cfg.Name, err)
-			return cancel
-		}
-		b.passive[target] = l
-		return func() {
-			cancel()
-			l.Close()
-			delete(b.passive, target) // b.mu is held by the caller
-		}
-	}
-	st := &ctlState{created: time.Now()}
-	b.ctlStates[target] = st
-	cl := &ofconn.Client{Target: target, Handler: primaryHandler{b}, Config: ofconn.Config{Probe: func(*ofconn.Conn) time.Duration { return b.probes.get(target) }, Debug: b.cfg.OFDebug}, TLS: b.cfg.TLS,
-		OnConnect: func(c *ofconn.Conn) {
-			// A controller gets asynchronous messages from the moment it
-			// connects, whether or not it has sent a request yet.
-			b.conns.get(c, true)
-			st.connected(c)
-		},
-		OnError: func(err error) {
-			st.failed(err)
-			b.cfg.Logf("%s<->%s: connection failed (%s)", b.cfg.Name, target, syserr.Text(err))
-		}}
-	cl.Config.OnClose = func(s ofconn.Sender, _ error) {
-		b.conns.remove(s)
-		st.closed(s)
-	}
-	go cl.Run(ctx)
-	return cancel
 }
 
 // applyDefaultFlow adds or removes the "priority=0 actions=NORMAL" flow
@@ -553,35 +435,23 @@ func (b *Bridge) setTLVs(ms []ofp.TLVMap) error {
 	}
 	b.tlv = ms
 	b.xl.SetSnapshot(&next)
-	b.changed()
+	b.up.Changed()
 	return nil
 }
 
-// injectPackets sends packets translation asked for (tunnel neighbour
-// requests) through their bridges, as packet-outs to OFPP_TABLE from
-// the given port.
-func (b *Bridge) injectPackets(injs []xlate.Inject) {
-	for _, inj := range injs {
-		x := b.cfg.Recirc.Bridge(inj.Bridge)
-		if x == nil || b.cfg.DP == nil {
-			continue
-		}
-		snap := x.Snapshot()
-		p := snap.Ports[inj.InPort]
-		if p == nil {
-			continue
-		}
-		pkt := packet.FromBytes(inj.Data)
-		var in xlate.In
-		flow.Extract(pkt, &in.Key)
-		in.Key.InPort = p.ODP
-		pkt.Md.InPort = p.ODP
-		in.Packet = pkt
-		in.OFActions, in.InPort = []ofp.Action{{Type: ofp.ActOutput, Port: uint32(xlate.PortTable)}}, inj.InPort
-		var out xlate.Out
-		x.Translate(&in, &out)
-		if out.Err == nil && len(out.Actions) > 0 {
-			_ = b.cfg.DP.Execute(pkt, out.Actions)
+// expirer removes rules whose idle or hard timeout passed, once a second.
+func (b *Bridge) expirer() {
+	defer b.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case now := <-t.C:
+			b.sendFlowRemoved(b.tables.Expire(now))
+			b.checkFailOpen(now)
+			b.expireBundles(now)
 		}
 	}
 }

@@ -46,38 +46,38 @@ func bundleReply(m *ofp.Msg, bc *ofp.BundleCtrl, typ uint16) *ofp.BundleCtrl {
 // bundleCtrl implements bundle open, close, commit and discard, as Open
 // vSwitch's ofp-bundle.c and ofproto.c.
 func (b *Bridge) bundleCtrl(s ofconn.Sender, st *connState, m *ofp.Msg, bc *ofp.BundleCtrl) error {
-	st.bundleMu.Lock()
-	bd := st.bundles[bc.BundleID]
+	st.X.bundleMu.Lock()
+	bd := st.X.bundles[bc.BundleID]
 	switch bc.Type {
 	case ofp.BundleOpenRequest:
-		defer st.bundleMu.Unlock()
+		defer st.X.bundleMu.Unlock()
 		if bd != nil {
 			return &ofp.Error{Code: ofp.OFPBFC_BAD_ID, Err: errors.New("bundle exists")}
 		}
 		if bc.Flags&^bundleFlagsValid != 0 {
 			return &ofp.Error{Code: ofp.OFPBFC_BAD_FLAGS}
 		}
-		st.bundles[bc.BundleID] = &bundle{flags: bc.Flags, opener: m, used: time.Now()}
+		st.X.bundles[bc.BundleID] = &bundle{flags: bc.Flags, opener: m, used: time.Now()}
 		return s.Reply(m, bundleReply(m, bc, ofp.BundleOpenReply))
 	case ofp.BundleCloseRequest:
-		defer st.bundleMu.Unlock()
+		defer st.X.bundleMu.Unlock()
 		switch {
 		case bd == nil:
 			return &ofp.Error{Code: ofp.OFPBFC_BAD_ID}
 		case bd.closed:
-			delete(st.bundles, bc.BundleID)
+			delete(st.X.bundles, bc.BundleID)
 			return &ofp.Error{Code: ofp.OFPBFC_BUNDLE_CLOSED}
 		case bd.flags != bc.Flags:
-			delete(st.bundles, bc.BundleID)
+			delete(st.X.bundles, bc.BundleID)
 			return &ofp.Error{Code: ofp.OFPBFC_BAD_FLAGS}
 		}
 		bd.closed, bd.used = true, time.Now()
 		return s.Reply(m, bundleReply(m, bc, ofp.BundleCloseReply))
 	case ofp.BundleCommitRequest:
 		if bd != nil {
-			delete(st.bundles, bc.BundleID)
+			delete(st.X.bundles, bc.BundleID)
 		}
-		st.bundleMu.Unlock()
+		st.X.bundleMu.Unlock()
 		if bd == nil {
 			return &ofp.Error{Code: ofp.OFPBFC_BAD_ID}
 		}
@@ -89,14 +89,14 @@ func (b *Bridge) bundleCtrl(s ofconn.Sender, st *connState, m *ofp.Msg, bc *ofp.
 		}
 		return s.Reply(m, bundleReply(m, bc, ofp.BundleCommitReply))
 	case ofp.BundleDiscardRequest:
-		defer st.bundleMu.Unlock()
+		defer st.X.bundleMu.Unlock()
 		if bd == nil {
 			return &ofp.Error{Code: ofp.OFPBFC_BAD_ID}
 		}
-		delete(st.bundles, bc.BundleID)
+		delete(st.X.bundles, bc.BundleID)
 		return s.Reply(m, bundleReply(m, bc, ofp.BundleDiscardReply))
 	}
-	st.bundleMu.Unlock()
+	st.X.bundleMu.Unlock()
 	return &ofp.Error{Code: ofp.OFPBFC_BAD_TYPE}
 }
 
@@ -105,22 +105,22 @@ func (b *Bridge) bundleCtrl(s ofconn.Sender, st *connState, m *ofp.Msg, bc *ofp.
 // vSwitch's handle_bundle_add does (decoding, actions, table); a failing
 // one is not added and the bundle stays open.
 func (b *Bridge) bundleAdd(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.BundleAdd) error {
-	st.bundleMu.Lock()
-	defer st.bundleMu.Unlock()
-	bd := st.bundles[ba.BundleID]
+	st.X.bundleMu.Lock()
+	defer st.X.bundleMu.Unlock()
+	bd := st.X.bundles[ba.BundleID]
 	if bd == nil {
 		if ba.Flags&^bundleFlagsValid != 0 {
 			return &ofp.Error{Code: ofp.OFPBFC_BAD_FLAGS}
 		}
 		bd = &bundle{flags: ba.Flags, opener: m, used: time.Now()}
-		st.bundles[ba.BundleID] = bd
+		st.X.bundles[ba.BundleID] = bd
 	}
 	switch {
 	case bd.closed:
-		delete(st.bundles, ba.BundleID)
+		delete(st.X.bundles, ba.BundleID)
 		return &ofp.Error{Code: ofp.OFPBFC_BUNDLE_CLOSED}
 	case bd.flags != ba.Flags:
-		delete(st.bundles, ba.BundleID)
+		delete(st.X.bundles, ba.BundleID)
 		return &ofp.Error{Code: ofp.OFPBFC_BAD_FLAGS}
 	case ba.InnerErr != nil:
 		return ba.InnerErr
@@ -162,16 +162,17 @@ func (b *Bridge) expireBundles(now time.Time) {
 			idle = d
 		}
 	}
-	b.conns.each(func(s ofconn.Sender, st *connState) {
-		st.bundleMu.Lock()
+	b.conns.Each(func(st *connState) {
+		s := st.Sender
+		st.X.bundleMu.Lock()
 		var expired []*bundle
-		for id, bd := range st.bundles {
+		for id, bd := range st.X.bundles {
 			if now.Sub(bd.used) > idle {
 				expired = append(expired, bd)
-				delete(st.bundles, id)
+				delete(st.X.bundles, id)
 			}
 		}
-		st.bundleMu.Unlock()
+		st.X.bundleMu.Unlock()
 		for _, bd := range expired {
 			s.ReplyError(bd.opener, ofp.OFPBFC_TIMEOUT)
 		}
@@ -197,7 +198,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 			b.gmu.Unlock()
 		}
 	}()
-	staged := maps.Clone(b.groups)
+	staged := maps.Clone(b.groups.m)
 	if staged == nil {
 		staged = map[uint32]*groupEntry{}
 	}
@@ -248,7 +249,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 	if groupsChanged {
 		// Deleted groups stay until the flows that used them are gone.
 		union := maps.Clone(staged)
-		for id, e := range b.groups {
+		for id, e := range b.groups.m {
 			if union[id] == nil {
 				union[id] = e
 			}
@@ -257,9 +258,9 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 	}
 	removed := x.Commit()
 	if groupsChanged {
-		b.groups = staged
-		b.publishGroups()
-		b.changed()
+		b.groups.m = staged
+		b.groups.publishGroups()
+		b.up.Changed()
 	}
 	b.gmu.Unlock()
 	locked = false

@@ -1,6 +1,7 @@
 package ofswitch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -50,6 +51,18 @@ type flowExport struct {
 	sets    map[uint32]*ipfix.Exporter
 	targets map[string][]string // exporter name -> targets it was opened with
 	ticking bool
+
+	// What the exporters need of the bridge (set by New): its
+	// translator (sampling actions, port names), datapath ID and ports
+	// (sFlow), a way to revalidate its megaflows, and its lifetime for
+	// the ticker.
+	xl         *xlate.Xlator
+	datapathID func() uint64
+	ports      func() []Port
+	portStats  PortCounters
+	changed    func()
+	ctx        context.Context
+	wg         *sync.WaitGroup
 }
 
 // FlowExportTick is how often exporters run: queued records go out,
@@ -61,11 +74,13 @@ const FlowExportTick = time.Second
 // numbers and flows) or closed, and megaflows are revalidated so their
 // sampling actions and NetFlow masks follow. The error lists what could
 // not be applied (unreachable or malformed targets); the rest applies.
-func (b *Bridge) SetFlowExport(cfg *FlowExportConfig) error {
+func (b *Bridge) SetFlowExport(cfg *FlowExportConfig) error { return b.fe.set(cfg) }
+
+// set is SetFlowExport.
+func (fe *flowExport) set(cfg *FlowExportConfig) error {
 	if cfg == nil {
 		cfg = &FlowExportConfig{}
 	}
-	fe := &b.fe
 	fe.mu.Lock()
 	if fe.targets == nil {
 		fe.targets = map[string][]string{}
@@ -96,12 +111,12 @@ func (b *Bridge) SetFlowExport(cfg *FlowExportConfig) error {
 		}
 	case fe.sf != nil:
 		sc := *cfg.SFlow
-		sc.DatapathID = b.cfg.DatapathID()
+		sc.DatapathID = fe.datapathID()
 		errs = append(errs, fe.sf.Reconfigure(sc))
 	default:
 		sc := *cfg.SFlow
-		sc.DatapathID = b.cfg.DatapathID()
-		sf, err := sflow.New(sc, nil, b.sflowCounters)
+		sc.DatapathID = fe.datapathID()
+		sf, err := sflow.New(sc, nil, fe.sflowCounters)
 		fe.sf = sf
 		errs = append(errs, err)
 	}
@@ -145,12 +160,12 @@ func (b *Bridge) SetFlowExport(cfg *FlowExportConfig) error {
 		fe.ticking = true
 	}
 	fe.mu.Unlock()
-	b.xl.SetSampling(smp)
+	fe.xl.SetSampling(smp)
 	if startTicker {
-		b.wg.Add(1)
-		go b.flowExportTicker()
+		fe.wg.Add(1)
+		go fe.ticker()
 	}
-	b.changed()
+	fe.changed()
 	return errors.Join(errs...)
 }
 
@@ -176,28 +191,26 @@ func setIPFIX(e *ipfix.Exporter, cfg *ipfix.Config, what string, errs []error) (
 	return n, errs
 }
 
-// flowExportTicker runs the exporters once a tick until the bridge
-// closes.
-func (b *Bridge) flowExportTicker() {
-	defer b.wg.Done()
+// ticker runs the exporters once a tick until the bridge closes.
+func (fe *flowExport) ticker() {
+	defer fe.wg.Done()
 	t := time.NewTicker(FlowExportTick)
 	defer t.Stop()
 	for {
 		select {
-		case <-b.ctx.Done():
+		case <-fe.ctx.Done():
 			return
 		case <-t.C:
-			b.runFlowExport()
+			fe.run()
 		}
 	}
 }
 
-// runFlowExport runs every exporter once.
-func (b *Bridge) runFlowExport() {
+// run runs every exporter once.
+func (fe *flowExport) run() {
 	// The exporters run outside the lock: sFlow's Run calls back into
 	// sflowCounters, which takes it again (a nested read lock deadlocks
 	// once a reconfiguration waits for the write lock in between).
-	fe := &b.fe
 	fe.mu.RLock()
 	nf, sf, ipb := fe.nf, fe.sf, fe.ipb
 	sets := make([]interface{ Run() }, 0, len(fe.sets))
@@ -219,10 +232,9 @@ func (b *Bridge) runFlowExport() {
 	}
 }
 
-// FlushFlowExport sends everything the exporters hold now (NetFlow
-// records of live flows stay until they expire).
-func (b *Bridge) FlushFlowExport() {
-	fe := &b.fe
+// Flush sends everything the exporters hold now (NetFlow records of live
+// flows stay until they expire).
+func (fe *flowExport) Flush() {
 	fe.mu.RLock()
 	defer fe.mu.RUnlock()
 	if fe.nf != nil {
@@ -239,9 +251,8 @@ func (b *Bridge) FlushFlowExport() {
 	}
 }
 
-// closeFlowExport flushes and closes every exporter (Close).
-func (b *Bridge) closeFlowExport() {
-	fe := &b.fe
+// close flushes and closes every exporter (Bridge.Close).
+func (fe *flowExport) close() {
 	fe.mu.Lock()
 	defer fe.mu.Unlock()
 	if fe.nf != nil {
@@ -267,22 +278,22 @@ func (b *Bridge) closeFlowExport() {
 
 // IPFIXStats returns the per-bridge IPFIX exporter's statistics, false
 // when there is none (`ovs-ofctl dump-ipfix-bridge`).
-func (b *Bridge) IPFIXStats() (ipfix.Stats, bool) {
-	b.fe.mu.RLock()
-	defer b.fe.mu.RUnlock()
-	if b.fe.ipb == nil {
+func (fe *flowExport) IPFIXStats() (ipfix.Stats, bool) {
+	fe.mu.RLock()
+	defer fe.mu.RUnlock()
+	if fe.ipb == nil {
 		return ipfix.Stats{}, false
 	}
-	return b.fe.ipb.Stats(), true
+	return fe.ipb.Stats(), true
 }
 
 // IPFIXFlowStats returns each collector set's exporter statistics by id
 // (`ovs-ofctl dump-ipfix-flow`).
-func (b *Bridge) IPFIXFlowStats() map[uint32]ipfix.Stats {
-	b.fe.mu.RLock()
-	defer b.fe.mu.RUnlock()
-	out := make(map[uint32]ipfix.Stats, len(b.fe.sets))
-	for id, e := range b.fe.sets {
+func (fe *flowExport) IPFIXFlowStats() map[uint32]ipfix.Stats {
+	fe.mu.RLock()
+	defer fe.mu.RUnlock()
+	out := make(map[uint32]ipfix.Stats, len(fe.sets))
+	for id, e := range fe.sets {
 		out[id] = e.Stats()
 	}
 	return out
@@ -290,7 +301,7 @@ func (b *Bridge) IPFIXFlowStats() map[uint32]ipfix.Stats {
 
 // sampleUpcall hands a sampling userspace action's packet to the
 // exporter its cookie names. It reports false for other userdata.
-func (b *Bridge) sampleUpcall(u *dpif.Upcall) bool {
+func (fe *flowExport) sampleUpcall(u *dpif.Upcall) bool {
 	ck, ok := odp.ParseCookie(u.Action.Userspace.Userdata)
 	if !ok || ck.Type == odp.CookieController {
 		return false
@@ -298,10 +309,9 @@ func (b *Bridge) sampleUpcall(u *dpif.Upcall) bool {
 	if u.Packet == nil || u.Key == nil {
 		return true
 	}
-	fe := &b.fe
 	fe.mu.RLock()
 	defer fe.mu.RUnlock()
-	snap := b.xl.Snapshot()
+	snap := fe.xl.Snapshot()
 	inODP := u.Key.InPort
 	switch ck.Type {
 	case odp.CookieSFlow:
@@ -362,11 +372,11 @@ func (fe *flowExport) ipfixSample(snap *xlate.Snapshot, u *dpif.Upcall, in, out 
 
 // sflowCounters reads the bridge's port counters for sFlow counter
 // samples.
-func (b *Bridge) sflowCounters() []sflow.PortCounters {
-	ports := b.Ports()
-	b.fe.mu.RLock()
-	ifindex := b.fe.ifindexOf
-	b.fe.mu.RUnlock()
+func (fe *flowExport) sflowCounters() []sflow.PortCounters {
+	ports := fe.ports()
+	fe.mu.RLock()
+	ifindex := fe.ifindexOf
+	fe.mu.RUnlock()
 	out := make([]sflow.PortCounters, 0, len(ports))
 	for _, p := range ports {
 		if p.ODP == xlate.NoODP {
@@ -374,8 +384,8 @@ func (b *Bridge) sflowCounters() []sflow.PortCounters {
 		}
 		pc := sflow.PortCounters{Ifindex: ifindex(p.ODP), Name: p.Name, OFPort: uint32(p.OFPort),
 			Speed: uint64(p.CurrSpeed) * 1000, Up: !p.LinkDown && !p.AdminDown}
-		if b.cfg.PortStats != nil {
-			if ps, ok := b.cfg.PortStats(p.ODP); ok {
+		if fe.portStats != nil {
+			if ps, ok := fe.portStats(p.ODP); ok {
 				pc.RxPackets, pc.RxBytes, pc.RxDrops, pc.RxErrors = ps.RxPackets, ps.RxBytes, ps.RxDropped, ps.RxErrors
 				pc.TxPackets, pc.TxBytes, pc.TxDrops, pc.TxErrors = ps.TxPackets, ps.TxBytes, ps.TxDropped, ps.TxErrors
 			}
@@ -387,12 +397,12 @@ func (b *Bridge) sflowCounters() []sflow.PortCounters {
 
 // netflowKey returns the NetFlow flow a megaflow's key belongs to; false
 // for non-IPv4 flows, which NetFlow v5 does not report.
-func (b *Bridge) netflowKey(k *flow.Key) (netflow.FlowKey, bool) {
+func (fe *flowExport) netflowKey(k *flow.Key) (netflow.FlowKey, bool) {
 	if k.EthType != flow.EthTypeIPv4 {
 		return netflow.FlowKey{}, false
 	}
 	var in uint16 = xlate.PortNone
-	if p := b.xl.Snapshot().ByODP[k.InPort]; p != nil {
+	if p := fe.xl.Snapshot().ByODP[k.InPort]; p != nil {
 		in = p.OFPort
 	}
 	nk := netflow.FlowKey{InPort: in, Proto: k.NwProto, TOS: k.NwTos, SrcPort: k.TpSrc, DstPort: k.TpDst}
@@ -403,26 +413,26 @@ func (b *Bridge) netflowKey(k *flow.Key) (netflow.FlowKey, bool) {
 
 // netflowAccount credits a megaflow's new packets to its NetFlow flow
 // (from pushStats).
-func (b *Bridge) netflowAccount(uk *ukey, packets, bytes uint64, tcpFlags uint16, used time.Time) {
-	b.fe.mu.RLock()
-	defer b.fe.mu.RUnlock()
-	if b.fe.nf == nil {
+func (fe *flowExport) netflowAccount(key *flow.Key, out uint16, packets, bytes uint64, tcpFlags uint16, used time.Time) {
+	fe.mu.RLock()
+	defer fe.mu.RUnlock()
+	if fe.nf == nil {
 		return
 	}
-	if k, ok := b.netflowKey(&uk.key); ok {
-		b.fe.nf.Account(k, uk.nfOut, packets, bytes, uint8(tcpFlags), used)
+	if k, ok := fe.netflowKey(key); ok {
+		fe.nf.Account(k, out, packets, bytes, uint8(tcpFlags), used)
 	}
 }
 
 // netflowExpire exports and forgets a deleted megaflow's NetFlow flow.
-func (b *Bridge) netflowExpire(uk *ukey) {
-	b.fe.mu.RLock()
-	defer b.fe.mu.RUnlock()
-	if b.fe.nf == nil {
+func (fe *flowExport) netflowExpire(key *flow.Key) {
+	fe.mu.RLock()
+	defer fe.mu.RUnlock()
+	if fe.nf == nil {
 		return
 	}
-	if k, ok := b.netflowKey(&uk.key); ok {
-		b.fe.nf.Expire(k)
+	if k, ok := fe.netflowKey(key); ok {
+		fe.nf.Expire(k)
 	}
 }
 
@@ -435,10 +445,10 @@ func ipfixStats(st ipfix.Stats, set uint32) ofp.IPFIXStats {
 
 // ipfixBridgeStats answers dump-ipfix-bridge; without bridge IPFIX it is
 // NXST_NOT_CONFIGURED, as Open vSwitch.
-func (b *Bridge) ipfixBridgeStats(s ofconn.Sender, m *ofp.Msg) error {
-	b.fe.mu.RLock()
-	e := b.fe.ipb
-	b.fe.mu.RUnlock()
+func (fe *flowExport) ipfixBridgeStats(s ofconn.Sender, m *ofp.Msg) error {
+	fe.mu.RLock()
+	e := fe.ipb
+	fe.mu.RUnlock()
 	if e == nil {
 		return &ofp.Error{Code: ofp.NXST_NOT_CONFIGURED}
 	}
@@ -447,15 +457,15 @@ func (b *Bridge) ipfixBridgeStats(s ofconn.Sender, m *ofp.Msg) error {
 
 // ipfixFlowStats answers dump-ipfix-flow: one entry per collector set,
 // by id; none configured is NXST_NOT_CONFIGURED.
-func (b *Bridge) ipfixFlowStats(s ofconn.Sender, m *ofp.Msg) error {
-	b.fe.mu.RLock()
-	ids := make([]uint32, 0, len(b.fe.sets))
+func (fe *flowExport) ipfixFlowStats(s ofconn.Sender, m *ofp.Msg) error {
+	fe.mu.RLock()
+	ids := make([]uint32, 0, len(fe.sets))
 	es := map[uint32]*ipfix.Exporter{}
-	for id, e := range b.fe.sets {
+	for id, e := range fe.sets {
 		ids = append(ids, id)
 		es[id] = e
 	}
-	b.fe.mu.RUnlock()
+	fe.mu.RUnlock()
 	if len(ids) == 0 {
 		return &ofp.Error{Code: ofp.NXST_NOT_CONFIGURED}
 	}

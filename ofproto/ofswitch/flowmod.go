@@ -27,7 +27,7 @@ func (b *Bridge) checkFlowGroups(fm *oftable.FlowMod) error {
 func (b *Bridge) checkFlowGroupsIn(fm *oftable.FlowMod, groups map[uint32]*xlate.Group) error {
 	switch fm.Command {
 	case ofp.FlowAdd, ofp.FlowModify, ofp.FlowModifyStrict:
-		return b.checkGroupRefsIn(fm.Actions, groups)
+		return b.groups.checkGroupRefsIn(fm.Actions, groups)
 	}
 	return nil
 }
@@ -43,7 +43,7 @@ func (b *Bridge) decodeFlowModNoGroups(out *oftable.FlowMod, fm *ofp.FlowMod, v 
 	}
 	switch fm.Format {
 	case ofp.FormatOF10, ofp.FormatNXM:
-		if !st.tableIDExt {
+		if !st.X.tableIDExt {
 			out.Table = 0xff
 		}
 		out.OutPort = oftable.PortAny

@@ -18,10 +18,12 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/gvs-project/gvs/ofproto/connmgr"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
 // monitorPauseBytes is Open vSwitch's pause threshold (ofmonitor_flush).
@@ -98,15 +100,23 @@ type monitorState struct {
 	idle    *sync.Cond
 }
 
+// monitorSet is the bridge's flow monitors: each connection's monitors
+// live in its connExt (fm); the set has what they need of the bridge.
+type monitorSet struct {
+	tables *oftable.Tables
+	xl     *xlate.Xlator
+	conns  *connmgr.Manager[connExt]
+}
+
 // monitors returns the connection's monitor state, creating it.
-func (b *Bridge) monitors(s ofconn.Sender, st *connState, v uint8) *monitorState {
-	if ms := st.fm.Load(); ms != nil {
+func (mset *monitorSet) monitors(s ofconn.Sender, st *connState, v uint8) *monitorState {
+	if ms := st.X.fm.Load(); ms != nil {
 		return ms
 	}
 	ms := &monitorState{s: s, v: v, mons: map[uint32]*flowMonitor{}}
 	ms.idle = sync.NewCond(&ms.mu)
-	st.fm.Store(ms)
-	b.tables.OnCommit(b.monitorCommit)
+	st.X.fm.Store(ms)
+	mset.tables.OnCommit(mset.monitorCommit)
 	return ms
 }
 
@@ -164,12 +174,12 @@ func (m *flowMonitor) matches(r *oftable.Rule, oldActs []ofp.Action) bool {
 
 // flowMonitorRequest creates, modifies or deletes monitors and replies
 // with the initial flows of those that ask for them.
-func (b *Bridge) flowMonitorRequest(s ofconn.Sender, st *connState, req *ofp.Msg, body *ofp.FlowMonitorRequest) error {
-	tm := b.xl.Snapshot().TunMap
+func (mset *monitorSet) flowMonitorRequest(s ofconn.Sender, st *connState, req *ofp.Msg, body *ofp.FlowMonitorRequest) error {
+	tm := mset.xl.Snapshot().TunMap
 	// The tables' writer lock orders this against commits: a flow is
 	// either in the initial reply or reported as an update, never both.
-	ms := b.monitors(s, st, req.Version)
-	x := b.tables.Begin()
+	ms := mset.monitors(s, st, req.Version)
+	x := mset.tables.Begin()
 	defer x.Commit()
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
@@ -218,7 +228,7 @@ func (b *Bridge) flowMonitorRequest(s ofconn.Sender, st *connState, req *ofp.Msg
 		if m.Flags&ofp.FMFInitial == 0 {
 			continue
 		}
-		for r := range b.tables.Rules(m.TableID, &m.Match) {
+		for r := range mset.tables.Rules(m.TableID, &m.Match) {
 			if !hasOut(r.Actions, m.port, m.group) {
 				continue
 			}
@@ -247,8 +257,8 @@ func (b *Bridge) flowMonitorRequest(s ofconn.Sender, st *connState, req *ofp.Msg
 }
 
 // flowMonitorCancel is NXT/ONFT13_FLOW_MONITOR_CANCEL.
-func (b *Bridge) flowMonitorCancel(st *connState, c *ofp.FlowMonitorCancel) error {
-	ms := st.fm.Load()
+func (mset *monitorSet) flowMonitorCancel(st *connState, c *ofp.FlowMonitorCancel) error {
+	ms := st.X.fm.Load()
 	if ms != nil {
 		ms.mu.Lock()
 		defer ms.mu.Unlock()
@@ -278,10 +288,10 @@ func (ms *monitorState) update(r *oftable.Rule, event, reason uint16, flags uint
 }
 
 // monitorCommit is the tables' OnCommit hook (writer lock held).
-func (b *Bridge) monitorCommit(tag any, changes []oftable.Change) {
+func (mset *monitorSet) monitorCommit(tag any, changes []oftable.Change) {
 	req, _ := tag.(*monitorReq)
-	b.conns.each(func(_ ofconn.Sender, st *connState) {
-		if ms := st.fm.Load(); ms != nil {
+	mset.conns.Each(func(st *connState) {
+		if ms := st.X.fm.Load(); ms != nil {
 			ms.report(changes, req)
 		}
 	})
@@ -504,7 +514,7 @@ func (ms *monitorState) send(b []byte) error {
 // handed to the connection, so that a barrier reply follows them (as in
 // Open vSwitch, where both share the connection's queue).
 func drainMonitors(st *connState) {
-	ms := st.fm.Load()
+	ms := st.X.fm.Load()
 	if ms == nil {
 		return
 	}

@@ -88,7 +88,7 @@ func monitor(t *testing.T, b *Bridge, s *fmSender, fm ofp.FlowMonitor) []ofp.Flo
 		fm.OutGroup = ofp.GroupAny
 	}
 	req := &ofp.Msg{Version: s.v, XID: 77, Body: &ofp.FlowMonitorRequest{Monitors: []ofp.FlowMonitor{fm}}}
-	if err := b.flowMonitorRequest(s, b.conns.get(s, false), req, req.Body.(*ofp.FlowMonitorRequest)); err != nil {
+	if err := b.mons.flowMonitorRequest(s, b.conns.Get(s, false), req, req.Body.(*ofp.FlowMonitorRequest)); err != nil {
 		t.Fatal(err)
 	}
 	xid, u := s.updates(t)
@@ -266,7 +266,7 @@ func TestFlowMonitorFiltersByTableOutPortAndMatch(t *testing.T) {
 func TestFlowMonitorRequestErrors(t *testing.T) {
 	b := newFMBridge(t)
 	s := newFMSender(5)
-	st := b.conns.get(s, false)
+	st := b.conns.Get(s, false)
 	monitor(t, b, s, ofp.FlowMonitor{ID: 1, Flags: fmAll, OutPort: ofp.PortAny16, TableID: 0xff})
 	for _, c := range []struct {
 		fm   ofp.FlowMonitor
@@ -279,7 +279,7 @@ func TestFlowMonitorRequestErrors(t *testing.T) {
 	} {
 		c.fm.OutPort, c.fm.OutGroup = ofp.PortAny16, ofp.GroupAny
 		body := &ofp.FlowMonitorRequest{Monitors: []ofp.FlowMonitor{c.fm}}
-		err := b.flowMonitorRequest(s, st, &ofp.Msg{Version: 5, XID: 9, Body: body}, body)
+		err := b.mons.flowMonitorRequest(s, st, &ofp.Msg{Version: 5, XID: 9, Body: body}, body)
 		if ofp.CodeOf(err) != c.code {
 			t.Errorf("%+v: %v, want %v", c.fm, err, c.code)
 		}
@@ -287,10 +287,10 @@ func TestFlowMonitorRequestErrors(t *testing.T) {
 			s.next(t)
 		}
 	}
-	if err := b.flowMonitorCancel(st, &ofp.FlowMonitorCancel{ID: 42}); ofp.CodeOf(err) != ofp.OFPMOFC_UNKNOWN_MONITOR {
+	if err := b.mons.flowMonitorCancel(st, &ofp.FlowMonitorCancel{ID: 42}); ofp.CodeOf(err) != ofp.OFPMOFC_UNKNOWN_MONITOR {
 		t.Errorf("cancel unknown: %v", err)
 	}
-	if err := b.flowMonitorCancel(st, &ofp.FlowMonitorCancel{ID: 1}); err != nil {
+	if err := b.mons.flowMonitorCancel(st, &ofp.FlowMonitorCancel{ID: 1}); err != nil {
 		t.Errorf("cancel: %v", err)
 	}
 }
@@ -313,7 +313,7 @@ func TestFlowMonitorPausesOnBacklogAndResumes(t *testing.T) {
 	monitor(t, b, mon, ofp.FlowMonitor{ID: 1, Flags: fmAll &^ ofp.FMFInitial, OutPort: ofp.PortAny16, TableID: 0xff})
 	mon.gate = make(chan struct{})
 	n := 0
-	for ms := b.conns.get(mon, false).fm.Load(); ; n++ {
+	for ms := b.conns.Get(mon, false).X.fm.Load(); ; n++ {
 		apply(addFlow(uint16(100+n), 5, output(3)))
 		ms.mu.Lock()
 		paused := ms.paused

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
@@ -12,6 +13,23 @@ import (
 	"github.com/gvs-project/gvs/ofproto/oftable"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
+
+// groupTable is a bridge's OpenFlow groups. Bundles stage changes to it
+// under mu (bundle.go).
+type groupTable struct {
+	// mu is the bridge's gmu, shared with the meter table.
+	mu *sync.Mutex
+	m  map[uint32]*groupEntry
+	// What groups need of the bridge: translation (which groups
+	// exist), the flow tables (flows that output to a group), the meters
+	// (buckets' meter actions), a way to revalidate megaflows and to send
+	// flow_removed for the flows a group delete removes.
+	xl           *xlate.Xlator
+	tables       *oftable.Tables
+	meters       *meterTable
+	changed      func()
+	flowsRemoved func([]oftable.Removal)
+}
 
 // groupEntry is a group as the switch keeps it: the translation form and
 // what group desc replies need.
@@ -24,10 +42,10 @@ type groupEntry struct {
 }
 
 // groupMod applies a group_mod with Open vSwitch's errors.
-func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
-	b.gmu.Lock()
-	defer b.gmu.Unlock()
-	next := maps.Clone(b.groups)
+func (gt *groupTable) groupMod(gm *ofp.GroupMod) error {
+	gt.mu.Lock()
+	defer gt.mu.Unlock()
+	next := maps.Clone(gt.m)
 	if next == nil {
 		next = map[uint32]*groupEntry{}
 	}
@@ -35,16 +53,16 @@ func (b *Bridge) groupMod(gm *ofp.GroupMod) error {
 	if err != nil {
 		return err
 	}
-	b.groups = next
-	b.publishGroups()
+	gt.m = next
+	gt.publishGroups()
 	if len(deleted) > 0 {
-		x := b.tables.Begin()
+		x := gt.tables.Begin()
 		for _, id := range deleted {
 			x.Apply(groupDeleteFlows(id))
 		}
-		b.sendFlowRemoved(x.Commit())
+		gt.flowsRemoved(x.Commit())
 	}
-	b.changed()
+	gt.changed()
 	return nil
 }
 
@@ -173,8 +191,8 @@ func editBuckets(cur []ofp.Bucket, gm *ofp.GroupMod) ([]ofp.Bucket, error) {
 	}
 }
 
-// publishGroups gives translation the current groups (gmu held).
-func (b *Bridge) publishGroups() { b.xl.SetGroups(xlateGroups(b.groups)) }
+// publishGroups gives translation the current groups (gt.mu held).
+func (gt *groupTable) publishGroups() { gt.xl.SetGroups(xlateGroups(gt.m)) }
 
 // xlateGroups is a group table in translation's form.
 func xlateGroups(groups map[uint32]*groupEntry) map[uint32]*xlate.Group {
@@ -188,13 +206,13 @@ func xlateGroups(groups map[uint32]*groupEntry) map[uint32]*xlate.Group {
 // checkGroupRefs refuses a flow that outputs to a group that does not
 // exist (OFPBAC_BAD_OUT_GROUP) or uses a meter that does not exist
 // (OFPMMFC_INVALID_METER), as Open vSwitch.
-func (b *Bridge) checkGroupRefs(acts []ofp.Action) error {
-	return b.checkGroupRefsIn(acts, b.xl.Groups())
+func (gt *groupTable) checkGroupRefs(acts []ofp.Action) error {
+	return gt.checkGroupRefsIn(acts, gt.xl.Groups())
 }
 
 // checkGroupRefsIn is checkGroupRefs against the group table groups (a
 // bundle's staged one).
-func (b *Bridge) checkGroupRefsIn(acts []ofp.Action, groups map[uint32]*xlate.Group) error {
+func (gt *groupTable) checkGroupRefsIn(acts []ofp.Action, groups map[uint32]*xlate.Group) error {
 	var walk func([]ofp.Action) error
 	walk = func(acts []ofp.Action) error {
 		for i := range acts {
@@ -202,7 +220,7 @@ func (b *Bridge) checkGroupRefsIn(acts []ofp.Action, groups map[uint32]*xlate.Gr
 			if a.Type == ofp.ActGroup && groups[uint32(a.Arg)] == nil {
 				return &ofp.Error{Code: ofp.OFPBAC_BAD_OUT_GROUP, Err: errors.New("no such group")}
 			}
-			if err := b.checkMeterRef(a); err != nil {
+			if err := gt.meters.checkMeterRef(a); err != nil {
 				return err
 			}
 			if err := walk(a.Nested); err != nil {
@@ -214,11 +232,11 @@ func (b *Bridge) checkGroupRefsIn(acts []ofp.Action, groups map[uint32]*xlate.Gr
 	return walk(acts)
 }
 
-func (b *Bridge) sortedGroups(id uint32) []*groupEntry {
-	b.gmu.Lock()
-	defer b.gmu.Unlock()
+func (gt *groupTable) sortedGroups(id uint32) []*groupEntry {
+	gt.mu.Lock()
+	defer gt.mu.Unlock()
 	var out []*groupEntry
-	for gid, e := range b.groups {
+	for gid, e := range gt.m {
 		if id == ofp.GroupAll || id == gid {
 			out = append(out, e)
 		}
@@ -227,19 +245,19 @@ func (b *Bridge) sortedGroups(id uint32) []*groupEntry {
 	return out
 }
 
-func (b *Bridge) groupDesc(s ofconn.Sender, m *ofp.Msg, req *ofp.GroupDescRequest) error {
+func (gt *groupTable) groupDesc(s ofconn.Sender, m *ofp.Msg, req *ofp.GroupDescRequest) error {
 	rep := &ofp.GroupDescReply{}
-	for _, e := range b.sortedGroups(req.GroupID) {
+	for _, e := range gt.sortedGroups(req.GroupID) {
 		rep.Groups = append(rep.Groups, ofp.GroupDesc{Type: e.g.Type, GroupID: e.g.ID, Buckets: e.g.Buckets,
 			SelectionMethod: e.g.Method, SelectionParam: e.param, Fields: e.fields, FieldOrder: e.fieldOrder})
 	}
 	return replyMultipart(s, m, rep)
 }
 
-func (b *Bridge) groupStats(s ofconn.Sender, m *ofp.Msg, req *ofp.GroupStatsRequest) error {
+func (gt *groupTable) groupStats(s ofconn.Sender, m *ofp.Msg, req *ofp.GroupStatsRequest) error {
 	rep := &ofp.GroupStatsReply{}
 	now := time.Now()
-	for _, e := range b.sortedGroups(req.GroupID) {
+	for _, e := range gt.sortedGroups(req.GroupID) {
 		d := now.Sub(e.created).Truncate(time.Millisecond)
 		gs := ofp.GroupStats{GroupID: e.g.ID, PacketCount: e.g.Stats.Packets.Load(), ByteCount: e.g.Stats.Bytes.Load(),
 			DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second)}
@@ -247,16 +265,16 @@ func (b *Bridge) groupStats(s ofconn.Sender, m *ofp.Msg, req *ofp.GroupStatsRequ
 			bc := &e.g.Stats.Buckets[i]
 			gs.Buckets = append(gs.Buckets, ofp.BucketStats{PacketCount: bc.Packets.Load(), ByteCount: bc.Bytes.Load()})
 		}
-		gs.RefCount = uint32(b.groupRefCount(e.g.ID))
+		gs.RefCount = uint32(gt.groupRefCount(e.g.ID))
 		rep.Stats = append(rep.Stats, gs)
 	}
 	return replyMultipart(s, m, rep)
 }
 
 // groupRefCount counts the flows that output to a group.
-func (b *Bridge) groupRefCount(id uint32) int {
+func (gt *groupTable) groupRefCount(id uint32) int {
 	n := 0
-	for r := range b.tables.Rules(0xff, nil) {
+	for r := range gt.tables.Rules(0xff, nil) {
 		if outputsTo(r.Actions, oftable.PortAny, id) {
 			n++
 		}

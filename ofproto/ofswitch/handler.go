@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gvs-project/gvs/ofproto/connmgr"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -13,42 +14,19 @@ import (
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
-// connState is what the switch keeps per OpenFlow connection beyond
-// ofconn.State.
-type connState struct {
+// connExt is what the switch keeps per OpenFlow connection beyond
+// connmgr.Conn and ofconn.State.
+type connExt struct {
 	// tableIDExt is NXT_FLOW_MOD_TABLE_ID: OpenFlow 1.0 flow_mods carry a
 	// table id in the command's high byte.
 	tableIDExt bool
-	// flowFormat is NXT_SET_FLOW_FORMAT's format (0 openflow10, 2 nxm).
-	// The fields below are read by packet-in senders on other
-	// goroutines.
-	flowFormat   atomic.Uint32
-	controllerID atomic.Uint32
-	// async is the connection's asynchronous message configuration; nil
-	// means Open vSwitch's defaults.
-	async atomic.Pointer[ofp.AsyncConfig]
-	// missSendLen is the connection's miss_send_len: 128 for controllers
-	// (primary connections), 0 for service connections such as
-	// <bridge>.mgmt, until set_config changes it, as Open vSwitch.
-	missSendLen atomic.Uint32
 	// bundles are the connection's open and closed bundles; the
 	// expirer discards idle ones from another goroutine.
 	bundleMu sync.Mutex
 	// +checklocks:bundleMu
 	bundles map[uint32]*bundle
-	// primary marks controller connections (service connections such as
-	// <bridge>.mgmt get asynchronous messages only once they set a
-	// miss_send_len, and are never snooped).
-	primary bool
-	// hub holds the snoopers of an accepted passive controller
-	// connection (snoop.go; guarded by connSet.mu); nil: none yet.
-	hub *snoopHub
 	// fm is the connection's flow monitors (flowmonitor.go); nil: none.
 	fm atomic.Pointer[monitorState]
-	// pins are the packet-in schedulers of a connection accepted on a
-	// rate-limited passive controller target (pinsched.go).
-	pinMu sync.Mutex
-	pins  *[2]*pinsched
 	// fmScratch and fmList hold the flow_mod being applied, so that
 	// the common single flow_mod does not allocate them (a FlowMod is
 	// over a kilobyte: it holds a whole match).
@@ -56,62 +34,13 @@ type connState struct {
 	fmList    [1]*oftable.FlowMod
 }
 
-// connSet tracks the bridge's connections, for asynchronous messages.
-type connSet struct {
-	mu sync.Mutex
-	m  map[ofconn.Sender]*connState
-	// onChange runs (outside mu) after a connection is added or removed.
-	onChange func()
-}
-
-func (cs *connSet) init() { cs.m = map[ofconn.Sender]*connState{} }
-
-func (cs *connSet) get(s ofconn.Sender, primary bool) *connState {
-	cs.mu.Lock()
-	st := cs.m[s]
-	added := st == nil
-	if added {
-		st = &connState{bundles: map[uint32]*bundle{}, primary: primary}
-		if primary {
-			st.missSendLen.Store(defaultMissSendLen)
-		}
-		cs.m[s] = st
-	}
-	cs.mu.Unlock()
-	if added && cs.onChange != nil {
-		cs.onChange()
-	}
-	return st
-}
+// connState is one OpenFlow connection of the bridge: the connection
+// manager's state and the switch's (X).
+type connState = connmgr.Conn[connExt]
 
 // ofpcInvalidTTLToController is the switch config flag asking for
 // packet-ins of packets whose TTL expires.
 const ofpcInvalidTTLToController = 4
-
-// defaultMissSendLen is OFP_DEFAULT_MISS_SEND_LEN.
-const defaultMissSendLen = 128
-
-// primaryHandler serves controller connections (Controller rows), which
-// Open vSwitch treats as primary: they get packet-ins by default.
-type primaryHandler struct{ b *Bridge }
-
-func (h primaryHandler) ServeOpenFlow(s ofconn.Sender, m *ofp.Msg) { h.b.serveConn(s, m, true) }
-
-func (cs *connSet) remove(s ofconn.Sender) {
-	cs.mu.Lock()
-	var hub *snoopHub
-	if st := cs.m[s]; st != nil {
-		hub = st.hub
-	}
-	delete(cs.m, s)
-	cs.mu.Unlock()
-	if hub != nil {
-		hub.closeAll()
-	}
-	if cs.onChange != nil {
-		cs.onChange()
-	}
-}
 
 // updateMissPacketIn recomputes whether table misses send packet-ins:
 // they do while a connection of OpenFlow 1.0 to 1.2 with controller id 0
@@ -119,39 +48,20 @@ func (cs *connSet) remove(s ofconn.Sender) {
 // the megaflows, which may hold table misses.
 func (b *Bridge) updateMissPacketIn() {
 	want := false
-	b.conns.each(func(s ofconn.Sender, st *connState) {
-		if st.controllerID.Load() == 0 && s.Version() < mf.OF13 {
+	b.conns.Each(func(st *connState) {
+		s := st.Sender
+		if st.ControllerID.Load() == 0 && s.Version() < mf.OF13 {
 			want = true
 		}
 	})
 	if b.xl.SetMissPacketIn(want) {
-		b.changed()
+		b.up.Changed()
 	}
 }
 
-// each calls f for every connection (outside the lock).
-func (cs *connSet) each(f func(s ofconn.Sender, st *connState)) {
-	cs.mu.Lock()
-	type pair struct {
-		s  ofconn.Sender
-		st *connState
-	}
-	all := make([]pair, 0, len(cs.m))
-	for s, st := range cs.m {
-		all = append(all, pair{s, st})
-	}
-	cs.mu.Unlock()
-	for _, p := range all {
-		f(p.s, p.st)
-	}
-}
-
-// ServeOpenFlow handles one message of a service connection such as
-// <bridge>.mgmt (ofconn.Handler).
-func (b *Bridge) ServeOpenFlow(s ofconn.Sender, m *ofp.Msg) { b.serveConn(s, m, false) }
-
-func (b *Bridge) serveConn(s ofconn.Sender, m *ofp.Msg, primary bool) {
-	st := b.conns.get(s, primary)
+// serveConn handles one message of a connection (connmgr.Config.Serve).
+func (b *Bridge) serveConn(st *connState, m *ofp.Msg) {
+	s := st.Sender
 	if int(m.Raw) < len(b.stats.msgs) {
 		b.stats.msgs[m.Raw].Add(1)
 	}
@@ -178,25 +88,25 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		// The connection's scratch: its messages are served one at a
 		// time and a FlowMod is not kept after its commit (the rule
 		// copies the match; the actions are decoded afresh).
-		fm := &st.fmScratch[0]
+		fm := &st.X.fmScratch[0]
 		if err := b.decodeFlowMod(fm, body, m.Version, st); err != nil {
 			return err
 		}
-		fms := st.fmList[:]
+		fms := st.X.fmList[:]
 		fms[0] = fm
 		err := b.applyFlowModsFrom(s, m.XID, fms)
 		fms[0] = nil
 		return err
 	case *ofp.BarrierRequest:
-		b.waitRevalidated()
+		b.up.WaitRevalidated()
 		drainMonitors(st)
 		return s.Reply(m, &ofp.BarrierReply{})
 	case *ofp.FeaturesRequest:
 		return s.Reply(m, b.featuresReply(m.Version))
 	case *ofp.GetConfigRequest:
 		b.mu.Lock()
-		c := ofp.SwitchConfig{Flags: b.fragHandling, MissSendLen: uint16(st.missSendLen.Load())}
-		if ac := st.asyncConfig(m.Version); m.Version < mf.OF13 && ac.Master[ofp.AsyncPacketIn]&(1<<ofp.ReasonInvalidTTL) != 0 {
+		c := ofp.SwitchConfig{Flags: b.fragHandling, MissSendLen: uint16(st.MissSendLen.Load())}
+		if ac := asyncConfig(st, m.Version); m.Version < mf.OF13 && ac.Master[ofp.AsyncPacketIn]&(1<<ofp.ReasonInvalidTTL) != 0 {
 			c.Flags |= ofpcInvalidTTLToController
 		}
 		b.mu.Unlock()
@@ -207,19 +117,19 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		// set_frag_handling refuses it the same way).
 		if mode := body.Flags & 3; mode != ofp.FragReasm && b.xl.SetFragHandling(mode) {
 			b.fragHandling = mode
-			defer b.changed()
+			defer b.up.Changed()
 		}
-		st.missSendLen.Store(uint32(body.MissSendLen))
+		st.MissSendLen.Store(uint32(body.MissSendLen))
 		if m.Version < mf.OF13 {
 			// OFPC_INVALID_TTL_TO_CONTROLLER is the invalid_ttl bit of
 			// the connection's packet-in mask (before OpenFlow 1.3).
-			ac := st.asyncConfig(m.Version)
+			ac := asyncConfig(st, m.Version)
 			if body.Flags&ofpcInvalidTTLToController != 0 {
 				ac.Master[ofp.AsyncPacketIn] |= 1 << ofp.ReasonInvalidTTL
 			} else {
 				ac.Master[ofp.AsyncPacketIn] &^= 1 << ofp.ReasonInvalidTTL
 			}
-			st.async.Store(&ac)
+			st.Async.Store(&ac)
 		}
 		b.mu.Unlock()
 		return nil

@@ -3,6 +3,7 @@ package ofswitch
 import (
 	"errors"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/meter"
@@ -11,6 +12,26 @@ import (
 	"github.com/gvs-project/gvs/ofproto/oftable"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
+
+// meterTable is a bridge's OpenFlow meters, each enforced by a datapath
+// meter where it can be.
+type meterTable struct {
+	// mu is the bridge's gmu, shared with the group table: meter and
+	// group changes (and bundle commits) are serialized.
+	mu *sync.Mutex
+	m  map[uint32]*meterEntry
+	// dp is the datapath's meter table (Config.Meters); nil: meters
+	// are accepted and reported but not enforced.
+	dp *meter.Table
+	// What meters need of the bridge: translation (which meters exist),
+	// the flow tables (flows that use a meter), a way to revalidate
+	// megaflows and to send flow_removed for the flows a meter delete
+	// removes.
+	xl           *xlate.Xlator
+	tables       *oftable.Tables
+	changed      func()
+	flowsRemoved func([]oftable.Removal)
+}
 
 // meterEntry is a configured meter: its OpenFlow form and the datapath
 // meter that enforces it (xlate.NoDPMeter without bands or when the
@@ -40,21 +61,21 @@ func dpMeterConfig(flags uint16, bands []ofp.MeterBand) meter.Config {
 }
 
 // enforced reports whether OpenFlow meter id gets a datapath meter.
-func (b *Bridge) enforced(id uint32) bool {
-	return b.cfg.Meters != nil && (id <= ofp.MeterMax || id == ofp.MeterSlowpath || id == ofp.MeterController)
+func (mt *meterTable) enforced(id uint32) bool {
+	return mt.dp != nil && (id <= ofp.MeterMax || id == ofp.MeterSlowpath || id == ofp.MeterController)
 }
 
 // meterMod applies a meter_mod with Open vSwitch's errors.
-func (b *Bridge) meterMod(mm *ofp.MeterMod) error {
-	b.gmu.Lock()
-	defer b.gmu.Unlock()
+func (mt *meterTable) meterMod(mm *ofp.MeterMod) error {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
 	var deleted []uint32
 	switch mm.Command {
 	case ofp.MeterAdd, ofp.MeterModify:
 		if mm.MeterID == 0 || (mm.MeterID > ofp.MeterMax && mm.MeterID != ofp.MeterSlowpath && mm.MeterID != ofp.MeterController) {
 			return &ofp.Error{Code: ofp.OFPMMFC_INVALID_METER}
 		}
-		old := b.meters[mm.MeterID]
+		old := mt.m[mm.MeterID]
 		if mm.Command == ofp.MeterAdd && old != nil {
 			return &ofp.Error{Code: ofp.OFPMMFC_METER_EXISTS}
 		}
@@ -72,72 +93,72 @@ func (b *Bridge) meterMod(mm *ofp.MeterMod) error {
 		if old != nil {
 			e.created, e.dp = old.created, old.dp
 		}
-		if b.enforced(mm.MeterID) && len(mm.Bands) > 0 {
+		if mt.enforced(mm.MeterID) && len(mm.Bands) > 0 {
 			if e.dp == xlate.NoDPMeter {
-				id, err := b.cfg.Meters.Alloc()
+				id, err := mt.dp.Alloc()
 				if err != nil {
 					return &ofp.Error{Code: ofp.OFPMMFC_OUT_OF_METERS, Err: err}
 				}
 				e.dp = id
 			}
-			if err := b.cfg.Meters.Set(e.dp, dpMeterConfig(mm.Flags, mm.Bands)); err != nil {
+			if err := mt.dp.Set(e.dp, dpMeterConfig(mm.Flags, mm.Bands)); err != nil {
 				if old == nil {
-					b.cfg.Meters.Free(e.dp)
+					mt.dp.Free(e.dp)
 				}
 				return &ofp.Error{Code: ofp.OFPMMFC_INVALID_METER, Err: err}
 			}
 		}
-		b.meters[mm.MeterID] = e
+		mt.m[mm.MeterID] = e
 	case ofp.MeterDelete:
-		for id := range b.meters {
+		for id := range mt.m {
 			if mm.MeterID == ofp.MeterAll || mm.MeterID == id {
 				deleted = append(deleted, id)
 			}
 		}
 		for _, id := range deleted {
-			b.releaseMeter(b.meters[id])
-			delete(b.meters, id)
+			mt.releaseMeter(mt.m[id])
+			delete(mt.m, id)
 		}
 	default:
 		return &ofp.Error{Code: ofp.OFPMMFC_BAD_COMMAND}
 	}
-	b.publishMeters()
+	mt.publishMeters()
 	if len(deleted) > 0 {
-		b.deleteMeterFlows(deleted)
+		mt.deleteMeterFlows(deleted)
 	}
-	b.changed()
+	mt.changed()
 	return nil
 }
 
 // releaseMeter frees a meter's datapath meter.
-func (b *Bridge) releaseMeter(e *meterEntry) {
-	if e == nil || e.dp == xlate.NoDPMeter || b.cfg.Meters == nil {
+func (mt *meterTable) releaseMeter(e *meterEntry) {
+	if e == nil || e.dp == xlate.NoDPMeter || mt.dp == nil {
 		return
 	}
-	b.cfg.Meters.Delete(e.dp) //nolint:errcheck // gone either way
-	b.cfg.Meters.Free(e.dp)
+	mt.dp.Delete(e.dp) //nolint:errcheck // gone either way
+	mt.dp.Free(e.dp)
 }
 
 // releaseMeters frees every datapath meter of the bridge (bridge close).
-func (b *Bridge) releaseMeters() {
-	b.gmu.Lock()
-	defer b.gmu.Unlock()
-	for id, e := range b.meters {
-		b.releaseMeter(e)
-		delete(b.meters, id)
+func (mt *meterTable) releaseMeters() {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	for id, e := range mt.m {
+		mt.releaseMeter(e)
+		delete(mt.m, id)
 	}
-	b.publishMeters()
+	mt.publishMeters()
 }
 
 // deleteMeterFlows removes the flows that use deleted meters, with
 // flow_removed reason meter_delete, as Open vSwitch.
-func (b *Bridge) deleteMeterFlows(ids []uint32) {
+func (mt *meterTable) deleteMeterFlows(ids []uint32) {
 	gone := make(map[uint32]bool, len(ids))
 	for _, id := range ids {
 		gone[id] = true
 	}
 	var victims []*oftable.Rule
-	for r := range b.tables.Rules(0xff, nil) {
+	for r := range mt.tables.Rules(0xff, nil) {
 		if usesMeter(r.Actions, gone) {
 			victims = append(victims, r)
 		}
@@ -145,13 +166,13 @@ func (b *Bridge) deleteMeterFlows(ids []uint32) {
 	if len(victims) == 0 {
 		return
 	}
-	x := b.tables.Begin()
+	x := mt.tables.Begin()
 	for _, r := range victims {
 		x.Apply(&oftable.FlowMod{Command: ofp.FlowDeleteStrict, Table: r.Table, Match: r.Match, Priority: r.Priority,
 			OutPort: oftable.PortAny, OutGroup: oftable.GroupAny, NewCookie: oftable.CookieUnchanged,
 			RemoveReason: oftable.RemovedMeterDelete})
 	}
-	b.sendFlowRemoved(x.Commit())
+	mt.flowsRemoved(x.Commit())
 }
 
 // usesMeter reports whether actions (or nested ones) use a meter in ids.
@@ -167,22 +188,22 @@ func usesMeter(acts []ofp.Action, ids map[uint32]bool) bool {
 	return false
 }
 
-// publishMeters gives translation the current meters (gmu held).
-func (b *Bridge) publishMeters() {
-	m := make(map[uint32]uint32, len(b.meters))
-	for id, e := range b.meters {
+// publishMeters gives translation the current meters (mt.mu held).
+func (mt *meterTable) publishMeters() {
+	m := make(map[uint32]uint32, len(mt.m))
+	for id, e := range mt.m {
 		m[id] = e.dp
 	}
-	b.xl.SetMeters(m)
+	mt.xl.SetMeters(m)
 }
 
 // checkMeterRef refuses a flow whose meter does not exist
 // (OFPMMFC_INVALID_METER), as Open vSwitch.
-func (b *Bridge) checkMeterRef(a *ofp.Action) error {
+func (mt *meterTable) checkMeterRef(a *ofp.Action) error {
 	if a.Type != ofp.ActMeter {
 		return nil
 	}
-	if _, ok := b.xl.Meters()[uint32(a.Arg)]; !ok {
+	if _, ok := mt.xl.Meters()[uint32(a.Arg)]; !ok {
 		return &ofp.Error{Code: ofp.OFPMMFC_INVALID_METER, Err: errors.New("no such meter")}
 	}
 	return nil
@@ -191,14 +212,14 @@ func (b *Bridge) checkMeterRef(a *ofp.Action) error {
 // sortedMeters returns the meters id selects (MeterAll: every meter) in
 // ID order; a single meter that does not exist is OFPMMFC_UNKNOWN_METER,
 // as Open vSwitch answers meter configuration and statistics requests.
-func (b *Bridge) sortedMeters(id uint32) ([]uint32, []*meterEntry, error) {
-	b.gmu.Lock()
-	defer b.gmu.Unlock()
-	if id != ofp.MeterAll && b.meters[id] == nil {
+func (mt *meterTable) sortedMeters(id uint32) ([]uint32, []*meterEntry, error) {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	if id != ofp.MeterAll && mt.m[id] == nil {
 		return nil, nil, &ofp.Error{Code: ofp.OFPMMFC_UNKNOWN_METER}
 	}
 	var ids []uint32
-	for mid := range b.meters {
+	for mid := range mt.m {
 		if id == ofp.MeterAll || id == mid {
 			ids = append(ids, mid)
 		}
@@ -206,14 +227,14 @@ func (b *Bridge) sortedMeters(id uint32) ([]uint32, []*meterEntry, error) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	es := make([]*meterEntry, len(ids))
 	for i, mid := range ids {
-		es[i] = b.meters[mid]
+		es[i] = mt.m[mid]
 	}
 	return ids, es, nil
 }
 
-func (b *Bridge) meterConfig(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterConfigRequest) error {
+func (mt *meterTable) meterConfig(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterConfigRequest) error {
 	rep := &ofp.MeterConfigReply{}
-	ids, es, err := b.sortedMeters(req.MeterID)
+	ids, es, err := mt.sortedMeters(req.MeterID)
 	if err != nil {
 		return err
 	}
@@ -225,13 +246,13 @@ func (b *Bridge) meterConfig(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterConfigRe
 
 // meterStats reports each meter's datapath counters and the number of
 // flows that use it.
-func (b *Bridge) meterStats(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterStatsRequest) error {
+func (mt *meterTable) meterStats(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterStatsRequest) error {
 	rep := &ofp.MeterStatsReply{}
-	ids, es, err := b.sortedMeters(req.MeterID)
+	ids, es, err := mt.sortedMeters(req.MeterID)
 	if err != nil {
 		return err
 	}
-	flows := b.meterFlowCounts()
+	flows := mt.meterFlowCounts()
 	now := time.Now()
 	for i, e := range es {
 		d := now.Sub(e.created).Truncate(time.Millisecond)
@@ -239,7 +260,7 @@ func (b *Bridge) meterStats(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterStatsRequ
 			DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second)}
 		var dst meter.Stats
 		if e.dp != xlate.NoDPMeter {
-			if dm := b.cfg.Meters.Get(e.dp); dm != nil {
+			if dm := mt.dp.Get(e.dp); dm != nil {
 				dst = dm.Stats()
 			}
 		}
@@ -257,7 +278,7 @@ func (b *Bridge) meterStats(s ofconn.Sender, m *ofp.Msg, req *ofp.MeterStatsRequ
 }
 
 // meterFlowCounts counts the flows that use each meter.
-func (b *Bridge) meterFlowCounts() map[uint32]uint32 {
+func (mt *meterTable) meterFlowCounts() map[uint32]uint32 {
 	n := map[uint32]uint32{}
 	var walk func([]ofp.Action, map[uint32]bool)
 	walk = func(acts []ofp.Action, seen map[uint32]bool) {
@@ -269,7 +290,7 @@ func (b *Bridge) meterFlowCounts() map[uint32]uint32 {
 			walk(acts[i].Nested, seen)
 		}
 	}
-	for r := range b.tables.Rules(0xff, nil) {
+	for r := range mt.tables.Rules(0xff, nil) {
 		walk(r.Actions, map[uint32]bool{})
 	}
 	return n

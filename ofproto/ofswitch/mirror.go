@@ -9,7 +9,7 @@ import "github.com/gvs-project/gvs/ofproto/xlate"
 func (b *Bridge) SetMirrors(ms []xlate.Mirror) (dropped []string) {
 	changed, dropped := b.xl.SetMirrors(ms)
 	if changed {
-		b.changed()
+		b.up.Changed()
 	}
 	return dropped
 }

@@ -93,7 +93,7 @@ func (b *Bridge) preparePacketOut(m *ofp.Msg, po *ofp.PacketOut, sv *stagedView)
 		in.Version, in.Groups, in.GroupsOf = sv.version, sv.groups, b.xl
 	}
 	// Groups and meters must exist (ofproto_check_ofpacts).
-	if err := b.checkGroupRefsIn(acts, groups); err != nil {
+	if err := b.groups.checkGroupRefsIn(acts, groups); err != nil {
 		return nil, err
 	}
 	in.Packet, in.SideEffects = pkt, true
@@ -112,7 +112,7 @@ func (b *Bridge) finishPacketOut(p *preparedPacketOut) error {
 		return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: p.out.Err}
 	}
 	// The rules the packet went through count it, as in Open vSwitch.
-	b.creditOnePacket(&p.out, uint64(p.pkt.Len()))
+	b.up.CreditPacket(&p.out, uint64(p.pkt.Len()))
 	return b.executeOnce(p.pkt, p.out.Actions)
 }
 
@@ -176,12 +176,12 @@ func (b *Bridge) resume(s ofconn.Sender, r *resumeMsg) error {
 	var out xlate.Out
 	b.xl.Translate(&in, &out)
 	b.sendPacketIns(out.PacketIns)
-	b.applyLearned(out.Learned)
+	b.up.ApplyLearned(out.Learned)
 	if out.Err != nil {
 		return &ofp.Error{Code: ofp.NXR_STALE, Err: out.Err}
 	}
 	// The rules the resumed pipeline went through count the packet.
-	b.creditOnePacket(&out, uint64(pkt.Len()))
+	b.up.CreditPacket(&out, uint64(pkt.Len()))
 	return b.executeOnce(pkt, out.Actions)
 }
 

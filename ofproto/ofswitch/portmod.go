@@ -8,7 +8,6 @@ import (
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
-	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
 // portMod applies OFPT_PORT_MOD as Open vSwitch's update_port_config:
@@ -75,7 +74,8 @@ func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
 	b.publishPortsLocked()
 	b.mu.Unlock()
 	ev := portEvent{reasonModify, next}
-	b.conns.each(func(c ofconn.Sender, st *connState) {
+	b.conns.Each(func(st *connState) {
+		c := st.Sender
 		if c == s && c.Version() < mf.OF15 {
 			// Before OpenFlow 1.5 the sender of a port_mod hears
 			// nothing back (Open vSwitch's connmgr_send_port_status).
@@ -83,90 +83,9 @@ func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
 		}
 		b.sendPortStatusTo(c, st, ev)
 	})
-	b.changed()
+	b.up.Changed()
 	return nil
 }
-
-// tableMod applies OFPT_TABLE_MOD: the table-miss behaviour of OpenFlow
-// 1.1 and 1.2 (for one table or all). Of the 1.4+ bits, eviction turns
-// eviction on in a table with a flow limit (Flow_Table flow_limit);
-// vacancy events are accepted but never sent.
-func (b *Bridge) tableMod(s ofconn.Sender, m *ofp.Msg, tm *ofp.TableMod) error {
-	if err := b.checkWrite(s); err != nil {
-		return err
-	}
-	if tm.TableID != 255 && int(tm.TableID) >= b.numTables() {
-		return &ofp.Error{Code: ofp.OFPTMFC_BAD_TABLE, Err: fmt.Errorf("table %d", tm.TableID)}
-	}
-	if mc, ok := tm.MissConfig(m.Version); ok {
-		miss := map[uint32]uint8{ofp.TableMissController: xlate.MissController, ofp.TableMissContinue: xlate.MissContinue, ofp.TableMissDrop: xlate.MissDrop}
-		v, known := miss[mc]
-		if !known {
-			return &ofp.Error{Code: ofp.OFPTMFC_BAD_CONFIG, Err: fmt.Errorf("table-miss config %d", mc)}
-		}
-		if b.xl.SetTableMiss(tm.TableID, v) {
-			b.changed()
-		}
-	}
-	if m.Version >= mf.OF14 {
-		if tm.Config&^(ofp.TableConfigEviction|ofp.TableConfigVacancyEvents) != 0 {
-			return &ofp.Error{Code: ofp.OFPTMFC_BAD_CONFIG, Err: fmt.Errorf("table config %#x", tm.Config)}
-		}
-		b.mu.Lock()
-		for t := range b.tableCfg {
-			if tm.TableID != 255 && int(tm.TableID) != t {
-				continue
-			}
-			tc := &b.tableCfg[t]
-			tc.eviction = tm.Config&ofp.TableConfigEviction != 0
-			tc.vacancy = tm.Config&ofp.TableConfigVacancyEvents != 0
-			if tm.Vacancy != nil {
-				tc.down, tc.up = tm.Vacancy.Down, tm.Vacancy.Up
-			}
-		}
-		b.mu.Unlock()
-		for t := range b.tableCfg {
-			if tm.TableID == 255 || int(tm.TableID) == t {
-				b.tables.SetOpenFlowEviction(uint8(t), tm.Config&ofp.TableConfigEviction != 0)
-			}
-		}
-	}
-	return nil
-}
-
-// tableConfig is a table's OpenFlow 1.4 configuration (table_mod's
-// eviction and vacancy-event settings, reported by the table
-// description).
-type tableConfig struct {
-	eviction, vacancy bool
-	down, up          uint8
-}
-
-// tableDesc answers OFPMP_TABLE_DESC. Eviction may use every criterion
-// (OTHER, IMPORTANCE, LIFETIME) as in Open vSwitch; a table without a
-// flow limit is always 100 % vacant.
-func (b *Bridge) tableDesc(s ofconn.Sender, m *ofp.Msg) error {
-	rep := &ofp.TableDescReply{}
-	b.mu.Lock()
-	for t := 0; t < b.numTables(); t++ {
-		tc := b.tableCfg[t]
-		flags := uint32(7)
-		td := ofp.TableDesc{TableID: uint8(t), EvictionFlags: &flags}
-		if tc.eviction {
-			td.Config |= ofp.TableConfigEviction
-		}
-		if tc.vacancy {
-			td.Config |= ofp.TableConfigVacancyEvents
-			td.Vacancy = &ofp.TableVacancy{Down: tc.down, Up: tc.up, Vacancy: 100}
-		}
-		rep.Tables = append(rep.Tables, td)
-	}
-	b.mu.Unlock()
-	return s.Reply(m, rep)
-}
-
-// numTables is how many OpenFlow tables the bridge exposes (0-253).
-func (b *Bridge) numTables() int { return 254 }
 
 // Queues: gvs has no QoS, so every port with a device has its default
 // queue 0 only, whose statistics are unknown (reported as all-ones, "?"),

@@ -14,7 +14,7 @@ import (
 func (b *Bridge) forwardGroupMod(src ofconn.Sender, xid uint32, gm *ofp.GroupMod, existed bool) {
 	var buckets []ofp.Bucket
 	b.gmu.Lock()
-	if e := b.groups[gm.GroupID]; e != nil {
+	if e := b.groups.m[gm.GroupID]; e != nil {
 		buckets = e.g.Buckets
 	}
 	b.gmu.Unlock()
@@ -42,7 +42,8 @@ func (b *Bridge) forwardMeterMod(src ofconn.Sender, xid uint32, mm *ofp.MeterMod
 }
 
 func (b *Bridge) forwardRequest(src ofconn.Sender, xid uint32, reason uint8, inner func(v uint8) ofp.Message) {
-	b.conns.each(func(s ofconn.Sender, st *connState) {
+	b.conns.Each(func(st *connState) {
+		s := st.Sender
 		if s == src || !wants(s, st, ofp.AsyncRequestForward, reason) {
 			return
 		}

@@ -40,9 +40,9 @@ func TestHeldControllersAreNotConnectedUntilReleased(t *testing.T) {
 	}
 	defer b.Close()
 	active, passive := "tcp:"+l.Addr().String(), "ptcp:0:127.0.0.1"
-	b.SetFlowRestoreWait(true)
+	b.Upcalls().SetFlowRestoreWait(true)
 	b.SetConfig(Settings{FailMode: "secure", Controllers: []string{active, passive}, HoldControllers: true})
-	if !b.FlowRestoreWait() {
+	if !b.Upcalls().FlowRestoreWait() {
 		t.Fatal("FlowRestoreWait() = false after SetFlowRestoreWait(true)")
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -56,7 +56,7 @@ func TestHeldControllersAreNotConnectedUntilReleased(t *testing.T) {
 	if _, ok := b.ControllerStatus(passive); ok {
 		t.Fatal("a passive target reported a status")
 	}
-	b.SetFlowRestoreWait(false)
+	b.Upcalls().SetFlowRestoreWait(false)
 	b.SetConfig(Settings{FailMode: "secure", Controllers: []string{active, passive}})
 	deadline := time.Now().Add(5 * time.Second)
 	for accepted.Load() == 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/gvs-project/gvs/ofproto/connmgr"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -26,9 +27,12 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.PortMod:
 		return b.portMod(s, m, body)
 	case *ofp.TableMod:
-		return b.tableMod(s, m, body)
+		if err := b.checkWrite(s); err != nil {
+			return err
+		}
+		return b.tabs.tableMod(s, m, body)
 	case *ofp.TableDescRequest:
-		return b.tableDesc(s, m)
+		return b.tabs.tableDesc(s, m)
 	case *ofp.QueueStatsRequest:
 		return b.queueStats(s, m, body)
 	case *ofp.QueueGetConfigRequest:
@@ -37,10 +41,10 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		if body.Format != ofp.NXFFOpenFlow10 && body.Format != ofp.NXFFNXM {
 			return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: errors.New("unsupported flow format")}
 		}
-		st.flowFormat.Store(body.Format)
+		st.FlowFormat.Store(body.Format)
 		return nil
 	case *ofp.FlowModTableID:
-		st.tableIDExt = body.Enable
+		st.X.tableIDExt = body.Enable
 		return nil
 	case *ofp.SetPacketInFormat:
 		if body.Format > ofp.PacketIn2 {
@@ -49,7 +53,7 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		s.State().SetPacketInFormat(body.Format)
 		return nil
 	case *ofp.SetControllerID:
-		st.controllerID.Store(uint32(body.ID))
+		st.ControllerID.Store(uint32(body.ID))
 		b.updateMissPacketIn()
 		return nil
 	case *ofp.FlowAgeExt:
@@ -64,12 +68,12 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		// A service connection that configures asynchronous messages
 		// wants them: it gets the default miss_send_len (Open vSwitch's
 		// handle_nxt_set_async_config).
-		if !st.primary && st.missSendLen.Load() == 0 {
-			st.missSendLen.Store(defaultMissSendLen)
+		if !st.Primary && st.MissSendLen.Load() == 0 {
+			st.MissSendLen.Store(connmgr.DefaultMissSendLen)
 		}
 		return nil
 	case *ofp.GetAsyncRequest:
-		ac := st.asyncConfig(m.Version)
+		ac := asyncConfig(st, m.Version)
 		// A reply carries every property (OpenFlow 1.4+), as Open vSwitch's.
 		ac.Reply, ac.Nicira, ac.Present = true, false, 1<<(2*ofp.NumAsyncKinds)-1
 		return s.Reply(m, &ac)
@@ -99,48 +103,48 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.Resume:
 		return b.resume(s, &resumeMsg{Resume: body, Version: m.Version})
 	case *ofp.TableFeaturesRequest:
-		return b.tableFeaturesReply(s, m, body)
+		return b.tabs.tableFeaturesReply(s, m, body)
 	case *ofp.GroupMod:
 		if err := b.checkWrite(s); err != nil {
 			return err
 		}
 		b.gmu.Lock()
-		existed := b.groups[body.GroupID] != nil
+		existed := b.groups.m[body.GroupID] != nil
 		b.gmu.Unlock()
-		if err := b.groupMod(body); err != nil {
+		if err := b.groups.groupMod(body); err != nil {
 			return err
 		}
 		b.forwardGroupMod(s, m.XID, body, existed)
 		return nil
 	case *ofp.GroupDescRequest:
-		return b.groupDesc(s, m, body)
+		return b.groups.groupDesc(s, m, body)
 	case *ofp.GroupStatsRequest:
-		return b.groupStats(s, m, body)
+		return b.groups.groupStats(s, m, body)
 	case *ofp.GroupFeaturesRequest:
 		return s.Reply(m, ofp.OVSGroupFeatures(m.Version))
 	case *ofp.MeterMod:
 		if err := b.checkWrite(s); err != nil {
 			return err
 		}
-		if err := b.meterMod(body); err != nil {
+		if err := b.meters.meterMod(body); err != nil {
 			return err
 		}
 		b.forwardMeterMod(s, m.XID, body)
 		return nil
 	case *ofp.MeterConfigRequest:
-		return b.meterConfig(s, m, body)
+		return b.meters.meterConfig(s, m, body)
 	case *ofp.MeterStatsRequest:
-		return b.meterStats(s, m, body)
+		return b.meters.meterStats(s, m, body)
 	case *ofp.MeterFeaturesRequest:
 		return s.Reply(m, ofp.OVSMeterFeatures())
 	case *ofp.FlowMonitorRequest:
-		return b.flowMonitorRequest(s, st, m, body)
+		return b.mons.flowMonitorRequest(s, st, m, body)
 	case *ofp.FlowMonitorCancel:
-		return b.flowMonitorCancel(st, body)
+		return b.mons.flowMonitorCancel(st, body)
 	case *ofp.IPFIXBridgeRequest:
-		return b.ipfixBridgeStats(s, m)
+		return b.fe.ipfixBridgeStats(s, m)
 	case *ofp.IPFIXFlowRequest:
-		return b.ipfixFlowStats(s, m)
+		return b.fe.ipfixFlowStats(s, m)
 	}
 	return errBadType
 }
@@ -163,7 +167,8 @@ func (b *Bridge) role(s ofconn.Sender, m *ofp.Msg, rr *ofp.RoleRequest) error {
 			b.mu.Lock()
 			gen := b.genID
 			b.mu.Unlock()
-			b.conns.each(func(o ofconn.Sender, _ *connState) {
+			b.conns.Each(func(oc *connState) {
+				o := oc.Sender
 				if o != s && o.State().Role() == ofconn.RoleMaster {
 					o.State().SetRole(ofconn.RoleSlave)
 					// The demoted controller hears of it (OpenFlow 1.3's
@@ -194,7 +199,7 @@ func (b *Bridge) role(s ofconn.Sender, m *ofp.Msg, rr *ofp.RoleRequest) error {
 // packet-in, port-status and flow-removed masks; the property form
 // changes only the properties it carries.
 func (b *Bridge) setAsync(st *connState, ac *ofp.AsyncConfig, v uint8) {
-	cur := st.asyncConfig(v)
+	cur := asyncConfig(st, v)
 	for _, masks := range []*[ofp.NumAsyncKinds]uint32{&ac.Master, &ac.Slave} {
 		masks[ofp.AsyncPacketIn] = addMissBits(masks[ofp.AsyncPacketIn], v)
 	}
@@ -212,7 +217,7 @@ func (b *Bridge) setAsync(st *connState, ac *ofp.AsyncConfig, v uint8) {
 			}
 		}
 	}
-	st.async.Store(&cur)
+	st.Async.Store(&cur)
 }
 
 // tlvOptionSpace is the Geneve option space Open vSwitch's TLV table

@@ -90,20 +90,11 @@ func TestSnoopCopiesControllerTrafficAndDetaches(t *testing.T) {
 	}
 	hello, _ := ofp.Encode(nil, 1, 1, &ofp.Hello{})
 	nc.Write(hello)
-	var hub *snoopHub
-	for deadline := time.Now().Add(5 * time.Second); hub == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		b.mu.Lock()
-		for _, cs := range b.ctlStates {
-			cs.mu.Lock()
-			if cs.hub != nil && cs.hub.pub.Load() != nil {
-				hub = cs.hub
-			}
-			cs.mu.Unlock()
+	target := "unix:" + ctlSock
+	for deadline := time.Now().Add(5 * time.Second); !b.conns.Snooped(target); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the controller is not snooped")
 		}
-		b.mu.Unlock()
-	}
-	if hub == nil {
-		t.Fatal("the controller is not snooped")
 	}
 	exchange := func(c *ofconn.Conn, xid uint32) {
 		t.Helper()
@@ -131,7 +122,7 @@ func TestSnoopCopiesControllerTrafficAndDetaches(t *testing.T) {
 	}
 	exchange(ctl2, 0x43)
 	nc.Close()
-	for deadline := time.Now().Add(5 * time.Second); hub.pub.Load() != nil; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); b.conns.Snooped(target); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the snooper's departure left it attached")
 		}
@@ -146,7 +137,7 @@ func TestSnoopCopiesControllerTrafficAndDetaches(t *testing.T) {
 	if m := readRaw(t, bufio.NewReader(nc)); m.Raw != ofp.RawOFPT_HELLO {
 		t.Fatalf("snoop socket sent %s first, want OFPT_HELLO", m.Raw)
 	}
-	for deadline := time.Now().Add(5 * time.Second); hub.pub.Load() == nil; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); !b.conns.Snooped(target); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the second snooper was not attached")
 		}

@@ -169,9 +169,9 @@ func (b *Bridge) tableStats(s ofconn.Sender, m *ofp.Msg) error {
 	for t := 0; t < 254; t++ {
 		st := b.tables.Stats(uint8(t))
 		ts := ofp.TableStats{TableID: uint8(t), ActiveCount: uint32(st.Active), LookupCount: st.Lookups, MatchedCount: st.Matched}
-		ts.Name = b.tableName(t)
+		ts.Name = b.tabs.tableName(t)
 		ts.SetOVSLegacy(m.Version, t == 253)
-		ts.MaxEntries = b.maxEntries(t)
+		ts.MaxEntries = b.tabs.maxEntries(t)
 		switch miss := b.xl.TableMiss(uint8(t)); m.Version {
 		case mf.OF11:
 			// Open vSwitch puts its internal miss setting here (default
@@ -229,7 +229,7 @@ func (b *Bridge) portStats(s ofconn.Sender, m *ofp.Msg, req *ofp.PortStatsReques
 		case b.cfg.PortStats != nil && p.ODP != xlate.NoODP:
 			ps, _ = b.cfg.PortStats(p.ODP)
 		case p.PeerBridge != "":
-			ps = b.patchPortStats(p.OFPort)
+			ps = b.up.PatchPortStats(p.OFPort)
 		}
 		ps.PortNo = no
 		d := now.Sub(p.Created).Truncate(time.Millisecond)

@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gvs-project/gvs/ofproto/classifier"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
 // Table features are described as Open vSwitch describes its tables:
@@ -68,8 +70,27 @@ func appendOXMHeaders(v uint8, masked bool, keep func(f *mf.Field) bool) []byte 
 	return b
 }
 
+// tableSet is a bridge's per-table OpenFlow settings: names (from
+// OpenFlow table features and OVSDB), OpenFlow 1.4 table configuration
+// (table_mod, table desc), and the Flow_Table limits and prefixes it
+// applies to the flow tables.
+type tableSet struct {
+	mu    sync.Mutex
+	cfg   [254]tableConfig
+	names [254]tableNameCfg
+	// What table settings need of the bridge: the flow tables,
+	// translation (table-miss behaviour), a way to revalidate megaflows
+	// and to send flow_removed for evicted rules, and its name for logs.
+	tables       *oftable.Tables
+	xl           *xlate.Xlator
+	changed      func()
+	flowsRemoved func([]oftable.Removal)
+	name         string
+	logf         func(format string, args ...any)
+}
+
 // tableFeatures describes every table for version v.
-func (b *Bridge) tableFeatures(v uint8) []ofp.TableFeatures {
+func (ts *tableSet) tableFeatures(v uint8) []ofp.TableFeatures {
 	match := appendOXMHeaders(v, true, func(*mf.Field) bool { return true })
 	wild := appendOXMHeaders(v, false, func(f *mf.Field) bool { return true })
 	set := appendOXMHeaders(v, false, func(f *mf.Field) bool { return f.Writable })
@@ -88,8 +109,8 @@ func (b *Bridge) tableFeatures(v uint8) []ofp.TableFeatures {
 		for n := t + 1; n < 254; n++ {
 			next = append(next, byte(n))
 		}
-		tf := ofp.TableFeatures{TableID: uint8(t), Name: b.tableName(t), MetadataMatch: ^uint64(0), MetadataWrite: ^uint64(0),
-			MaxEntries: b.maxEntries(t)}
+		tf := ofp.TableFeatures{TableID: uint8(t), Name: ts.tableName(t), MetadataMatch: ^uint64(0), MetadataWrite: ^uint64(0),
+			MaxEntries: ts.maxEntries(t)}
 		tf.Props = []ofp.TableFeatureProp{
 			{Type: ofp.TFPInstructions, Data: insb}, {Type: ofp.TFPInstructions + 1, Data: insb},
 			{Type: ofp.TFPNextTables, Data: next}, {Type: ofp.TFPNextTables + 1, Data: next},
@@ -104,13 +125,13 @@ func (b *Bridge) tableFeatures(v uint8) []ofp.TableFeatures {
 	return out
 }
 
-func (b *Bridge) tableFeaturesReply(s ofconn.Sender, m *ofp.Msg, req *ofp.TableFeaturesRequest) error {
+func (ts *tableSet) tableFeaturesReply(s ofconn.Sender, m *ofp.Msg, req *ofp.TableFeaturesRequest) error {
 	if len(req.Tables) > 0 {
-		if err := b.changeTableFeatures(req.Tables); err != nil {
+		if err := ts.changeTableFeatures(req.Tables); err != nil {
 			return err
 		}
 	}
-	return replyMultipart(s, m, &ofp.TableFeaturesReply{Tables: b.tableFeatures(m.Version)})
+	return replyMultipart(s, m, &ofp.TableFeaturesReply{Tables: ts.tableFeatures(m.Version)})
 }
 
 // OpenFlow 1.5 table features commands (OFPTFC_*).
@@ -125,8 +146,8 @@ const (
 // OpenFlow 1.5's OFPTFC_MODIFY keeps the unlisted ones), and max_entries
 // is read-only. Other features are accepted unchanged, as Open vSwitch
 // accepts any subset of what it supports.
-func (b *Bridge) changeTableFeatures(tables []ofp.TableFeatures) error {
-	n := b.numTables()
+func (ts *tableSet) changeTableFeatures(tables []ofp.TableFeatures) error {
+	n := ts.numTables()
 	var names [256]*string
 	for i := range tables {
 		tf := &tables[i]
@@ -138,7 +159,7 @@ func (b *Bridge) changeTableFeatures(tables []ofp.TableFeatures) error {
 			return &ofp.Error{Code: ofp.OFPTFFC_EPERM, Err: fmt.Errorf("can't modify hidden table %d", tf.TableID)}
 		}
 		names[tf.TableID] = &tf.Name
-		if tf.MaxEntries != b.maxEntries(int(tf.TableID)) {
+		if tf.MaxEntries != ts.maxEntries(int(tf.TableID)) {
 			return &ofp.Error{Code: ofp.OFPTFFC_EPERM, Err: fmt.Errorf("can't change max_entries of table %d", tf.TableID)}
 		}
 	}
@@ -147,7 +168,7 @@ func (b *Bridge) changeTableFeatures(tables []ofp.TableFeatures) error {
 	case tfcModify:
 		for t := range n {
 			if names[t] == nil {
-				name := b.tableName(t)
+				name := ts.tableName(t)
 				names[t] = &name
 			}
 		}
@@ -162,17 +183,17 @@ func (b *Bridge) changeTableFeatures(tables []ofp.TableFeatures) error {
 			return &ofp.Error{Code: ofp.OFPTFFC_EPERM, Err: fmt.Errorf("can't disable table %d", t)}
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	for t := range n {
-		cur := b.tableNames[t]
+		cur := ts.names[t]
 		if cur.level > nameLevelOpenFlow && cur.name != "" && *names[t] != cur.name {
 			return &ofp.Error{Code: ofp.OFPTFFC_EPERM,
 				Err: fmt.Errorf("can't change name of table %d to %s because it is already set to %s via OVSDB", t, *names[t], cur.name)}
 		}
 	}
 	for t := range n {
-		nc := &b.tableNames[t]
+		nc := &ts.names[t]
 		if nc.level <= nameLevelOpenFlow {
 			nc.name, nc.level = *names[t], nameLevelOpenFlow
 		}
@@ -223,9 +244,12 @@ func (n *tableNameCfg) set(name string, level int) {
 // SetTables applies the bridge's Flow_Table configuration by table id;
 // tables it leaves out get the defaults (no name, no limit). Rules over a
 // shrunk limit are evicted when the table evicts.
-func (b *Bridge) SetTables(ts map[uint8]TableSettings) {
-	for t := 0; t < b.numTables(); t++ {
-		s, ok := ts[uint8(t)]
+func (b *Bridge) SetTables(settings map[uint8]TableSettings) { b.tabs.set(settings) }
+
+// set is SetTables.
+func (ts *tableSet) set(settings map[uint8]TableSettings) {
+	for t := 0; t < ts.numTables(); t++ {
+		s, ok := settings[uint8(t)]
 		if !ok {
 			s = TableSettings{MaxFlows: oftable.Unlimited}
 		}
@@ -233,17 +257,17 @@ func (b *Bridge) SetTables(ts map[uint8]TableSettings) {
 		for _, g := range s.Groups {
 			sf, err := parseSubfield(g)
 			if err != nil {
-				b.cfg.Logf("bridge %s table %d: error parsing 'groups' (%v)", b.cfg.Name, t, err)
+				ts.logf("bridge %s table %d: error parsing 'groups' (%v)", ts.name, t, err)
 				continue
 			}
 			groups = append(groups, sf)
 		}
-		b.mu.Lock()
-		b.tableNames[t].set(s.Name, nameLevelOVSDB)
-		b.mu.Unlock()
-		b.sendFlowRemoved(b.tables.SetLimit(uint8(t), oftable.Limit{MaxFlows: s.MaxFlows, Evict: s.Evict, Groups: groups}))
-		if err := b.tables.SetPrefixFields(uint8(t), b.prefixFields(t, s.Prefixes)); err != nil {
-			b.cfg.Logf("bridge %s table %d: %v", b.cfg.Name, t, err)
+		ts.mu.Lock()
+		ts.names[t].set(s.Name, nameLevelOVSDB)
+		ts.mu.Unlock()
+		ts.flowsRemoved(ts.tables.SetLimit(uint8(t), oftable.Limit{MaxFlows: s.MaxFlows, Evict: s.Evict, Groups: groups}))
+		if err := ts.tables.SetPrefixFields(uint8(t), ts.prefixFields(t, s.Prefixes)); err != nil {
+			ts.logf("bridge %s table %d: %v", ts.name, t, err)
 		}
 	}
 }
@@ -252,7 +276,7 @@ func (b *Bridge) SetTables(ts map[uint8]TableSettings) {
 // bridge does: "none" turns the tries off, fields that cannot be
 // tracked and those past the third are left out with a warning, and
 // without a usable field the defaults apply (nil).
-func (b *Bridge) prefixFields(t int, cfg []string) []string {
+func (ts *tableSet) prefixFields(t int, cfg []string) []string {
 	var names []string
 	useDefault := true
 	for _, n := range cfg {
@@ -263,10 +287,10 @@ func (b *Bridge) prefixFields(t int, cfg []string) []string {
 		name, ok := classifier.PrefixFieldName(n)
 		switch {
 		case !ok:
-			b.cfg.Logf("bridge %s: 'prefixes' with incompatible field: %s", b.cfg.Name, n)
+			ts.logf("bridge %s: 'prefixes' with incompatible field: %s", ts.name, n)
 			continue
 		case len(names) >= classifier.MaxPrefixFields:
-			b.cfg.Logf("bridge %s: 'prefixes' with too many fields, field not used: %s", b.cfg.Name, n)
+			ts.logf("bridge %s: 'prefixes' with too many fields, field not used: %s", ts.name, n)
 			continue
 		case slices.Contains(names, name):
 			continue
@@ -282,20 +306,20 @@ func (b *Bridge) prefixFields(t int, cfg []string) []string {
 
 // tableName is table t's name: "" unless configured (Open vSwitch sends
 // "table%d" then and ovs-ofctl does not print it).
-func (b *Bridge) tableName(t int) string {
-	if t < 0 || t >= len(b.tableNames) {
+func (ts *tableSet) tableName(t int) string {
+	if t < 0 || t >= len(ts.names) {
 		return ""
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.tableNames[t].name
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.names[t].name
 }
 
 // maxEntries is table t's max_entries: Open vSwitch's 1000000, or the
 // flow limit if lower.
-func (b *Bridge) maxEntries(t int) uint32 {
+func (ts *tableSet) maxEntries(t int) uint32 {
 	const max = 1000000
-	if n := b.tables.MaxFlows(uint8(t)); n != oftable.Unlimited && n < max {
+	if n := ts.tables.MaxFlows(uint8(t)); n != oftable.Unlimited && n < max {
 		return uint32(n)
 	}
 	return max
@@ -335,3 +359,81 @@ func parseSubfield(s string) (ofp.Subfield, error) {
 	sf.Ofs, sf.NBits = start, end-start+1
 	return sf, nil
 }
+
+// tableMod applies OFPT_TABLE_MOD: the table-miss behaviour of OpenFlow
+// 1.1 and 1.2 (for one table or all). Of the 1.4+ bits, eviction turns
+// eviction on in a table with a flow limit (Flow_Table flow_limit);
+// vacancy events are accepted but never sent.
+func (ts *tableSet) tableMod(s ofconn.Sender, m *ofp.Msg, tm *ofp.TableMod) error {
+	if tm.TableID != 255 && int(tm.TableID) >= ts.numTables() {
+		return &ofp.Error{Code: ofp.OFPTMFC_BAD_TABLE, Err: fmt.Errorf("table %d", tm.TableID)}
+	}
+	if mc, ok := tm.MissConfig(m.Version); ok {
+		miss := map[uint32]uint8{ofp.TableMissController: xlate.MissController, ofp.TableMissContinue: xlate.MissContinue, ofp.TableMissDrop: xlate.MissDrop}
+		v, known := miss[mc]
+		if !known {
+			return &ofp.Error{Code: ofp.OFPTMFC_BAD_CONFIG, Err: fmt.Errorf("table-miss config %d", mc)}
+		}
+		if ts.xl.SetTableMiss(tm.TableID, v) {
+			ts.changed()
+		}
+	}
+	if m.Version >= mf.OF14 {
+		if tm.Config&^(ofp.TableConfigEviction|ofp.TableConfigVacancyEvents) != 0 {
+			return &ofp.Error{Code: ofp.OFPTMFC_BAD_CONFIG, Err: fmt.Errorf("table config %#x", tm.Config)}
+		}
+		ts.mu.Lock()
+		for t := range ts.cfg {
+			if tm.TableID != 255 && int(tm.TableID) != t {
+				continue
+			}
+			tc := &ts.cfg[t]
+			tc.eviction = tm.Config&ofp.TableConfigEviction != 0
+			tc.vacancy = tm.Config&ofp.TableConfigVacancyEvents != 0
+			if tm.Vacancy != nil {
+				tc.down, tc.up = tm.Vacancy.Down, tm.Vacancy.Up
+			}
+		}
+		ts.mu.Unlock()
+		for t := range ts.cfg {
+			if tm.TableID == 255 || int(tm.TableID) == t {
+				ts.tables.SetOpenFlowEviction(uint8(t), tm.Config&ofp.TableConfigEviction != 0)
+			}
+		}
+	}
+	return nil
+}
+
+// tableConfig is a table's OpenFlow 1.4 configuration (table_mod's
+// eviction and vacancy-event settings, reported by the table
+// description).
+type tableConfig struct {
+	eviction, vacancy bool
+	down, up          uint8
+}
+
+// tableDesc answers OFPMP_TABLE_DESC. Eviction may use every criterion
+// (OTHER, IMPORTANCE, LIFETIME) as in Open vSwitch; a table without a
+// flow limit is always 100 % vacant.
+func (ts *tableSet) tableDesc(s ofconn.Sender, m *ofp.Msg) error {
+	rep := &ofp.TableDescReply{}
+	ts.mu.Lock()
+	for t := 0; t < ts.numTables(); t++ {
+		tc := ts.cfg[t]
+		flags := uint32(7)
+		td := ofp.TableDesc{TableID: uint8(t), EvictionFlags: &flags}
+		if tc.eviction {
+			td.Config |= ofp.TableConfigEviction
+		}
+		if tc.vacancy {
+			td.Config |= ofp.TableConfigVacancyEvents
+			td.Vacancy = &ofp.TableVacancy{Down: tc.down, Up: tc.up, Vacancy: 100}
+		}
+		rep.Tables = append(rep.Tables, td)
+	}
+	ts.mu.Unlock()
+	return s.Reply(m, rep)
+}
+
+// numTables is how many OpenFlow tables the bridge exposes (0-253).
+func (ts *tableSet) numTables() int { return 254 }

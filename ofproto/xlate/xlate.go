@@ -149,11 +149,23 @@ func NewSnapshot(bridge string, fdb uint32, ports []*Port) *Snapshot {
 	return s
 }
 
+// Owner is the upcall side of the switch that owns an Xlator (set by
+// it): a translation that starts in one bridge and crosses a patch port
+// into another hands the work it did there to the other bridge's owner.
+type Owner interface {
+	// SendPacketIns sends packet-ins made in this bridge's pipeline to
+	// its controllers.
+	SendPacketIns(pis []PacketIn)
+	// CreditPatch counts packets and bytes sent into patch port port of
+	// this bridge (tx) or received into it from its peer.
+	CreditPatch(port uint16, tx bool, packets, bytes uint64)
+}
+
 // Xlator translates flows for one bridge.
 type Xlator struct {
-	// Owner is the bridge's switch (set by its owner), so that work a
+	// Owner is the bridge's upcall handler (set by it), so that work a
 	// translation produced for another bridge reaches it.
-	Owner  any
+	Owner  Owner
 	Tables *oftable.Tables
 	Recirc *RecircTable
 	snap   atomic.Pointer[Snapshot]

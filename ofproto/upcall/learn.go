@@ -1,4 +1,4 @@
-package ofswitch
+package upcall
 
 import (
 	"sync"
@@ -79,16 +79,18 @@ func (ls *learnedSet) removed(rs []oftable.Removal) []flowKey {
 	return del
 }
 
-// deleteLearned deletes the flows learned by removed learning flows.
-func (b *Bridge) deleteLearned(rs []oftable.Removal) {
-	del := b.learned.removed(rs)
+// ForgetLearned drops the records of removed flows and returns the
+// deletes of the flows that removed learning flows learned (with
+// delete_learned), for the switch to apply.
+func (h *Handler) ForgetLearned(rs []oftable.Removal) []*oftable.FlowMod {
+	del := h.learned.removed(rs)
 	if len(del) == 0 {
-		return
+		return nil
 	}
-	x := b.tables.Begin()
-	for _, fk := range del {
-		x.Apply(&oftable.FlowMod{Command: ofp.FlowDeleteStrict, Table: fk.table, Priority: fk.priority, Match: fk.match,
-			OutPort: oftable.PortAny, OutGroup: oftable.GroupAny, NewCookie: oftable.CookieUnchanged})
+	fms := make([]*oftable.FlowMod, len(del))
+	for i, fk := range del {
+		fms[i] = &oftable.FlowMod{Command: ofp.FlowDeleteStrict, Table: fk.table, Priority: fk.priority, Match: fk.match,
+			OutPort: oftable.PortAny, OutGroup: oftable.GroupAny, NewCookie: oftable.CookieUnchanged}
 	}
-	b.sendFlowRemoved(x.Commit())
+	return fms
 }

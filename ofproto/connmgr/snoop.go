@@ -1,4 +1,4 @@
-package ofswitch
+package connmgr
 
 import (
 	"bufio"
@@ -231,7 +231,7 @@ func snoopRank(r ofconn.Role) int {
 // snoopTarget picks the hub to attach a snooper to (nil: no controller):
 // the controller connection with the best role among the active
 // targets (connected or not) and the accepted passive connections.
-func (b *Bridge) snoopTarget() *snoopHub {
+func (m *Manager[X]) snoopTarget() *snoopHub {
 	var best *snoopHub
 	bestRank := -1
 	consider := func(h *snoopHub, rank int) {
@@ -239,15 +239,15 @@ func (b *Bridge) snoopTarget() *snoopHub {
 			best, bestRank = h, rank
 		}
 	}
-	b.mu.Lock()
-	for target, cs := range b.ctlStates {
+	m.mu.Lock()
+	for target, cs := range m.ctlStates {
 		cs.mu.Lock()
 		if cs.hub == nil {
 			cs.hub = &snoopHub{}
 			cs.hub.gone = func() bool {
-				b.mu.Lock()
-				defer b.mu.Unlock()
-				return b.ctlStates[target] != cs
+				m.mu.Lock()
+				defer m.mu.Unlock()
+				return m.ctlStates[target] != cs
 			}
 			if cs.conn != nil {
 				cs.hub.attach(cs.conn)
@@ -260,16 +260,16 @@ func (b *Bridge) snoopTarget() *snoopHub {
 		consider(cs.hub, rank)
 		cs.mu.Unlock()
 	}
-	b.mu.Unlock()
-	for _, c := range b.ctl.Conns() {
-		st := b.conns.get(c, true)
-		b.conns.mu.Lock()
+	m.mu.Unlock()
+	for _, c := range m.ctl.Conns() {
+		st := m.Get(c, true)
+		m.cmu.Lock()
 		if st.hub == nil {
 			st.hub = &snoopHub{}
 			st.hub.attach(c)
 		}
 		h := st.hub
-		b.conns.mu.Unlock()
+		m.cmu.Unlock()
 		consider(h, snoopRank(c.State().Role()))
 	}
 	return best
@@ -278,12 +278,12 @@ func (b *Bridge) snoopTarget() *snoopHub {
 // ListenSnoop opens the bridge's snoop socket at path (by convention
 // <rundir>/<bridge>.snoop, a stale socket file is replaced) and serves
 // it until the bridge is closed.
-func (b *Bridge) ListenSnoop(path string) error {
-	l, err := unixsock.Listen(path, b.cfg.SocketPerm)
+func (m *Manager[X]) ListenSnoop(path string) error {
+	l, err := unixsock.Listen(path, m.cfg.SocketPerm)
 	if err != nil {
-		return fmt.Errorf("bridge %s: %w", b.cfg.Name, err)
+		return fmt.Errorf("bridge %s: %w", m.cfg.Name, err)
 	}
-	stop := context.AfterFunc(b.ctx, func() { l.Close() })
+	stop := context.AfterFunc(m.ctx, func() { l.Close() })
 	go func() {
 		defer stop()
 		for {
@@ -296,7 +296,7 @@ func (b *Bridge) ListenSnoop(path string) error {
 				}
 				return
 			}
-			b.addSnoop(nc)
+			m.addSnoop(nc)
 		}
 	}()
 	return nil
@@ -304,19 +304,34 @@ func (b *Bridge) ListenSnoop(path string) error {
 
 // addSnoop attaches a new snoop connection, or closes it when there is
 // no controller connection to snoop on.
-func (b *Bridge) addSnoop(nc net.Conn) {
-	h := b.snoopTarget()
+func (m *Manager[X]) addSnoop(nc net.Conn) {
+	h := m.snoopTarget()
 	if h == nil {
-		b.cfg.Debugf("%s: no controller connection to snoop", b.cfg.Name)
+		m.cfg.Debugf("%s: no controller connection to snoop", m.cfg.Name)
 		nc.Close()
 		return
 	}
 	sn := &snooper{nc: nc, q: make(chan []byte, snoopQueueLen), done: make(chan struct{})}
 	h.add(sn)
 	// Snoop connections end with the bridge.
-	stop := context.AfterFunc(b.ctx, sn.close)
+	stop := context.AfterFunc(m.ctx, sn.close)
 	go sn.run(func() {
 		stop()
 		h.drop(sn)
 	})
+}
+
+// Snooped reports whether active controller target has snoopers attached
+// (the hub's tap is published): for tests and status.
+func (m *Manager[X]) Snooped(target string) bool {
+	m.mu.Lock()
+	cs := m.ctlStates[target]
+	m.mu.Unlock()
+	if cs == nil {
+		return false
+	}
+	cs.mu.Lock()
+	h := cs.hub
+	cs.mu.Unlock()
+	return h != nil && h.pub.Load() != nil
 }

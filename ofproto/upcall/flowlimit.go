@@ -1,12 +1,9 @@
-package ofswitch
+package upcall
 
 import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/gvs-project/gvs/datapath/dpif"
-	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
 // Dynamic flow limit, as Open vSwitch's udpif keeps it
@@ -177,39 +174,6 @@ func (l *FlowLimit) policy(nflows int) overLimitPolicy {
 	return overLimitPolicy{over: int64(nflows) > limit, killAll: int64(nflows) > killAllFactor*limit}
 }
 
-// FlowCounter is implemented by datapaths that count their megaflows
-// cheaply (without a dump); the miss path uses it to apply the limit.
-type FlowCounter interface {
-	FlowCount() int
-}
-
-// FlowLimitConfigurer is implemented by datapaths whose configuration
-// carries other_config:flow-limit (the ceiling of the dynamic limit).
-type FlowLimitConfigurer interface {
-	ConfiguredFlowLimit() int
-}
-
-// flowCountFunc returns how the bridge counts the datapath's megaflows:
-// cheaply if the datapath can, else from its statistics.
-func flowCountFunc(dp dpif.Datapath) func() int {
-	if fc, ok := dp.(FlowCounter); ok {
-		return fc.FlowCount
-	}
-	return func() int { return int(dp.Stats().Flows) }
-}
-
-// ceilingOf returns the datapath's other_config:flow-limit, or 0 if it
-// does not say.
-func ceilingOf(dp any) int {
-	if c, ok := dp.(FlowLimitConfigurer); ok {
-		return c.ConfiguredFlowLimit()
-	}
-	return 0
-}
-
-// FlowLimit returns the bridge's (its datapath's) dynamic flow limit.
-func (b *Bridge) FlowLimit() *FlowLimit { return b.flowLimit }
-
 // idleSince returns how long a megaflow has not been used as of now (since
 // it was made, if never).
 func idleSince(st time.Time, created, now time.Time) time.Duration {
@@ -217,34 +181,4 @@ func idleSince(st time.Time, created, now time.Time) time.Duration {
 		st = created
 	}
 	return now.Sub(st)
-}
-
-// creditUpcall credits the packet of an upcall to the rules and tables
-// that translated it, as Open vSwitch's upcall handler does: the datapath
-// executes it apart, so no megaflow carries its statistics.
-func (b *Bridge) creditUpcall(out *xlate.Out, u *dpif.Upcall) {
-	n := uint64(0)
-	if u.Packet != nil {
-		n = uint64(u.Packet.Len())
-	}
-	b.creditOnePacket(out, n)
-}
-
-// creditOnePacket credits one packet of n bytes to the rules, table
-// lookups and patch ports of its translation (a packet handled without a
-// megaflow: an uninstalled upcall, a packet-out).
-func (b *Bridge) creditOnePacket(out *xlate.Out, n uint64) {
-	now := time.Now()
-	for _, r := range out.Rules {
-		r.Stats.Add(1, n, now)
-	}
-	b.countLookups(out.Tables, 1)
-	for _, g := range out.Groups {
-		g.Credit(1, n)
-	}
-	b.creditPatches(out.Patches, 1, n)
-	creditMirrors(out.Mirrors, 1, n)
-	for _, s := range out.BFDRx {
-		s.AccountRx(1)
-	}
 }

@@ -1,4 +1,4 @@
-package ofswitch
+package connmgr
 
 import (
 	"sync"
@@ -55,18 +55,18 @@ func (p *probeSet) get(target string) time.Duration {
 
 // passiveProbe is the probe of a connection accepted on a passive
 // controller target: that target's setting.
-func (b *Bridge) passiveProbe(c *ofconn.Conn) time.Duration {
+func (m *Manager[X]) passiveProbe(c *ofconn.Conn) time.Duration {
 	l := c.Listener()
-	b.mu.Lock()
+	m.mu.Lock()
 	target := ""
-	for t, pl := range b.passive {
+	for t, pl := range m.passive {
 		if pl == l {
 			target = t
 		}
 	}
-	b.mu.Unlock()
+	m.mu.Unlock()
 	if target == "" {
 		return controllerProbe
 	}
-	return b.probes.get(target)
+	return m.probes.get(target)
 }

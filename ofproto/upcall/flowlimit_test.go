@@ -1,4 +1,4 @@
-package ofswitch
+package upcall
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package ofswitch
+package connmgr
 
 import (
 	"strconv"
@@ -66,11 +66,11 @@ type ControllerStatus struct {
 
 // ControllerStatus reports an active controller target's state (passive
 // targets report nothing, as in Open vSwitch).
-func (b *Bridge) ControllerStatus(target string) (ControllerStatus, bool) {
-	b.mu.Lock()
-	st := b.ctlStates[target]
-	held := b.held[target]
-	b.mu.Unlock()
+func (m *Manager[X]) ControllerStatus(target string) (ControllerStatus, bool) {
+	m.mu.Lock()
+	st := m.ctlStates[target]
+	held := m.held[target]
+	m.mu.Unlock()
 	if held {
 		// As Open vSwitch: not connected, no role, no status.
 		return ControllerStatus{Status: map[string]string{}}, true
@@ -120,11 +120,6 @@ func (b *Bridge) ControllerStatus(target string) (ControllerStatus, bool) {
 	return cs, true
 }
 
-// failOpenDelay is how long a standalone bridge's controllers must all
-// be unreachable before it fails open: three inactivity probe intervals
-// of 5 s, as Open vSwitch's default.
-const failOpenDelay = 15 * time.Second
-
 // down reports how long the target has been without a connection (0 while
 // connected).
 func (st *ctlState) down(now time.Time) time.Duration {
@@ -140,24 +135,33 @@ func (st *ctlState) down(now time.Time) time.Duration {
 	return now.Sub(since)
 }
 
-// checkFailOpen enters or leaves fail-open mode: a standalone bridge
-// whose active controllers have all been unreachable for failOpenDelay
-// forwards every packet with NORMAL until one connects.
-func (b *Bridge) checkFailOpen(now time.Time) {
-	b.mu.Lock()
-	open := b.standalone && len(b.ctlStates) > 0
-	for _, st := range b.ctlStates {
-		if st.down(now) < failOpenDelay {
-			open = false
+// ControllersDown reports whether the bridge has active controller
+// targets and none of them has had a connection for at least d (a
+// standalone bridge then fails open).
+func (m *Manager[X]) ControllersDown(now time.Time, d time.Duration) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.ctlStates) == 0 {
+		return false
+	}
+	for _, st := range m.ctlStates {
+		if st.down(now) < d {
+			return false
 		}
 	}
-	b.mu.Unlock()
-	if open == b.xl.FailOpen() {
+	return true
+}
+
+// hold records a held controller target; only active targets report a
+// status, as in Open vSwitch.
+//
+// Preconditions: m.mu is held.
+func (m *Manager[X]) hold(target string) {
+	if ofconn.IsPassive(target) {
 		return
 	}
-	b.xl.SetFailOpen(open)
-	if open {
-		b.cfg.Logf("%s: could not connect to controller for %v, failing open", b.cfg.Name, failOpenDelay)
+	if m.held == nil {
+		m.held = map[string]bool{}
 	}
-	b.changed()
+	m.held[target] = true
 }

@@ -1,4 +1,4 @@
-package ofswitch
+package connmgr
 
 import (
 	"net"
@@ -229,16 +229,17 @@ func (l *pinLimitSet) get(target string) (RateLimit, bool) {
 }
 
 // pinsched returns the scheduler for packet-ins of kind miss (or action)
-// on connection s (state st), or nil when s is not a controller
+// on connection c, or nil when s is not a controller
 // connection with a rate limit: an active one, or one accepted on a
 // passive controller target (each such connection has its own
 // schedulers, as Open vSwitch's ofconns of a service). The management
 // socket is never limited.
-func (b *Bridge) pinsched(s ofconn.Sender, st *connState, miss bool) *pinsched {
-	b.mu.Lock()
+func (m *Manager[X]) pinsched(c *Conn[X], miss bool) *pinsched {
+	s := c.Sender
+	m.mu.Lock()
 	var target string
 	var cs *ctlState
-	for t, cst := range b.ctlStates {
+	for t, cst := range m.ctlStates {
 		cst.mu.Lock()
 		if cst.conn == s {
 			target, cs = t, cst
@@ -249,22 +250,22 @@ func (b *Bridge) pinsched(s ofconn.Sender, st *connState, miss bool) *pinsched {
 		}
 	}
 	if cs == nil {
-		if lc, ok := s.(interface{ Listener() net.Listener }); ok && lc.Listener() != nil {
-			for t, l := range b.passive {
+		if lc, ok := s.(listenerConn); ok && lc.Listener() != nil {
+			for t, l := range m.passive {
 				if l == lc.Listener() {
 					target = t
 				}
 			}
 		}
 	}
-	b.mu.Unlock()
+	m.mu.Unlock()
 	if cs == nil {
-		if target == "" || st == nil {
+		if target == "" {
 			return nil
 		}
-		return b.passivePinsched(target, st, miss)
+		return m.passivePinsched(target, c, miss)
 	}
-	lim, ok := b.pins.get(target)
+	lim, ok := m.pins.get(target)
 	if !ok {
 		return nil
 	}
@@ -277,7 +278,7 @@ func (b *Bridge) pinsched(s ofconn.Sender, st *connState, miss bool) *pinsched {
 		cs.pins = &[2]*pinsched{newPinsched(l, nil), newPinsched(l, nil)}
 		cs.pinsConn = s
 		for _, p := range cs.pins {
-			p.kick = b.drainer(p)
+			p.kick = m.drainer(p)
 		}
 	} else {
 		for _, p := range cs.pins {
@@ -294,7 +295,7 @@ func (b *Bridge) pinsched(s ofconn.Sender, st *connState, miss bool) *pinsched {
 // drainer returns a kick function that sends p's backlog as tokens
 // accrue, from one goroutine at a time, until the backlog is empty or the
 // bridge closes.
-func (b *Bridge) drainer(p *pinsched) func() {
+func (m *Manager[X]) drainer(p *pinsched) func() {
 	var running atomic.Bool
 	return func() {
 		if !running.CompareAndSwap(false, true) {
@@ -313,7 +314,7 @@ func (b *Bridge) drainer(p *pinsched) func() {
 					continue
 				}
 				select {
-				case <-b.ctx.Done():
+				case <-m.ctx.Done():
 					running.Store(false)
 					return
 				case <-time.After(wait):
@@ -324,9 +325,9 @@ func (b *Bridge) drainer(p *pinsched) func() {
 }
 
 // passivePinsched is pinsched for a connection accepted on passive
-// target; its schedulers live in its connState.
-func (b *Bridge) passivePinsched(target string, st *connState, miss bool) *pinsched {
-	lim, ok := b.pins.get(target)
+// target; its schedulers live in its Conn.
+func (m *Manager[X]) passivePinsched(target string, st *Conn[X], miss bool) *pinsched {
+	lim, ok := m.pins.get(target)
 	if !ok {
 		return nil
 	}
@@ -336,7 +337,7 @@ func (b *Bridge) passivePinsched(target string, st *connState, miss bool) *pinsc
 	if st.pins == nil {
 		st.pins = &[2]*pinsched{newPinsched(l, nil), newPinsched(l, nil)}
 		for _, p := range st.pins {
-			p.kick = b.drainer(p)
+			p.kick = m.drainer(p)
 		}
 	} else {
 		for _, p := range st.pins {
@@ -347,4 +348,23 @@ func (b *Bridge) passivePinsched(target string, st *connState, miss bool) *pinsc
 		return st.pins[1]
 	}
 	return st.pins[0]
+}
+
+// listenerConn is a connection accepted on a listener (*ofconn.Conn).
+type listenerConn interface{ Listener() net.Listener }
+
+var _ listenerConn = (*ofconn.Conn)(nil)
+
+// SendPacketIn sends a packet-in to c with send, through the packet-in
+// rate limit of c's controller target if it has one (miss: the
+// scheduler of table-miss packet-ins, else that of the others); port is
+// the packet's input port, which the scheduler queues by.
+func (m *Manager[X]) SendPacketIn(c *Conn[X], port uint32, miss bool, send func()) {
+	if m.pins.active() {
+		if sched := m.pinsched(c, miss); sched != nil {
+			sched.send(port, send)
+			return
+		}
+	}
+	send()
 }

@@ -1,0 +1,32 @@
+package ofswitch
+
+import (
+	"time"
+
+	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/upcall"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// upcallSwitch is the bridge as its upcall handler sees it
+// (upcall.Switch): the packet-ins, learned flows, BFD and flow export
+// work that translations of datapath upcalls leave to the switch.
+type upcallSwitch struct{ b *Bridge }
+
+var _ upcall.Switch = upcallSwitch{}
+
+func (s upcallSwitch) SendPacketIns(pis []xlate.PacketIn) { s.b.sendPacketIns(pis) }
+
+func (s upcallSwitch) ApplyFlowMods(fms []*oftable.FlowMod) error { return s.b.applyFlowMods(fms) }
+
+func (s upcallSwitch) SlowPath(u *dpif.Upcall) { s.b.slowPathUpcall(u) }
+
+func (s upcallSwitch) Sample(u *dpif.Upcall) bool { return s.b.fe.sampleUpcall(u) }
+
+func (s upcallSwitch) NetFlowAccount(key *flow.Key, out uint16, packets, bytes uint64, tcpFlags uint16, used time.Time) {
+	s.b.fe.netflowAccount(key, out, packets, bytes, tcpFlags, used)
+}
+
+func (s upcallSwitch) NetFlowExpire(key *flow.Key) { s.b.fe.netflowExpire(key) }
