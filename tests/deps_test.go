@@ -65,6 +65,15 @@ var badDeps = []badDep{
 	{"ofproto/bfd", "datapath", "bfd owns the protocol only; the switch hands it flow fields and payloads"},
 	{"ofproto/bfd", "ofproto/xlate", "bfd is below translation, which consults its sessions"},
 	{"ofproto/bfd", "ofproto/ofswitch", "bfd is below the switch, which runs its sessions"},
+	// vswitchd/ is the daemon's library layer, below cmd/ and above
+	// ovsdb/bridge, ofproto and datapath: it may import dpnetdev, which
+	// ofproto may not.
+	{"datapath", "vswitchd", "the datapath is below the daemon's library layer"},
+	{"ofproto", "vswitchd", "ofproto is below the daemon's library layer"},
+	{"ovsdb", "vswitchd", "the bridge layer configures a Switch; vswitchd/backer implements it"},
+	{"internal", "vswitchd", "internal leaves import nothing of the daemon"},
+	{"vswitchd/backer", "cmd", "the backer is library code; cmd/vswitchd registers its commands"},
+	{"vswitchd/backer", "ovsdb/server", "the backer is configured through ovsdb/bridge, never from the server"},
 }
 
 // stdlibAllowed lists the only non-gvs imports allowed per layer prefix.

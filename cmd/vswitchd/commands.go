@@ -22,6 +22,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofptext"
+	"github.com/gvs-project/gvs/vswitchd/backer"
 )
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -131,7 +132,7 @@ func (d *Daemon) cmdDpifShow(context.Context, []string) (string, error) {
 	for _, dp := range d.datapaths() {
 		s := dp.Stats()
 		fmt.Fprintf(&b, "%s: hit:%d missed:%d\n", dpName(dp), s.Hit, s.Missed)
-		b.WriteString(d.sw.dpifShowBridges(strings.TrimPrefix(dp.Name(), "ovs-")))
+		b.WriteString(d.sw.DpifShowBridges(strings.TrimPrefix(dp.Name(), "ovs-")))
 	}
 	return b.String(), nil
 }
@@ -164,7 +165,7 @@ func (d *Daemon) cmdDpctlShow(_ context.Context, args []string) (string, error) 
 		for _, p := range dp.Ports() {
 			typ := ""
 			if p.Type != "system" {
-				typ = " (" + p.Type + tunnelVportConfig(p.Device) + ")"
+				typ = " (" + p.Type + backer.TunnelVportConfig(p.Device) + ")"
 			}
 			fmt.Fprintf(&b, "  port %d: %s%s\n", p.No, p.Name, typ)
 			if stats {

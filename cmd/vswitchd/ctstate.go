@@ -65,11 +65,10 @@ func (d *Daemon) loadConntrackState() {
 	d.mu.Unlock()
 }
 
-// restoreConntrackLocked applies the state read at start to a datapath
-// just created (no ports yet).
-//
-// Preconditions: d.mu is held.
-func (d *Daemon) restoreConntrackLocked(dp *dpnetdev.Datapath) {
+// restoreConntrack applies the state read at start to a datapath just
+// created (no ports yet): backer.Config.DatapathCreated. d.ctRestore is
+// set before the backer exists and only read after.
+func (d *Daemon) restoreConntrack(dp *dpnetdev.Datapath) {
 	r := d.ctRestore
 	if r == nil {
 		return

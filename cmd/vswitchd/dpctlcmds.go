@@ -13,6 +13,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
+	"github.com/gvs-project/gvs/vswitchd/backer"
 )
 
 // dpctlDP is a datapath created with dpctl/add-dp: it has no bridge, as
@@ -75,7 +76,7 @@ func (d *Daemon) cmdAddDP(_ context.Context, args []string) (string, error) {
 	}
 	d.mu.Lock()
 	_, dup := d.dpctlDPs[name]
-	for _, dp := range d.dps {
+	for _, dp := range d.datapaths() {
 		dup = dup || dp.Name() == name
 	}
 	if dup {
@@ -84,7 +85,7 @@ func (d *Daemon) cmdAddDP(_ context.Context, args []string) (string, error) {
 	}
 	dp := dpnetdev.New(name, dpif.DefaultConfig())
 	// The datapath's own internal port 0, named after it.
-	if dev, err := dummy.New(dummy.Config{Name: name, Internal: true, MAC: d.nextDummyMAC()}); err == nil {
+	if dev, err := dummy.New(dummy.Config{Name: name, Internal: true, MAC: d.sw.NextDummyMAC()}); err == nil {
 		dp.AddPort(dev, 0)
 	}
 	if err := dp.Start(); err != nil {
@@ -111,15 +112,8 @@ func (d *Daemon) cmdDelDP(_ context.Context, args []string) (string, error) {
 	if !ok {
 		return "", d.dpctlErr("opening datapath (No such device)")
 	}
-	closeDatapath(x.dp)
+	backer.CloseDatapath(x.dp)
 	return "", nil
-}
-
-func closeDatapath(dp *dpnetdev.Datapath) {
-	dp.Close()
-	for _, p := range dp.Ports() {
-		p.Device.Close()
-	}
 }
 
 // ifaceSpec is dpctl's NAME[,type=TYPE][,port_no=N][,KEY=VALUE...].
@@ -159,7 +153,7 @@ func (d *Daemon) cmdAddIf(_ context.Context, args []string) (string, error) {
 		if typ != "dummy" && typ != "internal" && typ != dummy.TypeInternal && !d.cfg.DummyOverride {
 			return "", d.dpctlErr("%s: can't add port of type %s", sp.name, typ)
 		}
-		dev, err := dummy.New(dummy.Config{Name: sp.name, Internal: typ != "dummy" && typ != "system", MAC: d.nextDummyMAC()})
+		dev, err := dummy.New(dummy.Config{Name: sp.name, Internal: typ != "dummy" && typ != "system", MAC: d.sw.NextDummyMAC()})
 		if err != nil {
 			return "", d.dpctlErr("adding %s to %s failed (%v)", sp.name, args[0], err)
 		}

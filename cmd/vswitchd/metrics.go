@@ -193,10 +193,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	for _, p := range c.d.sw.metricsPorts() {
-		of := strconv.FormatInt(p.ofport, 10)
+	for _, p := range c.d.sw.PortSamples() {
+		of := strconv.FormatInt(p.OFPort, 10)
 		for _, pc := range portCounters {
-			counter(pc.desc, pc.get(&p.stats), p.bridge, p.port, of)
+			counter(pc.desc, pc.get(&p.Stats), p.Bridge, p.Port, of)
 		}
 	}
 	for _, dp := range c.d.datapaths() {
@@ -215,16 +215,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descDPWorkers, float64(dp.Workers()), name)
 		collectConntrack(dp.Conntrack(), name, counter, gauge)
 	}
-	for _, m := range c.d.sw.metricsMACTables() {
-		s := m.table.Stats()
-		gauge(descMACEntries, float64(s.Current), m.bridge)
-		gauge(descMACStatic, float64(s.Static), m.bridge)
-		gauge(descMACMax, float64(s.Max), m.bridge)
+	for _, m := range c.d.sw.MACTables() {
+		s := m.Table.Stats()
+		gauge(descMACEntries, float64(s.Current), m.Bridge)
+		gauge(descMACStatic, float64(s.Static), m.Bridge)
+		gauge(descMACMax, float64(s.Max), m.Bridge)
 		for _, mc := range macCounters {
-			counter(mc.desc, mc.get(&s), m.bridge)
+			counter(mc.desc, mc.get(&s), m.Bridge)
 		}
 	}
-	for _, b := range c.d.sw.ofBridges() {
+	for _, b := range c.d.sw.OFBridges() {
 		bc := b.Counters()
 		counter(descOFPacketIn, bc.PacketIns, b.Name())
 		counter(descOFUpcalls, bc.Upcalls, b.Name())
@@ -290,48 +290,4 @@ func collectConntrack(ct *conntrack.Tracker, dp string,
 		counter(descCTZRefused, ct.ZoneRefused(zone), dp, label)
 		counter(descCTFlushes, uint64(flushes), dp, label)
 	}
-}
-
-// portSample is one port's identity and counters at scrape time.
-type portSample struct {
-	bridge, port string
-	ofport       int64
-	stats        netdev.Stats
-}
-
-// metricsPorts returns every bridge port that has a device (patch ports
-// have none), in bridge and port name order.
-func (s *dpSwitch) metricsPorts() []portSample {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []portSample
-	for _, bn := range sortedKeys(s.bridges) {
-		b := s.bridges[bn]
-		for _, pn := range sortedKeys(b.ports) {
-			p := b.ports[pn]
-			if p.dev == nil {
-				continue
-			}
-			out = append(out, portSample{bridge: bn, port: pn, ofport: p.ofport, stats: p.dev.Stats()})
-		}
-	}
-	return out
-}
-
-type macSample struct {
-	bridge string
-	table  *l2fib.Table
-}
-
-// metricsMACTables returns every bridge's MAC learning table.
-func (s *dpSwitch) metricsMACTables() []macSample {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []macSample
-	for _, bn := range sortedKeys(s.bridges) {
-		if t := s.bridges[bn].fdb; t != nil {
-			out = append(out, macSample{bridge: bn, table: t})
-		}
-	}
-	return out
 }

@@ -105,7 +105,7 @@ func TestPmdStatsShowSelectsWorkerAndRejectsBadArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	d.Datapath("dummy")
+	d.sw.Datapath("dummy")
 	ctx := context.Background()
 	out, err := d.cmdPmdStatsShow(ctx, nil)
 	if err != nil {

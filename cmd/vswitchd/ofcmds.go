@@ -110,7 +110,7 @@ func (d *Daemon) trace(args []string, acts string) (string, error) {
 	if len(args) != 2 {
 		return "", fmt.Errorf("syntax: ofproto/trace {[dp_name] odp_flow | bridge br_flow} [-generate | packet]")
 	}
-	br := d.sw.ofBridge(args[0])
+	br := d.sw.OFBridge(args[0])
 	var in ofswitch.TraceInput
 	if br == nil && strings.Contains(args[1], "(") {
 		// "[dp_name] odp_flow": a datapath flow, traced through the
@@ -120,7 +120,7 @@ func (d *Daemon) trace(args []string, acts string) (string, error) {
 			return "", fmt.Errorf("trace: %w", err)
 		}
 		key := m.Key
-		if br = d.sw.odpBridge(&key); br == nil {
+		if br = d.sw.ODPBridge(&key); br == nil {
 			return "", fmt.Errorf("no bridge owns datapath port %d", key.InPort)
 		}
 		in.ODPKey = &key
@@ -132,7 +132,7 @@ func (d *Daemon) trace(args []string, acts string) (string, error) {
 			return "", err
 		}
 		fl, err := ofswitch.ParseTraceFlow(resolveInPortName(args[1], func(name string) (int64, bool) {
-			return d.sw.portNumber(args[0], name)
+			return d.sw.PortNumber(args[0], name)
 		}))
 		if err != nil {
 			return "", err
@@ -228,7 +228,7 @@ func (d *Daemon) cmdDpifDumpFlows(_ context.Context, args []string) (string, err
 			name = a
 		}
 	}
-	dp, ports, ok := d.sw.bridgeDatapath(name)
+	dp, ports, ok := d.sw.BridgeDatapath(name)
 	if !ok {
 		return "", fmt.Errorf("%s: unknown bridge", name)
 	}
@@ -247,7 +247,7 @@ func (d *Daemon) cmdDpifDumpFlows(_ context.Context, args []string) (string, err
 // cmdRevalidatorWait runs a revalidation round on every bridge, so that
 // the counters and megaflows are current when it returns.
 func (d *Daemon) cmdRevalidatorWait(context.Context, []string) (string, error) {
-	for _, br := range d.sw.ofBridges() {
+	for _, br := range d.sw.OFBridges() {
 		br.Revalidate()
 	}
 	return "", nil
@@ -255,7 +255,7 @@ func (d *Daemon) cmdRevalidatorWait(context.Context, []string) (string, error) {
 
 func (d *Daemon) cmdOfprotoList(context.Context, []string) (string, error) {
 	var b strings.Builder
-	for _, br := range d.sw.ofBridges() {
+	for _, br := range d.sw.OFBridges() {
 		b.WriteString(br.Name() + "\n")
 	}
 	return b.String(), nil

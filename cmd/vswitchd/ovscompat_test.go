@@ -78,23 +78,6 @@ func TestEnableDummyAcceptsOpenVSwitchsModes(t *testing.T) {
 	}
 }
 
-// Dummy devices take aa:55:aa:55:00:00, :01, ... in creation order, as
-// Open vSwitch's netdev-dummy numbers them (ofproto.at masks only the
-// last digit: "addr:aa:55:aa:55:00:0x").
-func TestDummyMACsCountUpFromAA55AA550000(t *testing.T) {
-	d := &Daemon{}
-	for i, want := range []string{"aa:55:aa:55:00:00", "aa:55:aa:55:00:01", "aa:55:aa:55:00:02"} {
-		m := d.nextDummyMAC()
-		if got := macString(m); got != want {
-			t.Errorf("MAC %d = %s, want %s", i, got, want)
-		}
-	}
-	d.dummyMACs.Store(0x1ff)
-	if got := macString(d.nextDummyMAC()); got != "aa:55:aa:55:01:ff" {
-		t.Errorf("MAC 0x1ff = %s, want aa:55:aa:55:01:ff", got)
-	}
-}
-
 // ofproto/trace's br_flow may name its input port (ofproto-dpif.at:
 // "in_port=p1"); the name becomes the port's OpenFlow number.
 func TestResolveInPortNameRewritesPortNames(t *testing.T) {
@@ -154,30 +137,6 @@ func TestTraceOptionsSplitsOpenVSwitchsOptions(t *testing.T) {
 			!slices.Equal(o.ctNext, tc.ctNext) {
 			t.Errorf("%v: rest %q generate %v l7 %d ct-next %#x err %v; want %q %v %d %#x",
 				tc.args, rest, o.generate, len(o.l7), o.ctNext, err, tc.rest, tc.generate, tc.l7, tc.ctNext)
-		}
-	}
-}
-
-// other_config:datapath-id takes 16 hex digits or "0x" and up to 16
-// (ovs-vswitchd.at "set datapath-id"); anything else, and zero, is
-// invalid (0: the default datapath ID applies).
-func TestParseDPIDAcceptsOpenVSwitchsForms(t *testing.T) {
-	for in, want := range map[string]uint64{
-		"0123456789abcdef":    0x0123456789abcdef,
-		"fedcba9876543210":    0xfedcba9876543210,
-		"0x5ad515c0":          0x5ad515c0,
-		"0X0123456789ABCDEF":  0x0123456789abcdef,
-		"0x00":                0,
-		"0x":                  0,
-		"5ad515c0":            0,
-		"0x0123456789abcdef0": 0,
-		"0x-1":                0,
-		"0x+1":                0,
-		"0x1_0":               0,
-		"xyz":                 0,
-	} {
-		if got := parseDPID(in); got != want {
-			t.Errorf("parseDPID(%q) = %#x, want %#x", in, got, want)
 		}
 	}
 }

@@ -102,38 +102,15 @@ func (d *Daemon) cmdUpcallShow(context.Context, []string) (string, error) {
 		fmt.Fprintf(&b, "%s:\n", dpName(dp))
 		st := ofswitch.FlowLimitStatus{Limit: dp.Config().FlowLimit}
 		if d.sw != nil {
-			d.sw.mu.Lock()
-			if fl := d.sw.sharedFlowLimitLocked(strings.TrimPrefix(dp.Name(), "ovs-")); fl != nil {
+			if fl := d.sw.SharedFlowLimit(strings.TrimPrefix(dp.Name(), "ovs-")); fl != nil {
 				st = fl.Status()
 			}
-			d.sw.mu.Unlock()
 		}
 		fmt.Fprintf(&b, "  flows         : (current %d) (avg %d) (max %d) (limit %d)\n", dp.FlowCount(), st.Avg, st.Max, st.Limit)
 		fmt.Fprintf(&b, "  dump duration : %dms\n", st.DumpDuration.Milliseconds())
 		b.WriteString("  ufid enabled : true\n\n")
 	}
 	return b.String(), nil
-}
-
-// sharedFlowLimitLocked returns the dynamic flow limit of the bridges of
-// datapath type typ, nil if it has none. Called with s.mu held.
-func (s *dpSwitch) sharedFlowLimitLocked(typ string) *ofswitch.FlowLimit {
-	for _, br := range s.bridges {
-		if br.dpTyp == typ && br.of != nil {
-			return br.of.FlowLimit()
-		}
-	}
-	return nil
-}
-
-// flowLimitLocked returns the dynamic flow limit a new bridge of datapath
-// type typ shares with the others (a new one for the first, bounded by
-// the datapath's other_config:flow-limit). Called with s.mu held.
-func (s *dpSwitch) flowLimitLocked(typ string) *ofswitch.FlowLimit {
-	if fl := s.sharedFlowLimitLocked(typ); fl != nil {
-		return fl
-	}
-	return ofswitch.NewFlowLimit(s.d.Datapath(typ).ConfiguredFlowLimit())
 }
 
 // pmdUsageMaxSecs is the longest pmd usage window Open vSwitch keeps.

@@ -65,7 +65,7 @@ func (d *Daemon) cmdTimeWarp(ctx context.Context, args []string) (string, error)
 	case <-d.ctx.Done():
 		return "", d.ctx.Err()
 	}
-	for _, br := range d.sw.ofBridges() {
+	for _, br := range d.sw.OFBridges() {
 		br.Revalidate()
 	}
 	return "warped", nil
@@ -76,7 +76,7 @@ func (d *Daemon) cmdTimeWarp(ctx context.Context, args []string) (string, error)
 // credited to their rules first, as Open vSwitch's purge pushes the
 // statistics of the flows it deletes.
 func (d *Daemon) cmdRevalidatorPurge(context.Context, []string) (string, error) {
-	for _, br := range d.sw.ofBridges() {
+	for _, br := range d.sw.OFBridges() {
 		br.Revalidate()
 	}
 	for _, dp := range d.datapaths() {

@@ -37,15 +37,7 @@ func (d *Daemon) eachBridge(f func(*ofswitch.Bridge)) error {
 	if d.sw == nil {
 		return nil
 	}
-	d.sw.mu.Lock()
-	var bs []*ofswitch.Bridge
-	for _, n := range sortedKeys(d.sw.bridges) {
-		if b := d.sw.bridges[n]; b.of != nil {
-			bs = append(bs, b.of)
-		}
-	}
-	d.sw.mu.Unlock()
-	for _, b := range bs {
+	for _, b := range d.sw.OFBridges() {
 		f(b)
 	}
 	return nil
@@ -83,11 +75,7 @@ func (d *Daemon) cmdSetFlowLimit(_ context.Context, args []string) (string, erro
 func (d *Daemon) cmdDpifDumpDps(context.Context, []string) (string, error) {
 	var sb strings.Builder
 	if d.sw != nil {
-		d.sw.mu.Lock()
-		for _, n := range sortedKeys(d.sw.bridges) {
-			fmt.Fprintf(&sb, "%s@%s\n", d.sw.bridges[n].dpTyp, n)
-		}
-		d.sw.mu.Unlock()
+		sb.WriteString(d.sw.DumpDps())
 	}
 	return sb.String(), nil
 }
@@ -125,11 +113,7 @@ func (d *Daemon) cmdDummySetAdminState(_ context.Context, args []string) (string
 		}
 	}
 	if d.sw != nil {
-		d.sw.mu.Lock()
-		for _, n := range sortedKeys(d.sw.bridges) {
-			d.sw.syncPorts(d.sw.bridges[n])
-		}
-		d.sw.mu.Unlock()
+		d.sw.SyncAllPorts()
 	}
 	return "OK\n", nil
 }

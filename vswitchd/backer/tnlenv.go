@@ -1,4 +1,4 @@
-package vswitchd
+package backer
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/ofproto/router"
 	"github.com/gvs-project/gvs/ofproto/tnlneigh"
 	"github.com/gvs-project/gvs/ofproto/xlate"
@@ -20,7 +19,7 @@ import (
 // (ovs/route), the neighbour cache (tnl/neigh) and device addresses —
 // the kernel's for real devices, netdev-dummy/ip4addr's for dummy ones.
 type tunnelEnv struct {
-	s      *dpSwitch
+	s      *Backer
 	routes *router.Table
 	neigh  *tnlneigh.Cache
 	kernel *router.Kernel // nil without kernel access (--disable-system)
@@ -46,7 +45,7 @@ const kernelAddrTTL = time.Second
 
 var _ xlate.TunnelEnv = (*tunnelEnv)(nil)
 
-func newTunnelEnv(s *dpSwitch, useKernel bool) *tunnelEnv {
+func newTunnelEnv(s *Backer, useKernel bool) *tunnelEnv {
 	e := &tunnelEnv{s: s, dummy: map[string][]netip.Prefix{}, neigh: tnlneigh.New(),
 		kaddrs: map[string]kernelAddrs{}, refreshing: map[string]bool{}}
 	// The route table reads addresses synchronously (off the packet path:
@@ -56,7 +55,7 @@ func newTunnelEnv(s *dpSwitch, useKernel bool) *tunnelEnv {
 		if k, err := router.OpenKernel(); err == nil {
 			e.kernel = k
 			if err := e.routes.Sync(k); err != nil {
-				s.d.log.Warn(fmt.Sprintf("route table: %v", err))
+				s.log.Warn(fmt.Sprintf("route table: %v", err))
 			}
 		}
 	}
@@ -70,7 +69,7 @@ func (e *tunnelEnv) watch(ctx context.Context) {
 	}
 	go func() {
 		if err := e.routes.Watch(ctx, e.kernel); err != nil && ctx.Err() == nil {
-			e.s.d.log.Warn(fmt.Sprintf("route table: %v", err))
+			e.s.log.Warn(fmt.Sprintf("route table: %v", err))
 		}
 	}()
 }
@@ -108,7 +107,7 @@ func (e *tunnelEnv) Learn(bridge string, ip netip.Addr, mac [6]byte) {
 }
 
 func (e *tunnelEnv) changed() {
-	for _, b := range e.s.ofBridges() {
+	for _, b := range e.s.OFBridges() {
 		b.TunnelStateChanged()
 	}
 }
@@ -211,35 +210,29 @@ func (e *tunnelEnv) portsShow(context.Context, []string) (string, error) {
 	return "Listening ports:\n" + strings.Join(lines, "\n") + "\n", nil
 }
 
-// registerCommands adds ovs/route/*, tnl/neigh/*, tnl/arp/*,
-// tnl/ports/show and netdev-dummy/ip4addr|ip6addr.
-func (e *tunnelEnv) registerCommands(reg *appctl.Registry) error {
-	for _, c := range e.routes.Commands() {
-		if err := reg.Register(c.Name, c.Usage, c.MinArgs, c.MaxArgs, appctl.Handler(c.Run)); err != nil {
-			return err
-		}
-	}
+// commands are ovs/route/*, tnl/neigh/*, tnl/arp/*, tnl/ports/show and
+// netdev-dummy/ip4addr|ip6addr.
+func (e *tunnelEnv) commands() []router.Command {
+	cmds := e.routes.Commands()
 	for _, c := range e.neigh.Commands() {
 		run := c.Run
 		name := c.Name
-		h := func(ctx context.Context, args []string) (string, error) {
+		c.Run = func(ctx context.Context, args []string) (string, error) {
 			out, err := run(ctx, args)
 			if err == nil && (strings.HasSuffix(name, "/set") || strings.HasSuffix(name, "/flush")) {
 				e.changed()
 			}
 			return out, err
 		}
-		if err := reg.Register(c.Name, c.Usage, c.MinArgs, c.MaxArgs, h); err != nil {
-			return err
-		}
+		cmds = append(cmds, c)
 	}
-	if err := reg.Register("tnl/ports/show", "-v", 0, 1, e.portsShow); err != nil {
-		return err
-	}
+	cmds = append(cmds, router.Command{Name: "tnl/ports/show", Usage: "-v", MinArgs: 0, MaxArgs: 1, Run: e.portsShow})
 	for _, n := range []string{"netdev-dummy/ip4addr", "netdev-dummy/ip6addr"} {
-		if err := reg.Register(n, "[netdev] ipaddr/mask-prefix-len", 2, 2, e.setDummyAddr); err != nil {
-			return err
-		}
+		cmds = append(cmds, router.Command{Name: n, Usage: "[netdev] ipaddr/mask-prefix-len", MinArgs: 2, MaxArgs: 2, Run: e.setDummyAddr})
 	}
-	return nil
+	return cmds
 }
+
+// TunnelCommands are native tunnelling's appctl commands: ovs/route/*,
+// tnl/neigh/*, tnl/arp/*, tnl/ports/show and netdev-dummy/ip4addr|ip6addr.
+func (s *Backer) TunnelCommands() []router.Command { return s.tnl.commands() }

@@ -1,4 +1,4 @@
-package vswitchd
+package backer
 
 import (
 	"strconv"
@@ -30,7 +30,7 @@ import (
 // bundle-idle-timeout: seconds an OpenFlow bundle may go without a
 // message before it is discarded (default 10).
 
-var _ bridge.GlobalConfigurer = (*dpSwitch)(nil)
+var _ bridge.GlobalConfigurer = (*Backer)(nil)
 
 // globalConfig is the part of Open_vSwitch.other_config gvs uses.
 type globalConfig struct {
@@ -58,9 +58,9 @@ func parseGlobalConfig(oc map[string]string) globalConfig {
 }
 
 // ConfigureGlobal applies Open_vSwitch.other_config (bridge.GlobalConfigurer).
-func (s *dpSwitch) ConfigureGlobal(oc map[string]string) {
+func (s *Backer) ConfigureGlobal(oc map[string]string) {
 	g := parseGlobalConfig(oc)
-	d := s.d
+	d := s.dps
 	d.bundleIdle.Store(int64(g.bundleIdle))
 	if old := time.Duration(d.maxIdle.Swap(int64(g.maxIdle))); old != g.maxIdle {
 		idle := g.maxIdle
@@ -91,9 +91,9 @@ func (s *dpSwitch) ConfigureGlobal(oc map[string]string) {
 		return
 	}
 	if g.restoreWait {
-		d.log.Info("flow-restore-wait: holding upcalls, megaflow expiry and controller connections")
+		s.log.Info("flow-restore-wait: holding upcalls, megaflow expiry and controller connections")
 	} else {
-		d.log.Info("flow-restore-wait cleared: resuming upcalls and connecting to controllers")
+		s.log.Info("flow-restore-wait cleared: resuming upcalls and connecting to controllers")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -107,7 +107,7 @@ func (s *dpSwitch) ConfigureGlobal(oc map[string]string) {
 	for _, n := range sortedKeys(s.bridges) {
 		if b := s.bridges[n]; b.of != nil {
 			b.of.SetFlowRestoreWait(g.restoreWait)
-			b.of.SetConfig(d.ofSettings(b.settings))
+			b.of.SetConfig(s.ofSettings(b.settings))
 		}
 	}
 	if !g.restoreWait {
@@ -119,7 +119,7 @@ func (s *dpSwitch) ConfigureGlobal(oc map[string]string) {
 
 // ofSettings is a bridge's settings with its controllers held while
 // flow-restore-wait is on.
-func (d *Daemon) ofSettings(st ofswitch.Settings) ofswitch.Settings {
-	st.HoldControllers = d.restoreWait.Load()
+func (s *Backer) ofSettings(st ofswitch.Settings) ofswitch.Settings {
+	st.HoldControllers = s.dps.restoreWait.Load()
 	return st
 }

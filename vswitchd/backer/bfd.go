@@ -1,11 +1,10 @@
-package vswitchd
+package backer
 
 import (
 	"context"
 	"maps"
 	"time"
 
-	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/ofproto/bfd"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
@@ -53,16 +52,16 @@ func notify(c chan struct{}) {
 }
 
 // StatusChanged is bridge.StatusNotifier: a BFD status changed.
-func (s *dpSwitch) StatusChanged() <-chan struct{} { return s.bfd.status }
+func (s *Backer) StatusChanged() <-chan struct{} { return s.bfd.status }
 
-var _ bridge.StatusNotifier = (*dpSwitch)(nil)
+var _ bridge.StatusNotifier = (*Backer)(nil)
 
 // configureBFDLocked applies the interfaces' bfd columns to their ports'
 // sessions (iface_configure_bfd). It reports whether a session was
 // created or removed: the ports must then be republished (translation
 // recognises control packets by the port's session). Called with s.mu
 // held.
-func (s *dpSwitch) configureBFDLocked(b *swBridge, ports []bridge.PortConfig) bool {
+func (s *Backer) configureBFDLocked(b *dpBridge, ports []bridge.PortConfig) bool {
 	changed := false
 	for _, pc := range ports {
 		for _, ic := range pc.Interfaces {
@@ -87,10 +86,10 @@ func (s *dpSwitch) configureBFDLocked(b *swBridge, ports []bridge.PortConfig) bo
 				continue // reconfigured only when the column changes, as Open vSwitch
 			}
 			p.bfdCfg = ic.BFD
-			env := bfd.Env{Log: s.d.logs.Logger("bfd"), Changed: func() { notify(s.bfd.wake); notify(s.bfd.status) },
+			env := bfd.Env{Log: s.cfg.Logger("bfd"), Changed: func() { notify(s.bfd.wake); notify(s.bfd.status) },
 				// Registered on the first drop, so that coverage/show
 				// reads as Open vSwitch's until then.
-				Dropped: func() { s.d.cov.Counter("bfd_rx_drop").Inc() }}
+				Dropped: func() { s.cfg.Count("bfd_rx_drop") }}
 			env.RxPackets = rx
 			p.bfd = s.bfd.reg.Open(old, ic.Name, ic.BFD, env)
 			if p.bfd != old {
@@ -107,8 +106,8 @@ func (s *dpSwitch) configureBFDLocked(b *swBridge, ports []bridge.PortConfig) bo
 		notify(s.bfd.status)
 		if !s.bfd.started {
 			s.bfd.started = true
-			s.d.wg.Add(1)
-			go func() { defer s.d.wg.Done(); s.runBFD(s.d.ctx) }()
+			s.wg.Add(1)
+			go func() { defer s.wg.Done(); s.runBFD(s.ctx) }()
 		}
 	}
 	return changed
@@ -117,7 +116,7 @@ func (s *dpSwitch) configureBFDLocked(b *swBridge, ports []bridge.PortConfig) bo
 // closeBFDLocked parks a deleted port's session: the configuration that
 // follows the deletion takes it back if the interface is re-added, and
 // ends it otherwise (reapBFDLocked).
-func (s *dpSwitch) closeBFDLocked(p *swPort) {
+func (s *Backer) closeBFDLocked(p *dpPort) {
 	if p.bfd != nil {
 		if old, ok := s.bfd.parked[p.name]; ok {
 			s.bfd.reg.Close(old.sess)
@@ -128,7 +127,7 @@ func (s *dpSwitch) closeBFDLocked(p *swPort) {
 }
 
 // reapBFDLocked ends the parked sessions whose interfaces no bridge has.
-func (s *dpSwitch) reapBFDLocked() {
+func (s *Backer) reapBFDLocked() {
 	for name, pk := range s.bfd.parked {
 		found := false
 		for _, b := range s.bridges {
@@ -152,7 +151,7 @@ type bfdPort struct {
 	mac    [6]byte
 }
 
-func (s *dpSwitch) bfdPorts() []bfdPort {
+func (s *Backer) bfdPorts() []bfdPort {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []bfdPort
@@ -172,7 +171,7 @@ func (s *dpSwitch) bfdPorts() []bfdPort {
 }
 
 // runBFD is the monitor loop.
-func (s *dpSwitch) runBFD(ctx context.Context) {
+func (s *Backer) runBFD(ctx context.Context) {
 	clock := bfd.SystemClock{}
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -182,7 +181,7 @@ func (s *dpSwitch) runBFD(ctx context.Context) {
 			if bp.sess.ShouldSend() {
 				f, oam := bp.sess.PutPacket(bp.mac)
 				if err := bp.of.SendPacket(bp.ofport, f, oam); err != nil {
-					s.d.logs.Logger("bfd").Debug(err.Error())
+					s.cfg.Logger("bfd").Debug(err.Error())
 				}
 			}
 			bp.sess.Run()
@@ -210,7 +209,7 @@ func (s *dpSwitch) runBFD(ctx context.Context) {
 // forwarding decision (Open vSwitch's may_enable) and republishes the
 // ports of the bridges whose ports changed, so that translation (bundle
 // members, fast-failover buckets) and OFPPS_LIVE follow.
-func (s *dpSwitch) updateBFDLiveness() {
+func (s *Backer) updateBFDLiveness() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, b := range s.bridges {
@@ -231,17 +230,8 @@ func (s *dpSwitch) updateBFDLiveness() {
 
 // bfdProcessed is ofswitch.Config.BFDProcessed: a session processed a
 // control packet; a poll is answered at once and liveness updated.
-func (s *dpSwitch) bfdProcessed(*bfd.Session) { notify(s.bfd.wake) }
+func (s *Backer) bfdProcessed(*bfd.Session) { notify(s.bfd.wake) }
 
-// bfdCommands are Open vSwitch's bfd/show and bfd/set-forwarding.
-func (d *Daemon) bfdCommands() []appctl.Command {
-	return []appctl.Command{
-		{Name: "bfd/show", Usage: "[interface]", MaxArgs: 1, Run: func(_ context.Context, args []string) (string, error) {
-			return d.sw.bfd.reg.ShowCommand(args)
-		}},
-		{Name: "bfd/set-forwarding", Usage: "[interface] normal|false|true", MinArgs: 1, MaxArgs: 2,
-			Run: func(_ context.Context, args []string) (string, error) {
-				return d.sw.bfd.reg.SetForwardingCommand(args)
-			}},
-	}
-}
+// BFD is the registry of the interfaces' BFD sessions (bfd/show,
+// bfd/set-forwarding).
+func (s *Backer) BFD() *bfd.Registry { return s.bfd.reg }

@@ -1,4 +1,4 @@
-package vswitchd
+package backer
 
 import (
 	"net/netip"

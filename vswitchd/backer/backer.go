@@ -1,10 +1,12 @@
-package vswitchd
+package backer
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"github.com/gvs-project/gvs/datapath/flow"
+	"log/slog"
 	"math"
 	"net"
 	"os"
@@ -16,13 +18,16 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/netdev/afpacket"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/netdev/tap"
+	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ofproto/bfd"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
 	"github.com/gvs-project/gvs/ofproto/oftable"
@@ -31,15 +36,49 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dpSwitch implements bridge.Switch over the userspace datapaths: bridges
+// Config is what the composition root gives the backer.
+type Config struct {
+	// RunDir holds each bridge's <bridge>.mgmt and <bridge>.snoop
+	// sockets; SocketPerm is their mode and group.
+	RunDir     string
+	SocketPerm unixsock.Perm
+	// DisableSystem (--disable-system) and DummyOverride
+	// (--enable-dummy=override) make every device a dummy one;
+	// EnableDummy (--enable-dummy) also turns on OpenFlow's debug
+	// actions, as Open vSwitch's dummy mode does.
+	DisableSystem, DummyOverride, EnableDummy bool
+	// Workers is the datapaths' packet worker count; 0 the default.
+	Workers int
+	// Logger returns the logger of a vlog module ("bridge", "bfd",
+	// "dpif_netdev", ...).
+	Logger func(module string) *slog.Logger
+	// Count counts one event under a coverage counter's name; nil
+	// discards.
+	Count func(name string)
+	// TLS is the SSL table's files, for ssl:/pssl: controllers.
+	TLS *ofconn.TLSSettings
+	// OFDebug sees every OpenFlow message of every bridge (vconn:dbg).
+	OFDebug ofconn.Debugger
+	// DatapathCreated is called with each datapath as it is created,
+	// before it has ports (the conntrack state read at start).
+	DatapathCreated func(*dpnetdev.Datapath)
+}
+
+// Backer implements bridge.Switch over the userspace datapaths: bridges
 // and their ports, with OpenFlow port numbers allocated as Open vSwitch
 // does, each bridge with its OpenFlow switch (ofproto/ofswitch) that the
 // datapath's upcalls reach by input port.
-type dpSwitch struct {
-	d *Daemon
+type Backer struct {
+	cfg Config
+	log *slog.Logger
+	dps *datapathSet
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the BFD monitor
 
 	mu      sync.Mutex
-	bridges map[string]*swBridge
+	bridges map[string]*dpBridge
 	nextFDB uint32 // table ids for mac_learn; never reused
 	// muxes route each datapath's upcalls to the bridge owning the
 	// packet's in_port; recircs are the datapaths' recirculation ids.
@@ -56,7 +95,7 @@ type dpSwitch struct {
 	bfd *bfdMonitor
 }
 
-type swBridge struct {
+type dpBridge struct {
 	name    string
 	cfgType string // Bridge.datapath_type as configured ("system" when empty)
 	dpTyp   string
@@ -72,7 +111,7 @@ type swBridge struct {
 	// port when the bridge is created, before its other ports, as Open
 	// vSwitch opens that port first; zero when the port is not a dummy.
 	localDummyMAC [6]byte
-	ports         map[string]*swPort // by interface name
+	ports         map[string]*dpPort // by interface name
 
 	// OpenFlow port allocation, as Open vSwitch does it: a rotating
 	// cursor, and the time each number was last freed so that a number
@@ -102,7 +141,7 @@ type portVLAN struct {
 	list   []uint16
 }
 
-type swPort struct {
+type dpPort struct {
 	name   string
 	typ    string
 	ofport int64
@@ -127,12 +166,43 @@ type swPort struct {
 	bfdCfg   map[string]string // the Interface.bfd last applied
 }
 
-var _ bridge.Switch = (*dpSwitch)(nil)
+var _ bridge.Switch = (*Backer)(nil)
 
-func newDPSwitch(d *Daemon) *dpSwitch {
-	return &dpSwitch{d: d, bridges: map[string]*swBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
+// New returns a backer with no bridge and no datapath yet; its
+// background work (BFD, kernel route watching) stops when ctx ends or
+// at Close.
+func New(ctx context.Context, cfg Config) *Backer {
+	if cfg.Count == nil {
+		cfg.Count = func(string) {}
+	}
+	s := &Backer{cfg: cfg, log: cfg.Logger("vswitchd"), bridges: map[string]*dpBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
 		vports: map[string]map[string]*vportRef{}, bfd: newBFDMonitor()}
+	s.dps = &datapathSet{workers: cfg.Workers, log: s.log, dpLog: cfg.Logger, created: cfg.DatapathCreated, dps: map[string]*dpnetdev.Datapath{}}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	s.tnl = newTunnelEnv(s, !cfg.DisableSystem)
+	s.tnl.watch(s.ctx)
+	return s
 }
+
+// Datapath returns the datapath of a type, creating it on first use, as
+// Open vSwitch keeps one datapath per type shared by its bridges.
+func (s *Backer) Datapath(typ string) *dpnetdev.Datapath { return s.dps.get(typ) }
+
+// Datapaths returns the datapaths sorted by name.
+func (s *Backer) Datapaths() []*dpnetdev.Datapath { return s.dps.datapaths() }
+
+// Close stops every bridge's OpenFlow side (controller connections,
+// listeners, revalidator), the BFD monitor and the route watcher; the
+// datapaths stay open for CloseDatapaths.
+func (s *Backer) Close() {
+	s.cancel()
+	s.wg.Wait()
+	s.closeBridges()
+	s.tnl.close()
+}
+
+// CloseDatapaths closes the datapaths and their devices, after Close.
+func (s *Backer) CloseDatapaths() { s.dps.closeAll() }
 
 // dpType maps a Bridge.datapath_type to gvs's datapath: every type is the
 // userspace datapath; "dummy" (Open vSwitch's test datapath) is a separate
@@ -144,7 +214,7 @@ func dpType(t string) string {
 	return "netdev"
 }
 
-func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
+func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.bridges[cfg.Name]; ok {
@@ -154,15 +224,15 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 	if cfgType == "" {
 		cfgType = "system"
 	}
-	s.bridges[cfg.Name] = &swBridge{
+	s.bridges[cfg.Name] = &dpBridge{
 		name: cfg.Name, cfgType: cfgType, dpTyp: dpType(cfg.DatapathType), defaultEA: defaultEA(cfg.UUID),
 		cfgDPID: parseDPID(cfg.OtherConfig["datapath-id"]),
-		ports:   map[string]*swPort{}, freedAt: map[int64]time.Time{},
+		ports:   map[string]*dpPort{}, freedAt: map[int64]time.Time{},
 	}
 	br := s.bridges[cfg.Name]
 	br.hwaddr, br.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"])
-	if br.dpTyp == "dummy" || s.d.cfg.DisableSystem || s.d.cfg.DummyOverride {
-		br.localDummyMAC = s.d.nextDummyMAC()
+	if br.dpTyp == "dummy" || s.cfg.DisableSystem || s.cfg.DummyOverride {
+		br.localDummyMAC = s.dps.nextDummyMAC()
 	}
 	fdb, err := l2fib.New(fdbConfig(cfg.OtherConfig), time.Now())
 	if err != nil {
@@ -171,7 +241,7 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 	}
 	s.nextFDB++
 	br.fdb, br.fdbID = fdb, s.nextFDB
-	dp := s.d.Datapath(br.dpTyp)
+	dp := s.Datapath(br.dpTyp)
 	dp.MACTables().Set(br.fdbID, fdb)
 	if s.muxes[br.dpTyp] == nil {
 		s.muxes[br.dpTyp] = &upcallMux{}
@@ -183,7 +253,7 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 	}
 	name := cfg.Name
 	of, err := ofswitch.New(ofswitch.Config{
-		Name: name, DP: dp, Recirc: s.recircs[br.dpTyp], FDBTable: br.fdbID, RunDir: s.d.cfg.RunDir, SocketPerm: s.d.sockPerm,
+		Name: name, DP: dp, Recirc: s.recircs[br.dpTyp], FDBTable: br.fdbID, RunDir: s.cfg.RunDir, SocketPerm: s.cfg.SocketPerm,
 		FlowLimit:  s.flowLimitLocked(br.dpTyp), // one dynamic limit per datapath (pmdcmds.go)
 		DatapathID: func() uint64 { return s.datapathID(name) },
 		Version:    version.String(),
@@ -193,18 +263,18 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 			// log says how many and how long (OVN router failover).
 			start := time.Now()
 			n := dp.Conntrack().FlushZone(zone)
-			s.d.log.Info(fmt.Sprintf("%s: flushed conntrack zone %d (%d connections) in %v", name, zone, n, time.Since(start)))
+			s.log.Info(fmt.Sprintf("%s: flushed conntrack zone %d (%d connections) in %v", name, zone, n, time.Since(start)))
 			return nil
 		},
 		Meters:       dp.Meters(),
-		TLS:          s.d.TLS(),
-		DebugActions: s.d.cfg.EnableDummy,
+		TLS:          s.cfg.TLS,
+		DebugActions: s.cfg.EnableDummy,
 		SetPortAdmin: func(no uint16, up bool) (bool, error) {
 			return s.setPortAdmin(name, no, up)
 		},
-		Logf:              func(format string, args ...any) { s.d.log.Warn(fmt.Sprintf(format, args...)) },
-		BundleIdleTimeout: func() time.Duration { return time.Duration(s.d.bundleIdle.Load()) },
-		OFDebug:           vconnLog{s.d.logs.Logger("vconn")},
+		Logf:              func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) },
+		BundleIdleTimeout: func() time.Duration { return time.Duration(s.dps.bundleIdle.Load()) },
+		OFDebug:           s.cfg.OFDebug,
 		BFDProcessed:      s.bfdProcessed,
 	})
 	if err != nil {
@@ -213,16 +283,16 @@ func (s *dpSwitch) AddBridge(cfg *bridge.BridgeConfig) error {
 		return fmt.Errorf("bridge %s: %w", cfg.Name, err)
 	}
 	br.of = of
-	if s.d.cfg.RunDir != "" {
+	if s.cfg.RunDir != "" {
 		// <bridge>.snoop, next to <bridge>.mgmt, as Open vSwitch.
-		if err := of.ListenSnoop(filepath.Join(s.d.cfg.RunDir, name+".snoop")); err != nil {
-			s.d.log.Warn(err.Error())
+		if err := of.ListenSnoop(filepath.Join(s.cfg.RunDir, name+".snoop")); err != nil {
+			s.log.Warn(err.Error())
 		}
 	}
 	s.recircs[br.dpTyp].Register(name, of.Xlator())
-	of.SetFlowRestoreWait(s.d.restoreWait.Load())
+	of.SetFlowRestoreWait(s.dps.restoreWait.Load())
 	br.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg), InactivityProbes: inactivityProbes(cfg)}
-	of.SetConfig(s.d.ofSettings(br.settings))
+	of.SetConfig(s.ofSettings(br.settings))
 	of.SetTables(flowTables(cfg))
 	return nil
 }
@@ -248,8 +318,8 @@ func portStats(dp dpif.Datapath, no uint32) (ofp.PortStats, bool) {
 
 // ControllerStatus reports a bridge's controller connection
 // (bridge.ControllerStatuser).
-func (s *dpSwitch) ControllerStatus(bname, target string) (bridge.ControllerStatus, bool) {
-	of := s.ofBridge(bname)
+func (s *Backer) ControllerStatus(bname, target string) (bridge.ControllerStatus, bool) {
+	of := s.OFBridge(bname)
 	if of == nil {
 		return bridge.ControllerStatus{}, false
 	}
@@ -257,8 +327,8 @@ func (s *dpSwitch) ControllerStatus(bname, target string) (bridge.ControllerStat
 	return bridge.ControllerStatus{IsConnected: cs.IsConnected, Role: cs.Role, Status: cs.Status}, ok
 }
 
-// ofBridge returns a bridge's OpenFlow switch, or nil.
-func (s *dpSwitch) ofBridge(name string) *ofswitch.Bridge {
+// OFBridge returns a bridge's OpenFlow switch, or nil.
+func (s *Backer) OFBridge(name string) *ofswitch.Bridge {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b := s.bridges[name]; b != nil {
@@ -267,8 +337,8 @@ func (s *dpSwitch) ofBridge(name string) *ofswitch.Bridge {
 	return nil
 }
 
-// portNumber returns the OpenFlow number of a bridge's port by name.
-func (s *dpSwitch) portNumber(bname, port string) (int64, bool) {
+// PortNumber returns the OpenFlow number of a bridge's port by name.
+func (s *Backer) PortNumber(bname, port string) (int64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b := s.bridges[bname]; b != nil {
@@ -279,8 +349,8 @@ func (s *dpSwitch) portNumber(bname, port string) (int64, bool) {
 	return 0, false
 }
 
-// ofBridges returns every bridge's OpenFlow switch in name order.
-func (s *dpSwitch) ofBridges() []*ofswitch.Bridge {
+// OFBridges returns every bridge's OpenFlow switch in name order.
+func (s *Backer) OFBridges() []*ofswitch.Bridge {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*ofswitch.Bridge
@@ -292,8 +362,8 @@ func (s *dpSwitch) ofBridges() []*ofswitch.Bridge {
 	return out
 }
 
-// bridgeDatapath returns a bridge's datapath and its datapath ports.
-func (s *dpSwitch) bridgeDatapath(name string) (dpif.Datapath, map[uint32]bool, bool) {
+// BridgeDatapath returns a bridge's datapath and its datapath ports.
+func (s *Backer) BridgeDatapath(name string) (dpif.Datapath, map[uint32]bool, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bridges[name]
@@ -306,11 +376,11 @@ func (s *dpSwitch) bridgeDatapath(name string) (dpif.Datapath, map[uint32]bool, 
 			ports[p.odp] = true
 		}
 	}
-	return s.d.Datapath(b.dpTyp), ports, true
+	return s.Datapath(b.dpTyp), ports, true
 }
 
 // datapathID returns a bridge's datapath ID as BridgeStatus reports it.
-func (s *dpSwitch) datapathID(name string) uint64 {
+func (s *Backer) datapathID(name string) uint64 {
 	n, _ := strconv.ParseUint(s.BridgeStatus(name).DatapathID, 16, 64)
 	return n
 }
@@ -319,7 +389,7 @@ func (s *dpSwitch) datapathID(name string) uint64 {
 // ports (patch ports resolved to their peers, which may be on any bridge
 // of the datapath) and re-routes the datapath's upcalls. Called with s.mu
 // held.
-func (s *dpSwitch) syncPorts(b *swBridge) {
+func (s *Backer) syncPorts(b *dpBridge) {
 	for _, ob := range s.bridges {
 		if ob.dpTyp == b.dpTyp && ob.of != nil {
 			ob.of.SetPorts(s.ofPorts(ob))
@@ -331,7 +401,7 @@ func (s *dpSwitch) syncPorts(b *swBridge) {
 // ConfigurePorts applies the Port rows' VLAN settings (tag, trunks,
 // vlan_mode access/trunk/native-tagged/native-untagged) to NORMAL
 // (bridge.PortConfigurer).
-func (s *dpSwitch) ConfigurePorts(bname string, ports []bridge.PortConfig) {
+func (s *Backer) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bridges[bname]
@@ -349,7 +419,7 @@ func (s *dpSwitch) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 		if !ok {
 			// Open vSwitch falls back to trunk for a mode it does not
 			// know; dot1q-tunnel is not supported here.
-			s.d.log.Warn(fmt.Sprintf("port %s: unsupported vlan_mode %s, falling back to trunk mode", pc.Name, pc.VLANMode))
+			s.log.Warn(fmt.Sprintf("port %s: unsupported vlan_mode %s, falling back to trunk mode", pc.Name, pc.VLANMode))
 			mode = xlate.VLANTrunk
 		}
 		v.mode = mode
@@ -381,7 +451,7 @@ func (s *dpSwitch) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 }
 
 // ofPorts describes a bridge's ports for its OpenFlow switch.
-func (s *dpSwitch) ofPorts(b *swBridge) []ofswitch.Port {
+func (s *Backer) ofPorts(b *dpBridge) []ofswitch.Port {
 	var ports []ofswitch.Port
 	for _, p := range b.ports {
 		op := ofswitch.Port{Port: xlate.Port{OFPort: uint16(p.ofport), ODP: xlate.NoODP, Name: p.name, Tag: -1}, HWAddr: p.mac}
@@ -412,7 +482,7 @@ func (s *dpSwitch) ofPorts(b *swBridge) []ofswitch.Port {
 
 // reroute rebuilds a datapath's in_port -> bridge routing. Called with
 // s.mu held.
-func (s *dpSwitch) reroute(dpTyp string) {
+func (s *Backer) reroute(dpTyp string) {
 	mux := s.muxes[dpTyp]
 	if mux == nil {
 		return
@@ -508,7 +578,7 @@ func fdbConfig(oc map[string]string) l2fib.Config {
 	return c
 }
 
-func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
+func (s *Backer) UpdateBridge(cfg *bridge.BridgeConfig) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b := s.bridges[cfg.Name]; b != nil {
@@ -516,7 +586,7 @@ func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
 		b.hwaddr, b.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"]) // applied by ConfigurePorts
 		if b.of != nil {
 			b.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg), InactivityProbes: inactivityProbes(cfg)}
-			b.of.SetConfig(s.d.ofSettings(b.settings))
+			b.of.SetConfig(s.ofSettings(b.settings))
 			b.of.SetTables(flowTables(cfg))
 		}
 		if b.fdb != nil {
@@ -535,15 +605,15 @@ func (s *dpSwitch) UpdateBridge(cfg *bridge.BridgeConfig) error {
 // smaller size removes the oldest entries at once, as Open vSwitch trims
 // its table; a table re-made for the new size is installed under the same
 // id, so megaflows' mac_learn actions keep working. Called with s.mu held.
-func (s *dpSwitch) resizeFDB(b *swBridge, c l2fib.Config) {
+func (s *Backer) resizeFDB(b *dpBridge, c l2fib.Config) {
 	c.AgingTime = b.fdb.AgingTime()
 	nt, err := b.fdb.Resize(c, time.Now())
 	if err != nil {
-		s.d.log.Warn(fmt.Sprintf("bridge %s: mac-table-size %d: %v", b.name, c.Capacity, err))
+		s.log.Warn(fmt.Sprintf("bridge %s: mac-table-size %d: %v", b.name, c.Capacity, err))
 		return
 	}
 	if nt != b.fdb {
-		s.d.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nt)
+		s.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nt)
 		b.fdb = nt
 	}
 }
@@ -582,7 +652,7 @@ func parseDPID(s string) uint64 {
 // closeBridges stops every bridge's OpenFlow side (controller
 // connections, listeners, revalidator) at shutdown; the datapaths are
 // closed after.
-func (s *dpSwitch) closeBridges() {
+func (s *Backer) closeBridges() {
 	s.mu.Lock()
 	var ofs []*ofswitch.Bridge
 	for _, b := range s.bridges {
@@ -596,12 +666,12 @@ func (s *dpSwitch) closeBridges() {
 	}
 }
 
-func (s *dpSwitch) DelBridge(name string) error {
+func (s *Backer) DelBridge(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bridges[name]
 	if b != nil && b.fdb != nil {
-		s.d.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nil)
+		s.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nil)
 	}
 	delete(s.bridges, name)
 	s.forgetPortErrors(name, nil) // portwarn.go
@@ -614,9 +684,9 @@ func (s *dpSwitch) DelBridge(name string) error {
 	return nil
 }
 
-// bridgeFDB returns a bridge's MAC table and a function naming its
+// BridgeFDB returns a bridge's MAC table and a function naming its
 // datapath ports by OpenFlow number (LOCAL for the local port), for fdb/*.
-func (s *dpSwitch) bridgeFDB(name string) (*l2fib.Table, func(uint32) string, bool) {
+func (s *Backer) BridgeFDB(name string) (*l2fib.Table, func(uint32) string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bridges[name]
@@ -645,9 +715,9 @@ func (s *dpSwitch) bridgeFDB(name string) (*l2fib.Table, func(uint32) string, bo
 	}, true
 }
 
-// odpPort returns the datapath port of a bridge's port given by OpenFlow
+// ODPPort returns the datapath port of a bridge's port given by OpenFlow
 // number or name.
-func (s *dpSwitch) odpPort(bname, port string) (uint32, bool) {
+func (s *Backer) ODPPort(bname, port string) (uint32, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bridges[bname]
@@ -669,8 +739,8 @@ func (s *dpSwitch) odpPort(bname, port string) (uint32, bool) {
 	return 0, false
 }
 
-// bridgeNames lists the bridges in name order.
-func (s *dpSwitch) bridgeNames() []string {
+// BridgeNames lists the bridges in name order.
+func (s *Backer) BridgeNames() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return sortedKeys(s.bridges)
@@ -678,35 +748,35 @@ func (s *dpSwitch) bridgeNames() []string {
 
 // isKernelDevice reports whether openDevice gives the interface a Linux
 // network device (AF_PACKET or tap) rather than an in-memory one.
-func (s *dpSwitch) isKernelDevice(b *swBridge, ic *bridge.IfaceConfig) bool {
+func (s *Backer) isKernelDevice(b *dpBridge, ic *bridge.IfaceConfig) bool {
 	switch ic.Type {
 	case "", "system":
-		return !s.d.cfg.DummyOverride
+		return !s.cfg.DummyOverride
 	case "internal":
-		return b.dpTyp != "dummy" && !s.d.cfg.DisableSystem && !s.d.cfg.DummyOverride
+		return b.dpTyp != "dummy" && !s.cfg.DisableSystem && !s.cfg.DummyOverride
 	}
 	return false
 }
 
 // openDevice opens an interface's device by type, as Open vSwitch's
 // netdev providers do.
-func (s *dpSwitch) openDevice(b *swBridge, ic *bridge.IfaceConfig) (netdev.Device, error) {
+func (s *Backer) openDevice(b *dpBridge, ic *bridge.IfaceConfig) (netdev.Device, error) {
 	typ := ic.Type
-	if typ == "internal" && (b.dpTyp == "dummy" || s.d.cfg.DisableSystem) {
+	if typ == "internal" && (b.dpTyp == "dummy" || s.cfg.DisableSystem) {
 		typ = "dummy" // Open vSwitch's dummy datapath has dummy internal ports
 	}
-	if s.d.cfg.DummyOverride && (typ == "" || typ == "system" || typ == "internal") {
+	if s.cfg.DummyOverride && (typ == "" || typ == "system" || typ == "internal") {
 		typ = "dummy"
 	}
 	switch typ {
 	case "dummy":
 		mac := b.localDummyMAC
 		if ic.Name != b.name || ic.Type != "internal" || mac == ([6]byte{}) {
-			mac = s.d.nextDummyMAC()
+			mac = s.dps.nextDummyMAC()
 		}
 		return dummy.New(dummy.Config{Name: ic.Name, Internal: ic.Type == "internal", MAC: mac, MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
 	case "", "system":
-		if s.d.cfg.DisableSystem {
+		if s.cfg.DisableSystem {
 			return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
 		}
 		dev, err := afpacket.Open(afpacket.Config{Name: ic.Name})
@@ -724,7 +794,7 @@ func (s *dpSwitch) openDevice(b *swBridge, ic *bridge.IfaceConfig) (netdev.Devic
 	return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
 }
 
-func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err error) {
+func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer func() { s.logPortError(bname, ic.Name, err) }() // portwarn.go
@@ -732,7 +802,7 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err e
 	if b == nil {
 		return -1, fmt.Errorf("no bridge %s", bname)
 	}
-	p := &swPort{name: ic.Name, typ: ic.Type, odp: dpif.PortNone, mtuReq: ic.MTURequest}
+	p := &dpPort{name: ic.Name, typ: ic.Type, odp: dpif.PortNone, mtuReq: ic.MTURequest}
 	if ic.Type == "patch" {
 		// Checked in Open vSwitch's order: unknown options, then the peer.
 		for k := range ic.Options {
@@ -761,9 +831,9 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err e
 		}
 		want := dpif.PortNone
 		if b.dpTyp == "dummy" {
-			want = dummyPortNo(s.d.Datapath(b.dpTyp), ic.Name)
+			want = dummyPortNo(s.Datapath(b.dpTyp), ic.Name)
 		}
-		no, err := s.d.Datapath(b.dpTyp).AddPort(dev, want)
+		no, err := s.Datapath(b.dpTyp).AddPort(dev, want)
 		if err != nil {
 			dev.Close()
 			return -1, fmt.Errorf("could not add network device %s to ofproto (%v)", ic.Name, err)
@@ -786,7 +856,7 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err e
 	}
 	if p.ofport == 0 {
 		if p.dev != nil {
-			s.d.Datapath(b.dpTyp).DelPort(p.odp)
+			s.Datapath(b.dpTyp).DelPort(p.odp)
 			p.dev.Close()
 		}
 		if p.tunnel != nil {
@@ -798,15 +868,15 @@ func (s *dpSwitch) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err e
 	// Open vSwitch's bridge module reports each interface, then the
 	// datapath ID once the ports are configured (ConfigurePorts,
 	// dpid.go; ovs-vswitchd.at reads both lines).
-	s.d.logs.Logger("bridge").Info(fmt.Sprintf("bridge %s: added interface %s on port %d", bname, ic.Name, p.ofport))
+	s.cfg.Logger("bridge").Info(fmt.Sprintf("bridge %s: added interface %s on port %d", bname, ic.Name, p.ofport))
 	b.updateLocalMTU()
 	s.syncPorts(b)
 	return p.ofport, nil
 }
 
-// dpifShowBridges lists the bridges of datapath type dpTyp and their
+// DpifShowBridges lists the bridges of datapath type dpTyp and their
 // ports as dpif/show does: "    NAME OFPORT/ODP: (TYPE)" in name order.
-func (s *dpSwitch) dpifShowBridges(dpTyp string) string {
+func (s *Backer) DpifShowBridges(dpTyp string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var sb strings.Builder
@@ -876,7 +946,7 @@ const ofportReuseDelay = time.Hour
 // rotating cursor to the next number that is neither in use nor freed in
 // the last hour, falling back to the least recently freed one. This is
 // Open vSwitch's policy, so the same session numbers ports the same way.
-func (b *swBridge) allocOfport(req int64, now time.Time) int64 {
+func (b *dpBridge) allocOfport(req int64, now time.Time) int64 {
 	used := map[int64]bool{}
 	for _, p := range b.ports {
 		used[p.ofport] = true
@@ -911,7 +981,7 @@ func (b *swBridge) allocOfport(req int64, now time.Time) int64 {
 	return lru // 0 only when every number is in use
 }
 
-func (s *dpSwitch) DelPort(bname, iface string) error {
+func (s *Backer) DelPort(bname, iface string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bridges[bname]
@@ -931,7 +1001,7 @@ func (s *dpSwitch) DelPort(bname, iface string) error {
 		s.releaseVport(b.dpTyp, p.tunnel)
 	}
 	if p.dev != nil {
-		s.d.Datapath(b.dpTyp).DelPort(p.odp)
+		s.Datapath(b.dpTyp).DelPort(p.odp)
 		p.dev.Close()
 		if b.fdb != nil {
 			// The port's MAC entries go with it (cost: that port's entries).
@@ -948,7 +1018,7 @@ func (s *dpSwitch) DelPort(bname, iface string) error {
 
 // setPortAdmin brings a bridge's OpenFlow port up or down (port_mod's
 // OFPPC_PORT_DOWN) and reports whether its link is down afterwards.
-func (s *dpSwitch) setPortAdmin(bname string, no uint16, up bool) (bool, error) {
+func (s *Backer) setPortAdmin(bname string, no uint16, up bool) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bridges[bname]
@@ -971,7 +1041,7 @@ func (s *dpSwitch) setPortAdmin(bname string, no uint16, up bool) (bool, error) 
 	return false, fmt.Errorf("no port %d on bridge %s", no, bname)
 }
 
-func (s *dpSwitch) IfaceStatus(bname, iface string) bridge.IfaceStatus {
+func (s *Backer) IfaceStatus(bname, iface string) bridge.IfaceStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bridges[bname]
@@ -1018,7 +1088,7 @@ func (s *dpSwitch) IfaceStatus(bname, iface string) bridge.IfaceStatus {
 
 // SetMTU applies an Interface.mtu_request change in place; clearing the
 // request (0) keeps the current MTU, as Open vSwitch does.
-func (s *dpSwitch) SetMTU(bname, iface string, mtu int64) error {
+func (s *Backer) SetMTU(bname, iface string, mtu int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bridges[bname]
@@ -1043,7 +1113,7 @@ func (s *dpSwitch) SetMTU(bname, iface string, mtu int64) error {
 // request of its own, the smallest MTU of the bridge's other non-internal
 // ports, so that the host side never sends frames a port cannot carry.
 // Open vSwitch does the same.
-func (b *swBridge) updateLocalMTU() {
+func (b *dpBridge) updateLocalMTU() {
 	local := b.ports[b.name]
 	if local == nil || local.dev == nil || local.ofport != bridge.OFPPLocal || local.mtuReq != 0 {
 		return
@@ -1064,7 +1134,7 @@ func (b *swBridge) updateLocalMTU() {
 
 // patchPeered reports whether a patch port's peer is a patch port, on a
 // bridge of the same datapath, that names it back.
-func (s *dpSwitch) patchPeered(b *swBridge, p *swPort) bool {
+func (s *Backer) patchPeered(b *dpBridge, p *dpPort) bool {
 	for _, ob := range s.bridges {
 		if ob.dpTyp != b.dpTyp {
 			continue
@@ -1119,7 +1189,7 @@ func macString(m [6]byte) string {
 	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
 }
 
-func (s *dpSwitch) BridgeStatus(bname string) bridge.BridgeStatus {
+func (s *Backer) BridgeStatus(bname string) bridge.BridgeStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bridges[bname]
@@ -1136,7 +1206,7 @@ func randomMAC(m *[6]byte) {
 }
 
 // hasDummyDevice reports whether a dummy device of that name is a port.
-func (s *dpSwitch) hasDummyDevice(name string) bool {
+func (s *Backer) hasDummyDevice(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, b := range s.bridges {
@@ -1148,9 +1218,9 @@ func (s *dpSwitch) hasDummyDevice(name string) bool {
 	return false
 }
 
-// odpBridge returns the bridge that translates packets with datapath key
+// ODPBridge returns the bridge that translates packets with datapath key
 // k: the owner of its input port, or of the tunnel port that receives it.
-func (s *dpSwitch) odpBridge(k *flow.Key) *ofswitch.Bridge {
+func (s *Backer) ODPBridge(k *flow.Key) *ofswitch.Bridge {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var tunnels []*ofswitch.Bridge

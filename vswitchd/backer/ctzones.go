@@ -1,4 +1,4 @@
-package vswitchd
+package backer
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 )
 
-var _ bridge.ConntrackConfigurer = (*dpSwitch)(nil)
+var _ bridge.ConntrackConfigurer = (*Backer)(nil)
 
 // ConfigureConntrack applies Open_vSwitch.datapaths' conntrack zones
 // (CT_Zone timeout policies and, with Open vSwitch 3.2's schema, limits)
@@ -19,9 +19,9 @@ var _ bridge.ConntrackConfigurer = (*dpSwitch)(nil)
 // to the defaults: Open vSwitch's userspace timeouts and the default zone
 // limit. Limits set with dpctl/ct-set-limits on zones the database does
 // not configure are left alone.
-func (s *dpSwitch) ConfigureConntrack(prev, next map[string]bridge.DatapathConfig) error {
+func (s *Backer) ConfigureConntrack(prev, next map[string]bridge.DatapathConfig) error {
 	old, want := byDatapath(prev), byDatapath(next)
-	for _, dp := range s.d.datapaths() {
+	for _, dp := range s.Datapaths() {
 		t := strings.TrimPrefix(dp.Name(), "ovs-")
 		applyZones(dp.Conntrack(), old[t], want[t])
 	}

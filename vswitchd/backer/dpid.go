@@ -1,4 +1,4 @@
-package vswitchd
+package backer
 
 import (
 	"fmt"
@@ -51,7 +51,7 @@ func universalMAC(m [6]byte) bool {
 
 // pickEA returns the bridge's Ethernet address (see above). Called with
 // the switch's mu held.
-func (b *swBridge) pickEA() [6]byte {
+func (b *dpBridge) pickEA() [6]byte {
 	if b.hasHW {
 		return b.hwaddr
 	}
@@ -74,7 +74,7 @@ func (b *swBridge) pickEA() [6]byte {
 
 // applyHWAddr gives the bridge's local port the bridge's address and
 // reports whether it changed. Called with the switch's mu held.
-func (b *swBridge) applyHWAddr() bool {
+func (b *dpBridge) applyHWAddr() bool {
 	local := b.ports[b.name]
 	if local == nil || local.dev == nil || local.ofport != bridge.OFPPLocal {
 		return false
@@ -89,7 +89,7 @@ func (b *swBridge) applyHWAddr() bool {
 
 // datapathIDLocked is the bridge's datapath ID: other_config:datapath-id,
 // else its Ethernet address. Called with the switch's mu held.
-func (b *swBridge) datapathIDLocked() uint64 {
+func (b *dpBridge) datapathIDLocked() uint64 {
 	if b.cfgDPID != 0 {
 		return b.cfgDPID
 	}
@@ -103,7 +103,7 @@ func (b *swBridge) datapathIDLocked() uint64 {
 // portsConfigured runs at the end of each reconfiguration of a bridge's
 // ports, as Open vSwitch's bridge_reconfigure ends with the datapath ID.
 // Called with the switch's mu held.
-func (s *dpSwitch) portsConfigured(b *swBridge, ports []bridge.PortConfig) {
+func (s *Backer) portsConfigured(b *dpBridge, ports []bridge.PortConfig) {
 	configured := map[string]bool{}
 	for _, pc := range ports {
 		for _, ic := range pc.Interfaces {
@@ -117,12 +117,12 @@ func (s *dpSwitch) portsConfigured(b *swBridge, ports []bridge.PortConfig) {
 // configureDatapathID runs once a bridge's ports are configured: the
 // local port takes the bridge's address, and a new datapath ID is logged
 // as Open vSwitch logs it. Called with the switch's mu held.
-func (s *dpSwitch) configureDatapathID(b *swBridge) {
+func (s *Backer) configureDatapathID(b *dpBridge) {
 	if b.applyHWAddr() {
 		s.syncPorts(b) // the local port's address is in its OpenFlow port
 	}
 	if dpid := b.datapathIDLocked(); dpid != b.loggedDPID {
 		b.loggedDPID = dpid
-		s.d.logs.Logger("bridge").Info(fmt.Sprintf("bridge %s: using datapath ID %016x", b.name, dpid))
+		s.cfg.Logger("bridge").Info(fmt.Sprintf("bridge %s: using datapath ID %016x", b.name, dpid))
 	}
 }

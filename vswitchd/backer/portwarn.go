@@ -1,4 +1,4 @@
-package vswitchd
+package backer
 
 import "strings"
 
@@ -13,7 +13,7 @@ import "strings"
 // failure is logged when it first happens or its reason changes, not on
 // each retry. A nil err (the interface was added) forgets the failure.
 // Called with the switch's mu held.
-func (s *dpSwitch) logPortError(bname, iface string, err error) {
+func (s *Backer) logPortError(bname, iface string, err error) {
 	key := bname + "/" + iface
 	if err == nil {
 		delete(s.portErrs, key)
@@ -28,16 +28,16 @@ func (s *dpSwitch) logPortError(bname, iface string, err error) {
 	}
 	s.portErrs[key] = msg
 	if strings.Contains(msg, ": patch ") {
-		s.d.logs.Logger("netdev_vport").Error(msg)
+		s.cfg.Logger("netdev_vport").Error(msg)
 		return
 	}
-	s.d.logs.Logger("bridge").Warn(msg)
+	s.cfg.Logger("bridge").Warn(msg)
 }
 
 // forgetPortErrors drops the remembered failures of a bridge's
 // interfaces that are no longer configured, so that one added again is
 // logged again. Called with the switch's mu held.
-func (s *dpSwitch) forgetPortErrors(bname string, configured map[string]bool) {
+func (s *Backer) forgetPortErrors(bname string, configured map[string]bool) {
 	prefix := bname + "/"
 	for key := range s.portErrs {
 		if name, ok := strings.CutPrefix(key, prefix); ok && !configured[name] {

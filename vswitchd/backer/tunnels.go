@@ -1,4 +1,4 @@
-package vswitchd
+package backer
 
 import (
 	"fmt"
@@ -258,11 +258,11 @@ func tunnelConfigText(t *xlate.TunnelConfig, opts map[string]string) string {
 	return t.Type + ": " + strings.Join(parts, ", ")
 }
 
-// tunnelVportConfig is the ": k=v, ..." dpctl/show prints after a tunnel
+// TunnelVportConfig is the ": k=v, ..." dpctl/show prints after a tunnel
 // vport's type: Open vSwitch's datapath vports are in packet_type=ptap
 // mode, and a UDP tunnel on a non-default port shows it. It is "" for
 // other devices.
-func tunnelVportConfig(dev netdev.Device) string {
+func TunnelVportConfig(dev netdev.Device) string {
 	v, ok := dev.(*vport.Device)
 	if !ok {
 		return ""
@@ -275,7 +275,7 @@ func tunnelVportConfig(dev netdev.Device) string {
 
 // acquireVport returns the datapath vport for a tunnel, adding it to the
 // datapath on first use. Called with s.mu held.
-func (s *dpSwitch) acquireVport(dpTyp string, t *xlate.TunnelConfig) (*vportRef, error) {
+func (s *Backer) acquireVport(dpTyp string, t *xlate.TunnelConfig) (*vportRef, error) {
 	name := vportName(t)
 	if s.vports[dpTyp] == nil {
 		s.vports[dpTyp] = map[string]*vportRef{}
@@ -284,7 +284,7 @@ func (s *dpSwitch) acquireVport(dpTyp string, t *xlate.TunnelConfig) (*vportRef,
 		v.refs++
 		return v, nil
 	}
-	dp := s.d.Datapath(dpTyp)
+	dp := s.Datapath(dpTyp)
 	dev, err := vport.New(name, tunnelTypes[t.Type].typ, t.DstPort)
 	if err != nil {
 		return nil, err
@@ -305,7 +305,7 @@ func (s *dpSwitch) acquireVport(dpTyp string, t *xlate.TunnelConfig) (*vportRef,
 
 // releaseVport drops a tunnel port's reference on its vport. Called with
 // s.mu held.
-func (s *dpSwitch) releaseVport(dpTyp string, t *xlate.TunnelConfig) {
+func (s *Backer) releaseVport(dpTyp string, t *xlate.TunnelConfig) {
 	name := vportName(t)
 	v := s.vports[dpTyp][name]
 	if v == nil {
@@ -315,13 +315,13 @@ func (s *dpSwitch) releaseVport(dpTyp string, t *xlate.TunnelConfig) {
 		return
 	}
 	delete(s.vports[dpTyp], name)
-	s.d.Datapath(dpTyp).DelPort(v.no)
+	s.Datapath(dpTyp).DelPort(v.no)
 	v.dev.Close()
 }
 
 // addTunnelPort configures a tunnel interface on p. Called with s.mu
 // held.
-func (s *dpSwitch) addTunnelPort(b *swBridge, ic *bridge.IfaceConfig, p *swPort) error {
+func (s *Backer) addTunnelPort(b *dpBridge, ic *bridge.IfaceConfig, p *dpPort) error {
 	t, err := parseTunnel(ic.Name, ic.Type, ic.Options)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package vswitchd
+package backer
 
 import (
 	"errors"
@@ -18,14 +18,14 @@ import (
 // ConfigureFlowExport applies a bridge's NetFlow, sFlow and IPFIX rows
 // (bridge.FlowExportConfigurer). Problems are logged as Open vSwitch
 // logs them; whatever can be applied is.
-func (s *dpSwitch) ConfigureFlowExport(name string, cfg *bridge.FlowExportConfig) {
+func (s *Backer) ConfigureFlowExport(name string, cfg *bridge.FlowExportConfig) {
 	s.mu.Lock()
 	b := s.bridges[name]
 	s.mu.Unlock()
 	if b == nil || b.of == nil {
 		return
 	}
-	log := s.d.logs.Logger("bridge")
+	log := s.cfg.Logger("bridge")
 	if cfg == nil {
 		if err := b.of.SetFlowExport(nil); err != nil {
 			log.Warn(fmt.Sprintf("bridge %s: %v", name, err))
@@ -35,7 +35,7 @@ func (s *dpSwitch) ConfigureFlowExport(name string, cfg *bridge.FlowExportConfig
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
-	dp := s.d.Datapath(b.dpTyp)
+	dp := s.Datapath(b.dpTyp)
 	oc := &ofswitch.FlowExportConfig{IfIndex: func(no uint32) uint32 {
 		pi, ok := dp.Port(no)
 		if !ok || pi.Device == nil || pi.Device.Ifindex() <= 0 {

@@ -1,4 +1,4 @@
-package vswitchd
+package backer
 
 import (
 	"fmt"
@@ -11,12 +11,12 @@ import (
 // (bridge.MirrorConfigurer). Rows Open vSwitch refuses were left out by
 // the parser with a warning, logged here as Open vSwitch logs them.
 // snaplen is kept in 16 bits, as Open vSwitch's mirror_set takes it.
-func (s *dpSwitch) ConfigureMirrors(name string, mirrors []bridge.MirrorConfig, warnings []string) {
-	of := s.ofBridge(name)
+func (s *Backer) ConfigureMirrors(name string, mirrors []bridge.MirrorConfig, warnings []string) {
+	of := s.OFBridge(name)
 	if of == nil {
 		return
 	}
-	log := s.d.logs.Logger("bridge")
+	log := s.cfg.Logger("bridge")
 	for _, w := range warnings {
 		log.Warn(w)
 	}
@@ -40,8 +40,8 @@ func (s *dpSwitch) ConfigureMirrors(name string, mirrors []bridge.MirrorConfig, 
 }
 
 // MirrorStats reports what a bridge's mirror sent (bridge.MirrorStatuser).
-func (s *dpSwitch) MirrorStats(name, uuid string) (packets, bytes int64, ok bool) {
-	of := s.ofBridge(name)
+func (s *Backer) MirrorStats(name, uuid string) (packets, bytes int64, ok bool) {
+	of := s.OFBridge(name)
 	if of == nil {
 		return 0, 0, false
 	}
