@@ -24,6 +24,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/internal/version"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 	"github.com/gvs-project/gvs/ovsdb/client"
 	"github.com/gvs-project/gvs/ovsdb/server"
@@ -48,7 +49,9 @@ type Daemon struct {
 	dbc  *client.Client
 	sw   *backer.Backer
 	mx   *metricsServer // nil unless Config.MetricsAddress is set
-	rm   *remoteManager // OVSDB remotes and SSL settings (remotes.go, managers.go)
+	// tls is the SSL settings of OpenFlow connections and database
+	// remotes (remotes.go).
+	tls ofconn.TLSSettings
 
 	ctlPath string
 	dbSock  string

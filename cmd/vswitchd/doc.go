@@ -10,8 +10,8 @@
 // The embedded server also listens and connects on the remotes of
 // --remote (ovsdb-server's syntax), by default the Manager rows of
 // Open_vSwitch.manager_options, and writes their connection status back
-// as ovsdb-server does (remotes.go, managers.go); pssl:/ssl: remotes and
-// OpenFlow connections use the SSL table's files.
+// as ovsdb-server does (ovsdb/server/remote; remotes.go starts it);
+// pssl:/ssl: remotes and OpenFlow connections share the SSL table's files.
 //
 // The switch itself (datapaths, bridges, ports, upcall routing, BFD,
 // tunnels) is vswitchd/backer; this package creates it and registers its

@@ -1,19 +1,19 @@
-package vswitchd
+package remote
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ovsdb/client"
 	"github.com/gvs-project/gvs/ovsdb/server"
 	"github.com/gvs-project/gvs/ovsdb/vswitch"
@@ -123,12 +123,23 @@ func TestRemoteStatusReadsLikeOvsdbServer(t *testing.T) {
 	}
 }
 
+// noTLS has no SSL files: every handshake fails.
+type noTLS struct{}
+
+func (noTLS) ServerConfig() *tls.Config {
+	return &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		return nil, errors.New("no SSL files")
+	}}
+}
+
+func (noTLS) ClientConfig() (*tls.Config, error) { return nil, errors.New("no SSL files") }
+
 // testRemoteSet is a remote set over a server holding only _Server.
 func testRemoteSet(t *testing.T) *remoteSet {
 	t.Helper()
 	srv := server.New()
 	ctx, cancel := context.WithCancel(context.Background())
-	rs := newRemoteSet(ctx, srv, &ofconn.TLSSettings{}, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	rs := newRemoteSet(ctx, srv, noTLS{}, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(func() { rs.stopAll(); cancel(); srv.Close() })
 	return rs
 }
@@ -253,33 +264,6 @@ func TestPsslRemoteDropsClientsWithoutTLS(t *testing.T) {
 		nc.Close()
 	}
 	waitStatus(t, rs, target, func(conn bool, st map[string]string) bool { return !conn && st["bound_port"] != "" })
-}
-
-func TestRemoteAndSSLFlagsAreParsed(t *testing.T) {
-	cfg := parseConfig(t)
-	if cfg.Remotes != nil || cfg.PrivateKey != "" {
-		t.Errorf("defaults: remotes %q, private key %q", cfg.Remotes, cfg.PrivateKey)
-	}
-	cfg = parseConfig(t, "--remote=ptcp:6640", "--remote", DefaultRemote, "--private-key=db:Open_vSwitch,SSL,private_key",
-		"--certificate=/c.pem", "--ca-cert=/ca.pem")
-	if strings.Join(cfg.Remotes, " ") != "ptcp:6640 "+DefaultRemote || cfg.Certificate != "/c.pem" || cfg.CACert != "/ca.pem" {
-		t.Errorf("parsed %+v", cfg)
-	}
-	rm := &remoteManager{cfg: cfg}
-	if f := rm.sslFiles(nil); !reflect.DeepEqual(f, ofconn.TLSFiles{Certificate: "/c.pem", CACert: "/ca.pem"}) {
-		t.Errorf("files from flags: %+v", f)
-	}
-}
-
-func TestStartFailsOnABadRemoteFlag(t *testing.T) {
-	for _, bad := range []string{"ptcp:notaport", "db:Open_vSwitch,Nope,target"} {
-		cfg := testConfig(t)
-		cfg.Remotes = []string{bad}
-		if d, err := Start(cfg); err == nil {
-			d.Close()
-			t.Errorf("--remote=%s: started", bad)
-		}
-	}
 }
 
 func TestActiveRemoteDropsAPeerThatIgnoresProbes(t *testing.T) {

@@ -1,4 +1,4 @@
-package vswitchd
+package remote
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gvs-project/gvs/ofproto/ofconn"
+	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/ovsdb/client"
 	"github.com/gvs-project/gvs/ovsdb/model"
+	"github.com/gvs-project/gvs/ovsdb/server"
 )
 
 // statusInterval is how often connection times in Manager.status are
@@ -62,22 +63,46 @@ func parseDBRemote(spec string, schema *model.DatabaseSchema) (dbRemote, error) 
 	return r, nil
 }
 
-// remoteManager keeps the embedded server's remotes and the SSL
-// settings in step with the flags and the database: it is a client of
-// the database like the bridge layer, and writes Manager.is_connected
-// and status back as ovsdb-server does.
-type remoteManager struct {
-	cfg *Config
+// SSLFiles are the SSL row's files (the row Open_vSwitch.ssl names, or
+// the only SSL row): "" when a column is empty.
+type SSLFiles struct {
+	PrivateKey, Certificate, CACert string
+	BootstrapCACert                 bool
+}
+
+// Config is what a Manager serves and where it reports.
+type Config struct {
+	// Server is the embedded server the remotes serve; nil with an
+	// external database, whose own server has the remotes (the Manager
+	// then only follows the SSL settings).
+	Server *server.Server
+	// Remotes are --remote's targets: punix:, ptcp:, pssl:, unix:, tcp:,
+	// ssl: and db:DB,TABLE,COLUMN; nil means DefaultRemote alone.
+	Remotes []string
+	// RunDir is where relative punix:/unix: paths are; SocketPerm the
+	// mode and group of punix: sockets.
+	RunDir     string
+	SocketPerm unixsock.Perm
+	// TLS configures pssl: listeners and ssl: connections.
+	TLS TLS
+	// SSL receives the SSL row's files at start and on each change.
+	SSL func(SSLFiles)
+	Log *slog.Logger
+}
+
+// Manager keeps the embedded server's remotes and the SSL settings in
+// step with the flags and the database: it is a client of the database
+// like the bridge layer, and writes Manager.is_connected and status back
+// as ovsdb-server does.
+type Manager struct {
 	log *slog.Logger
-	tls ofconn.TLSSettings
+	ssl func(SSLFiles)
 	set *remoteSet // nil with an external database: its server has the remotes
 	db  *client.Client
 	rep *client.Replica
 
 	static map[string]remoteOptions
 	specs  []dbRemote
-	// tlsOpts are --ssl-protocols and --ssl-ciphers, parsed once.
-	tlsOpts ofconn.TLSOptions
 	// written is the status last written per row (encoded).
 	written map[model.UUID]string
 }
@@ -89,62 +114,39 @@ type managedRow struct {
 	target string
 }
 
-// TLS returns the SSL settings in force (the SSL table, overridden by
-// --private-key, --certificate and --ca-cert) for OpenFlow connections.
-func (d *Daemon) TLS() *ofconn.TLSSettings {
-	if d.rm == nil {
-		return nil
+// Start checks the remotes, monitors the columns they and the SSL
+// settings are read from over c (which the Manager owns from then on,
+// even on error), and applies the first snapshot; Run keeps them in step.
+func Start(ctx context.Context, c *client.Client, cfg Config) (*Manager, error) {
+	rm := &Manager{log: cfg.Log, ssl: cfg.SSL, db: c, static: map[string]remoteOptions{}, written: map[model.UUID]string{}}
+	if rm.ssl == nil {
+		rm.ssl = func(SSLFiles) {}
 	}
-	return &d.rm.tls
-}
-
-// startRemotes starts the remote manager: called after the database
-// is served and before the bridges start (they use its TLS settings).
-func (d *Daemon) startRemotes() error {
-	rm := &remoteManager{cfg: d.cfg, log: d.logs.Logger("remotes"), static: map[string]remoteOptions{}, written: map[model.UUID]string{}}
-	rm.tlsOpts = parseTLSOptions(d.cfg, rm.log)
-	rm.tls.Set(rm.sslFiles(nil))
-	d.rm = rm
-	target := d.cfg.Database
-	if target == "" {
-		target = "unix:" + d.dbSock
-		rm.set = newRemoteSet(d.ctx, d.db, &rm.tls, d.cfg.RunDir, rm.log)
-		rm.set.perm = d.sockPerm
-	} else if len(d.cfg.Remotes) > 0 {
-		rm.log.Warn("--remote ignored: the database is served by " + target)
+	if cfg.Server != nil {
+		rm.set = newRemoteSet(ctx, cfg.Server, cfg.TLS, cfg.RunDir, rm.log)
+		rm.set.perm = cfg.SocketPerm
 	}
-	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, target)
-	if err != nil {
-		if d.cfg.Database != "" {
-			// An external database not reachable yet: startBridges
-			// retries and then starts the remotes (remotesPending).
-			d.remotesPending = true
-			return nil
-		}
-		return fmt.Errorf("remotes: connecting to %s: %w", target, err)
-	}
-	rm.db = c
 	schema, err := c.GetSchema(ctx, "Open_vSwitch")
 	if err != nil {
 		c.Close()
-		return fmt.Errorf("remotes: %w", err)
+		return nil, fmt.Errorf("remotes: %w", err)
 	}
 	cols := map[string][]string{
 		"Open_vSwitch": {"ssl"},
 		"SSL":          {"private_key", "certificate", "ca_cert", "bootstrap_ca_cert"},
 	}
 	if rm.set != nil {
-		remotes := d.cfg.Remotes
+		remotes := cfg.Remotes
 		if remotes == nil {
 			remotes = []string{DefaultRemote}
 		}
 		for _, r := range remotes {
 			if !strings.HasPrefix(r, "db:") {
-				if _, err := parseRemote(r, d.cfg.RunDir); err != nil {
+				if _, err := parseRemote(r, cfg.RunDir); err != nil {
 					c.Close()
-					return err
+					return nil, err
 				}
 				rm.static[r] = remoteOptions{InactivityProbe: probeDefault}
 				continue
@@ -152,7 +154,7 @@ func (d *Daemon) startRemotes() error {
 			spec, err := parseDBRemote(r, schema)
 			if err != nil {
 				c.Close()
-				return err
+				return nil, err
 			}
 			rm.specs = append(rm.specs, spec)
 			cols[spec.table] = append(cols[spec.table], spec.column)
@@ -173,12 +175,10 @@ func (d *Daemon) startRemotes() error {
 	rm.rep, err = c.Monitor(ctx, "Open_vSwitch", tables)
 	if err != nil {
 		c.Close()
-		return fmt.Errorf("remotes: monitoring: %w", err)
+		return nil, fmt.Errorf("remotes: monitoring: %w", err)
 	}
 	rm.configure(rm.rep.Snapshot())
-	d.wg.Add(1)
-	go func() { defer d.wg.Done(); rm.run(d.ctx) }()
-	return nil
+	return rm, nil
 }
 
 func dedupe(s []string) []string {
@@ -192,7 +192,9 @@ func dedupe(s []string) []string {
 	return out
 }
 
-func (rm *remoteManager) run(ctx context.Context) {
+// Run applies the database's changes and writes the remotes' status
+// until ctx ends; then it stops the remotes and closes the connection.
+func (rm *Manager) Run(ctx context.Context) {
 	defer rm.db.Close()
 	tick := time.NewTicker(statusInterval)
 	defer tick.Stop()
@@ -218,8 +220,8 @@ func (rm *remoteManager) run(ctx context.Context) {
 
 // configure applies a snapshot: the SSL settings and the set of remotes.
 // It returns the rows whose status is written back.
-func (rm *remoteManager) configure(snap *client.Snapshot) []managedRow {
-	rm.tls.Set(rm.sslFiles(snap))
+func (rm *Manager) configure(snap *client.Snapshot) []managedRow {
+	rm.ssl(sslFiles(snap))
 	if rm.set == nil {
 		return nil
 	}
@@ -265,64 +267,29 @@ func (rm *remoteManager) configure(snap *client.Snapshot) []managedRow {
 	return rows
 }
 
-// sslFiles returns the SSL files: each flag given as a path wins over the
-// SSL row that Open_vSwitch.ssl names (or the only SSL row).
-func (rm *remoteManager) sslFiles(snap *client.Snapshot) ofconn.TLSFiles {
-	var f ofconn.TLSFiles
-	if snap != nil {
-		var ssl *client.Row
-		for _, ovs := range snap.Rows("Open_vSwitch") {
-			for _, k := range ovs.Get("ssl").Keys {
-				if id, ok := k.(model.UUID); ok {
-					ssl = snap.Row("SSL", id)
-				}
+// sslFiles returns the files of the SSL row that Open_vSwitch.ssl names
+// (or of the only SSL row).
+func sslFiles(snap *client.Snapshot) SSLFiles {
+	var f SSLFiles
+	var ssl *client.Row
+	for _, ovs := range snap.Rows("Open_vSwitch") {
+		for _, k := range ovs.Get("ssl").Keys {
+			if id, ok := k.(model.UUID); ok {
+				ssl = snap.Row("SSL", id)
 			}
 		}
-		if all := snap.Rows("SSL"); ssl == nil && len(all) == 1 {
-			ssl = all[0]
-		}
-		if ssl != nil {
-			f.PrivateKey = firstString(ssl.Get("private_key"))
-			f.Certificate = firstString(ssl.Get("certificate"))
-			f.CACert = firstString(ssl.Get("ca_cert"))
-			d := ssl.Get("bootstrap_ca_cert")
-			f.BootstrapCACert = len(d.Keys) == 1 && d.Keys[0] == true
-		}
 	}
-	for _, o := range []struct {
-		flag string
-		dst  *string
-	}{{rm.cfg.PrivateKey, &f.PrivateKey}, {rm.cfg.Certificate, &f.Certificate}, {rm.cfg.CACert, &f.CACert}} {
-		if o.flag != "" && !strings.HasPrefix(o.flag, "db:") {
-			*o.dst = o.flag
-		}
+	if all := snap.Rows("SSL"); ssl == nil && len(all) == 1 {
+		ssl = all[0]
 	}
-	f.Options = rm.tlsOpts
+	if ssl != nil {
+		f.PrivateKey = firstString(ssl.Get("private_key"))
+		f.Certificate = firstString(ssl.Get("certificate"))
+		f.CACert = firstString(ssl.Get("ca_cert"))
+		d := ssl.Get("bootstrap_ca_cert")
+		f.BootstrapCACert = len(d.Keys) == 1 && d.Keys[0] == true
+	}
 	return f
-}
-
-// parseTLSOptions reads --ssl-protocols and --ssl-ciphers. As in Open
-// vSwitch, a value that cannot be used is logged as an error and the
-// defaults stay in force.
-func parseTLSOptions(cfg *Config, log *slog.Logger) ofconn.TLSOptions {
-	var o ofconn.TLSOptions
-	if cfg.SSLProtocols != "" {
-		lo, hi, err := ofconn.ParseSSLProtocols(cfg.SSLProtocols)
-		if err != nil {
-			log.Error(fmt.Sprintf("--ssl-protocols %s: %v; using the defaults", cfg.SSLProtocols, err))
-		} else {
-			o.MinVersion, o.MaxVersion = lo, hi
-		}
-	}
-	if cfg.SSLCiphers != "" {
-		ids, err := ofconn.ParseSSLCiphers(cfg.SSLCiphers)
-		if err != nil {
-			log.Error(fmt.Sprintf("--ssl-ciphers %s: %v; using the defaults", cfg.SSLCiphers, err))
-		} else {
-			o.CipherSuites = ids
-		}
-	}
-	return o
 }
 
 func firstString(d model.Datum) string {
@@ -345,7 +312,7 @@ func firstInt(d model.Datum) int64 {
 
 // writeStatus writes is_connected and status to the rows whose values
 // changed since last written, in one transaction.
-func (rm *remoteManager) writeStatus(ctx context.Context, snap *client.Snapshot, rows []managedRow) {
+func (rm *Manager) writeStatus(ctx context.Context, snap *client.Snapshot, rows []managedRow) {
 	now := time.Now()
 	txn := rm.db.Txn("Open_vSwitch")
 	pending := map[model.UUID]string{}
@@ -398,4 +365,13 @@ func encodeStatus(conn bool, st map[string]string) string {
 		b.WriteString("," + k + "=" + st[k])
 	}
 	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
