@@ -74,6 +74,7 @@ var badDeps = []badDep{
 	{"internal", "vswitchd", "internal leaves import nothing of the daemon"},
 	{"vswitchd/backer", "cmd", "the backer is library code; cmd/vswitchd registers its commands"},
 	{"vswitchd/backer", "ovsdb/server", "the backer is configured through ovsdb/bridge, never from the server"},
+	{"vswitchd/dpctl", "ovsdb/server", "the datapath's commands never reach the database server"},
 }
 
 // stdlibAllowed lists the only non-gvs imports allowed per layer prefix.

@@ -53,7 +53,7 @@ func (d *Daemon) ctArgs(args []string) (*conntrack.Tracker, []string, error) {
 		}
 		rest = append(rest, a)
 	}
-	dp, err := d.findDatapath(name)
+	dp, err := d.dpctl.Find(name)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -140,7 +140,7 @@ func (d *Daemon) ctFileArgs(args []string) (*dpnetdev.Datapath, string, error) {
 	if len(args) == 2 {
 		name = args[0]
 	}
-	dp, err := d.findDatapath(name)
+	dp, err := d.dpctl.Find(name)
 	return dp, file, err
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/gvs-project/gvs/ovsdb/server"
 	"github.com/gvs-project/gvs/ovsdb/vswitch"
 	"github.com/gvs-project/gvs/vswitchd/backer"
+	"github.com/gvs-project/gvs/vswitchd/dpctl"
 )
 
 // detachEnv carries the descriptor on which a detached child reports
@@ -48,7 +49,10 @@ type Daemon struct {
 	db   *server.Server
 	dbc  *client.Client
 	sw   *backer.Backer
-	mx   *metricsServer // nil unless Config.MetricsAddress is set
+	// dpctl are the datapath's commands; it owns the datapaths
+	// dpctl/add-dp creates.
+	dpctl *dpctl.Commands
+	mx    *metricsServer // nil unless Config.MetricsAddress is set
 	// tls is the SSL settings of OpenFlow connections and database
 	// remotes (remotes.go).
 	tls ofconn.TLSSettings
@@ -60,9 +64,6 @@ type Daemon struct {
 	sockPerm unixsock.Perm
 
 	mu sync.Mutex
-	// dpctlDPs are the datapaths dpctl/add-dp created, by name
-	// (dpctlcmds.go); no bridge uses them.
-	dpctlDPs map[string]*dpctlDP
 	// remotesPending is set when the external database could not be
 	// reached at start: the remotes start once it is (startBridges).
 	remotesPending bool
@@ -230,6 +231,7 @@ func Start(cfg *Config) (*Daemon, error) {
 		OFDebug:         vconnLog{d.logs.Logger("vconn")},
 		DatapathCreated: d.restoreConntrack,
 	})
+	d.dpctl = dpctl.New(d.sw, dpctl.Config{Program: cfg.Program, DummyOverride: cfg.DummyOverride})
 	if err := d.registerCommands(); err != nil {
 		return nil, err
 	}
@@ -488,12 +490,8 @@ func (d *Daemon) Close() error {
 	if d.sw != nil {
 		d.sw.CloseDatapaths()
 	}
-	d.mu.Lock()
-	extra := d.dpctlDPs
-	d.dpctlDPs = nil
-	d.mu.Unlock()
-	for _, x := range extra {
-		backer.CloseDatapath(x.dp)
+	if d.dpctl != nil {
+		d.dpctl.Close()
 	}
 	if d.ctlPath != "" {
 		os.Remove(d.ctlPath)

@@ -18,6 +18,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/vswitchd/dpctl"
 )
 
 // metricsServer is the optional Prometheus listener
@@ -200,7 +201,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for _, dp := range c.d.datapaths() {
-		name := dpName(dp)
+		name := dpctl.DPName(dp)
 		s := dp.Stats()
 		counter(descDPHits, s.EMCHit, name, "emc")
 		counter(descDPHits, s.MegaflowHit, name, "megaflow")

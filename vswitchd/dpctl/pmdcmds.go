@@ -1,4 +1,4 @@
-package vswitchd
+package dpctl
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 // pmdCommands are Open vSwitch's dpif-netdev/pmd-stats-show and
 // upcall/show over gvs's poll-mode workers.
-func (d *Daemon) pmdCommands() []appctl.Command {
+func (d *Commands) pmdCommands() []appctl.Command {
 	return []appctl.Command{
 		{Name: "dpif-netdev/pmd-stats-show", Usage: "[-pmd core] [dp]", MaxArgs: 3, Run: d.cmdPmdStatsShow},
 		{Name: "dpif-netdev/pmd-rxq-show", Usage: "[-pmd core] [-secs secs] [dp]", MaxArgs: 5, Run: d.cmdPmdRxqShow},
@@ -30,7 +30,7 @@ func (d *Daemon) pmdCommands() []appctl.Command {
 // have (partial hardware offload, optimized miniflow extract, the
 // simple-match and signature-match caches) show 0 hits; the output-batch
 // average and the cycle counts, which gvs does not measure, are left out.
-func (d *Daemon) cmdPmdStatsShow(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdPmdStatsShow(_ context.Context, args []string) (string, error) {
 	core := -1
 	name := ""
 	for i := 0; i < len(args); i++ {
@@ -96,10 +96,10 @@ func writePmdStats(b *strings.Builder, s dpif.Stats) {
 // duration of the last revalidation round, and that flows are keyed by
 // UFID. The per-revalidator key counts are left out (gvs revalidates per
 // bridge, not with a pool of threads).
-func (d *Daemon) cmdUpcallShow(context.Context, []string) (string, error) {
+func (d *Commands) cmdUpcallShow(context.Context, []string) (string, error) {
 	var b strings.Builder
 	for _, dp := range d.datapaths() {
-		fmt.Fprintf(&b, "%s:\n", dpName(dp))
+		fmt.Fprintf(&b, "%s:\n", DPName(dp))
 		st := ofswitch.FlowLimitStatus{Limit: dp.Config().FlowLimit}
 		if d.sw != nil {
 			if fl := d.sw.SharedFlowLimit(strings.TrimPrefix(dp.Name(), "ovs-")); fl != nil {
@@ -120,7 +120,7 @@ const pmdUsageMaxSecs = 60
 // Open vSwitch 3.1's pmd-rxq-show layout (workers as in pmd-stats-show;
 // none is isolated). gvs does not count cycles per queue, so every
 // usage reads "NOT AVAIL", as Open vSwitch prints before it has measured.
-func (d *Daemon) cmdPmdRxqShow(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdPmdRxqShow(_ context.Context, args []string) (string, error) {
 	core, secs, name := -1, pmdUsageMaxSecs, ""
 	for i := 0; i < len(args); i++ {
 		switch {

@@ -1,4 +1,4 @@
-package vswitchd
+package dpctl
 
 import (
 	"bufio"
@@ -28,7 +28,7 @@ type dpctlDP struct {
 // of add-flows, mod-flows and del-flows. Errors carry the program name
 // as Open vSwitch's dpctl prints them ("ovs-vswitchd: add_dp (File
 // exists)").
-func (d *Daemon) dpctlCommands() []appctl.Command {
+func (d *Commands) dpctlCommands() []appctl.Command {
 	return []appctl.Command{
 		{Name: "dpctl/add-dp", Usage: "dp [iface...]", MinArgs: 1, MaxArgs: appctl.Unlimited, Run: d.cmdAddDP},
 		{Name: "dpctl/del-dp", Usage: "dp", MinArgs: 1, MaxArgs: 1, Run: d.cmdDelDP},
@@ -40,7 +40,7 @@ func (d *Daemon) dpctlCommands() []appctl.Command {
 	}
 }
 
-func (d *Daemon) dpctlErr(format string, args ...any) error {
+func (d *Commands) dpctlErr(format string, args ...any) error {
 	return fmt.Errorf("%s: "+format, append([]any{d.cfg.Program}, args...)...)
 }
 
@@ -53,15 +53,15 @@ func parseDPName(s string) (typ, name string) {
 }
 
 // fullDPName is a datapath's TYPE@NAME as dpctl/show prints it.
-func (d *Daemon) fullDPName(dp *dpnetdev.Datapath) string {
+func (d *Commands) fullDPName(dp *dpnetdev.Datapath) string {
 	if x, ok := d.dpctlDatapath(dp.Name()); ok && x.dp == dp {
 		return x.typ + "@" + dp.Name()
 	}
-	return dpName(dp)
+	return DPName(dp)
 }
 
 // dpctlDatapath finds a dpctl/add-dp datapath by NAME or TYPE@NAME.
-func (d *Daemon) dpctlDatapath(arg string) (*dpctlDP, bool) {
+func (d *Commands) dpctlDatapath(arg string) (*dpctlDP, bool) {
 	_, name := parseDPName(arg)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -69,7 +69,7 @@ func (d *Daemon) dpctlDatapath(arg string) (*dpctlDP, bool) {
 	return x, ok
 }
 
-func (d *Daemon) cmdAddDP(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdAddDP(_ context.Context, args []string) (string, error) {
 	typ, name := parseDPName(args[0])
 	if typ != "dummy" && typ != "netdev" {
 		return "", d.dpctlErr("add_dp (Address family not supported by protocol)")
@@ -103,7 +103,7 @@ func (d *Daemon) cmdAddDP(_ context.Context, args []string) (string, error) {
 	return "", nil
 }
 
-func (d *Daemon) cmdDelDP(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdDelDP(_ context.Context, args []string) (string, error) {
 	_, name := parseDPName(args[0])
 	d.mu.Lock()
 	x, ok := d.dpctlDPs[name]
@@ -139,7 +139,7 @@ func parseIfaceSpec(s string) ifaceSpec {
 	return sp
 }
 
-func (d *Daemon) cmdAddIf(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdAddIf(_ context.Context, args []string) (string, error) {
 	x, ok := d.dpctlDatapath(args[0])
 	if !ok {
 		return "", d.dpctlErr("opening datapath (No such device)")
@@ -176,7 +176,7 @@ func (d *Daemon) cmdAddIf(_ context.Context, args []string) (string, error) {
 // cmdSetIf changes nothing gvs can change: it checks, as Open vSwitch
 // does, that the port exists and that neither its type nor its number
 // would change.
-func (d *Daemon) cmdSetIf(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdSetIf(_ context.Context, args []string) (string, error) {
 	x, ok := d.dpctlDatapath(args[0])
 	if !ok {
 		return "", d.dpctlErr("opening datapath (No such device)")
@@ -197,7 +197,7 @@ func (d *Daemon) cmdSetIf(_ context.Context, args []string) (string, error) {
 	return "", nil
 }
 
-func (d *Daemon) cmdDelIf(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdDelIf(_ context.Context, args []string) (string, error) {
 	x, ok := d.dpctlDatapath(args[0])
 	if !ok {
 		return "", d.dpctlErr("opening datapath (No such device)")
@@ -221,7 +221,7 @@ func (d *Daemon) cmdDelIf(_ context.Context, args []string) (string, error) {
 
 // cmdFlowsFile is dpctl/add-flows and mod-flows: each line of the file
 // is "FLOW ACTIONS", or "add|modify|delete FLOW [ACTIONS]".
-func (d *Daemon) cmdFlowsFile(def string) appctl.Handler {
+func (d *Commands) cmdFlowsFile(def string) appctl.Handler {
 	return func(_ context.Context, args []string) (string, error) {
 		name, rest := splitDP(args, 1)
 		dp, err := d.findDatapath(name)
@@ -232,7 +232,7 @@ func (d *Daemon) cmdFlowsFile(def string) appctl.Handler {
 	}
 }
 
-func (d *Daemon) applyFlowsFile(dp *dpnetdev.Datapath, path, def string) error {
+func (d *Commands) applyFlowsFile(dp *dpnetdev.Datapath, path, def string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return d.dpctlErr("%s: %v", path, err)

@@ -1,4 +1,4 @@
-package vswitchd
+package dpctl
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -25,87 +23,14 @@ import (
 	"github.com/gvs-project/gvs/vswitchd/backer"
 )
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
-// registerCommands adds the daemon's unixctl commands. Each layer's
-// commands are registered here, from the top, so that the datapath and
-// ofproto never import appctl.
-func (d *Daemon) registerCommands() error {
-	if err := d.logs.RegisterCommands(d.reg); err != nil {
-		return err
-	}
-	if err := d.cov.RegisterCommands(d.reg); err != nil {
-		return err
-	}
-	cmds := []appctl.Command{
-		{Name: "exit", Usage: "[--cleanup]", MaxArgs: 1, Run: d.cmdExit},
-		{Name: "memory/show", Run: d.cmdMemoryShow},
-		{Name: "dpif/show", Run: d.cmdDpifShow},
-		{Name: "dpctl/show", Usage: "[-s] [dp...]", MaxArgs: appctl.Unlimited, Run: d.cmdDpctlShow},
-		{Name: "dpctl/dump-flows", Usage: "[-m] [--names | --no-names] [dp] [filter=..] [type=..] [pmd=..]", MaxArgs: 6, Run: d.cmdDumpFlows},
-		{Name: "dpctl/add-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutCreate)},
-		{Name: "dpctl/mod-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutModify)},
-		{Name: "dpctl/del-flow", Usage: "[dp] flow", MinArgs: 1, MaxArgs: 2, Run: d.cmdDelFlow},
-		{Name: "dpctl/del-flows", Usage: "[dp] [file]", MaxArgs: 2, Run: d.cmdDelFlows},
-		{Name: "netdev-dummy/receive", Usage: "name packet|flow...", MinArgs: 2, MaxArgs: appctl.Unlimited, Run: d.cmdDummyReceive},
-	}
-	cmds = append(cmds, d.conntrackCommands()...)
-	cmds = append(cmds, d.fdbCommands()...)
-	cmds = append(cmds, d.ofCommands()...)
-	cmds = append(cmds, d.pmdCommands()...)
-	cmds = append(cmds, d.timeCommands()...)
-	cmds = append(cmds, d.dpctlCommands()...)
-	cmds = append(cmds, d.upcallCommands()...)
-	cmds = append(cmds, d.bfdCommands()...)
-	for _, c := range cmds {
-		if err := d.reg.RegisterCommand(c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (d *Daemon) cmdExit(_ context.Context, args []string) (string, error) {
-	go func() {
-		time.Sleep(10 * time.Millisecond) // let the reply go out first
-		d.Exit()
-	}()
-	return "", nil
-}
-
-func (d *Daemon) cmdMemoryShow(context.Context, []string) (string, error) {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	ports, flows := 0, uint64(0)
-	for _, dp := range d.datapaths() {
-		ports += len(dp.Ports())
-		flows += dp.Stats().Flows
-	}
-	out := fmt.Sprintf("goroutines:%d heap-bytes:%d megaflows:%d ports:%d", runtime.NumGoroutine(), ms.HeapAlloc, flows, ports)
-	if d.db != nil {
-		// The embedded database's clients: bytes queued for them
-		// (ovsdb-server's "backlog") and those dropped for falling
-		// behind on their monitors.
-		out += fmt.Sprintf(" ovsdb-backlog:%d ovsdb-slow-clients-dropped:%d", d.db.Backlog(), d.db.SlowClientsDropped())
-	}
-	return out + "\n", nil
-}
-
-// dpName is how datapaths are named in dpctl output: "TYPE@NAME".
-func dpName(dp *dpnetdev.Datapath) string {
+// DPName is how datapaths are named in dpctl output: "TYPE@NAME".
+func DPName(dp *dpnetdev.Datapath) string {
 	return strings.TrimPrefix(dp.Name(), "ovs-") + "@" + dp.Name()
 }
 
 // findDatapath resolves a dpctl datapath argument ("netdev@ovs-netdev",
 // "ovs-netdev" or the type), or the only datapath when name is "".
-func (d *Daemon) findDatapath(name string) (*dpnetdev.Datapath, error) {
+func (d *Commands) findDatapath(name string) (*dpnetdev.Datapath, error) {
 	if x, ok := d.dpctlDatapath(name); ok && (!strings.Contains(name, "@") || strings.HasPrefix(name, x.typ+"@")) {
 		return x.dp, nil
 	}
@@ -120,24 +45,24 @@ func (d *Daemon) findDatapath(name string) (*dpnetdev.Datapath, error) {
 		return nil, errors.New("multiple datapaths, specify one")
 	}
 	for _, dp := range dps {
-		if name == dpName(dp) || name == dp.Name() || "ovs-"+name == dp.Name() {
+		if name == DPName(dp) || name == dp.Name() || "ovs-"+name == dp.Name() {
 			return dp, nil
 		}
 	}
 	return nil, fmt.Errorf("datapath %q does not exist", name)
 }
 
-func (d *Daemon) cmdDpifShow(context.Context, []string) (string, error) {
+func (d *Commands) cmdDpifShow(context.Context, []string) (string, error) {
 	var b strings.Builder
 	for _, dp := range d.datapaths() {
 		s := dp.Stats()
-		fmt.Fprintf(&b, "%s: hit:%d missed:%d\n", dpName(dp), s.Hit, s.Missed)
+		fmt.Fprintf(&b, "%s: hit:%d missed:%d\n", DPName(dp), s.Hit, s.Missed)
 		b.WriteString(d.sw.DpifShowBridges(strings.TrimPrefix(dp.Name(), "ovs-")))
 	}
 	return b.String(), nil
 }
 
-func (d *Daemon) cmdDpctlShow(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdDpctlShow(_ context.Context, args []string) (string, error) {
 	stats := false
 	var names []string
 	for _, a := range args {
@@ -179,7 +104,7 @@ func (d *Daemon) cmdDpctlShow(_ context.Context, args []string) (string, error) 
 	return b.String(), nil
 }
 
-func (d *Daemon) cmdDumpFlows(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdDumpFlows(_ context.Context, args []string) (string, error) {
 	verbose := false
 	name := ""
 	var filter *flow.Match
@@ -275,7 +200,7 @@ func splitDP(args []string, want int) (string, []string) {
 	return "", args
 }
 
-func (d *Daemon) cmdPutFlow(flags dpif.PutFlags) appctl.Handler {
+func (d *Commands) cmdPutFlow(flags dpif.PutFlags) appctl.Handler {
 	return func(_ context.Context, args []string) (string, error) {
 		name, rest := splitDP(args, 2)
 		dp, err := d.findDatapath(name)
@@ -312,7 +237,7 @@ func delFlow(dp *dpnetdev.Datapath, match string) error {
 	return err
 }
 
-func (d *Daemon) cmdDelFlow(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdDelFlow(_ context.Context, args []string) (string, error) {
 	name, rest := splitDP(args, 1)
 	dp, err := d.findDatapath(name)
 	if err != nil {
@@ -323,7 +248,7 @@ func (d *Daemon) cmdDelFlow(_ context.Context, args []string) (string, error) {
 
 // cmdDelFlows is dpctl/del-flows [dp] [file]: every flow, or those the
 // file lists.
-func (d *Daemon) cmdDelFlows(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdDelFlows(_ context.Context, args []string) (string, error) {
 	name, file := "", ""
 	switch len(args) {
 	case 1:
@@ -350,7 +275,7 @@ func (d *Daemon) cmdDelFlows(_ context.Context, args []string) (string, error) {
 // netdev-dummy/receive: each argument is a packet in hex or a datapath
 // flow to compose a packet from ("--len N" pads the next one to N bytes,
 // "--qid N" picks the receive queue).
-func (d *Daemon) cmdDummyReceive(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdDummyReceive(_ context.Context, args []string) (string, error) {
 	var dev *dummy.Device
 	for _, dp := range d.datapaths() {
 		if p, ok := dp.PortByName(args[0]); ok {
