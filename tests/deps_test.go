@@ -75,6 +75,9 @@ var badDeps = []badDep{
 	{"vswitchd/backer", "cmd", "the backer is library code; cmd/vswitchd registers its commands"},
 	{"vswitchd/backer", "ovsdb/server", "the backer is configured through ovsdb/bridge, never from the server"},
 	{"vswitchd/dpctl", "ovsdb/server", "the datapath's commands never reach the database server"},
+	{"vswitchd/ofcmds", "ovsdb/server", "ofproto's commands never reach the database server"},
+	{"vswitchd/ctcmds", "ofproto", "conntrack's commands talk to the datapath's tracker only"},
+	{"vswitchd/ctcmds", "vswitchd/backer", "conntrack's commands get their datapath from a resolver"},
 }
 
 // stdlibAllowed lists the only non-gvs imports allowed per layer prefix.

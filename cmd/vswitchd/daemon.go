@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -67,8 +66,6 @@ type Daemon struct {
 	// remotesPending is set when the external database could not be
 	// reached at start: the remotes start once it is (startBridges).
 	remotesPending bool
-	// warping is set while a time/warp waits (timecmds.go).
-	warping atomic.Bool
 	// ctRestore is the conntrack state read at start, applied to each
 	// datapath as it is created (ctstate.go); set before the backer exists.
 	ctRestore *ctRestore

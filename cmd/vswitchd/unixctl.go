@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"github.com/gvs-project/gvs/cmd/appctl"
+	"github.com/gvs-project/gvs/vswitchd/ctcmds"
+	"github.com/gvs-project/gvs/vswitchd/ofcmds"
 	"runtime"
 	"time"
 )
@@ -34,12 +36,9 @@ func (d *Daemon) registerCommands() error {
 		{Name: "memory/show", Run: d.cmdMemoryShow},
 	}
 	cmds = append(cmds, d.dpctl.List()...)
-	cmds = append(cmds, d.conntrackCommands()...)
-	cmds = append(cmds, d.fdbCommands()...)
-	cmds = append(cmds, d.ofCommands()...)
-	cmds = append(cmds, d.timeCommands()...)
-	cmds = append(cmds, d.upcallCommands()...)
-	cmds = append(cmds, d.bfdCommands()...)
+	cmds = append(cmds, ctcmds.New(d.dpctl.Find).List()...)
+	cmds = append(cmds, d.ctStateCommands()...) // ctstate.go
+	cmds = append(cmds, ofcmds.New(d.ctx, d.sw).List()...)
 	for _, c := range cmds {
 		if err := d.reg.RegisterCommand(c); err != nil {
 			return err

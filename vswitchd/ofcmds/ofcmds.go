@@ -1,4 +1,4 @@
-package vswitchd
+package ofcmds
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 
 // ofCommands are the unixctl commands of the OpenFlow switch layer, as
 // Open vSwitch's ofproto/* and dpif/* commands.
-func (d *Daemon) ofCommands() []appctl.Command {
+func (d *Commands) ofCommands() []appctl.Command {
 	return []appctl.Command{
 		{Name: "ofproto/trace", Usage: "{[dp_name] odp_flow | bridge br_flow} [OPTIONS] [-generate|packet]", MinArgs: 1, MaxArgs: appctl.Unlimited, Run: d.cmdTrace},
 		{Name: "ofproto/trace-packet-out", Usage: "[-consistent] {[dp_name] odp_flow | bridge br_flow} [packet] actions", MinArgs: 2, MaxArgs: 5, Run: d.cmdTracePacketOut},
@@ -29,7 +29,7 @@ func (d *Daemon) ofCommands() []appctl.Command {
 	}
 }
 
-func (d *Daemon) cmdTrace(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdTrace(_ context.Context, args []string) (string, error) {
 	return d.trace(args, "")
 }
 
@@ -87,7 +87,7 @@ type traceOpts struct {
 
 // trace runs ofproto/trace's arguments; acts, if not empty, are a
 // packet-out's actions to trace instead of the tables.
-func (d *Daemon) trace(args []string, acts string) (string, error) {
+func (d *Commands) trace(args []string, acts string) (string, error) {
 	args, opts, err := traceOptions(args)
 	if err != nil {
 		return "", err
@@ -207,7 +207,7 @@ func resolveODPInPortName(flowText string, lookup func(string) (uint32, bool)) s
 }
 
 // datapathPortNumber finds a port by name in any datapath.
-func (d *Daemon) datapathPortNumber(name string) (uint32, bool) {
+func (d *Commands) datapathPortNumber(name string) (uint32, bool) {
 	for _, dp := range d.datapaths() {
 		if p, ok := dp.PortByName(name); ok {
 			return uint32(p.No), true
@@ -218,7 +218,7 @@ func (d *Daemon) datapathPortNumber(name string) (uint32, bool) {
 
 // cmdDpifDumpFlows lists the megaflows whose input port belongs to the
 // bridge.
-func (d *Daemon) cmdDpifDumpFlows(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdDpifDumpFlows(_ context.Context, args []string) (string, error) {
 	verbose := false
 	name := ""
 	for _, a := range args {
@@ -246,14 +246,14 @@ func (d *Daemon) cmdDpifDumpFlows(_ context.Context, args []string) (string, err
 
 // cmdRevalidatorWait runs a revalidation round on every bridge, so that
 // the counters and megaflows are current when it returns.
-func (d *Daemon) cmdRevalidatorWait(context.Context, []string) (string, error) {
+func (d *Commands) cmdRevalidatorWait(context.Context, []string) (string, error) {
 	for _, br := range d.sw.OFBridges() {
 		br.Revalidate()
 	}
 	return "", nil
 }
 
-func (d *Daemon) cmdOfprotoList(context.Context, []string) (string, error) {
+func (d *Commands) cmdOfprotoList(context.Context, []string) (string, error) {
 	var b strings.Builder
 	for _, br := range d.sw.OFBridges() {
 		b.WriteString(br.Name() + "\n")
@@ -263,7 +263,7 @@ func (d *Daemon) cmdOfprotoList(context.Context, []string) (string, error) {
 
 // cmdTracePacketOut is ofproto/trace-packet-out: ofproto/trace with the
 // last argument as a packet-out's actions, run instead of the tables.
-func (d *Daemon) cmdTracePacketOut(ctx context.Context, args []string) (string, error) {
+func (d *Commands) cmdTracePacketOut(ctx context.Context, args []string) (string, error) {
 	if len(args) > 0 && (args[0] == "-consistent" || args[0] == "--consistent") {
 		args = args[1:]
 	}

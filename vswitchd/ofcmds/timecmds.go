@@ -1,4 +1,4 @@
-package vswitchd
+package ofcmds
 
 import (
 	"context"
@@ -22,7 +22,7 @@ const maxRealWarp = 25 * time.Second
 // span in real time, then revalidates, so that timeouts, aging and
 // statistics have moved on by at least that much when it replies
 // "warped". time/stop is accepted and does not freeze anything.
-func (d *Daemon) timeCommands() []appctl.Command {
+func (d *Commands) timeCommands() []appctl.Command {
 	return []appctl.Command{
 		{Name: "time/stop", Run: func(context.Context, []string) (string, error) { return "", nil }},
 		{Name: "time/warp", Usage: "[large_msecs] msecs", MinArgs: 1, MaxArgs: 2, Run: d.cmdTimeWarp},
@@ -47,7 +47,7 @@ func parseWarp(args []string) (time.Duration, error) {
 	return time.Duration(max(total, step)) * time.Millisecond, nil
 }
 
-func (d *Daemon) cmdTimeWarp(ctx context.Context, args []string) (string, error) {
+func (d *Commands) cmdTimeWarp(ctx context.Context, args []string) (string, error) {
 	span, err := parseWarp(args)
 	if err != nil {
 		return "", err
@@ -75,7 +75,7 @@ func (d *Daemon) cmdTimeWarp(ctx context.Context, args []string) (string, error)
 // that the next packets are upcalls again; what the flows counted is
 // credited to their rules first, as Open vSwitch's purge pushes the
 // statistics of the flows it deletes.
-func (d *Daemon) cmdRevalidatorPurge(context.Context, []string) (string, error) {
+func (d *Commands) cmdRevalidatorPurge(context.Context, []string) (string, error) {
 	for _, br := range d.sw.OFBridges() {
 		br.Revalidate()
 	}

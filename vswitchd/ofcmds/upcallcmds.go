@@ -1,4 +1,4 @@
-package vswitchd
+package ofcmds
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // upcallCommands are Open vSwitch's revalidator/pause and resume,
 // upcall/disable-megaflows and enable-megaflows, and upcall/set-flow-limit,
 // with their output and error texts.
-func (d *Daemon) upcallCommands() []appctl.Command {
+func (d *Commands) upcallCommands() []appctl.Command {
 	return []appctl.Command{
 		{Name: "revalidator/pause", Run: func(context.Context, []string) (string, error) {
 			return "", d.eachBridge(func(b *ofswitch.Bridge) { b.PauseRevalidator(true) })
@@ -27,7 +27,7 @@ func (d *Daemon) upcallCommands() []appctl.Command {
 }
 
 // eachBridge calls f for every bridge's OpenFlow switch.
-func (d *Daemon) eachBridge(f func(*ofswitch.Bridge)) error {
+func (d *Commands) eachBridge(f func(*ofswitch.Bridge)) error {
 	if d.sw == nil {
 		return nil
 	}
@@ -40,7 +40,7 @@ func (d *Daemon) eachBridge(f func(*ofswitch.Bridge)) error {
 // cmdMegaflows turns megaflows off (every new datapath flow matches one
 // kind of packet exactly) or on, and flushes the datapaths' flows so that
 // what is installed follows at once, as Open vSwitch does.
-func (d *Daemon) cmdMegaflows(on bool) func(context.Context, []string) (string, error) {
+func (d *Commands) cmdMegaflows(on bool) func(context.Context, []string) (string, error) {
 	return func(context.Context, []string) (string, error) {
 		d.eachBridge(func(b *ofswitch.Bridge) { b.DisableMegaflows(!on) })
 		for _, dp := range d.datapaths() {
@@ -56,7 +56,7 @@ func (d *Daemon) cmdMegaflows(on bool) func(context.Context, []string) (string, 
 // cmdSetFlowLimit sets every bridge's current dynamic megaflow limit;
 // later revalidation rounds move it as usual (Open vSwitch's
 // upcall/set-flow-limit).
-func (d *Daemon) cmdSetFlowLimit(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdSetFlowLimit(_ context.Context, args []string) (string, error) {
 	n, err := strconv.Atoi(args[0])
 	if err != nil {
 		n = 0 // Open vSwitch reads it with atoi

@@ -1,4 +1,4 @@
-package vswitchd
+package ofcmds
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 // fdbCommands are Open vSwitch's fdb/* commands over each bridge's MAC
 // learning table (the table mac_learn(table=N) datapath actions use).
-func (d *Daemon) fdbCommands() []appctl.Command {
+func (d *Commands) fdbCommands() []appctl.Command {
 	return []appctl.Command{
 		{Name: "fdb/show", Usage: "bridge", MinArgs: 1, MaxArgs: 1, Run: d.cmdFDBShow},
 		{Name: "fdb/flush", Usage: "[bridge]", MaxArgs: 1, Run: d.cmdFDBFlush},
@@ -22,7 +22,7 @@ func (d *Daemon) fdbCommands() []appctl.Command {
 	}
 }
 
-func (d *Daemon) fdb(name string) (*l2fib.Table, func(uint32) string, error) {
+func (d *Commands) fdb(name string) (*l2fib.Table, func(uint32) string, error) {
 	t, names, ok := d.sw.BridgeFDB(name)
 	if !ok {
 		return nil, nil, fmt.Errorf("no such bridge")
@@ -31,7 +31,7 @@ func (d *Daemon) fdb(name string) (*l2fib.Table, func(uint32) string, error) {
 }
 
 // forBridges runs fn on the named bridge's table, or on every bridge's.
-func (d *Daemon) forBridges(args []string, fn func(name string, t *l2fib.Table)) error {
+func (d *Commands) forBridges(args []string, fn func(name string, t *l2fib.Table)) error {
 	names := d.sw.BridgeNames()
 	if len(args) == 1 {
 		names = args
@@ -46,7 +46,7 @@ func (d *Daemon) forBridges(args []string, fn func(name string, t *l2fib.Table))
 	return nil
 }
 
-func (d *Daemon) cmdFDBShow(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdFDBShow(_ context.Context, args []string) (string, error) {
 	t, names, err := d.fdb(args[0])
 	if err != nil {
 		return "", err
@@ -54,14 +54,14 @@ func (d *Daemon) cmdFDBShow(_ context.Context, args []string) (string, error) {
 	return string(l2fib.AppendShow(nil, t.Dump(), names)), nil
 }
 
-func (d *Daemon) cmdFDBFlush(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdFDBFlush(_ context.Context, args []string) (string, error) {
 	if err := d.forBridges(args, func(_ string, t *l2fib.Table) { t.Flush(false) }); err != nil {
 		return "", err
 	}
 	return "table successfully flushed\n", nil
 }
 
-func (d *Daemon) cmdFDBStatsShow(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdFDBStatsShow(_ context.Context, args []string) (string, error) {
 	t, _, err := d.fdb(args[0])
 	if err != nil {
 		return "", err
@@ -69,7 +69,7 @@ func (d *Daemon) cmdFDBStatsShow(_ context.Context, args []string) (string, erro
 	return string(l2fib.AppendStats(nil, args[0], t.Stats())), nil
 }
 
-func (d *Daemon) cmdFDBStatsClear(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdFDBStatsClear(_ context.Context, args []string) (string, error) {
 	if err := d.forBridges(args, func(_ string, t *l2fib.Table) { t.ClearStats() }); err != nil {
 		return "", err
 	}
@@ -88,7 +88,7 @@ func parseVLANMAC(vlan, mac string) (uint16, l2fib.MAC, error) {
 	return uint16(v), m, nil
 }
 
-func (d *Daemon) cmdFDBAdd(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdFDBAdd(_ context.Context, args []string) (string, error) {
 	t, _, err := d.fdb(args[0])
 	if err != nil {
 		return "", err
@@ -107,7 +107,7 @@ func (d *Daemon) cmdFDBAdd(_ context.Context, args []string) (string, error) {
 	return "", nil
 }
 
-func (d *Daemon) cmdFDBDel(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdFDBDel(_ context.Context, args []string) (string, error) {
 	t, _, err := d.fdb(args[0])
 	if err != nil {
 		return "", err

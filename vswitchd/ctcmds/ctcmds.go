@@ -1,4 +1,4 @@
-package vswitchd
+package ctcmds
 
 import (
 	"context"
@@ -11,10 +11,22 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 )
 
-// conntrackCommands are Open vSwitch's dpctl/*conntrack* and dpctl/ct-*
+// Commands are the conntrack commands over the datapaths a resolver
+// finds by dpctl's datapath argument.
+type Commands struct {
+	find func(name string) (*dpnetdev.Datapath, error)
+}
+
+// New returns the commands; find resolves a datapath argument ("" for
+// the only datapath), as dpctl.Commands.Find.
+func New(find func(name string) (*dpnetdev.Datapath, error)) *Commands {
+	return &Commands{find: find}
+}
+
+// List is Open vSwitch's dpctl/*conntrack* and dpctl/ct-*
 // commands, over the datapath's per-zone connection tracker.
-func (d *Daemon) conntrackCommands() []appctl.Command {
-	return append([]appctl.Command{
+func (d *Commands) List() []appctl.Command {
+	return []appctl.Command{
 		{Name: "dpctl/dump-conntrack", Usage: "[-m] [-s] [dp] [zone=N]", MaxArgs: 4, Run: d.cmdDumpConntrack},
 		{Name: "dpctl/flush-conntrack", Usage: "[dp] [zone=N] [ct-orig-tuple]", MaxArgs: 3, Run: d.cmdFlushConntrack},
 		{Name: "dpctl/ct-stats-show", Usage: "[dp] [zone=N] [verbose]", MaxArgs: 3, Run: d.cmdCtStatsShow},
@@ -38,12 +50,12 @@ func (d *Daemon) conntrackCommands() []appctl.Command {
 		{Name: "dpctl/ct-set-limits", Usage: "[dp] [default=L] [zone=N,limit=L]...", MaxArgs: appctl.Unlimited, Run: d.cmdCtSetLimits},
 		{Name: "dpctl/ct-del-limits", Usage: "[dp] zone=N1[,N2]...", MinArgs: 1, MaxArgs: 2, Run: d.cmdCtDelLimits},
 		{Name: "dpctl/ct-get-limits", Usage: "[dp] [zone=N1[,N2]...]", MaxArgs: 2, Run: d.cmdCtGetLimits},
-	}, d.ctStateCommands()...) // ctstate.go
+	}
 }
 
 // ctArgs splits off a leading datapath name (an argument without '=' that
 // is not an option) and returns the tracker and the remaining arguments.
-func (d *Daemon) ctArgs(args []string) (*conntrack.Tracker, []string, error) {
+func (d *Commands) ctArgs(args []string) (*conntrack.Tracker, []string, error) {
 	name := ""
 	var rest []string
 	for i, a := range args {
@@ -53,7 +65,7 @@ func (d *Daemon) ctArgs(args []string) (*conntrack.Tracker, []string, error) {
 		}
 		rest = append(rest, a)
 	}
-	dp, err := d.dpctl.Find(name)
+	dp, err := d.find(name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -75,7 +87,7 @@ func parseZone(s string) (uint16, error) {
 	return uint16(n), nil
 }
 
-func (d *Daemon) ctSimple(f func(*conntrack.Tracker) string) appctl.Handler {
+func (d *Commands) ctSimple(f func(*conntrack.Tracker) string) appctl.Handler {
 	return func(_ context.Context, args []string) (string, error) {
 		t, _, err := d.ctArgs(args)
 		if err != nil {
@@ -106,7 +118,7 @@ func zoneAndFlags(args []string, flags map[string]*bool) (*uint16, error) {
 	return zone, nil
 }
 
-func (d *Daemon) cmdDumpConntrack(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdDumpConntrack(_ context.Context, args []string) (string, error) {
 	t, rest, err := d.ctArgs(args)
 	if err != nil {
 		return "", err
@@ -119,7 +131,7 @@ func (d *Daemon) cmdDumpConntrack(_ context.Context, args []string) (string, err
 	return t.DumpConntrackStats(zone, stats), nil
 }
 
-func (d *Daemon) cmdFlushConntrack(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdFlushConntrack(_ context.Context, args []string) (string, error) {
 	t, rest, err := d.ctArgs(args)
 	if err != nil {
 		return "", err
@@ -155,7 +167,7 @@ func (d *Daemon) cmdFlushConntrack(_ context.Context, args []string) (string, er
 	return "", nil
 }
 
-func (d *Daemon) cmdCtStatsShow(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdCtStatsShow(_ context.Context, args []string) (string, error) {
 	t, rest, err := d.ctArgs(args)
 	if err != nil {
 		return "", err
@@ -168,7 +180,7 @@ func (d *Daemon) cmdCtStatsShow(_ context.Context, args []string) (string, error
 	return t.StatsShow(zone, verbose), nil
 }
 
-func (d *Daemon) cmdCtSetMaxConns(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdCtSetMaxConns(_ context.Context, args []string) (string, error) {
 	t, rest, err := d.ctArgs(args)
 	if err != nil {
 		return "", err
@@ -184,7 +196,7 @@ func (d *Daemon) cmdCtSetMaxConns(_ context.Context, args []string) (string, err
 	return "setting maxconns successful\n", nil
 }
 
-func (d *Daemon) cmdCtSetLimits(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdCtSetLimits(_ context.Context, args []string) (string, error) {
 	t, rest, err := d.ctArgs(args)
 	if err != nil {
 		return "", err
@@ -231,7 +243,7 @@ func zoneList(s string) ([]uint16, error) {
 	return out, nil
 }
 
-func (d *Daemon) cmdCtDelLimits(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdCtDelLimits(_ context.Context, args []string) (string, error) {
 	t, rest, err := d.ctArgs(args)
 	if err != nil {
 		return "", err
@@ -247,7 +259,7 @@ func (d *Daemon) cmdCtDelLimits(_ context.Context, args []string) (string, error
 	return "", nil
 }
 
-func (d *Daemon) cmdCtGetLimits(_ context.Context, args []string) (string, error) {
+func (d *Commands) cmdCtGetLimits(_ context.Context, args []string) (string, error) {
 	t, rest, err := d.ctArgs(args)
 	if err != nil {
 		return "", err

@@ -1,4 +1,4 @@
-package vswitchd
+package ofcmds
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 )
 
 // bfdCommands are Open vSwitch's bfd/show and bfd/set-forwarding.
-func (d *Daemon) bfdCommands() []appctl.Command {
+func (d *Commands) bfdCommands() []appctl.Command {
 	return []appctl.Command{
 		{Name: "bfd/show", Usage: "[interface]", MaxArgs: 1, Run: func(_ context.Context, args []string) (string, error) {
 			return d.sw.BFD().ShowCommand(args)
