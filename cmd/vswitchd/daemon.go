@@ -30,6 +30,7 @@ import (
 	"github.com/gvs-project/gvs/ovsdb/vswitch"
 	"github.com/gvs-project/gvs/vswitchd/backer"
 	"github.com/gvs-project/gvs/vswitchd/dpctl"
+	"github.com/gvs-project/gvs/vswitchd/metrics"
 )
 
 // detachEnv carries the descriptor on which a detached child reports
@@ -51,7 +52,7 @@ type Daemon struct {
 	// dpctl are the datapath's commands; it owns the datapaths
 	// dpctl/add-dp creates.
 	dpctl *dpctl.Commands
-	mx    *metricsServer // nil unless Config.MetricsAddress is set
+	mx    *metrics.Server // nil unless Config.MetricsAddress is set
 	// tls is the SSL settings of OpenFlow connections and database
 	// remotes (remotes.go).
 	tls ofconn.TLSSettings
@@ -465,7 +466,7 @@ func (d *Daemon) Exit() { d.cancel() }
 func (d *Daemon) Close() error {
 	d.cancel()
 	if d.mx != nil {
-		d.mx.close()
+		d.mx.Close()
 	}
 	if d.ctl != nil {
 		d.ctl.Close()
