@@ -78,6 +78,8 @@ var badDeps = []badDep{
 	{"vswitchd/ofcmds", "ovsdb/server", "ofproto's commands never reach the database server"},
 	{"vswitchd/ctcmds", "ofproto", "conntrack's commands talk to the datapath's tracker only"},
 	{"vswitchd/ctcmds", "vswitchd/backer", "conntrack's commands get their datapath from a resolver"},
+	{"vswitchd/ctstate", "ofproto", "the conntrack state file holds datapath state only"},
+	{"vswitchd/ctstate", "vswitchd/backer", "the daemon hands the conntrack state its datapaths"},
 }
 
 // stdlibAllowed lists the only non-gvs imports allowed per layer prefix.

@@ -29,6 +29,7 @@ import (
 	"github.com/gvs-project/gvs/ovsdb/server"
 	"github.com/gvs-project/gvs/ovsdb/vswitch"
 	"github.com/gvs-project/gvs/vswitchd/backer"
+	"github.com/gvs-project/gvs/vswitchd/ctstate"
 	"github.com/gvs-project/gvs/vswitchd/dpctl"
 	"github.com/gvs-project/gvs/vswitchd/metrics"
 )
@@ -67,9 +68,9 @@ type Daemon struct {
 	// remotesPending is set when the external database could not be
 	// reached at start: the remotes start once it is (startBridges).
 	remotesPending bool
-	// ctRestore is the conntrack state read at start, applied to each
-	// datapath as it is created (ctstate.go); set before the backer exists.
-	ctRestore *ctRestore
+	// ct is the --conntrack-state file: read at start and applied to
+	// each datapath as it is created, written at a planned stop.
+	ct *ctstate.Store
 	// started is set once Start succeeded: only then does Close save
 	// the conntrack state.
 	started bool
@@ -218,7 +219,7 @@ func Start(cfg *Config) (*Daemon, error) {
 	if err := d.startRemotes(); err != nil {
 		return nil, err
 	}
-	d.loadConntrackState() // ctstate.go: before any datapath exists
+	d.ct = ctstate.Load(cfg.ConntrackState, d.log) // before any datapath exists
 	d.sw = backer.New(d.ctx, backer.Config{
 		RunDir: cfg.RunDir, SocketPerm: d.sockPerm,
 		DisableSystem: cfg.DisableSystem, DummyOverride: cfg.DummyOverride, EnableDummy: cfg.EnableDummy,
@@ -227,7 +228,7 @@ func Start(cfg *Config) (*Daemon, error) {
 		Count:           func(name string) { d.cov.Counter(name).Inc() },
 		TLS:             d.TLS(),
 		OFDebug:         vconnLog{d.logs.Logger("vconn")},
-		DatapathCreated: d.restoreConntrack,
+		DatapathCreated: d.ct.Restore,
 	})
 	d.dpctl = dpctl.New(d.sw, dpctl.Config{Program: cfg.Program, DummyOverride: cfg.DummyOverride})
 	if err := d.registerCommands(); err != nil {
@@ -484,7 +485,9 @@ func (d *Daemon) Close() error {
 	if d.sw != nil {
 		d.sw.Close()
 	}
-	d.saveConntrackAtStop() // ctstate.go
+	if d.started {
+		d.ct.Save(d.datapaths())
+	}
 	if d.sw != nil {
 		d.sw.CloseDatapaths()
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/gvs-project/gvs/cmd/appctl"
 	"github.com/gvs-project/gvs/vswitchd/ctcmds"
+	"github.com/gvs-project/gvs/vswitchd/ctstate"
 	"github.com/gvs-project/gvs/vswitchd/ofcmds"
 	"runtime"
 	"time"
@@ -37,7 +38,7 @@ func (d *Daemon) registerCommands() error {
 	}
 	cmds = append(cmds, d.dpctl.List()...)
 	cmds = append(cmds, ctcmds.New(d.dpctl.Find).List()...)
-	cmds = append(cmds, d.ctStateCommands()...) // ctstate.go
+	cmds = append(cmds, ctstate.Commands(d.dpctl.Find)...)
 	cmds = append(cmds, ofcmds.New(d.ctx, d.sw).List()...)
 	for _, c := range cmds {
 		if err := d.reg.RegisterCommand(c); err != nil {

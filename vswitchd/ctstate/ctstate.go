@@ -1,9 +1,10 @@
-package vswitchd
+package ctstate
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -27,62 +28,62 @@ import (
 // ctSectionPrefix starts the name of a datapath's conntrack section.
 const ctSectionPrefix = "conntrack/"
 
-// ctRestore is the state read at start, waiting for its datapaths.
-type ctRestore struct {
-	file *statefile.File
+// Store is the --conntrack-state file of one run: the state read at
+// start, waiting for its datapaths, and where the state is written at
+// stop. A Store for no file ("") does nothing.
+type Store struct {
 	path string
+	log  *slog.Logger
+	file *statefile.File // read at start; nil when there was none
 }
 
-// loadConntrackState reads Config.ConntrackState at start. The file is
+// Load reads the file at path at start. The file is
 // consumed: it is removed once read, so that a later crash does not
 // bring back connections that ended since. A missing file is normal (a
 // first start, or after a crash); a refused one is renamed FILE.refused
 // for inspection (the next stop writes FILE afresh) and the daemon
 // starts with empty tables.
-func (d *Daemon) loadConntrackState() {
-	path := d.cfg.ConntrackState
+func Load(path string, log *slog.Logger) *Store {
+	d := &Store{path: path, log: log}
 	if path == "" {
-		return
+		return d
 	}
 	f, err := statefile.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		d.log.Info("no conntrack state to restore: starting with empty conntrack tables", "file", path)
-		return
+		return d
 	case err != nil:
 		d.log.Warn("conntrack state refused: starting with empty conntrack tables", "file", path, "err", err)
 		if rerr := os.Rename(path, path+".refused"); rerr == nil {
 			d.log.Info("kept the refused conntrack state", "file", path+".refused")
 		}
-		return
+		return d
 	}
 	if err := os.Remove(path); err != nil {
 		d.log.Warn("removing the conntrack state file after reading it", "file", path, "err", err)
 	}
 	d.log.Info("read conntrack state", "file", path, "written_by", f.GVSVersion, "age", time.Since(f.Written).Round(time.Millisecond).String(), "sections", len(f.Sections))
-	d.mu.Lock()
-	d.ctRestore = &ctRestore{file: f, path: path}
-	d.mu.Unlock()
+	d.file = f
+	return d
 }
 
-// restoreConntrack applies the state read at start to a datapath just
-// created (no ports yet): backer.Config.DatapathCreated. d.ctRestore is
-// set before the backer exists and only read after.
-func (d *Daemon) restoreConntrack(dp *dpnetdev.Datapath) {
-	r := d.ctRestore
-	if r == nil {
+// Restore applies the state read at start to a datapath just created
+// (no ports yet): backer.Config.DatapathCreated.
+func (d *Store) Restore(dp *dpnetdev.Datapath) {
+	if d == nil || d.file == nil {
 		return
 	}
-	s, ok := r.file.Section(ctSectionPrefix + dp.Name())
+	s, ok := d.file.Section(ctSectionPrefix + dp.Name())
 	if !ok {
 		return
 	}
-	res, err := importSection(dp.Conntrack(), r.file, s)
+	res, err := importSection(dp.Conntrack(), d.file, s)
 	if err != nil {
-		d.log.Warn("conntrack state refused: starting with empty conntrack tables", "file", r.path, "datapath", dp.Name(), "err", err)
+		d.log.Warn("conntrack state refused: starting with empty conntrack tables", "file", d.path, "datapath", dp.Name(), "err", err)
 		return
 	}
-	d.log.Info("restored conntrack state", "file", r.path, "datapath", dp.Name(), "result", res.String())
+	d.log.Info("restored conntrack state", "file", d.path, "datapath", dp.Name(), "result", res.String())
 }
 
 // importSection checks a section's version and imports it, taking the
@@ -107,44 +108,50 @@ func conntrackFile(dps []*dpnetdev.Datapath) (*statefile.File, int) {
 	return f, n
 }
 
-// saveConntrackAtStop writes the conntrack state at a planned stop: it
-// stops every datapath's forwarding first, so that the file holds the
-// connections' last state.
-func (d *Daemon) saveConntrackAtStop() {
-	if d.cfg.ConntrackState == "" || !d.started {
+// Save writes the conntrack state at a planned stop: it stops every
+// datapath's forwarding first, so that the file holds the connections'
+// last state.
+func (d *Store) Save(dps []*dpnetdev.Datapath) {
+	if d == nil || d.path == "" {
 		return
 	}
-	dps := d.datapaths()
 	for _, dp := range dps {
 		dp.Close()
 	}
 	f, n := conntrackFile(dps)
-	if err := statefile.WriteFile(d.cfg.ConntrackState, f); err != nil {
-		d.log.Error("saving conntrack state", "file", d.cfg.ConntrackState, "err", err)
+	if err := statefile.WriteFile(d.path, f); err != nil {
+		d.log.Error("saving conntrack state", "file", d.path, "err", err)
 		return
 	}
-	d.log.Info("saved conntrack state", "file", d.cfg.ConntrackState, "connections", n, "datapaths", len(dps))
+	d.log.Info("saved conntrack state", "file", d.path, "connections", n, "datapaths", len(dps))
 }
 
-// ctStateCommands are gvs's dpctl/ct-save and dpctl/ct-restore.
-func (d *Daemon) ctStateCommands() []appctl.Command {
+// Commands are gvs's dpctl/ct-save and dpctl/ct-restore, over the
+// datapaths find resolves by dpctl's datapath argument.
+func Commands(find func(name string) (*dpnetdev.Datapath, error)) []appctl.Command {
+	d := files{find: find}
 	return []appctl.Command{
 		{Name: "dpctl/ct-save", Usage: "[dp] FILE", MinArgs: 1, MaxArgs: 2, Run: d.cmdCtSave},
 		{Name: "dpctl/ct-restore", Usage: "[dp] FILE", MinArgs: 1, MaxArgs: 2, Run: d.cmdCtRestore},
 	}
 }
 
+// files runs dpctl/ct-save and ct-restore.
+type files struct {
+	find func(name string) (*dpnetdev.Datapath, error)
+}
+
 // ctFileArgs splits [dp] FILE.
-func (d *Daemon) ctFileArgs(args []string) (*dpnetdev.Datapath, string, error) {
+func (d files) ctFileArgs(args []string) (*dpnetdev.Datapath, string, error) {
 	name, file := "", args[len(args)-1]
 	if len(args) == 2 {
 		name = args[0]
 	}
-	dp, err := d.dpctl.Find(name)
+	dp, err := d.find(name)
 	return dp, file, err
 }
 
-func (d *Daemon) cmdCtSave(_ context.Context, args []string) (string, error) {
+func (d files) cmdCtSave(_ context.Context, args []string) (string, error) {
 	dp, file, err := d.ctFileArgs(args)
 	if err != nil {
 		return "", err
@@ -156,7 +163,7 @@ func (d *Daemon) cmdCtSave(_ context.Context, args []string) (string, error) {
 	return fmt.Sprintf("saved %d connections of %s to %s\n", n, dp.Name(), file), nil
 }
 
-func (d *Daemon) cmdCtRestore(_ context.Context, args []string) (string, error) {
+func (d files) cmdCtRestore(_ context.Context, args []string) (string, error) {
 	dp, file, err := d.ctFileArgs(args)
 	if err != nil {
 		return "", err
