@@ -104,6 +104,21 @@ var badDeps = []badDep{
 	{"ofproto/connmgr", "datapath/dpif", "connections know nothing of the datapath"},
 	{"ofproto/connmgr", "ovsdb", "the connection manager is configured through the switch"},
 	{"ofproto/upcall", "ofproto/connmgr", "the upcall layer knows no OpenFlow connection; packet-ins go through upcall.Switch"},
+	// vswitchd/ is the daemon's library layer, below cmd/ and above
+	// ovsdb/bridge, ofproto and datapath: it may import dpnetdev, which
+	// ofproto may not.
+	{"datapath", "vswitchd", "the datapath is below the daemon's library layer"},
+	{"ofproto", "vswitchd", "ofproto is below the daemon's library layer"},
+	{"ovsdb", "vswitchd", "the bridge layer configures a Switch; vswitchd/backer implements it"},
+	{"internal", "vswitchd", "internal leaves import nothing of the daemon"},
+	{"vswitchd", "cmd", "vswitchd/ is the daemon's library layer; cmd/vswitchd composes it and it never links a CLI"},
+	{"vswitchd/backer", "ovsdb/server", "the backer is configured through ovsdb/bridge, never from the server"},
+	{"vswitchd/dpctl", "ovsdb/server", "the datapath's commands never reach the database server"},
+	{"vswitchd/ofcmds", "ovsdb/server", "ofproto's commands never reach the database server"},
+	{"vswitchd/ctcmds", "ofproto", "conntrack's commands talk to the datapath's tracker only"},
+	{"vswitchd/ctcmds", "vswitchd/backer", "conntrack's commands get their datapath from a resolver"},
+	{"vswitchd/ctstate", "ofproto", "the conntrack state file holds datapath state only"},
+	{"vswitchd/ctstate", "vswitchd/backer", "the daemon hands the conntrack state its datapaths"},
 }
 
 // stdlibAllowed lists the only non-gvs imports allowed per layer prefix.

@@ -12,17 +12,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
-	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/internal/version"
+	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 	"github.com/gvs-project/gvs/ovsdb/client"
 	"github.com/gvs-project/gvs/ovsdb/server"
@@ -30,6 +28,10 @@ import (
 	"github.com/gvs-project/gvs/unixctl"
 	"github.com/gvs-project/gvs/unixctl/coverage"
 	"github.com/gvs-project/gvs/unixctl/vlog"
+	"github.com/gvs-project/gvs/vswitchd/backer"
+	"github.com/gvs-project/gvs/vswitchd/ctstate"
+	"github.com/gvs-project/gvs/vswitchd/dpctl"
+	"github.com/gvs-project/gvs/vswitchd/metrics"
 )
 
 // detachEnv carries the descriptor on which a detached child reports
@@ -47,9 +49,14 @@ type Daemon struct {
 	pid  *unixctl.Pidfile
 	db   *server.Server
 	dbc  *client.Client
-	sw   *dpSwitch
-	mx   *metricsServer // nil unless Config.MetricsAddress is set
-	rm   *remoteManager // OVSDB remotes and SSL settings (remotes.go, managers.go)
+	sw   *backer.Backer
+	// dpctl are the datapath's commands; it owns the datapaths
+	// dpctl/add-dp creates.
+	dpctl *dpctl.Commands
+	mx    *metrics.Server // nil unless Config.MetricsAddress is set
+	// tls is the SSL settings of OpenFlow connections and database
+	// remotes (remotes.go).
+	tls ofconn.TLSSettings
 
 	ctlPath string
 	dbSock  string
@@ -57,30 +64,13 @@ type Daemon struct {
 	// listens on (sockperm.go).
 	sockPerm unixsock.Perm
 
-	mu  sync.Mutex
-	dps map[string]*dpnetdev.Datapath // by datapath type ("netdev")
-	// dpctlDPs are the datapaths dpctl/add-dp created, by name
-	// (dpctlcmds.go); no bridge uses them.
-	dpctlDPs map[string]*dpctlDP
-	// restoreWait and maxIdle are Open_vSwitch.other_config's
-	// flow-restore-wait and max-idle (restorewait.go); a datapath
-	// created later takes them at creation.
-	restoreWait atomic.Bool
-	maxIdle     atomic.Int64 // time.Duration; 0: the datapath default
-	flowLimit   atomic.Int64 // other_config:flow-limit; 0: the default
-	bundleIdle  atomic.Int64 // other_config:bundle-idle-timeout, time.Duration; 0: the default
-	// dummyMACs counts the dummy devices created, which take the MACs
-	// aa:55:aa:55:00:00, :01, ... in creation order as Open vSwitch's
-	// netdev-dummy gives them (its test suite expects them).
-	dummyMACs atomic.Uint32
+	mu sync.Mutex
 	// remotesPending is set when the external database could not be
 	// reached at start: the remotes start once it is (startBridges).
 	remotesPending bool
-	// warping is set while a time/warp waits (timecmds.go).
-	warping atomic.Bool
-	// ctRestore is the conntrack state read at start, applied to each
-	// datapath as it is created (ctstate.go); guarded by mu.
-	ctRestore *ctRestore
+	// ct is the --conntrack-state file: read at start and applied to
+	// each datapath as it is created, written at a planned stop.
+	ct *ctstate.Store
 	// started is set once Start succeeded: only then does Close save
 	// the conntrack state.
 	started bool
@@ -171,7 +161,7 @@ func detach(cfg *Config) error {
 // Start brings the daemon up: directories, logging, pidfile, database,
 // control socket. It returns once every socket accepts connections.
 func Start(cfg *Config) (*Daemon, error) {
-	d := &Daemon{cfg: cfg, dps: map[string]*dpnetdev.Datapath{}}
+	d := &Daemon{cfg: cfg}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	var dirs dirMaker
 	ok := false
@@ -229,16 +219,26 @@ func Start(cfg *Config) (*Daemon, error) {
 	if err := d.startRemotes(); err != nil {
 		return nil, err
 	}
-	d.sw = newDPSwitch(d)
-	d.sw.tnl = newTunnelEnv(d.sw, !cfg.DisableSystem)
-	d.sw.tnl.watch(d.ctx)
+	d.ct = ctstate.Load(cfg.ConntrackState, d.log) // before any datapath exists
+	d.sw = backer.New(d.ctx, backer.Config{
+		RunDir: cfg.RunDir, SocketPerm: d.sockPerm,
+		DisableSystem: cfg.DisableSystem, DummyOverride: cfg.DummyOverride, EnableDummy: cfg.EnableDummy,
+		Workers:         cfg.Workers,
+		Logger:          d.logs.Logger,
+		Count:           func(name string) { d.cov.Counter(name).Inc() },
+		TLS:             d.TLS(),
+		OFDebug:         vconnLog{d.logs.Logger("vconn")},
+		DatapathCreated: d.ct.Restore,
+	})
+	d.dpctl = dpctl.New(d.sw, dpctl.Config{Program: cfg.Program, DummyOverride: cfg.DummyOverride})
 	if err := d.registerCommands(); err != nil {
 		return nil, err
 	}
-	if err := d.sw.tnl.registerCommands(d.reg); err != nil {
-		return nil, err
+	for _, c := range d.sw.TunnelCommands() {
+		if err := d.reg.Register(c.Name, c.Usage, c.MinArgs, c.MaxArgs, unixctl.Handler(c.Run)); err != nil {
+			return nil, err
+		}
 	}
-	d.loadConntrackState() // ctstate.go: before any datapath exists
 	if err := d.startBridges(); err != nil {
 		return nil, err
 	}
@@ -448,58 +448,16 @@ func (d *Daemon) runBridges(c *client.Client) {
 	}
 }
 
-// Datapath returns the datapath of a type, creating it on first use, as
-// Open vSwitch keeps one datapath per type shared by its bridges.
-func (d *Daemon) Datapath(typ string) *dpnetdev.Datapath {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if dp, ok := d.dps[typ]; ok {
-		return dp
-	}
-	cfg := dpif.DefaultConfig()
-	if d.cfg.Workers > 0 {
-		cfg.Workers = d.cfg.Workers
-	}
-	if mi := time.Duration(d.maxIdle.Load()); mi > 0 {
-		cfg.MaxIdle = mi
-	}
-	if fl := d.flowLimit.Load(); fl > 0 {
-		cfg.FlowLimit = int(fl)
-	}
-	cfg.Log = d.logs.Logger("dpif_netdev")
-	cfg.PutLog = d.logs.Logger("dpif")
-	dp := dpnetdev.New("ovs-"+typ, cfg)
-	dp.SetRestoreWait(d.restoreWait.Load())
-	d.restoreConntrackLocked(dp) // ctstate.go: before any port forwards
-	if typ == "dummy" {
-		// Open vSwitch's dummy datapath has its own internal port 0.
-		if dev, err := dummy.New(dummy.Config{Name: "ovs-dummy", Internal: true}); err == nil {
-			dp.AddPort(dev, 0)
-		}
-	}
-	if err := dp.Start(); err != nil {
-		d.log.Error("starting datapath", "type", typ, "err", err)
-	}
-	d.dps[typ] = dp
-	return dp
-}
+// Datapath returns the datapath of a type, creating it on first use
+// (tests reach the datapath through it).
+func (d *Daemon) Datapath(typ string) *dpnetdev.Datapath { return d.sw.Datapath(typ) }
 
-// nextDummyMAC returns the MAC of the next dummy device:
-// aa:55 followed by a counter that starts at 0xaa550000.
-func (d *Daemon) nextDummyMAC() [6]byte {
-	n := 0xaa550000 + d.dummyMACs.Add(1) - 1
-	return [6]byte{0xaa, 0x55, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
-}
-
-// datapaths returns the datapaths sorted by name.
+// datapaths returns the bridges' datapaths sorted by name.
 func (d *Daemon) datapaths() []*dpnetdev.Datapath {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	out := make([]*dpnetdev.Datapath, 0, len(d.dps))
-	for _, t := range sortedKeys(d.dps) {
-		out = append(out, d.dps[t])
+	if d.sw == nil {
+		return nil
 	}
-	return out
+	return d.sw.Datapaths()
 }
 
 // Exit asks the daemon to stop (the `exit` command).
@@ -509,7 +467,7 @@ func (d *Daemon) Exit() { d.cancel() }
 func (d *Daemon) Close() error {
 	d.cancel()
 	if d.mx != nil {
-		d.mx.close()
+		d.mx.Close()
 	}
 	if d.ctl != nil {
 		d.ctl.Close()
@@ -525,21 +483,16 @@ func (d *Daemon) Close() error {
 	}
 	d.wg.Wait()
 	if d.sw != nil {
-		d.sw.closeBridges()
+		d.sw.Close()
 	}
-	if d.sw != nil && d.sw.tnl != nil {
-		d.sw.tnl.close()
+	if d.started {
+		d.ct.Save(d.datapaths())
 	}
-	d.saveConntrackAtStop() // ctstate.go
-	for _, dp := range d.datapaths() {
-		closeDatapath(dp)
+	if d.sw != nil {
+		d.sw.CloseDatapaths()
 	}
-	d.mu.Lock()
-	extra := d.dpctlDPs
-	d.dpctlDPs = nil
-	d.mu.Unlock()
-	for _, x := range extra {
-		closeDatapath(x.dp)
+	if d.dpctl != nil {
+		d.dpctl.Close()
 	}
 	if d.ctlPath != "" {
 		os.Remove(d.ctlPath)

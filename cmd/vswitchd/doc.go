@@ -3,18 +3,19 @@
 // ovs-vswitchd stands in for Open vSwitch's daemon in scripts), sets up
 // the run, database and log directories, the pidfile and the unixctl
 // control socket, runs the embedded OVSDB server (or connects to an
-// external one), creates the userspace datapaths and registers the
+// external one), creates the backer (vswitchd/backer) and registers the
 // appctl commands of every layer below (dpctl/*, dpif/*, netdev-dummy/*),
 // so that the datapath and ofproto never import appctl.
 //
 // The embedded server also listens and connects on the remotes of
 // --remote (ovsdb-server's syntax), by default the Manager rows of
 // Open_vSwitch.manager_options, and writes their connection status back
-// as ovsdb-server does (remotes.go, managers.go); pssl:/ssl: remotes and
-// OpenFlow connections use the SSL table's files.
+// as ovsdb-server does (ovsdb/server/remote; remotes.go starts it);
+// pssl:/ssl: remotes and OpenFlow connections share the SSL table's files.
 //
-// It runs the interfaces' BFD sessions (bfd.go: Interface.bfd,
-// bfd_status, bfd/show, bfd/set-forwarding, port liveness).
+// The switch itself (datapaths, bridges, ports, upcall routing, BFD,
+// tunnels) is vswitchd/backer; this package creates it and registers its
+// commands (bfdcmds.go: bfd/show, bfd/set-forwarding).
 //
 // It is the only package that imports every layer.
 package vswitchd

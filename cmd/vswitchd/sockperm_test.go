@@ -5,7 +5,6 @@ import (
 	"os/user"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/gvs-project/gvs/internal/unixsock"
 )
@@ -49,30 +48,6 @@ func TestSocketPermResolvesGroups(t *testing.T) {
 		want, _ := strconv.Atoi(g.Gid)
 		if p, err := socketPerm("daemon"); err != nil || p.GID != want {
 			t.Fatalf(`socketPerm("daemon") = %+v, %v; want gid %d`, p, err, want)
-		}
-	}
-}
-
-func TestParseGlobalConfigReadsFlowRestoreWaitAndMaxIdle(t *testing.T) {
-	for _, tc := range []struct {
-		oc   map[string]string
-		want globalConfig
-	}{
-		{nil, globalConfig{}},
-		{map[string]string{"flow-restore-wait": "true"}, globalConfig{restoreWait: true}},
-		{map[string]string{"flow-restore-wait": "TRUE"}, globalConfig{restoreWait: true}},
-		{map[string]string{"flow-restore-wait": "false"}, globalConfig{}},
-		{map[string]string{"flow-restore-wait": "yes"}, globalConfig{}},
-		{map[string]string{"max-idle": "500"}, globalConfig{maxIdle: 500 * time.Millisecond}},
-		{map[string]string{"max-idle": "0"}, globalConfig{}},
-		{map[string]string{"max-idle": "-5"}, globalConfig{}},
-		{map[string]string{"max-idle": "soon"}, globalConfig{}},
-		{map[string]string{"flow-limit": "3000"}, globalConfig{flowLimit: 3000}},
-		{map[string]string{"flow-limit": "0"}, globalConfig{}},
-		{map[string]string{"flow-limit": "many"}, globalConfig{}},
-	} {
-		if got := parseGlobalConfig(tc.oc); got != tc.want {
-			t.Errorf("parseGlobalConfig(%v) = %+v, want %+v", tc.oc, got, tc.want)
 		}
 	}
 }

@@ -13,10 +13,12 @@
 // (flowexport.go) and handed to a Switch that implements
 // FlowExportConfigurer when they change.
 //
-// The Switch interface is implemented by the layer below (ofproto, which
-// opens ports by type); this package knows nothing of packets or OpenFlow
-// messages. Desired state arrives as a Config parsed from database rows
-// (see Parse) so the reconciliation logic is testable without a database.
+// The Switch interface is implemented by vswitchd/backer (Open vSwitch's
+// ofproto-dpif backer, which opens ports by type over the userspace
+// datapaths and gives each bridge its ofproto/ofswitch.Bridge); this
+// package knows nothing of packets or OpenFlow messages. Desired state
+// arrives as a Config parsed from database rows (see Parse) so the
+// reconciliation logic is testable without a database.
 //
 // It imports ovsdb/model and ovsdb/client only.
 package bridge

@@ -1,0 +1,124 @@
+package backer
+
+import (
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/dpnetdev"
+	"github.com/gvs-project/gvs/datapath/netdev/dummy"
+)
+
+// datapathSet is the backer's datapaths, one per type, created on first
+// use as Open vSwitch's dpif-backer keeps one datapath per type shared
+// by every bridge of that type, with the switch-wide settings a datapath
+// takes at creation (Open_vSwitch.other_config, restorewait.go).
+type datapathSet struct {
+	workers int
+	log     *slog.Logger
+	dpLog   func(module string) *slog.Logger
+	created func(*dpnetdev.Datapath)
+
+	mu  sync.Mutex
+	dps map[string]*dpnetdev.Datapath // by datapath type ("netdev")
+
+	// restoreWait, maxIdle, flowLimit and bundleIdle are
+	// Open_vSwitch.other_config's flow-restore-wait, max-idle,
+	// flow-limit and bundle-idle-timeout (restorewait.go); a datapath
+	// created later takes them at creation.
+	restoreWait atomic.Bool
+	maxIdle     atomic.Int64 // time.Duration; 0: the datapath default
+	flowLimit   atomic.Int64 // 0: the default
+	bundleIdle  atomic.Int64 // time.Duration; 0: the default
+	// dummyMACs counts the dummy devices created, which take the MACs
+	// aa:55:aa:55:00:00, :01, ... in creation order as Open vSwitch's
+	// netdev-dummy gives them (its test suite expects them).
+	dummyMACs atomic.Uint32
+}
+
+// get returns the datapath of a type, creating and starting it on first
+// use.
+func (ds *datapathSet) get(typ string) *dpnetdev.Datapath {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	if dp, ok := ds.dps[typ]; ok {
+		return dp
+	}
+	cfg := dpif.DefaultConfig()
+	if ds.workers > 0 {
+		cfg.Workers = ds.workers
+	}
+	if mi := time.Duration(ds.maxIdle.Load()); mi > 0 {
+		cfg.MaxIdle = mi
+	}
+	if fl := ds.flowLimit.Load(); fl > 0 {
+		cfg.FlowLimit = int(fl)
+	}
+	cfg.Log = ds.dpLog("dpif_netdev")
+	cfg.PutLog = ds.dpLog("dpif")
+	dp := dpnetdev.New("ovs-"+typ, cfg)
+	dp.SetRestoreWait(ds.restoreWait.Load())
+	if ds.created != nil {
+		ds.created(dp) // before any port forwards
+	}
+	if typ == "dummy" {
+		// Open vSwitch's dummy datapath has its own internal port 0.
+		if dev, err := dummy.New(dummy.Config{Name: "ovs-dummy", Internal: true}); err == nil {
+			dp.AddPort(dev, 0)
+		}
+	}
+	if err := dp.Start(); err != nil {
+		ds.log.Error("starting datapath", "type", typ, "err", err)
+	}
+	ds.dps[typ] = dp
+	return dp
+}
+
+// datapaths returns the datapaths sorted by name.
+func (ds *datapathSet) datapaths() []*dpnetdev.Datapath {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	out := make([]*dpnetdev.Datapath, 0, len(ds.dps))
+	for _, t := range sortedKeys(ds.dps) {
+		out = append(out, ds.dps[t])
+	}
+	return out
+}
+
+// nextDummyMAC returns the MAC of the next dummy device:
+// aa:55 followed by a counter that starts at 0xaa550000.
+func (ds *datapathSet) nextDummyMAC() [6]byte {
+	n := 0xaa550000 + ds.dummyMACs.Add(1) - 1
+	return [6]byte{0xaa, 0x55, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+}
+
+// closeAll closes every datapath and its devices.
+func (ds *datapathSet) closeAll() {
+	for _, dp := range ds.datapaths() {
+		CloseDatapath(dp)
+	}
+}
+
+// CloseDatapath stops a datapath and closes the devices of its ports.
+func CloseDatapath(dp *dpnetdev.Datapath) {
+	dp.Close()
+	for _, p := range dp.Ports() {
+		p.Device.Close()
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// NextDummyMAC returns the MAC of the next dummy device, from the counter
+// the bridges' dummy devices take theirs from (dpctl/add-if shares it).
+func (s *Backer) NextDummyMAC() [6]byte { return s.dps.nextDummyMAC() }

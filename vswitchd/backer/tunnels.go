@@ -1,0 +1,336 @@
+package backer
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/netdev"
+	"github.com/gvs-project/gvs/datapath/netdev/vport"
+	"github.com/gvs-project/gvs/datapath/tnl"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+	"github.com/gvs-project/gvs/ovsdb/bridge"
+)
+
+// Tunnel ports (Interface types geneve, vxlan, gre and ip6gre) are
+// native tunnels, as in Open vSwitch's userspace datapath: every tunnel
+// port of a type and UDP port shares one datapath vport (genev_sys_6081,
+// vxlan_sys_4789; gre_sys and ip6gre_sys, GRE having no port), which
+// tnl_pop brings decapsulated packets in on; the OpenFlow port is picked
+// by translation from the tunnel fields (xlate.TunnelReceive).
+
+// tunnelType describes an Interface type gvs tunnels natively.
+type tunnelType struct {
+	port  uint16   // default UDP destination port; 0 for GRE
+	vport string   // datapath port name, or its prefix for UDP tunnels
+	typ   tnl.Type // datapath tunnel type
+	gre   bool     // has options:seq, no options:dst_port; carries L2 and L3
+}
+
+// tunnelTypes are the Interface types gvs tunnels natively.
+var tunnelTypes = map[string]tunnelType{
+	"geneve": {6081, "genev_sys_", tnl.TypeGeneve, false},
+	"vxlan":  {4789, "vxlan_sys_", tnl.TypeVXLAN, false},
+	"gre":    {0, "gre_sys", tnl.TypeGRE, true},
+	"ip6gre": {0, "ip6gre_sys", tnl.TypeIP6GRE, true},
+}
+
+func isTunnelType(t string) bool { _, ok := tunnelTypes[t]; return ok }
+
+// vportName is the datapath vport a tunnel's packets come in on.
+func vportName(t *xlate.TunnelConfig) string {
+	tt := tunnelTypes[t.Type]
+	if tt.gre {
+		return tt.vport
+	}
+	return tt.vport + strconv.Itoa(int(t.DstPort))
+}
+
+// vportRef is a datapath tunnel vport shared by the tunnel ports of one
+// type and UDP port.
+type vportRef struct {
+	name string
+	no   dpif.PortNo
+	dev  netdev.Device
+	refs int
+}
+
+// parseTunnel reads a tunnel Interface's options as Open vSwitch's
+// set_tunnel_config does, with its error messages.
+func parseTunnel(name, typ string, opts map[string]string) (*xlate.TunnelConfig, error) {
+	tt := tunnelTypes[typ]
+	t := &xlate.TunnelConfig{Type: typ, DstPort: tt.port, DontFragment: true}
+	var errs []string
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := opts[k]
+		switch k {
+		case "remote_ip":
+			if v == "flow" {
+				t.RemoteFlow = true
+			} else if a, err := netip.ParseAddr(v); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: bad %s 'remote_ip'", name, typ))
+			} else if a.IsMulticast() {
+				return nil, fmt.Errorf("%s: multicast remote_ip=%s not allowed", name, v)
+			} else {
+				t.RemoteIP = a.Unmap()
+			}
+		case "local_ip":
+			if v == "flow" {
+				t.LocalFlow = true
+			} else if a, err := netip.ParseAddr(v); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: bad %s 'local_ip'", name, typ))
+			} else {
+				t.LocalIP = a.Unmap()
+			}
+		case "tos":
+			if v == "inherit" {
+				t.TosInherit = true
+			} else if n, err := strconv.ParseInt(v, 0, 32); err == nil && n == n&0xfc {
+				t.Tos = uint8(n)
+			} else {
+				errs = append(errs, fmt.Sprintf("%s: invalid TOS %s", name, v))
+			}
+		case "ttl":
+			if v == "inherit" {
+				t.TTLInherit = true
+			} else {
+				n, _ := strconv.Atoi(v)
+				t.TTL = uint8(n)
+			}
+		case "dst_port":
+			if tt.gre {
+				errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
+				break
+			}
+			n, _ := strconv.Atoi(v)
+			t.DstPort = uint16(n)
+		case "csum":
+			t.Csum = v == "true"
+		case "seq":
+			if !tt.gre {
+				errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
+				break
+			}
+			t.Seq = v == "true"
+		case "df_default":
+			if v == "false" {
+				t.DontFragment = false
+			}
+		case "key", "in_key", "out_key", "packet_type":
+		default:
+			errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
+		}
+	}
+	switch pt, ok := opts["packet_type"]; {
+	case !ok || pt == "legacy_l2" || pt == "ptap":
+		// Every type here carries Ethernet; ptap is accepted as
+		// before (gvs's datapath has only Ethernet packets).
+	case pt == "legacy_l3":
+		if !tt.gre {
+			full := typ
+			if typ == "vxlan" {
+				full = "VXLAN (without GPE)"
+			}
+			errs = append(errs, fmt.Sprintf("%s: legacy_l3 configured on %s tunnel that cannot carry L3 traffic", name, full))
+			return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+		}
+		// Open vSwitch sends and receives bare L3 packets then (pop_eth
+		// and packet_type); gvs's datapath does not have them.
+		return nil, fmt.Errorf("%s: packet_type=legacy_l3 is not supported by gvs (its datapath carries only Ethernet packets)", name)
+	default:
+		errs = append(errs, fmt.Sprintf("%s: unknown packet_type '%s'", name, pt))
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	if !t.RemoteIP.IsValid() && !t.RemoteFlow {
+		errs = append(errs, fmt.Sprintf("%s: %s type requires valid 'remote_ip' argument", name, typ))
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	if t.LocalFlow && !t.RemoteFlow {
+		errs = append(errs, fmt.Sprintf("%s: %s type requires 'remote_ip=flow' with 'local_ip=flow'", name, typ))
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	if t.RemoteIP.IsValid() && t.LocalIP.IsValid() && t.RemoteIP.Is4() != t.LocalIP.Is4() {
+		return nil, fmt.Errorf("%s: 'remote_ip' and 'local_ip' has to be of the same address family", name)
+	}
+	if t.TTL == 0 {
+		t.TTL = 64
+	}
+	var inPresent, outPresent bool
+	t.InKey, inPresent, t.InKeyFlow = parseKey(opts, "in_key")
+	t.OutKey, outPresent, t.OutKeyFlow = parseKey(opts, "out_key")
+	_ = inPresent
+	t.OutKeyPresent = outPresent
+	return t, nil
+}
+
+// parseKey reads in_key or out_key, falling back to key (parse_key).
+func parseKey(opts map[string]string, name string) (key uint64, present, isFlow bool) {
+	s, ok := opts[name]
+	if !ok {
+		if s, ok = opts["key"]; !ok {
+			return 0, false, false
+		}
+	}
+	if s == "flow" {
+		return 0, true, true
+	}
+	key, _ = strconv.ParseUint(s, 0, 64)
+	return key, true, false
+}
+
+// tunnelConfigText is the "(TYPE: k=v, ...)" part of dpif/show for a
+// tunnel port, the options as Open vSwitch's get_tunnel_config reports
+// them, sorted by name.
+func tunnelConfigText(t *xlate.TunnelConfig, opts map[string]string) string {
+	m := map[string]string{}
+	switch {
+	case t.RemoteFlow:
+		m["remote_ip"] = "flow"
+	case t.RemoteIP.IsValid():
+		m["remote_ip"] = t.RemoteIP.String()
+	}
+	switch {
+	case t.LocalFlow:
+		m["local_ip"] = "flow"
+	case t.LocalIP.IsValid():
+		m["local_ip"] = t.LocalIP.String()
+	}
+	_, inPresent, _ := parseKey(opts, "in_key")
+	switch {
+	case t.InKeyFlow && t.OutKeyFlow:
+		m["key"] = "flow"
+	case inPresent && t.OutKeyPresent && !t.InKeyFlow && !t.OutKeyFlow && t.InKey == t.OutKey:
+		m["key"] = strconv.FormatUint(t.InKey, 10)
+	default:
+		if t.InKeyFlow {
+			m["in_key"] = "flow"
+		} else if inPresent {
+			m["in_key"] = strconv.FormatUint(t.InKey, 10)
+		}
+		if t.OutKeyFlow {
+			m["out_key"] = "flow"
+		} else if t.OutKeyPresent {
+			m["out_key"] = strconv.FormatUint(t.OutKey, 10)
+		}
+	}
+	if t.TTLInherit {
+		m["ttl"] = "inherit"
+	} else if t.TTL != 64 {
+		m["ttl"] = strconv.Itoa(int(t.TTL))
+	}
+	if t.TosInherit {
+		m["tos"] = "inherit"
+	} else if t.Tos != 0 {
+		m["tos"] = fmt.Sprintf("0x%x", t.Tos)
+	}
+	if tt := tunnelTypes[t.Type]; !tt.gre && t.DstPort != tt.port {
+		m["dst_port"] = strconv.Itoa(int(t.DstPort))
+	}
+	if t.Csum {
+		m["csum"] = "true"
+	}
+	if t.Seq {
+		m["seq"] = "true"
+	}
+	if !t.DontFragment {
+		m["df_default"] = "false"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	if len(parts) == 0 {
+		return t.Type
+	}
+	return t.Type + ": " + strings.Join(parts, ", ")
+}
+
+// TunnelVportConfig is the ": k=v, ..." dpctl/show prints after a tunnel
+// vport's type: Open vSwitch's datapath vports are in packet_type=ptap
+// mode, and a UDP tunnel on a non-default port shows it. It is "" for
+// other devices.
+func TunnelVportConfig(dev netdev.Device) string {
+	v, ok := dev.(*vport.Device)
+	if !ok {
+		return ""
+	}
+	if tt := tunnelTypes[v.Type()]; !tt.gre && v.DstPort() != tt.port {
+		return fmt.Sprintf(": dst_port=%d, packet_type=ptap", v.DstPort())
+	}
+	return ": packet_type=ptap"
+}
+
+// acquireVport returns the datapath vport for a tunnel, adding it to the
+// datapath on first use. Called with s.mu held.
+func (s *Backer) acquireVport(dpTyp string, t *xlate.TunnelConfig) (*vportRef, error) {
+	name := vportName(t)
+	if s.vports[dpTyp] == nil {
+		s.vports[dpTyp] = map[string]*vportRef{}
+	}
+	if v := s.vports[dpTyp][name]; v != nil {
+		v.refs++
+		return v, nil
+	}
+	dp := s.Datapath(dpTyp)
+	dev, err := vport.New(name, tunnelTypes[t.Type].typ, t.DstPort)
+	if err != nil {
+		return nil, err
+	}
+	want := dpif.PortNone
+	if dpTyp == "dummy" {
+		want = dummyPortNo(dp, name)
+	}
+	no, err := dp.AddPort(dev, want)
+	if err != nil {
+		dev.Close()
+		return nil, err
+	}
+	v := &vportRef{name: name, no: no, dev: dev, refs: 1}
+	s.vports[dpTyp][name] = v
+	return v, nil
+}
+
+// releaseVport drops a tunnel port's reference on its vport. Called with
+// s.mu held.
+func (s *Backer) releaseVport(dpTyp string, t *xlate.TunnelConfig) {
+	name := vportName(t)
+	v := s.vports[dpTyp][name]
+	if v == nil {
+		return
+	}
+	if v.refs--; v.refs > 0 {
+		return
+	}
+	delete(s.vports[dpTyp], name)
+	s.Datapath(dpTyp).DelPort(v.no)
+	v.dev.Close()
+}
+
+// addTunnelPort configures a tunnel interface on p. Called with s.mu
+// held.
+func (s *Backer) addTunnelPort(b *dpBridge, ic *bridge.IfaceConfig, p *dpPort) error {
+	t, err := parseTunnel(ic.Name, ic.Type, ic.Options)
+	if err != nil {
+		return err
+	}
+	v, err := s.acquireVport(b.dpTyp, t)
+	if err != nil {
+		return fmt.Errorf("could not add network device %s to ofproto (%v)", ic.Name, err)
+	}
+	p.tunnel, p.tunnelOpts, p.odp = t, ic.Options, v.no
+	randomMAC(&p.mac)
+	return nil
+}
