@@ -508,3 +508,30 @@ func TestBFDThroughABridgeLikeOpenVSwitch(t *testing.T) {
 	}
 	diffBFDScenario(t, bfdThroughSwitchScenario, true, nil)
 }
+
+// bfdEnabledAtAddScenario is bfd.at's liveness propagation: patch ports
+// added with BFD already enabled, in one transaction, watched by a
+// monitor from before. The port is announced not live (its session
+// starts down) and becomes live when BFD comes up.
+func bfdEnabledAtAddScenario() []bfdStep {
+	return []bfdStep{
+		bfdCmd("ovs-vsctl", "init"),
+		bfdCmd("ovs-vsctl", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "fail-mode=secure"),
+		{monitor: []string{"-O", "OpenFlow13", "monitor", "br0", "65535"}},
+		bfdCmd("ovs-vsctl", "add-br", "br1", "--", "set", "bridge", "br1", "datapath_type=dummy",
+			"--", "add-port", "br1", "p1", "--", "set", "interface", "p1", "type=patch", "options:peer=p0", "ofport_request=2",
+			"--", "add-port", "br0", "p0", "--", "set", "interface", "p0", "type=patch", "options:peer=p1", "ofport_request=1",
+			"--", "set", "interface", "p0", "bfd:enable=true", "bfd:min_tx=100", "bfd:min_rx=100",
+			"--", "set", "interface", "p1", "bfd:enable=true", "bfd:min_tx=100", "bfd:min_rx=100"),
+		bfdWait(2500 * time.Millisecond),
+		bfdCmd("ovs-ofctl", "-O", "OpenFlow13", "dump-ports-desc", "br0", "p0"),
+		{monitorOut: "p0"},
+	}
+}
+
+// TestBFDPortAddedWithBFDIsNotLiveUntilUpLikeOpenVSwitch: the ADD port
+// status says state 0, then a MOD says LIVE (gvs announced LIVE at once
+// and never sent the MOD).
+func TestBFDPortAddedWithBFDIsNotLiveUntilUpLikeOpenVSwitch(t *testing.T) {
+	diffBFDScenario(t, bfdEnabledAtAddScenario, true, nil)
+}

@@ -803,6 +803,14 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 		return -1, fmt.Errorf("no bridge %s", bname)
 	}
 	p := &dpPort{name: ic.Name, typ: ic.Type, odp: dpif.PortNone, mtuReq: ic.MTURequest}
+	// A port with BFD enabled is announced not live (OFPPS_LIVE clear):
+	// its session starts down, and Open vSwitch configures BFD before the
+	// port's first status. A parked session keeps its own decision.
+	if pk, ok := s.bfd.parked[ic.Name]; ok {
+		p.bfdNoFwd = pk.noFwd
+	} else {
+		p.bfdNoFwd = ic.BFD["enable"] == "true"
+	}
 	if ic.Type == "patch" {
 		// Checked in Open vSwitch's order: unknown options, then the peer.
 		for k := range ic.Options {

@@ -92,12 +92,11 @@ func (s *Backer) configureBFDLocked(b *dpBridge, ports []bridge.PortConfig) bool
 				Dropped: func() { s.cfg.Count("bfd_rx_drop") }}
 			env.RxPackets = rx
 			p.bfd = s.bfd.reg.Open(old, ic.Name, ic.BFD, env)
-			if p.bfd != old {
+			nf := p.bfdNoFwd && p.bfd != nil // no session: forwarding as far as BFD goes
+			if p.bfd != old || nf != p.bfdNoFwd {
 				changed = true
-				if p.bfd == nil {
-					p.bfdNoFwd = false
-				}
 			}
+			p.bfdNoFwd = nf
 		}
 	}
 	s.reapBFDLocked()
