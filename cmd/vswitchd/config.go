@@ -47,6 +47,10 @@ type Config struct {
 	// DummyOverride is --enable-dummy=override: system and internal
 	// interfaces are dummy devices too, as in Open vSwitch.
 	DummyOverride bool
+	// DummySystem is --enable-dummy=system: system interfaces, and the
+	// internal ports of bridges of the system datapath type, are dummies
+	// (Open vSwitch overrides the "system" netdev and dpif types).
+	DummySystem   bool
 	DisableSystem bool
 	Workers       int
 	// MetricsAddress is HOST:PORT for a Prometheus /metrics listener
@@ -165,8 +169,10 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 			}
 			switch enableDummy {
 			case "", "false":
-			case "system", "true":
+			case "true": // bare --enable-dummy: dummy devices available
 				cfg.EnableDummy = true
+			case "system":
+				cfg.EnableDummy, cfg.DummySystem = true, true
 			case "override":
 				cfg.EnableDummy, cfg.DummyOverride = true, true
 			default:
@@ -206,8 +212,8 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.Lookup("verbose").NoOptDefVal = "dbg"
 	f.BoolVar(&cfg.Detach, "detach", false, "run in the background once ready")
 	f.BoolVar(&cfg.NoChdir, "no-chdir", false, "with --detach, do not chdir to /")
-	f.StringVar(&enableDummy, "enable-dummy", "", "accepted for ovs-vswitchd compatibility (dummy ports are always available); =override makes system and internal interfaces dummies")
-	f.Lookup("enable-dummy").NoOptDefVal = "system"
+	f.StringVar(&enableDummy, "enable-dummy", "", "dummy devices and OpenFlow's debug actions (dummy ports are always available); =system makes system interfaces, and the internal ports of system-type bridges, dummies; =override makes every system and internal interface a dummy")
+	f.Lookup("enable-dummy").NoOptDefVal = "true"
 	f.StringArrayVar(&cfg.Remotes, "remote", nil, "also serve the embedded database on this remote (repeatable; replaces the default "+DefaultRemote+"): punix:PATH, ptcp:PORT[:IP], pssl:PORT[:IP], unix:PATH, tcp:IP[:PORT], ssl:IP[:PORT] or db:Open_vSwitch,TABLE,COLUMN")
 	f.StringVar(&cfg.PrivateKey, "private-key", "", "SSL private key file (default: the SSL table's)")
 	f.StringVar(&cfg.Certificate, "certificate", "", "SSL certificate file (default: the SSL table's)")
@@ -215,7 +221,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.StringVar(&cfg.SSLProtocols, "ssl-protocols", "", "SSL/TLS versions allowed, e.g. TLSv1.2,TLSv1.3 (default TLS 1.2 and 1.3)")
 	f.StringVar(&cfg.SSLCiphers, "ssl-ciphers", "", "OpenSSL cipher suite names allowed for TLS 1.2 and earlier (default: Go's secure suites)")
 	f.BoolVarP(&showVersion, "version", "V", false, "print the version and exit")
-	f.BoolVar(&cfg.DisableSystem, "disable-system", false, "refuse system (AF_PACKET) and internal (tap) ports")
+	f.BoolVar(&cfg.DisableSystem, "disable-system", false, "disable the kernel datapath type: bridges of datapath_type system get no kernel devices (their system ports are refused, internal ports are dummies); netdev bridges are unaffected")
 	for _, n := range ignoredOVSFlags {
 		f.Bool(n, false, "accepted for ovs-vswitchd compatibility; ignored")
 		f.Lookup(n).Hidden = true

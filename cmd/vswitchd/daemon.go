@@ -222,7 +222,7 @@ func Start(cfg *Config) (*Daemon, error) {
 	d.ct = ctstate.Load(cfg.ConntrackState, d.log) // before any datapath exists
 	d.sw = backer.New(d.ctx, backer.Config{
 		RunDir: cfg.RunDir, SocketPerm: d.sockPerm,
-		DisableSystem: cfg.DisableSystem, DummyOverride: cfg.DummyOverride, EnableDummy: cfg.EnableDummy,
+		DisableSystem: cfg.DisableSystem, DummyOverride: cfg.DummyOverride, DummySystem: cfg.DummySystem, EnableDummy: cfg.EnableDummy,
 		Workers:         cfg.Workers,
 		Logger:          d.logs.Logger,
 		Count:           func(name string) { d.cov.Counter(name).Inc() },

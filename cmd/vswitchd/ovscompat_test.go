@@ -43,19 +43,22 @@ func TestDatabaseDefaultsToRundirDBSockUnderOpenVSwitchsName(t *testing.T) {
 	}
 }
 
-// --enable-dummy takes Open vSwitch's optional argument: bare or
-// =system enables dummy devices, =override also turns system and
-// internal interfaces into dummies (dpctl.at's OVS_VSWITCHD_START).
+// --enable-dummy takes Open vSwitch's optional argument: bare enables
+// dummy devices, =system also turns system interfaces (and the internal
+// ports of system-type bridges) into dummies (OVN's sandboxes), and
+// =override every system and internal interface (dpctl.at's
+// OVS_VSWITCHD_START).
 func TestEnableDummyAcceptsOpenVSwitchsModes(t *testing.T) {
 	for _, tc := range []struct {
 		arg             string
 		dummy, override bool
+		system          bool
 		wantErr         bool
 	}{
-		{"--enable-dummy", true, false, false},
-		{"--enable-dummy=system", true, false, false},
-		{"--enable-dummy=override", true, true, false},
-		{"--enable-dummy=bogus", false, false, true},
+		{"--enable-dummy", true, false, false, false},
+		{"--enable-dummy=system", true, false, true, false},
+		{"--enable-dummy=override", true, true, false, false},
+		{"--enable-dummy=bogus", false, false, false, true},
 	} {
 		// --dummy-numa is dpif-netdev.at's; accepted and ignored.
 		cfg, err := parseOVSConfig(t, "ovs-vswitchd", nil, tc.arg, "--disable-system", `--dummy-numa=0,0,0,0,8,8,8,8`)
@@ -68,8 +71,9 @@ func TestEnableDummyAcceptsOpenVSwitchsModes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.arg, err)
 		}
-		if cfg.EnableDummy != tc.dummy || cfg.DummyOverride != tc.override {
-			t.Errorf("%s: EnableDummy=%v DummyOverride=%v, want %v %v", tc.arg, cfg.EnableDummy, cfg.DummyOverride, tc.dummy, tc.override)
+		if cfg.EnableDummy != tc.dummy || cfg.DummyOverride != tc.override || cfg.DummySystem != tc.system {
+			t.Errorf("%s: EnableDummy=%v DummyOverride=%v DummySystem=%v, want %v %v %v", tc.arg,
+				cfg.EnableDummy, cfg.DummyOverride, cfg.DummySystem, tc.dummy, tc.override, tc.system)
 		}
 	}
 }

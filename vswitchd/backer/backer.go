@@ -42,11 +42,15 @@ type Config struct {
 	// sockets; SocketPerm is their mode and group.
 	RunDir     string
 	SocketPerm unixsock.Perm
-	// DisableSystem (--disable-system) and DummyOverride
-	// (--enable-dummy=override) make every device a dummy one;
-	// EnableDummy (--enable-dummy) also turns on OpenFlow's debug
-	// actions, as Open vSwitch's dummy mode does.
-	DisableSystem, DummyOverride, EnableDummy bool
+	// The test modes, as Open vSwitch's (devType): DisableSystem
+	// (--disable-system) disables the kernel datapath type, so bridges of
+	// datapath_type system get no kernel devices; DummySystem
+	// (--enable-dummy=system) makes system interfaces and system-type
+	// bridges' internal ports dummies; DummyOverride
+	// (--enable-dummy=override) makes every system and internal
+	// interface a dummy. EnableDummy (--enable-dummy) also turns on
+	// OpenFlow's debug actions, as Open vSwitch's dummy mode does.
+	DisableSystem, DummySystem, DummyOverride, EnableDummy bool
 	// Workers is the datapaths' packet worker count; 0 the default.
 	Workers int
 	// Logger returns the logger of a vlog module ("bridge", "bfd",
@@ -231,7 +235,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 	}
 	br := s.bridges[cfg.Name]
 	br.hwaddr, br.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"])
-	if br.dpTyp == "dummy" || s.cfg.DisableSystem || s.cfg.DummyOverride {
+	if br.dpTyp == "dummy" || s.cfg.DummyOverride || (cfgType == "system" && (s.cfg.DisableSystem || s.cfg.DummySystem)) {
 		br.localDummyMAC = s.dps.nextDummyMAC()
 	}
 	fdb, err := l2fib.New(fdbConfig(cfg.OtherConfig), time.Now())
@@ -749,36 +753,63 @@ func (s *Backer) BridgeNames() []string {
 // isKernelDevice reports whether openDevice gives the interface a Linux
 // network device (AF_PACKET or tap) rather than an in-memory one.
 func (s *Backer) isKernelDevice(b *dpBridge, ic *bridge.IfaceConfig) bool {
-	switch ic.Type {
-	case "", "system":
-		return !s.cfg.DummyOverride
-	case "internal":
-		return b.dpTyp != "dummy" && !s.cfg.DisableSystem && !s.cfg.DummyOverride
+	t := s.devType(b, ic)
+	return t == "system" || t == "internal"
+}
+
+// devType is the device an interface gets, as Open vSwitch's netdev and
+// dpif providers decide under its test modes: "dummy" (in-memory),
+// "system" (AF_PACKET), "internal" (tap), "refused" (the kernel datapath
+// type is disabled), or another type for openDevice to refuse.
+func (s *Backer) devType(b *dpBridge, ic *bridge.IfaceConfig) string {
+	typ := ic.Type
+	if typ == "" {
+		typ = "system"
 	}
-	return false
+	if typ != "system" && typ != "internal" {
+		return typ
+	}
+	kernelBridge := b.cfgType == "system" // the kernel datapath type
+	switch {
+	case s.cfg.DummyOverride, b.dpTyp == "dummy" && typ == "internal":
+		return "dummy"
+	case s.cfg.DummySystem && (typ == "system" || kernelBridge):
+		// The "system" netdev type is a dummy, and so is the system
+		// datapath, whose internal ports are dummy-internal.
+		return "dummy"
+	case s.cfg.DisableSystem && kernelBridge:
+		if typ == "internal" {
+			return "dummy"
+		}
+		return "refused"
+	}
+	return typ
 }
 
 // openDevice opens an interface's device by type, as Open vSwitch's
 // netdev providers do.
 func (s *Backer) openDevice(b *dpBridge, ic *bridge.IfaceConfig) (netdev.Device, error) {
-	typ := ic.Type
-	if typ == "internal" && (b.dpTyp == "dummy" || s.cfg.DisableSystem) {
-		typ = "dummy" // Open vSwitch's dummy datapath has dummy internal ports
-	}
-	if s.cfg.DummyOverride && (typ == "" || typ == "system" || typ == "internal") {
-		typ = "dummy"
-	}
-	switch typ {
+	switch typ := s.devType(b, ic); typ {
 	case "dummy":
 		mac := b.localDummyMAC
 		if ic.Name != b.name || ic.Type != "internal" || mac == ([6]byte{}) {
 			mac = s.dps.nextDummyMAC()
 		}
-		return dummy.New(dummy.Config{Name: ic.Name, Internal: ic.Type == "internal", MAC: mac, MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
-	case "", "system":
-		if s.cfg.DisableSystem {
-			return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
+		dev, err := dummy.New(dummy.Config{Name: ic.Name, Internal: ic.Type == "internal", MAC: mac, MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
+		if err != nil {
+			return nil, err
 		}
+		// Streams join this port to dummy ports of other switches; a
+		// stream that cannot open is logged and the port stays, as
+		// netdev-dummy does. Relative unix paths are under the run
+		// directory, as Open vSwitch resolves them.
+		if err := dev.SetStreams(ic.Options["pstream"], ic.Options["stream"], s.cfg.RunDir); err != nil {
+			s.cfg.Logger("netdev_dummy").Warn(strings.TrimSuffix(err.Error(), ": "+dummy.ErrBothStreams.Error()))
+		}
+		return dev, nil
+	case "refused":
+		return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
+	case "system":
 		dev, err := afpacket.Open(afpacket.Config{Name: ic.Name})
 		if err != nil {
 			return nil, fmt.Errorf("could not open network device %s (No such device)", ic.Name)

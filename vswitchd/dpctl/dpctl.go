@@ -53,7 +53,8 @@ func (d *Commands) List() []unixctl.Command {
 	cmds = append(cmds,
 		unixctl.Command{Name: "dpif/dump-dps", Run: d.cmdDpifDumpDps},
 		unixctl.Command{Name: "dpctl/dump-dps", Usage: "", Run: d.cmdDpctlDumpDps},
-		unixctl.Command{Name: "netdev-dummy/set-admin-state", Usage: "[netdev] up|down", MinArgs: 1, MaxArgs: 2, Run: d.cmdDummySetAdminState})
+		unixctl.Command{Name: "netdev-dummy/set-admin-state", Usage: "[netdev] up|down", MinArgs: 1, MaxArgs: 2, Run: d.cmdDummySetAdminState},
+		unixctl.Command{Name: "netdev-dummy/conn-state", Usage: "[netdev]", MaxArgs: 1, Run: d.cmdDummyConnState})
 	return cmds
 }
 

@@ -1,11 +1,11 @@
 package dpctl
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 
-	"context"
-
-	"errors"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 )
 
@@ -54,4 +54,34 @@ func (d *Commands) cmdDummySetAdminState(_ context.Context, args []string) (stri
 		d.sw.SyncAllPorts()
 	}
 	return "OK\n", nil
+}
+
+// cmdDummyConnState is netdev-dummy/conn-state [NETDEV]: a dummy port's
+// stream state ("connected" or "disconnected" for an active stream,
+// "unknown" otherwise); without an argument, every port whose state is
+// known.
+func (d *Commands) cmdDummyConnState(_ context.Context, args []string) (string, error) {
+	var b strings.Builder
+	if len(args) == 1 {
+		state := "unknown"
+		for _, dp := range d.datapaths() {
+			if p, ok := dp.PortByName(args[0]); ok {
+				if dd, ok := p.Device.(*dummy.Device); ok {
+					state = dd.ConnState()
+				}
+			}
+		}
+		fmt.Fprintf(&b, "%s: %s\n", args[0], state)
+		return b.String(), nil
+	}
+	for _, dp := range d.datapaths() {
+		for _, p := range dp.Ports() {
+			if dd, ok := p.Device.(*dummy.Device); ok {
+				if st := dd.ConnState(); st != "unknown" {
+					fmt.Fprintf(&b, "%s: %s\n", dd.Name(), st)
+				}
+			}
+		}
+	}
+	return b.String(), nil
 }
