@@ -54,8 +54,12 @@ func TestDummyPortStreamsCarryFramesToAndFromOpenVSwitch(t *testing.T) {
 	}
 	bridge(ovsEnv, "pstream=punix:"+toOVS, "stream=unix:"+toGVS)
 	bridge(gvsEnv, "stream=unix:"+toOVS, "pstream=punix:"+toGVS)
-	gvsCtl := func(args ...string) string { return run(t, gvsEnv, append([]string{"ovs-appctl", "-t", "gvs-vswitchd"}, args...)...) }
-	ovsCtl := func(args ...string) string { return run(t, ovsEnv, append([]string{"ovs-appctl", "-t", "ovs-vswitchd"}, args...)...) }
+	gvsCtl := func(args ...string) string {
+		return run(t, gvsEnv, append([]string{"ovs-appctl", "-t", "gvs-vswitchd"}, args...)...)
+	}
+	ovsCtl := func(args ...string) string {
+		return run(t, ovsEnv, append([]string{"ovs-appctl", "-t", "ovs-vswitchd"}, args...)...)
+	}
 	connected := func(ctl func(...string) string, want string) func() bool {
 		return func() bool { return strings.TrimSpace(ctl("netdev-dummy/conn-state")) == want }
 	}
