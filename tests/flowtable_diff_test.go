@@ -3,13 +3,15 @@ package tests
 import (
 	"strconv"
 	"testing"
+
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // vsctl is an ovs-vsctl step (runSteps gives it --timeout=10).
 func vsctl(args ...string) ofStep { return ofStep{"ovs-vsctl", args} }
 
 // maskUUIDs hides the row UUIDs ovs-vsctl create prints.
-func maskUUIDs(s string) string { return uuidRE.ReplaceAllString(s, "<uuid>") }
+func maskUUIDs(s string) string { return ovsoracle.MaskUUIDs(s) }
 
 // flowTableConfigSteps are Open vSwitch's "flow table configuration" and
 // "table features" checks: Flow_Table names and flow limits show in

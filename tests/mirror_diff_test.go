@@ -7,6 +7,7 @@ import (
 
 	"github.com/gvs-project/gvs/cmd/vswitchd"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // Port mirroring (the OVSDB Mirror table) compared with Open vSwitch 3.1:
@@ -44,7 +45,7 @@ func createMirror(spec ...string) ofStep {
 // ovs-vsctl prints for new rows masked.
 func keepTraceResult(s string) string {
 	if !strings.Contains(s, "Datapath actions:") {
-		return uuidRE.ReplaceAllString(s, "<uuid>")
+		return ovsoracle.MaskUUIDs(s)
 	}
 	var keep []string
 	for _, l := range strings.Split(s, "\n") {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gvs-project/gvs/cmd/vswitchd"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // portModSteps brings ports up and down and sets their OpenFlow
@@ -183,7 +184,7 @@ func TestTableMissBehavioursLikeOpenVSwitch(t *testing.T) {
 // maskRecircID masks the recirculation id of a trace's userspace action:
 // Open vSwitch allocates a new one for every trace, gvs reuses the id of
 // the same frozen state.
-func maskRecircID(s string) string { return recircIDRE.ReplaceAllString(s, "recirc_id=<id>") }
+func maskRecircID(s string) string { return ovsoracle.MaskRecircIDs(s) }
 
 // TestTableMissSendsPacketInsToOpenFlow10Monitors: while an OpenFlow 1.0
 // connection (controller id 0) is open, a table miss sends the packet to

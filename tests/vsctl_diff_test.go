@@ -138,11 +138,8 @@ var volatileColumns = []string{
 var configuredDPIDs = []string{`"0000aabbccddeeff"`, `"00000000000000ab"`, `"00000000000000ac"`, `"0000021122334456"`}
 
 var (
-	uuidRE       = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	listColumnRE = regexp.MustCompile(`^([a-z_]+)(\s*): (.*)$`)
 	dpidRE       = regexp.MustCompile(`^"[0-9a-f]{16}"$`)
-	macRE        = regexp.MustCompile(`"[0-9a-f]{2}(:[0-9a-f]{2}){5}"`)
-	logDirRE     = regexp.MustCompile(`The default log directory is ".*"`)
 )
 
 // maskVolatile replaces the values that legitimately differ between two
@@ -159,16 +156,10 @@ func maskVolatile(out string) string {
 			lines[i] = `"<dpid>"`
 		}
 	}
-	out = uuidRE.ReplaceAllString(strings.Join(lines, "\n"), "<uuid>")
-	// MACs are random or per-process sequence numbers; whether one is
-	// there is compared, not its value.
-	out = macRE.ReplaceAllString(out, `"<mac>"`)
-	out = logDirRE.ReplaceAllString(out, `The default log directory is "<dir>"`)
-	// `list` and `find` print rows in the database's hash order of
-	// their UUIDs, which is random: compare the records as a set.
-	recs := strings.Split(strings.TrimSuffix(out, "\n"), "\n\n")
-	slices.Sort(recs)
-	return strings.Join(recs, "\n\n") + "\n"
+	out = ovsoracle.MaskUUIDs(strings.Join(lines, "\n"))
+	out = ovsoracle.MaskQuotedMACs(out)
+	out = ovsoracle.MaskDefaultLogDir(out)
+	return ovsoracle.SortRecords(out)
 }
 
 // runSession runs every command of the session and returns the masked
