@@ -52,6 +52,7 @@ func flowTableConfigSteps() []ofStep {
 // flow_limit appear in table stats and features as in Open vSwitch, and
 // table names work in flow syntax.
 func TestFlowTableConfigurationLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, flowTableConfigSteps, maskUUIDs)
 }
 
@@ -79,6 +80,7 @@ func flowLimitSteps() []ofStep {
 }
 
 func TestFlowLimitRefusesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, flowLimitSteps, maskUUIDs)
 }
 
@@ -162,6 +164,7 @@ func evictionSteps() []ofStep {
 }
 
 func TestFlowTableEvictionLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, evictionSteps, maskUUIDs)
 }
 
@@ -206,5 +209,6 @@ func flowTableNameSteps() []ofStep {
 }
 
 func TestFlowTableNamesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, flowTableNameSteps, maskUUIDs)
 }

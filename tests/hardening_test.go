@@ -711,6 +711,7 @@ func TestOpenFlowInactivityProbeAsOpenVSwitch(t *testing.T) {
 // that sets a field (or the Ethernet type, or the IP protocol) twice,
 // with Open vSwitch's words.
 func TestTraceFieldSetTwiceLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, func() []ofStep {
 		return []ofStep{
 			appctl("ofproto/trace", "br0", "in_port=1,in_port=2"),

@@ -91,6 +91,7 @@ func mirrorPortSteps() []ofStep {
 // Open vSwitch's datapath actions and megaflows, and removing the mirror
 // removes them.
 func TestMirrorSelectedPortsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorPortSteps, keepTraceResult)
 }
 
@@ -103,6 +104,7 @@ func mirrorRewriteSteps() []ofStep {
 }
 
 func TestMirrorCopiesBeforeRewritesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorRewriteSteps, keepTraceResult)
 }
 
@@ -120,6 +122,7 @@ func mirrorVLANSteps() []ofStep {
 // created, gvs in port order: the outputs are compared as a set of
 // (port, VLAN) pairs, as Open vSwitch's own test normalizes them.
 func TestMirrorToOutputVLANLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorVLANSteps, keepTraceResult, outputsAsSet)
 }
 
@@ -168,6 +171,7 @@ func mirrorNormalSteps() []ofStep {
 }
 
 func TestMirrorWithNormalLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorNormalSteps, keepTraceResult, sortPortStats)
 }
 
@@ -263,6 +267,7 @@ func mirrorStatsSteps() []ofStep {
 }
 
 func TestMirrorStatisticsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorStatsSteps, keepTraceResult)
 }
 
@@ -288,5 +293,6 @@ func mirrorSnaplenSteps() []ofStep {
 }
 
 func TestMirrorSnaplenLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorSnaplenSteps, keepTraceResult)
 }

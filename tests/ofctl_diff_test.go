@@ -17,7 +17,7 @@ import (
 // ofStep is one step of an OpenFlow session: an ovs-ofctl or ovs-appctl
 // command, a pause for the revalidators, or a flow file to write.
 type ofStep struct {
-	tool string // "ovs-ofctl", "ovs-appctl", "sleep" or "file"
+	tool string // "ovs-ofctl", "ovs-appctl", "sleep", "wait" or "file"
 	args []string
 }
 
@@ -25,8 +25,15 @@ func ofctl(args ...string) ofStep  { return ofStep{"ovs-ofctl", args} }
 func appctl(args ...string) ofStep { return ofStep{"ovs-appctl", args} }
 
 // settle waits for both switches' revalidators to push megaflow
-// statistics to the rules (Open vSwitch every 500 ms or so).
-var settle = ofStep{tool: "sleep", args: []string{"1500ms"}}
+// statistics to the rules and to revalidate megaflows after rule
+// changes: two full revalidation rounds that start after the step
+// (`ovs-appctl revalidator/wait`, twice, since the first may end a round
+// that began before the step), instead of sleeping through them.
+var settle = ofStep{tool: "wait", args: []string{"revalidator/wait"}}
+
+// ageStep lets more than a second pass, so that a flow modified after it
+// shows a hard_age apart from its duration.
+var ageStep = ofStep{tool: "sleep", args: []string{"1500ms"}}
 
 // pause lets a switch handle an injected packet before the next.
 var pause = ofStep{tool: "sleep", args: []string{"200ms"}}
@@ -72,6 +79,10 @@ func ofctlSession() []ofStep {
 		appctl("netdev-dummy/receive", "p1", pktFrom1),
 		appctl("netdev-dummy/receive", "p1", pktFrom1),
 		settle,
+		// The flows modified below must be at least a second old, so
+		// that their hard_age differs from their duration and both
+		// switches print it: time itself is what this step waits for.
+		ageStep,
 		appctl("dpctl/dump-flows"),
 		ofctl("dump-flows", "br0"),
 		ofctl("dump-aggregate", "br0"),
@@ -237,6 +248,13 @@ func runSteps(t *testing.T, env []string, target string, steps []ofStep) []strin
 			d, _ := time.ParseDuration(st.args[0])
 			time.Sleep(d)
 			continue
+		case "wait":
+			// An unrecorded ovs-appctl command that returns once the
+			// switch has done what the step waits for; run twice.
+			for range 2 {
+				run(t, env, append([]string{"ovs-appctl", "-t", target}, st.args...)...)
+			}
+			continue
 		case "file":
 			if err := os.WriteFile(filepath.Join(dir, st.args[0]), []byte(st.args[1]), 0o644); err != nil {
 				t.Fatal(err)
@@ -293,5 +311,6 @@ func setUpOfctlBridge(t testing.TB, env []string) {
 // the dummy datapath, and requires the same transcript with times, MACs
 // and datapath ids masked.
 func TestOvsOfctlSessionPrintsTheSameAsAgainstOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffAgainstOpenVSwitch(t, ofctlSession)
 }

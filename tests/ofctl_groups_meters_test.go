@@ -183,6 +183,7 @@ func sortGroupLines(s string) string {
 // datapath) and gvs-vswitchd, from the same groups and meters and
 // followed by dumps of them, and requires the same transcript.
 func TestGroupAndMeterSyntaxSessionLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffAgainstOpenVSwitch(t, func() []ofStep {
 		var steps []ofStep
 		for _, st := range groupsMetersSyntaxSteps() {

@@ -55,5 +55,6 @@ table=1 priority=10,ipv6,ipv6_src=2001:db8:3c4d::/48,action=output(1)
 // in prefix tries, so every trace ends with Open vSwitch's megaflow and
 // datapath actions.
 func TestPrefixesColumnLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, prefixSteps, traceResult, func(s string) string { return ovsoracle.MaskUUIDs(s) })
 }
