@@ -77,6 +77,7 @@ func maskCtZone(steps []string) []string {
 // took effect: zone 5's connection expired within 3 s, zone 6's did not,
 // and after del-zone-tp zone 5's new connection outlived 3 s.
 func TestZoneTimeoutPolicyFromOVSDBLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

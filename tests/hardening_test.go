@@ -555,6 +555,7 @@ func TestSocketAndLogModesFollowTheUmask(t *testing.T) {
 // closes the connection at once (the valid request after it is never
 // answered); a 1 MiB unixctl command gets the command's error reply.
 func TestMalformedJSONClosesAndBigUnixctlCommandsAreAnswered(t *testing.T) {
+	t.Parallel()
 	for _, b := range []string{"ovsdb-server", "ovsdb-tool"} {
 		nstest.RequireBinary(t, b, "openvswitch-switch")
 	}
@@ -630,6 +631,7 @@ func waitProbe(c net.Conn, limit time.Duration) (echo, closed time.Duration) {
 // the echo goes unanswered. <br>.mgmt connections are probed after 60 s
 // (not run with -short: it takes two minutes).
 func TestOpenFlowInactivityProbeAsOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	_, env := startDaemon(t)
 	var dir string
@@ -743,6 +745,7 @@ func keepTraceFinal(s string) string {
 // the interval without traffic, the session closed after as long again
 // unanswered; 0 disables the probe.
 func TestManagerInactivityProbeAsOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	_, env := startDaemon(t)
 	port := func() int {

@@ -220,6 +220,7 @@ func TestGroupAndMeterSyntaxSessionLikeOpenVSwitch(t *testing.T) {
 // (by ovs-ofctl) before every run; output, errors, exit status and the
 // groups and meters afterwards must be identical (durations masked).
 func TestGvsOfctlGroupAndMeterCommandsMatchOVSOfctl(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

@@ -263,6 +263,7 @@ func onlineFixture(t *testing.T, env []string) (string, func()) {
 // table before each step; output, errors, exit code and the flow table
 // afterwards must be identical (durations and ages masked).
 func TestGvsOfctlOnlineCommandsMatchOVSOfctl(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
