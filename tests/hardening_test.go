@@ -396,6 +396,7 @@ func TestPipelinedSelectsStopBeingReadNotBuffered(t *testing.T) {
 // changes (at least three quarters of the updates: while it is behind
 // they merge).
 func TestSlowMonitorClientIsMergedThenDropped(t *testing.T) {
+	t.Parallel()
 	for _, b := range []string{"ovs-vsctl", "ovs-appctl"} {
 		nstest.RequireBinary(t, b, "openvswitch-switch")
 	}

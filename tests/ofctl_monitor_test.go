@@ -129,6 +129,7 @@ func monitorSession(t *testing.T, env []string, target, gvsOfctl string) (ovsOut
 // datapath) and against gvs-vswitchd through one scripted session; all
 // four transcripts must be the same once durations and MACs are masked.
 func TestOfctlMonitorPrintsAsyncMessagesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	wantOVS, wantGVS, gotOVS, gotGVS := bothTools(t, monitorSession)
 	if !strings.Contains(wantOVS, "OFPT_FLOW_REMOVED") || !strings.Contains(wantOVS, "OFPT_PORT_STATUS") ||
 		!strings.Contains(wantOVS, "NXT_PACKET_IN2") {
