@@ -66,8 +66,9 @@ func MaskUUIDs(s string) string { return uuidRE.ReplaceAllString(s, "<uuid>") }
 // asynchronous messages, which differ by implementation.
 func MaskXIDs(s string) string { return xidRE.ReplaceAllString(s, "") }
 
-// MaskRecircIDs hides recirculation IDs ("recirc_id=0x2", "recirc(0x2)"):
-// the datapath allocates them in the order it meets recirculations.
+// MaskRecircIDs hides recirculation IDs ("recirc_id=0x2"; "recirc(0x2)"
+// becomes "recirc_id=<id>)"): the datapath allocates them in the order
+// it meets recirculations.
 func MaskRecircIDs(s string) string { return recircIDRE.ReplaceAllString(s, "recirc_id=<id>") }
 
 // MaskMegaflowCounters hides a megaflow's packet and byte counts in
