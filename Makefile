@@ -92,7 +92,7 @@ deps:
 
 ## test: everything CI runs (packages, format, vet, unit + integration tests, race detector).
 test: deps fmt-check vet
-	$(GO) test -count=1 -timeout 25m $(PKGS)
+	$(GO) test -count=1 -timeout 15m $(PKGS)
 	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS)
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(CI_FUZZTIME)
 

@@ -20,6 +20,7 @@ var pcapPathRE = regexp.MustCompile(`\S*/p2\.pcap`)
 // says so and the datapath flow is userspace(slow_path(action))); gvs's
 // datapath executes set(arp) itself.
 func TestARPFieldWritesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	const (
 		flow = "in_port=1,arp actions=load:2->OXM_OF_ARP_OP[],2,load:0xc0a88001->OXM_OF_ARP_SPA[],2,load:0x404444444441->OXM_OF_ARP_THA[],2"
 		pkt  = "in_port(1),eth(src=80:88:88:88:88:88,dst=ff:ff:ff:ff:ff:ff),eth_type(0x0806),arp(sip=192.168.0.1,tip=192.168.0.2,op=1,sha=50:54:00:00:00:05,tha=00:00:00:00:00:00)"

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 	"github.com/gvs-project/gvs/ofproto/bfd"
 )
 
@@ -41,9 +42,6 @@ func bfdWait(d time.Duration) bfdStep { return bfdStep{sleep: d} }
 // bfdShowRE drops what differs on every run from bfd/show: times and
 // discriminators (as Open vSwitch's bfd.at does).
 var bfdShowRE = regexp.MustCompile(`(?m)^.*(Time:|Discriminator:).*\n`)
-
-// bfdAddrRE masks port MACs (random for patch and local ports).
-var bfdAddrRE = regexp.MustCompile(`addr:[0-9a-f:]{17}`)
 
 // bfdUsedRE masks a megaflow's last use.
 var bfdUsedRE = regexp.MustCompile(`used:[0-9.]+s|duration=[0-9.]+s|idle_age=[0-9]+`)
@@ -103,7 +101,7 @@ func runBFDSteps(env []string, target string, steps []bfdStep) []string {
 			rc = -1
 		}
 		text := bfdShowRE.ReplaceAllString(string(b), "")
-		text = bfdAddrRE.ReplaceAllString(text, "addr:MAC")
+		text = ovsoracle.MaskPortMACs(text)
 		if st.keep != nil {
 			var kept []string
 			for _, l := range strings.Split(text, "\n") {
@@ -133,8 +131,7 @@ func portStatusFor(text, port string) string {
 		if !strings.HasPrefix(l, "OFPT_PORT_STATUS") || !strings.Contains(l, "("+port+")") {
 			continue
 		}
-		l = regexp.MustCompile(` \(xid=0x[0-9a-f]+\)`).ReplaceAllString(l, "")
-		b.WriteString(bfdAddrRE.ReplaceAllString(l, "addr:MAC") + "\n")
+		b.WriteString(ovsoracle.MaskPortMACs(ovsoracle.MaskXIDs(l)) + "\n")
 		for _, m := range lines[i+1 : min(i+3, len(lines))] {
 			b.WriteString(m + "\n")
 		}
@@ -160,7 +157,7 @@ func grepLog(env []string, target, text string) string {
 	var out strings.Builder
 	seen := map[string]bool{}
 	for _, l := range strings.Split(string(b), "\n") {
-		if l = vlogLineRE.ReplaceAllString(l, ""); strings.Contains(l, text) && !seen[l] {
+		if l = ovsoracle.StripLogPrefixes(l); strings.Contains(l, text) && !seen[l] {
 			seen[l] = true
 			out.WriteString(l + "\n")
 		}

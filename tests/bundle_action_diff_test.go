@@ -104,6 +104,7 @@ func bundleSteps() []ofStep {
 // every hash field set and algorithm, follow the members' liveness, and
 // give the same final flow, megaflow and datapath actions.
 func TestBundleAndMultipathLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, bundleSteps)
 }
 

@@ -32,5 +32,6 @@ func bundleBFDSteps() []ofStep {
 // TestBundleMembersFollowBFDLikeOpenVSwitch: bundle and fast-failover
 // choices follow BFD forwarding as in Open vSwitch 3.1.
 func TestBundleMembersFollowBFDLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, bundleBFDSteps)
 }

@@ -25,6 +25,7 @@ var talkingToRE = regexp.MustCompile(`talking to \S+`)
 //   - a bundle deletes a flow and then the group it used, and adds a
 //     group and then a flow using it.
 func TestBundlesApplyGroupsFlowsAndPacketOutsInOrderLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	bundle := func(text string) []ofStep {
 		return []ofStep{{tool: "file", args: []string{"flows.txt", text}}, ofctl("bundle", "br0", "flows.txt")}
 	}

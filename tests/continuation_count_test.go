@@ -20,6 +20,7 @@ var txCountRE = regexp.MustCompile(`tx pkts=([0-9]+)`)
 // (the continuation keeps the outer action lists) and the action set
 // (kept across the pause).
 func TestPausedPacketsResumeOnceLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

@@ -50,6 +50,7 @@ func controllerSession(t *testing.T, env []string, live string) []string {
 // them: a refused connection in backoff with its error, then a live
 // controller connection.
 func TestControllerRowsReportConnectionsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-vsctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

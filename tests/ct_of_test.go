@@ -49,5 +49,6 @@ func ctSession() []ofStep {
 // connections tracked and committed with their mark, the recirculation
 // megaflows, the packets forwarded and dropped, and the zone flush.
 func TestConntrackThroughOpenFlowLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffAgainstOpenVSwitch(t, ctSession)
 }

@@ -10,6 +10,7 @@ import "testing"
 // the reply is forwarded, and the megaflows, rule counters and conntrack
 // entry are the same in gvs as in Open vSwitch.
 func TestCtLabelFromOpenFlow10SetFieldLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	steps := func() []ofStep {
 		return []ofStep{
 			{tool: "file", args: []string{"flows.txt",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gvs-project/gvs/cmd/vswitchd"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 func vsctlStep(args ...string) ofStep { return ofStep{"ovs-vsctl", args} }
@@ -54,12 +55,12 @@ func ctZoneSession() []ofStep {
 	}
 }
 
-// maskCtZone masks UUIDs (uuidRE is vsctl_diff_test.go's) and sorts dump-conntrack lines (listed in hash
+// maskCtZone masks UUIDs and sorts dump-conntrack lines (listed in hash
 // order, which differs between the switches).
 func maskCtZone(steps []string) []string {
 	out := make([]string, len(steps))
 	for i, s := range steps {
-		s = uuidRE.ReplaceAllString(s, "<uuid>")
+		s = ovsoracle.MaskUUIDs(s)
 		if strings.Contains(s, "dpctl/dump-conntrack") {
 			lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 			slices.Sort(lines[1:])
@@ -76,6 +77,7 @@ func maskCtZone(steps []string) []string {
 // took effect: zone 5's connection expired within 3 s, zone 6's did not,
 // and after del-zone-tp zone 5's new connection outlived 3 s.
 func TestZoneTimeoutPolicyFromOVSDBLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

@@ -88,6 +88,10 @@ var badDeps = []badDep{
 	{"ofproto/ofprint", "cmd", "library code lives outside cmd/ and never imports a command"},
 	{"ofproto", "unixctl", "ofproto registers no commands itself; cmd/vswitchd registers them from above"},
 	{"datapath", "unixctl", "the datapath registers no commands itself; cmd/vswitchd registers them from above"},
+	{"internal/ovsoracle", "cmd", "the Open vSwitch oracle runs Open vSwitch's binaries; it cannot depend on what it judges"},
+	{"internal/ovsoracle", "datapath", "the Open vSwitch oracle runs Open vSwitch's binaries; it cannot depend on what it judges"},
+	{"internal/ovsoracle", "ofproto", "the Open vSwitch oracle runs Open vSwitch's binaries; it cannot depend on what it judges"},
+	{"internal/ovsoracle", "ovsdb", "the Open vSwitch oracle runs Open vSwitch's binaries; it cannot depend on what it judges"},
 	{"ofproto/bfd", "datapath", "bfd owns the protocol only; the switch hands it flow fields and payloads"},
 	{"ofproto/bfd", "ofproto/xlate", "bfd is below translation, which consults its sessions"},
 	{"ofproto/bfd", "ofproto/ofswitch", "bfd is below the switch, which runs its sessions"},
@@ -126,6 +130,7 @@ var thirdPartyAllowed = map[string][]string{
 	"datapath":           {"golang.org/x/sys"},
 	"internal/version":   nil,
 	"internal/statefile": nil,
+	"internal/ovsoracle": nil,
 }
 
 type pkg struct {

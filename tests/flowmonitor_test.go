@@ -195,6 +195,7 @@ func sortUpdateLines(s string) string {
 // the dummy datapath and against gvs-vswitchd through the same session,
 // and requires the same transcript from every monitor.
 func TestFlowMonitorPrintsTheSameUpdatesAsOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

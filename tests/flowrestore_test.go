@@ -106,6 +106,7 @@ func lostCount(t *testing.T, env []string) string {
 // key. Until it is cleared no packet is upcalled or forwarded by a new
 // megaflow and the controller is not connected.
 func TestFlowRestoreWaitAtStartHoldsUpcallsAndControllersUntilCleared(t *testing.T) {
+	t.Parallel()
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
 	dir := t.TempDir()

@@ -3,13 +3,15 @@ package tests
 import (
 	"strconv"
 	"testing"
+
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // vsctl is an ovs-vsctl step (runSteps gives it --timeout=10).
 func vsctl(args ...string) ofStep { return ofStep{"ovs-vsctl", args} }
 
 // maskUUIDs hides the row UUIDs ovs-vsctl create prints.
-func maskUUIDs(s string) string { return uuidRE.ReplaceAllString(s, "<uuid>") }
+func maskUUIDs(s string) string { return ovsoracle.MaskUUIDs(s) }
 
 // flowTableConfigSteps are Open vSwitch's "flow table configuration" and
 // "table features" checks: Flow_Table names and flow limits show in
@@ -50,6 +52,7 @@ func flowTableConfigSteps() []ofStep {
 // flow_limit appear in table stats and features as in Open vSwitch, and
 // table names work in flow syntax.
 func TestFlowTableConfigurationLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, flowTableConfigSteps, maskUUIDs)
 }
 
@@ -77,6 +80,7 @@ func flowLimitSteps() []ofStep {
 }
 
 func TestFlowLimitRefusesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, flowLimitSteps, maskUUIDs)
 }
 
@@ -160,6 +164,7 @@ func evictionSteps() []ofStep {
 }
 
 func TestFlowTableEvictionLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, evictionSteps, maskUUIDs)
 }
 
@@ -204,5 +209,6 @@ func flowTableNameSteps() []ofStep {
 }
 
 func TestFlowTableNamesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, flowTableNameSteps, maskUUIDs)
 }

@@ -33,6 +33,7 @@ priority=50 tcp nw_frag=later           actions=output:3
 // TestFragmentHandlingLikeOpenVSwitch: the fragment handling modes
 // translate fragments as Open vSwitch does.
 func TestFragmentHandlingLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, fragSteps, func(s string) string {
 		return keepTraceLines(s, func(l string) bool {
 			return strings.Contains(l, "IP fragments") || strings.HasPrefix(l, "Megaflow:") || strings.HasPrefix(l, "Datapath actions:")

@@ -98,5 +98,6 @@ func groupSession() []ofStep {
 // TestGroupsAndMetersLikeOpenVSwitch runs the group and meter session
 // against gvs and Open vSwitch and requires the same transcript.
 func TestGroupsAndMetersLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffAgainstOpenVSwitch(t, groupSession)
 }

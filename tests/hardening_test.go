@@ -396,6 +396,7 @@ func TestPipelinedSelectsStopBeingReadNotBuffered(t *testing.T) {
 // changes (at least three quarters of the updates: while it is behind
 // they merge).
 func TestSlowMonitorClientIsMergedThenDropped(t *testing.T) {
+	t.Parallel()
 	for _, b := range []string{"ovs-vsctl", "ovs-appctl"} {
 		nstest.RequireBinary(t, b, "openvswitch-switch")
 	}
@@ -555,6 +556,7 @@ func TestSocketAndLogModesFollowTheUmask(t *testing.T) {
 // closes the connection at once (the valid request after it is never
 // answered); a 1 MiB unixctl command gets the command's error reply.
 func TestMalformedJSONClosesAndBigUnixctlCommandsAreAnswered(t *testing.T) {
+	t.Parallel()
 	for _, b := range []string{"ovsdb-server", "ovsdb-tool"} {
 		nstest.RequireBinary(t, b, "openvswitch-switch")
 	}
@@ -630,6 +632,7 @@ func waitProbe(c net.Conn, limit time.Duration) (echo, closed time.Duration) {
 // the echo goes unanswered. <br>.mgmt connections are probed after 60 s
 // (not run with -short: it takes two minutes).
 func TestOpenFlowInactivityProbeAsOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	_, env := startDaemon(t)
 	var dir string
@@ -711,6 +714,7 @@ func TestOpenFlowInactivityProbeAsOpenVSwitch(t *testing.T) {
 // that sets a field (or the Ethernet type, or the IP protocol) twice,
 // with Open vSwitch's words.
 func TestTraceFieldSetTwiceLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, func() []ofStep {
 		return []ofStep{
 			appctl("ofproto/trace", "br0", "in_port=1,in_port=2"),
@@ -742,6 +746,7 @@ func keepTraceFinal(s string) string {
 // the interval without traffic, the session closed after as long again
 // unanswered; 0 disables the probe.
 func TestManagerInactivityProbeAsOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	_, env := startDaemon(t)
 	port := func() int {

@@ -47,6 +47,7 @@ func macTableSizeSteps() []ofStep {
 // across shards within a second): fdb/show is compared by its number of
 // entries per port.
 func TestMACTableSizeShrinkEvictsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	entries := regexp.MustCompile(`(?m)^ +(\d+) +(\d+) +[0-9a-f:]{17} +\d+$`)
 	diffOneBridgeAgainstOpenVSwitch(t, macTableSizeSteps, func(s string) string {
 		if !strings.Contains(s, "fdb/show") {

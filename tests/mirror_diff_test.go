@@ -7,6 +7,7 @@ import (
 
 	"github.com/gvs-project/gvs/cmd/vswitchd"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // Port mirroring (the OVSDB Mirror table) compared with Open vSwitch 3.1:
@@ -44,7 +45,7 @@ func createMirror(spec ...string) ofStep {
 // ovs-vsctl prints for new rows masked.
 func keepTraceResult(s string) string {
 	if !strings.Contains(s, "Datapath actions:") {
-		return uuidRE.ReplaceAllString(s, "<uuid>")
+		return ovsoracle.MaskUUIDs(s)
 	}
 	var keep []string
 	for _, l := range strings.Split(s, "\n") {
@@ -90,6 +91,7 @@ func mirrorPortSteps() []ofStep {
 // Open vSwitch's datapath actions and megaflows, and removing the mirror
 // removes them.
 func TestMirrorSelectedPortsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorPortSteps, keepTraceResult)
 }
 
@@ -102,6 +104,7 @@ func mirrorRewriteSteps() []ofStep {
 }
 
 func TestMirrorCopiesBeforeRewritesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorRewriteSteps, keepTraceResult)
 }
 
@@ -119,6 +122,7 @@ func mirrorVLANSteps() []ofStep {
 // created, gvs in port order: the outputs are compared as a set of
 // (port, VLAN) pairs, as Open vSwitch's own test normalizes them.
 func TestMirrorToOutputVLANLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorVLANSteps, keepTraceResult, outputsAsSet)
 }
 
@@ -167,6 +171,7 @@ func mirrorNormalSteps() []ofStep {
 }
 
 func TestMirrorWithNormalLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorNormalSteps, keepTraceResult, sortPortStats)
 }
 
@@ -262,6 +267,7 @@ func mirrorStatsSteps() []ofStep {
 }
 
 func TestMirrorStatisticsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorStatsSteps, keepTraceResult)
 }
 
@@ -287,5 +293,6 @@ func mirrorSnaplenSteps() []ofStep {
 }
 
 func TestMirrorSnaplenLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mirrorSnaplenSteps, keepTraceResult)
 }

@@ -101,6 +101,7 @@ func traceResult(s string) string {
 // TestMPLSTranslationLikeOpenVSwitch requires, for every MPLS translation
 // of mplsTraceSteps, Open vSwitch's megaflow and datapath actions.
 func TestMPLSTranslationLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, mplsTraceSteps, traceResult)
 }
 
@@ -182,6 +183,7 @@ var wildcardedLSEMemberRE = regexp.MustCompile(`\b(label|tc|ttl|bos)=\d+/(0x)?0\
 // mplsTrafficSteps to be Open vSwitch's: masks, recirculation after
 // pop_mpls, the second pass's IPv4 match, the datapath actions.
 func TestMPLSMegaflowsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	steps := func() []ofStep { return append(mplsTrafficSteps("p1", "p3"), appctl("dpctl/dump-flows")) }
 	diffOneBridgeAgainstOpenVSwitch(t, steps, func(s string) string {
 		return wildcardedLSEMemberRE.ReplaceAllString(s, "$1=*/0")

@@ -294,6 +294,7 @@ func normalVLANSession(t *testing.T, env []string, target, dir string) (string, 
 // out of every port, so that every tag push, pop, VID rewrite and kept
 // priority is checked.
 func TestNormalVLANModesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

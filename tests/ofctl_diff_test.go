@@ -5,19 +5,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // ofStep is one step of an OpenFlow session: an ovs-ofctl or ovs-appctl
 // command, a pause for the revalidators, or a flow file to write.
 type ofStep struct {
-	tool string // "ovs-ofctl", "ovs-appctl", "sleep" or "file"
+	tool string // "ovs-ofctl", "ovs-appctl", "sleep", "wait" or "file"
 	args []string
 }
 
@@ -25,8 +25,15 @@ func ofctl(args ...string) ofStep  { return ofStep{"ovs-ofctl", args} }
 func appctl(args ...string) ofStep { return ofStep{"ovs-appctl", args} }
 
 // settle waits for both switches' revalidators to push megaflow
-// statistics to the rules (Open vSwitch every 500 ms or so).
-var settle = ofStep{tool: "sleep", args: []string{"1500ms"}}
+// statistics to the rules and to revalidate megaflows after rule
+// changes: two full revalidation rounds that start after the step
+// (`ovs-appctl revalidator/wait`, twice, since the first may end a round
+// that began before the step), instead of sleeping through them.
+var settle = ofStep{tool: "wait", args: []string{"revalidator/wait"}}
+
+// ageStep lets more than a second pass, so that a flow modified after it
+// shows a hard_age apart from its duration.
+var ageStep = ofStep{tool: "sleep", args: []string{"1500ms"}}
 
 // pause lets a switch handle an injected packet before the next.
 var pause = ofStep{tool: "sleep", args: []string{"200ms"}}
@@ -72,6 +79,10 @@ func ofctlSession() []ofStep {
 		appctl("netdev-dummy/receive", "p1", pktFrom1),
 		appctl("netdev-dummy/receive", "p1", pktFrom1),
 		settle,
+		// The flows modified below must be at least a second old, so
+		// that their hard_age differs from their duration and both
+		// switches print it: time itself is what this step waits for.
+		ageStep,
 		appctl("dpctl/dump-flows"),
 		ofctl("dump-flows", "br0"),
 		ofctl("dump-aggregate", "br0"),
@@ -152,63 +163,43 @@ func ofctlSession() []ofStep {
 	}
 }
 
-var (
-	durationRE = regexp.MustCompile(`duration[=:][0-9.]+s`)
-	ageRE      = regexp.MustCompile(`(idle_age|hard_age)=[0-9]+`)
-	dpidHexRE  = regexp.MustCompile(`dpid:[0-9a-f]{16}`)
-	addrRE     = regexp.MustCompile(`addr:[0-9a-f:]{17}`)
-	usedRE     = regexp.MustCompile(`used:(never|[0-9.]+s)`)
-	// Megaflow counters: Open vSwitch executes a miss's first packet
-	// outside the megaflow, gvs inside it; the rules' counters agree.
-	dpStatsRE   = regexp.MustCompile(`packets:[0-9]+, bytes:[0-9]+`)
-	portCountRE = regexp.MustCompile(`(drop|errs|frame|over|crc|coll)=(\?|[0-9]+)`)
-)
-
 // maskOfctl masks what legitimately differs between the two switches or
 // two runs: times, ages, datapath ids, MACs, unsupported counters.
 func maskOfctl(tool string, args []string, out string) string {
-	out = durationRE.ReplaceAllString(out, "duration:<t>")
-	out = ageRE.ReplaceAllString(out, "$1=<t>")
-	out = dpidHexRE.ReplaceAllString(out, "dpid:<dpid>")
-	out = addrRE.ReplaceAllString(out, "addr:<mac>")
-	out = usedRE.ReplaceAllString(out, "used:<t>")
-	out = portCountRE.ReplaceAllString(out, "$1=<n>")
+	out = ovsoracle.MaskDurations(out)
+	out = ovsoracle.MaskAges(out)
+	out = ovsoracle.MaskDPIDs(out)
+	out = ovsoracle.MaskPortMACs(out)
+	out = ovsoracle.MaskUsed(out)
+	out = ovsoracle.MaskPortErrorCounters(out)
 	if tool == "ovs-ofctl" && (slices.Contains(args, "dump-flows") || slices.Contains(args, "diff-flows") ||
 		slices.Contains(args, "dump-groups") || slices.Contains(args, "dump-group-stats")) {
 		// Dumps list flows and groups in hash order, which differs
 		// between implementations (--sort breaks priority ties in
 		// that order too): compare them as a set.
-		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-		if len(lines) > 1 && strings.Contains(lines[0], " reply ") {
-			slices.Sort(lines[1:])
-		} else {
-			slices.Sort(lines)
+		head := 0
+		if lines := strings.Split(strings.TrimRight(out, "\n"), "\n"); len(lines) > 1 && strings.Contains(lines[0], " reply ") {
+			head = 1
 		}
-		out = strings.Join(lines, "\n") + "\n"
+		out = ovsoracle.SortLines(out, head)
 	}
 	if tool == "ovs-appctl" && (args[0] == "tnl/ports/show" || args[0] == "tnl/neigh/show" || args[0] == "tnl/arp/show") {
 		// Listed in hash order (after the heading).
-		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-		head := min(len(lines), 1)
+		head := 1
 		if args[0] != "tnl/ports/show" {
-			head = min(len(lines), 2)
+			head = 2
 		}
-		slices.Sort(lines[head:])
-		out = strings.Join(lines, "\n") + "\n"
+		out = ovsoracle.SortLines(out, head)
 	}
 	if tool == "ovs-appctl" && args[0] == "dpctl/dump-conntrack" {
 		// Connections are listed in hash order (Open vSwitch's hash
 		// basis is random per run): compare them as a set.
-		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-		slices.Sort(lines)
-		out = strings.Join(lines, "\n") + "\n"
+		out = ovsoracle.SortLines(out, 0)
 	}
 	if tool == "ovs-appctl" && args[0] == "dpctl/dump-flows" {
-		out = dpStatsRE.ReplaceAllString(out, "packets:<n>, bytes:<n>")
+		out = ovsoracle.MaskMegaflowCounters(out)
 		// Megaflows are listed in hash order: compare them as a set.
-		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-		slices.Sort(lines)
-		out = strings.Join(lines, "\n") + "\n"
+		out = ovsoracle.SortLines(out, 0)
 	}
 	return out
 }
@@ -257,6 +248,13 @@ func runSteps(t *testing.T, env []string, target string, steps []ofStep) []strin
 			d, _ := time.ParseDuration(st.args[0])
 			time.Sleep(d)
 			continue
+		case "wait":
+			// An unrecorded ovs-appctl command that returns once the
+			// switch has done what the step waits for; run twice.
+			for range 2 {
+				run(t, env, append([]string{"ovs-appctl", "-t", target}, st.args...)...)
+			}
+			continue
 		case "file":
 			if err := os.WriteFile(filepath.Join(dir, st.args[0]), []byte(st.args[1]), 0o644); err != nil {
 				t.Fatal(err)
@@ -286,15 +284,11 @@ func runSteps(t *testing.T, env []string, target string, steps []ofStep) []strin
 			rc = ee.ExitCode()
 		}
 		text := strings.ReplaceAll(string(b), dir+"/", "")
-		text = vlogLineRE.ReplaceAllString(text, "")
+		text = ovsoracle.StripLogPrefixes(text)
 		out = append(out, fmt.Sprintf("$ %s %s  [exit %d]\n%s", st.tool, strings.Join(st.args, " "), rc, maskOfctl(st.tool, st.args, text)))
 	}
 	return out
 }
-
-// vlogLineRE strips the timestamp prefix of Open vSwitch log lines that
-// ovs-ofctl prints on errors.
-var vlogLineRE = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT[0-9:.]+Z\|\d+\|`)
 
 // setUpOfctlBridge creates br0 with three dummy ports through ovs-vsctl.
 func setUpOfctlBridge(t testing.TB, env []string) {
@@ -317,5 +311,6 @@ func setUpOfctlBridge(t testing.TB, env []string) {
 // the dummy datapath, and requires the same transcript with times, MACs
 // and datapath ids masked.
 func TestOvsOfctlSessionPrintsTheSameAsAgainstOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffAgainstOpenVSwitch(t, ofctlSession)
 }

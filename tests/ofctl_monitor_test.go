@@ -13,6 +13,7 @@ import (
 
 	"github.com/gvs-project/gvs/cmd/vswitchd"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
@@ -69,22 +70,17 @@ func (bt *bgTool) stop(t *testing.T) string {
 	return string(b)
 }
 
-var (
-	monDurationRE = regexp.MustCompile(`duration[0-9.]+s`)
-	monAddrRE     = regexp.MustCompile(`addr:[0-9a-f:]{17}`)
-	monDpidRE     = regexp.MustCompile(`dpid:[0-9a-f]{16}`)
-	monProgRE     = regexp.MustCompile(`(?m)^(ovs|gvs)-ofctl: `)
-	// Open vSwitch's tools log a warning when they are killed.
-	monVlogRE = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT[0-9:.]+Z\|.*\n`)
-)
+// monProgRE matches the program name that starts ovs-ofctl's and
+// gvs-ofctl's error messages.
+var monProgRE = regexp.MustCompile(`(?m)^(ovs|gvs)-ofctl: `)
 
 // maskMonitor masks what differs on every run: flow durations, port
 // MAC addresses, the datapath id and the tool's name.
 func maskMonitor(s string) string {
-	s = monVlogRE.ReplaceAllString(s, "")
-	s = monDurationRE.ReplaceAllString(s, "duration<t>")
-	s = monAddrRE.ReplaceAllString(s, "addr:<mac>")
-	s = monDpidRE.ReplaceAllString(s, "dpid:<dpid>")
+	s = ovsoracle.DropLogLines(s)
+	s = ovsoracle.MaskDurations(s)
+	s = ovsoracle.MaskPortMACs(s)
+	s = ovsoracle.MaskDPIDs(s)
 	return monProgRE.ReplaceAllString(s, "ofctl: ")
 }
 
@@ -133,6 +129,7 @@ func monitorSession(t *testing.T, env []string, target, gvsOfctl string) (ovsOut
 // datapath) and against gvs-vswitchd through one scripted session; all
 // four transcripts must be the same once durations and MACs are masked.
 func TestOfctlMonitorPrintsAsyncMessagesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	wantOVS, wantGVS, gotOVS, gotGVS := bothTools(t, monitorSession)
 	if !strings.Contains(wantOVS, "OFPT_FLOW_REMOVED") || !strings.Contains(wantOVS, "OFPT_PORT_STATUS") ||
 		!strings.Contains(wantOVS, "NXT_PACKET_IN2") {
@@ -379,7 +376,7 @@ func TestOfctlSnoopWithoutAControllerFailsLikeOpenVSwitch(t *testing.T) {
 		c := exec.Command(bin, "snoop", "br0")
 		c.Env = env
 		out, err := c.CombinedOutput()
-		text := monVlogRE.ReplaceAllString(string(out), "")
+		text := ovsoracle.DropLogLines(string(out))
 		if c.ProcessState.ExitCode() != 1 || !snoopRefusedRE.MatchString(text) {
 			t.Errorf("%s snoop br0 without a controller: %v\n%s", filepath.Base(bin), err, out)
 		}

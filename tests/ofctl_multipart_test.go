@@ -126,6 +126,7 @@ func runMultipartScenario(t *testing.T, env []string, sc mpScenario) string {
 // with the same flows, and requires the same replies, printed by
 // ovs-ofctl ofp-print.
 func TestMultipartRequestsInPartsAnswerAsOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

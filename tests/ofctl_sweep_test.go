@@ -160,6 +160,22 @@ func (r *flowModRecorder) take() [][]byte {
 	return fms
 }
 
+// waitTake is take once at least one flow mod has arrived (or after 2 s
+// without any), for the command that sent it may exit before the
+// recorder has stored it.
+func (r *flowModRecorder) waitTake() [][]byte {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		r.mu.Lock()
+		n := len(r.fms)
+		r.mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			return r.take()
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func (r *flowModRecorder) serve(c net.Conn) {
 	defer c.Close()
 	br := bufio.NewReader(c)
@@ -289,8 +305,7 @@ func TestOfctlSweepParsesAndPrintsAsOVSOfctl(t *testing.T) {
 			if res := runSweepTool(t, ovs, "--timeout=5", "-O", v, "add-flow", target, fl); res.code != 0 {
 				continue
 			}
-			time.Sleep(5 * time.Millisecond)
-			fms := rec.take()
+			fms := rec.waitTake()
 			if len(fms) != 1 {
 				t.Errorf("%s %s: recorded %d flow mods, want 1", v, fl, len(fms))
 				continue

@@ -40,6 +40,7 @@ func withVersion(st onlineStep, v string) onlineStep {
 // with gvs-ofctl against Open vSwitch and gvs-vswitchd, and requires the
 // same output, errors, exit status and flow table afterwards.
 func TestGvsOfctlOpenFlow11And12MatchOVSOfctl(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

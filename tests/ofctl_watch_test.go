@@ -16,6 +16,7 @@ import (
 // and against gvs-vswitchd, and requires gvs-ofctl's transcript of every
 // monitor to equal ovs-ofctl's against the same daemon.
 func TestOfctlWatchPrintsTheSameFlowUpdatesAsOVSOfctl(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

@@ -8,12 +8,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/netdev/pcap"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // ovnTracePackets are packets from the VIFs of the OVN topology below, in
@@ -320,17 +320,4 @@ func lineDiff(a, b []string) string {
 }
 
 // stopPidfile stops the daemon whose pid is in path and waits for it to go.
-func stopPidfile(path string) {
-	b, err := os.ReadFile(path)
-	var pid int
-	if err == nil {
-		fmt.Sscan(string(b), &pid)
-	}
-	if pid <= 0 {
-		return
-	}
-	syscall.Kill(pid, syscall.SIGTERM)
-	for i := 0; i < 50 && syscall.Kill(pid, 0) == nil; i++ {
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+func stopPidfile(path string) { ovsoracle.StopPidfile(path) }

@@ -8,11 +8,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // ovnCluster runs Debian's OVN central (NB and SB ovsdb-servers,
@@ -25,25 +25,13 @@ type ovnCluster struct {
 	nb, sb string // database sockets
 }
 
+// daemon runs an OVN daemon (detached, with pidfile) and stops it by
+// its PID at cleanup.
 func (o *ovnCluster) daemon(pidfile string, args ...string) {
 	o.t.Helper()
-	c := exec.Command(args[0], args[1:]...)
 	// ovn-controller finds br-int.mgmt in gvs-vswitchd's run directory.
-	c.Env = append(os.Environ(), "OVN_RUNDIR="+o.dir, "OVS_RUNDIR="+filepath.Dir(gvsDB(o.gvsEnv)), "OVN_LOGDIR="+o.dir)
-	c.Dir = o.dir
-	if out, err := c.CombinedOutput(); err != nil {
-		o.t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	o.t.Cleanup(func() {
-		b, err := os.ReadFile(pidfile)
-		var pid int
-		if err == nil {
-			fmt.Sscan(string(b), &pid)
-		}
-		if pid > 0 {
-			syscall.Kill(pid, syscall.SIGTERM)
-		}
-	})
+	env := append(os.Environ(), "OVN_RUNDIR="+o.dir, "OVS_RUNDIR="+filepath.Dir(gvsDB(o.gvsEnv)), "OVN_LOGDIR="+o.dir)
+	ovsoracle.Detached(o.t, env, o.dir, pidfile, args...)
 }
 
 func startOVN(t *testing.T) *ovnCluster {
@@ -84,18 +72,14 @@ func startOVNOn(t *testing.T, env []string, dpType string) *ovnCluster {
 func startOVNCentral(t *testing.T, env []string) *ovnCluster {
 	t.Helper()
 	o := &ovnCluster{t: t, dir: t.TempDir(), gvsEnv: env}
-	// Whatever happens to the pidfiles, no OVN daemon outlives the test.
-	t.Cleanup(func() { exec.Command("pkill", "-f", o.dir).Run() })
-	// On failure, the OVN daemons' logs say what they were waiting for.
+	// On failure, the controllers' logs say what they were waiting for
+	// (ovsoracle logs northd's).
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
 		}
-		logs, _ := filepath.Glob(filepath.Join(o.dir, "*.log"))
+		logs, _ := filepath.Glob(filepath.Join(o.dir, "controller*.log"))
 		for _, name := range logs {
-			if !strings.Contains(name, "controller") && !strings.HasSuffix(name, "northd.log") {
-				continue
-			}
 			if b, err := os.ReadFile(name); err == nil {
 				if len(b) > 4000 {
 					b = b[len(b)-4000:]
@@ -104,22 +88,8 @@ func startOVNCentral(t *testing.T, env []string) *ovnCluster {
 			}
 		}
 	})
-	for _, db := range []string{"nb", "sb"} {
-		file := filepath.Join(o.dir, db+".db")
-		run(t, nil, "ovsdb-tool", "create", file, "/usr/share/ovn/ovn-"+db+".ovsschema")
-		sock := filepath.Join(o.dir, db+".sock")
-		o.daemon(filepath.Join(o.dir, db+".pid"), "ovsdb-server", file, "--remote=punix:"+sock,
-			"--pidfile="+filepath.Join(o.dir, db+".pid"), "--log-file="+filepath.Join(o.dir, db+".log"),
-			"--unixctl="+filepath.Join(o.dir, db+".ctl"), "--detach", "--no-chdir")
-		if db == "nb" {
-			o.nb = sock
-		} else {
-			o.sb = sock
-		}
-	}
-	o.daemon(filepath.Join(o.dir, "northd.pid"), "ovn-northd", "--ovnnb-db=unix:"+o.nb, "--ovnsb-db=unix:"+o.sb,
-		"--pidfile="+filepath.Join(o.dir, "northd.pid"), "--log-file="+filepath.Join(o.dir, "northd.log"),
-		"--detach", "--no-chdir")
+	c := ovsoracle.StartOVNCentral(t, o.dir)
+	o.nb, o.sb = c.NB, c.SB
 	return o
 }
 
@@ -436,7 +406,7 @@ func TestOVNScenarioSameOnOpenVSwitch(t *testing.T) {
 		run  func(*testing.T, *ovnCluster) ovnScenario
 	}{{"switch, router, ACLs, load balancer, DHCP", runOVNScenario}, {"gateway router SNAT and floating IP", runGatewayScenario}} {
 		t.Run(sc.name, func(t *testing.T) {
-			ovsEnv, stopOVS := startOpenVSwitchWith(t)
+			ovsEnv, stopOVS := startOpenVSwitchNetdev(t)
 			run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
 			want := sc.run(t, startOVNOn(t, ovsEnv, "netdev"))
 			stopOVS()

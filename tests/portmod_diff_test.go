@@ -10,6 +10,7 @@ import (
 
 	"github.com/gvs-project/gvs/cmd/vswitchd"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // portModSteps brings ports up and down and sets their OpenFlow
@@ -58,6 +59,7 @@ func portModSteps() []ofStep {
 // refuses an unknown port the same way, and NO_FWD, NO_FLOOD and NO_RECV
 // give the same datapath actions and megaflows.
 func TestModPortLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, portModSteps)
 }
 
@@ -124,6 +126,7 @@ func queueSteps() []ofStep {
 // queue-get-config print what they print against Open vSwitch, errors
 // (OFPQOFC_BAD_PORT, OFPQOFC_BAD_QUEUE) included.
 func TestQueueStatsAndConfigLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	// Open vSwitch lists ports in the hash order of its port map, gvs in
 	// port order: compare the lines of each reply as a set.
 	diffOneBridgeAgainstOpenVSwitch(t, queueSteps, func(s string) string {
@@ -177,13 +180,14 @@ func tableMissSteps() []ofStep {
 // OFPTC_TABLE_MISS_{CONTROLLER,CONTINUE,DROP} give the same traces,
 // megaflows and datapath actions as in Open vSwitch.
 func TestTableMissBehavioursLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, tableMissSteps, maskRecircID)
 }
 
 // maskRecircID masks the recirculation id of a trace's userspace action:
 // Open vSwitch allocates a new one for every trace, gvs reuses the id of
 // the same frozen state.
-func maskRecircID(s string) string { return recircIDRE.ReplaceAllString(s, "recirc_id=<id>") }
+func maskRecircID(s string) string { return ovsoracle.MaskRecircIDs(s) }
 
 // TestTableMissSendsPacketInsToOpenFlow10Monitors: while an OpenFlow 1.0
 // connection (controller id 0) is open, a table miss sends the packet to
@@ -260,6 +264,7 @@ func adminStateSteps() []ofStep {
 // print what Open vSwitch prints, errors included, and a dummy port
 // brought down shows PORT_DOWN and LINK_DOWN.
 func TestDummyAdminStateAndUpcallCommandsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, adminStateSteps, func(s string) string {
 		// ovs-appctl names its -t target in errors.
 		return strings.ReplaceAll(s, "ovs-appctl: gvs-vswitchd:", "ovs-appctl: ovs-vswitchd:")
@@ -303,6 +308,7 @@ func portName(flow string) string {
 // packet (TCP, ARP, IPv6/UDP, VLAN/ICMP), printed as Open vSwitch prints
 // them; enabling them again flushes and goes back to megaflows.
 func TestDisabledMegaflowsMatchPacketsExactlyLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, megaflowSteps)
 }
 
@@ -345,6 +351,7 @@ func actionSetSteps() []ofStep {
 // goto_table's table under it (after write_actions) where gvs does not;
 // every line's text is (as a sorted set, leading blanks removed).
 func TestActionSetsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, actionSetSteps, func(s string) string {
 		lines := strings.Split(s, "\n")
 		for i := range lines {
@@ -374,6 +381,7 @@ func groupChainSteps() []ofStep {
 // translated as Open vSwitch does; a self-chaining group is accepted and
 // its translation fails cleanly (the switch keeps running).
 func TestGroupChainingLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, groupChainSteps, func(s string) string {
 		if i := strings.Index(s, "Datapath actions:"); i >= 0 {
 			return s[i:] // the trace's last line
@@ -466,6 +474,7 @@ func flowModFilterSteps() []ofStep {
 // modify keeps the cookies of the rules it changes and gives its cookie to
 // a rule it adds.
 func TestOpenFlow11FlowModFiltersAndCookiesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, flowModFilterSteps)
 }
 

@@ -176,6 +176,7 @@ func diffTranscripts(t *testing.T, gvs, ovs []string) {
 // ovsdb-server writes them (bound_port, n_connections, BACKOFF for
 // targets that cannot work), and del-manager closes the listener.
 func TestSetManagerPtcpServesTheDatabaseLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	requireManagerTools(t)
 	nstest.RequireBinary(t, "ovsdb-server", "openvswitch-switch")
 	nstest.RequireBinary(t, "ovsdb-tool", "openvswitch-common")
@@ -275,6 +276,7 @@ func activeManagerSession(t *testing.T, env []string) []string {
 // that connection, reconnecting when it drops, with the status
 // ovsdb-server reports.
 func TestActiveManagerConnectsOutAndServesTheDatabase(t *testing.T) {
+	t.Parallel()
 	requireManagerTools(t)
 	nstest.RequireBinary(t, "ovsdb-server", "openvswitch-switch")
 	nstest.RequireBinary(t, "ovsdb-tool", "openvswitch-common")
@@ -363,6 +365,7 @@ func sslManagerSession(t *testing.T, env []string, p *pki) []string {
 // CA and refuses one from another CA, a client that trusts another CA
 // and a client without TLS, like ovsdb-server.
 func TestSSLManagerAcceptsOnlyCertificatesFromItsCA(t *testing.T) {
+	t.Parallel()
 	requireManagerTools(t)
 	nstest.RequireBinary(t, "ovsdb-server", "openvswitch-switch")
 	nstest.RequireBinary(t, "ovsdb-tool", "openvswitch-common")

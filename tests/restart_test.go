@@ -96,6 +96,7 @@ func sortRecords(s string) string {
 // acknowledged is in the database after the restarts (the log is appended
 // and synced before the reply; a torn tail is dropped at start-up).
 func TestKill9AtRandomPointsLosesNoAcknowledgedTransaction(t *testing.T) {
+	t.Parallel()
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	bin := daemonBinary(t)
 	dir := t.TempDir()

@@ -105,6 +105,7 @@ func traceErrors(s string) string {
 // vSwitch's datapath flow, rule and table counters for statsSteps, and
 // its words when a translation goes too deep or resubmits too often.
 func TestStatisticsAndTranslationLimitsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, statsSteps, traceErrors)
 }
 
@@ -138,6 +139,7 @@ func finTimeoutSteps() []ofStep {
 // TestFinTimeoutLikeOpenVSwitch: fin_timeout reduces the timeouts of
 // its rule when a FIN goes through it, as in Open vSwitch.
 func TestFinTimeoutLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, finTimeoutSteps, traceResult)
 }
 
@@ -167,6 +169,7 @@ func dumpFilterSteps() []ofStep {
 // TestDumpFlowsFilterLikeOpenVSwitch: dpctl/dump-flows filter= selects
 // the megaflows Open vSwitch's does.
 func TestDumpFlowsFilterLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	// An error's lines come in either order through CombinedOutput
 	// (ovs-appctl writes the reply, then its own line, to stderr).
 	diffOneBridgeAgainstOpenVSwitch(t, dumpFilterSteps, func(s string) string {
@@ -201,5 +204,6 @@ func modifyInPlaceSteps() []ofStep {
 }
 
 func TestRevalidationModifiesMegaflowsInPlaceLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, modifyInPlaceSteps)
 }

@@ -103,5 +103,6 @@ func ctTraceResult(s string) string {
 // patch peer's non-reversible actions in clone() exactly when Open
 // vSwitch does; megaflows and datapath actions of every pass match.
 func TestTraceCtNextLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, ctTraceSteps, ctTraceResult)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // vconnLines extracts the vconn debug entries of a vswitchd log as Open
@@ -29,18 +31,16 @@ func vconnLines(log string) string {
 		}
 	}
 	s := strings.Join(out, "\n")
-	s = unixConnRE.ReplaceAllString(s, "unix:")
-	s = xidRE.ReplaceAllString(s, "")
+	s = ovsoracle.MaskUnixConnections(s)
+	s = ovsoracle.MaskXIDs(s)
 	s = vconnDurationRE.ReplaceAllString(s, "")
 	// Each switch makes up its own dummy MACs and datapath ID.
-	s = dpidHexRE.ReplaceAllString(s, "dpid:<dpid>")
-	s = addrRE.ReplaceAllString(s, "addr:<mac>")
+	s = ovsoracle.MaskDPIDs(s)
+	s = ovsoracle.MaskPortMACs(s)
 	return strings.TrimSpace(s)
 }
 
 var (
-	unixConnRE      = regexp.MustCompile(`unix#[0-9]+:`)
-	xidRE           = regexp.MustCompile(` \(xid=0x[0-9a-fA-F]+\)`)
 	vconnDurationRE = regexp.MustCompile(` duration=[0-9.]+s,`)
 )
 

@@ -2,17 +2,14 @@ package tests
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // vsctlSession is the scripted ovs-vsctl session run against both
@@ -141,11 +138,8 @@ var volatileColumns = []string{
 var configuredDPIDs = []string{`"0000aabbccddeeff"`, `"00000000000000ab"`, `"00000000000000ac"`, `"0000021122334456"`}
 
 var (
-	uuidRE       = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	listColumnRE = regexp.MustCompile(`^([a-z_]+)(\s*): (.*)$`)
 	dpidRE       = regexp.MustCompile(`^"[0-9a-f]{16}"$`)
-	macRE        = regexp.MustCompile(`"[0-9a-f]{2}(:[0-9a-f]{2}){5}"`)
-	logDirRE     = regexp.MustCompile(`The default log directory is ".*"`)
 )
 
 // maskVolatile replaces the values that legitimately differ between two
@@ -162,16 +156,10 @@ func maskVolatile(out string) string {
 			lines[i] = `"<dpid>"`
 		}
 	}
-	out = uuidRE.ReplaceAllString(strings.Join(lines, "\n"), "<uuid>")
-	// MACs are random or per-process sequence numbers; whether one is
-	// there is compared, not its value.
-	out = macRE.ReplaceAllString(out, `"<mac>"`)
-	out = logDirRE.ReplaceAllString(out, `The default log directory is "<dir>"`)
-	// `list` and `find` print rows in the database's hash order of
-	// their UUIDs, which is random: compare the records as a set.
-	recs := strings.Split(strings.TrimSuffix(out, "\n"), "\n\n")
-	slices.Sort(recs)
-	return strings.Join(recs, "\n\n") + "\n"
+	out = ovsoracle.MaskUUIDs(strings.Join(lines, "\n"))
+	out = ovsoracle.MaskQuotedMACs(out)
+	out = ovsoracle.MaskDefaultLogDir(out)
+	return ovsoracle.SortRecords(out)
 }
 
 // runSession runs every command of the session and returns the masked
@@ -216,53 +204,17 @@ func runSession(t *testing.T, env []string, veth string) []string {
 // for ovs-vsctl.
 func startOpenVSwitch(t *testing.T) (env []string, stop func()) {
 	t.Helper()
-	return startOpenVSwitchWith(t, "--enable-dummy", "--disable-system")
+	o := ovsoracle.Start(t, ovsoracle.Options{})
+	return o.Env, o.Stop
 }
 
-// startOpenVSwitchWith runs Debian's ovsdb-server and ovs-vswitchd with
-// the given datapath options (none: the userspace netdev datapath on real
-// devices, which creates tap devices in this namespace).
-func startOpenVSwitchWith(t *testing.T, dpArgs ...string) (env []string, stop func()) {
+// startOpenVSwitchNetdev runs Debian's ovsdb-server and ovs-vswitchd with
+// the userspace netdev datapath on real devices (it creates tap devices
+// in this namespace).
+func startOpenVSwitchNetdev(t *testing.T) (env []string, stop func()) {
 	t.Helper()
-	dir := t.TempDir()
-	env = append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir, "OVS_SYSCONFDIR="+dir, "OVS_PKGDATADIR=/usr/share/openvswitch")
-	db := filepath.Join(dir, "conf.db")
-	run(t, env, "ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema")
-	sock := filepath.Join(dir, "db.sock")
-	run(t, env, "ovsdb-server", "--remote=punix:"+sock, "--pidfile="+filepath.Join(dir, "ovsdb-server.pid"),
-		"--log-file="+filepath.Join(dir, "ovsdb-server.log"), "--no-chdir", "--detach", db)
-	stopServer := func() {
-		b, err := os.ReadFile(filepath.Join(dir, "ovsdb-server.pid"))
-		var pid int
-		if err == nil {
-			fmt.Sscan(string(b), &pid)
-		}
-		if pid > 0 {
-			syscall.Kill(pid, syscall.SIGTERM)
-		}
-	}
-	vs := exec.Command("ovs-vswitchd", append(dpArgs, "--no-chdir",
-		"--log-file="+filepath.Join(dir, "ovs-vswitchd.log"), "--pidfile="+filepath.Join(dir, "ovs-vswitchd.pid"),
-		"unix:"+sock)...)
-	vs.Env = env
-	if err := vs.Start(); err != nil {
-		stopServer()
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			vs.Process.Kill()
-			vs.Wait()
-			stopServer()
-		})
-	}
-	t.Cleanup(stop)
-	waitFor(t, "ovs-vswitchd's control socket", func() bool {
-		m, _ := filepath.Glob(filepath.Join(dir, "ovs-vswitchd.*.ctl"))
-		return len(m) > 0
-	})
-	return env, stop
+	o := ovsoracle.Start(t, ovsoracle.Options{Netdev: true})
+	return o.Env, o.Stop
 }
 
 // TestOvsVsctlSessionPrintsTheSameAsAgainstOpenVSwitch runs one scripted

@@ -37,6 +37,7 @@ func zeroSNATSteps() []ofStep {
 // to (picked by a hash in Open vSwitch, at random in gvs), which both
 // take from outside the clashing one.
 func TestZeroSNATFromOpenFlowLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	moved := regexp.MustCompile(`(orig=\(src=10\.0\.0\.1,dst=10\.0\.0\.2,sport=1234,dport=53\),reply=\(src=10\.0\.0\.2,dst=10\.0\.0\.1,sport=53,dport=)(\d+)`)
 	diffOneBridgeAgainstOpenVSwitch(t, zeroSNATSteps, func(s string) string {
 		for _, m := range moved.FindAllStringSubmatch(s, -1) {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
@@ -55,6 +55,7 @@ type asyncSession struct {
 // ovsEnv is a private ovsdb-server + ovs-vswitchd with bridge br0.
 type ovsEnv struct {
 	t    *testing.T
+	o    *ovsoracle.Switch
 	dir  string
 	mgmt string
 	env  []string
@@ -64,21 +65,17 @@ func (e *ovsEnv) path(name string) string { return filepath.Join(e.dir, name) }
 
 func (e *ovsEnv) run(name string, args ...string) {
 	e.t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env, cmd.Dir = e.env, e.dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		e.t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-	}
+	e.o.Run(name, args...)
 }
 
 func (e *ovsEnv) vsctl(args ...string) {
 	e.t.Helper()
-	e.run("ovs-vsctl", append([]string{"--db=unix:" + e.path("db.sock"), "--timeout=10"}, args...)...)
+	e.run("ovs-vsctl", append([]string{"--db=unix:" + e.o.DBSock(), "--timeout=10"}, args...)...)
 }
 
 func (e *ovsEnv) receive(port, pkt string) {
 	e.t.Helper()
-	e.run("ovs-appctl", "-t", e.path("vsd.ctl"), "netdev-dummy/receive", port, pkt)
+	e.o.Receive(port, pkt)
 }
 
 // ofctl runs ovs-ofctl directly against the bridge (SOCK in args).
@@ -94,56 +91,18 @@ func (e *ovsEnv) ofctl(args ...string) {
 	e.run("ovs-ofctl", a...)
 }
 
-// startDaemon starts a foreground daemon and kills it (by its pid) at
-// cleanup.
-func (e *ovsEnv) startDaemon(name string, args ...string) {
-	e.t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env, cmd.Dir = e.env, e.dir
-	if err := cmd.Start(); err != nil {
-		e.t.Fatalf("%s: %v", name, err)
-	}
-	e.t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-}
-
-func waitForFile(t *testing.T, p string) {
-	t.Helper()
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(p); err == nil {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatalf("%s did not appear", p)
-}
-
-// startOVSForeground runs the daemons without --detach, so that the test
-// owns their processes.
+// startOVSForeground runs the daemons (the test owns their processes)
+// with bridge br0 speaking every OpenFlow version and dummy ports p1
+// and p2.
 func startOVSForeground(t *testing.T) *ovsEnv {
 	t.Helper()
-	for _, bin := range []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-appctl"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	dir, err := os.MkdirTemp("", "ofp-async")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	e := &ovsEnv{t: t, dir: dir, mgmt: filepath.Join(dir, "br0.mgmt")}
-	e.env = append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_LOGDIR="+dir, "OVS_DBDIR="+dir, "OVS_SYSCONFDIR="+dir)
-	e.run("ovsdb-tool", "create", e.path("conf.db"), "/usr/share/openvswitch/vswitch.ovsschema")
-	e.startDaemon("ovsdb-server", "--remote=punix:"+e.path("db.sock"), "--unixctl="+e.path("ovsdb.ctl"),
-		"--no-chdir", "--log-file="+e.path("ovsdb.log"), e.path("conf.db"))
-	waitForFile(t, e.path("db.sock"))
-	e.vsctl("--no-wait", "init")
-	e.startDaemon("ovs-vswitchd", "--enable-dummy", "--disable-system", "--unixctl="+e.path("vsd.ctl"),
-		"--no-chdir", "--log-file="+e.path("vsd.log"), "unix:"+e.path("db.sock"))
+	o := ovsoracle.Start(t, ovsoracle.Options{Init: true})
+	e := &ovsEnv{t: t, o: o, dir: o.Dir, mgmt: o.Mgmt("br0"), env: o.Env}
 	e.vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
 		"protocols=OpenFlow10,OpenFlow11,OpenFlow12,OpenFlow13,OpenFlow14,OpenFlow15")
-	waitForFile(t, e.mgmt)
+	if err := ovsoracle.WaitFor(5*time.Second, func() bool { _, err := os.Stat(e.mgmt); return err == nil }); err != nil {
+		t.Fatalf("%s did not appear", e.mgmt)
+	}
 	for i := 1; i <= 2; i++ {
 		e.vsctl("add-port", "br0", fmt.Sprintf("p%d", i), "--", "set", "interface", fmt.Sprintf("p%d", i), "type=dummy",
 			fmt.Sprintf("ofport_request=%d", i), fmt.Sprintf("mac_in_use=\"00:00:00:00:00:0%d\"", i))

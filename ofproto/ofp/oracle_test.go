@@ -4,13 +4,10 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
@@ -19,34 +16,9 @@ import (
 // OpenFlow management socket. Both daemons are stopped at cleanup.
 func startOVS(t *testing.T) string {
 	t.Helper()
-	for _, bin := range []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-appctl"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	dir, err := os.MkdirTemp("", "ofp-ovs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_LOGDIR="+dir, "OVS_DBDIR="+dir, "OVS_SYSCONFDIR="+dir)
-	run := func(name string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Env, cmd.Dir = env, dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-		}
-	}
-	p := func(name string) string { return filepath.Join(dir, name) }
-	run("ovsdb-tool", "create", p("conf.db"), "/usr/share/openvswitch/vswitch.ovsschema")
-	run("ovsdb-server", "--remote=punix:"+p("db.sock"), "--unixctl="+p("ovsdb.ctl"), "--pidfile="+p("ovsdb.pid"),
-		"--detach", "--no-chdir", "--log-file="+p("ovsdb.log"), p("conf.db"))
-	t.Cleanup(func() { exec.Command("ovs-appctl", "-t", p("ovsdb.ctl"), "exit").Run() })
-	run("ovs-vsctl", "--db=unix:"+p("db.sock"), "--no-wait", "init")
-	run("ovs-vswitchd", "--enable-dummy", "--disable-system", "--pidfile="+p("vsd.pid"), "--unixctl="+p("vsd.ctl"),
-		"--detach", "--no-chdir", "--log-file="+p("vsd.log"), "unix:"+p("db.sock"))
-	t.Cleanup(func() { exec.Command("ovs-appctl", "-t", p("vsd.ctl"), "exit").Run() })
-	run("ovs-vsctl", "--db=unix:"+p("db.sock"), "--timeout=10", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy")
-	return p("br0.mgmt")
+	o := ovsoracle.Start(t, ovsoracle.Options{Init: true})
+	o.Vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy")
+	return o.Mgmt("br0")
 }
 
 func readMsg(c net.Conn) ([]byte, error) {

@@ -176,7 +176,7 @@ func recordStats(t *testing.T, ofctl string) string {
 	run(ofctl, "-O", "OpenFlow14", "add-flows", "unix:"+sock, ff)
 	// Traffic, so that counters are not all zero.
 	for i := 0; i < 3; i++ {
-		run("ovs-appctl", "-t", filepath.Join(dir, "vsd.ctl"), "netdev-dummy/receive", "p1",
+		run("ovs-appctl", "-t", "ovs-vswitchd", "netdev-dummy/receive", "p1",
 			"in_port(1),eth(src=00:00:00:00:00:01,dst=00:00:00:00:00:02),eth_type(0x0800),ipv4(src=10.1.1.1,dst=10.2.2.2,proto=17,tos=0,ttl=64,frag=no),udp(src=1,dst=2)")
 	}
 

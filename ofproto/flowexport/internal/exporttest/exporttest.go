@@ -1,21 +1,18 @@
 // Package exporttest holds what the flow exporters' tests share: a
 // loopback UDP collector that records datagrams, a settable clock, and a
 // private Open vSwitch (ovsdb-server and ovs-vswitchd with the dummy
-// datapath) to compare exports with. Test code only; it imports only the
-// standard library.
+// datapath, started by internal/ovsoracle) to compare exports with. Test
+// code only; it imports only the standard library and internal/ovsoracle.
 package exporttest
 
 import (
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // Collector is a loopback UDP socket that records every datagram.
@@ -124,83 +121,39 @@ func (c *FakeClock) Advance(d time.Duration) {
 }
 
 // RequireOpenVSwitch skips (fails under CI=true) when the Open vSwitch
-// binaries the comparison needs are missing.
+// binaries the comparison needs are missing, and skips in -short mode.
 func RequireOpenVSwitch(t *testing.T, pkg string) {
 	t.Helper()
-	for _, b := range []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-appctl", "ovs-ofctl"} {
-		if _, err := exec.LookPath(b); err != nil {
-			msg := fmt.Sprintf("%s: %s not found (install openvswitch-switch and openvswitch-common)", pkg, b)
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	}
+	ovsoracle.Require(t, ovsoracle.SwitchBinaries...)
 	if testing.Short() {
 		t.Skip(pkg + ": Open vSwitch comparison skipped in -short mode")
 	}
 }
 
 // OpenVSwitch is a private ovsdb-server and ovs-vswitchd (dummy datapath)
-// that this test started and stops.
+// that this test started and stops, with bridge br0 (datapath ID 0xabc,
+// fail-mode standalone) and dummy ports p1 and p2 (ofports and ifindexes
+// 1/1001 and 2/1002).
 type OpenVSwitch struct {
-	t   *testing.T
-	env []string
+	t testing.TB
+	o *ovsoracle.Switch
 }
 
 func StartOpenVSwitch(t *testing.T) *OpenVSwitch {
 	t.Helper()
-	dir := t.TempDir()
-	o := &OpenVSwitch{t: t, env: append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir,
-		"OVS_SYSCONFDIR="+dir, "OVS_ipfixDATADIR=/usr/share/openvswitch")}
-	db := filepath.Join(dir, "conf.db")
-	o.Run("ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema")
-	sock := filepath.Join(dir, "db.sock")
-	o.Run("ovsdb-server", "--remote=punix:"+sock, "--pidfile="+filepath.Join(dir, "ovsdb-server.pid"),
-		"--log-file="+filepath.Join(dir, "ovsdb-server.log"), "--no-chdir", "--detach", db)
-	t.Cleanup(func() {
-		if b, err := os.ReadFile(filepath.Join(dir, "ovsdb-server.pid")); err == nil {
-			var pid int
-			fmt.Sscan(string(b), &pid)
-			if pid > 0 {
-				syscall.Kill(pid, syscall.SIGTERM)
-			}
-		}
-	})
-	vs := exec.Command("ovs-vswitchd", "--enable-dummy", "--disable-system", "--no-chdir",
-		"--log-file="+filepath.Join(dir, "ovs-vswitchd.log"), "--pidfile="+filepath.Join(dir, "ovs-vswitchd.pid"),
-		"unix:"+sock)
-	vs.Env = o.env
-	if err := vs.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { vs.Process.Kill(); vs.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if m, _ := filepath.Glob(filepath.Join(dir, "ovs-vswitchd.*.ctl")); len(m) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("ovs-vswitchd's control socket did not appear")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	o.Run("ovs-vsctl", "--timeout=10", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
+	o := &OpenVSwitch{t: t, o: ovsoracle.Start(t, ovsoracle.Options{})}
+	o.Vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
 		"other-config:datapath-id=0000000000000abc", "fail-mode=standalone",
 		"--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy", "ofport_request=1", "options:ifindex=1001",
 		"--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "type=dummy", "ofport_request=2", "options:ifindex=1002")
 	return o
 }
 
+// Run runs a command with the switch's environment (ovs-appctl with no
+// -t reaches its ovs-vswitchd) and returns its output.
 func (o *OpenVSwitch) Run(name string, args ...string) string {
 	o.t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = o.env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		o.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return o.o.Run(name, args...)
 }
 
 func (o *OpenVSwitch) Vsctl(args ...string) string {
@@ -211,5 +164,5 @@ func (o *OpenVSwitch) Vsctl(args ...string) string {
 // Receive injects a frame on a dummy port.
 func (o *OpenVSwitch) Receive(port string, frame []byte) {
 	o.t.Helper()
-	o.Run("ovs-appctl", "netdev-dummy/receive", port, fmt.Sprintf("%x", frame))
+	o.o.Receive(port, fmt.Sprintf("%x", frame))
 }
