@@ -119,6 +119,10 @@ else
   APATH=$USUAL
 fi
 
+# One run at a time per tree: autotest works in the tree's tests/ directory.
+exec 9>"tests/.gvs-testsuite.lock"
+flock -n 9 || die "another run is using $PWD/tests; wait for it"
+
 # 5. Run the suite; autotest leaves testsuite.log and a directory per
 # failed group, which are moved to $OUT so runs do not overwrite each other.
 log "running tests/testsuite ($MODE) $* (log in $OUT)"
@@ -132,55 +136,7 @@ rm -rf "$OUT/testsuite.dir"
 [ -f tests/testsuite.log ] && mv tests/testsuite.log "$OUT/"
 [ -d tests/testsuite.dir ] && mv tests/testsuite.dir "$OUT/"
 
-# 6. Summary per .at file: at_help_all in the testsuite maps each group
-# number to its file; the run's output gives each group's result.
-{
-  echo "mode=$MODE ovs=$(sed -n "s/^PACKAGE_VERSION = //p" Makefile)" \
-    "started=$started seconds=$secs args=$*"
-  awk '
-    FNR == NR {
-      if (match($0, /^[0-9]+;[^;:]+\.at:/)) {
-        split($0, f, ";"); split(f[2], g, ":"); file[f[1]] = g[1]
-      }
-      next
-    }
-    match($0, /^ *[0-9]+: /) {
-      n = $0; sub(/^ */, "", n); sub(/:.*/, "", n)
-      if ($0 ~ / ok$/) r = "passed"
-      else if ($0 ~ /FAILED \(/ || $0 ~ /UNEXPECTED PASS/) r = "failed"
-      else if ($0 ~ /skipped \(/) r = "skipped"
-      else if ($0 ~ /expected failure/) r = "xfail"
-      else next
-      at = (n in file) ? file[n] : "?"
-      cnt[at, r]++; tot[at]++; seen[at] = 1
-      if (r == "failed") fl[at] = fl[at] " " n
-    }
-    END {
-      printf "%-28s %5s %6s %6s %7s  %s\n", "file", "run", "passed", "failed", "skipped", "failed groups"
-      for (at in seen) {
-        printf "%-28s %5d %6d %6d %7d %s\n", at, tot[at], cnt[at, "passed"] + cnt[at, "xfail"],
-          cnt[at, "failed"], cnt[at, "skipped"], fl[at] | "sort"
-        T += tot[at]; P += cnt[at, "passed"] + cnt[at, "xfail"]; F += cnt[at, "failed"]; S += cnt[at, "skipped"]
-      }
-      close("sort")
-      printf "%-28s %5d %6d %6d %7d\n", "total", T, P, F, S
-    }' tests/testsuite "$OUT/testsuite.out"
-} | tee "$OUT/summary.txt"
-
-# 7. failures.txt: per failed group, the check that failed and the first
-# lines of its diff or error output, for sorting failures by cause.
-if [ -d "$OUT/testsuite.dir" ]; then
-  for d in "$OUT"/testsuite.dir/[0-9]*; do
-    [ -f "$d/testsuite.log" ] || continue
-    grep -v '^[>|] ' "$d/testsuite.log" | awk -v g="${d##*/}" '
-      / testing .* [.][.][.]$/ && title == "" { title = $0 }
-      /^[.]\/[a-z0-9-]+[.]at:[0-9]+: / { last = $0 }
-      /^[-+][^-+]/ || /exit code was|wait failed|hard failure/ { if (n < 8) body[n++] = $0 }
-      END {
-        print "=== " title
-        print "    at: " last
-        for (i = 0; i < n; i++) print "    " body[i]
-      }'
-  done >"$OUT/failures.txt"
-fi
+# 6. The summary per .at file and the failure digest.
+. "$REPO/scripts/lib/autotest-report.sh"
+autotest_report tests/testsuite "$OUT" "mode=$MODE ovs=$(sed -n "s/^PACKAGE_VERSION = //p" Makefile) started=$started seconds=$secs args=$*"
 exit "$rc"
