@@ -45,6 +45,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// connPair is a connected pair of handover connections, closed when
+// the test ends.
+func connPair(t testing.TB) (*fdpass.Conn, *fdpass.Conn) {
+	t.Helper()
+	a, b, err := fdpass.Pair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
+}
+
 // fakeSource hands over pipes' write ends as one port's two descriptors
 // and a listener.
 type fakeSource struct {
@@ -251,15 +263,10 @@ func TestAnotherUserIsRefused(t *testing.T) {
 // A successor speaking another protocol version is refused before
 // anything is frozen.
 func TestOtherProtocolVersionIsRefused(t *testing.T) {
-	a, b, err := fdpass.Pair()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	defer b.Close()
+	a, b := connPair(t)
 	go b.Send([]byte(`{"type":"hello","version":2,"build":"future"}`), nil)
 	src := newFakeSource(t)
-	err = Give(a, src, func(*unix.Ucred) error { return nil }, "parent-build", 5*time.Second)
+	err := Give(a, src, func(*unix.Ucred) error { return nil }, "parent-build", 5*time.Second)
 	if err == nil || !strings.Contains(err.Error(), `successor speaks "hello" version 2, this daemon version 1`) {
 		t.Fatalf("Give: %v", err)
 	}
@@ -275,12 +282,7 @@ func TestOtherProtocolVersionIsRefused(t *testing.T) {
 // A bundle that carries more descriptors than it announced is refused by
 // the successor and every descriptor it carried is closed.
 func TestInconsistentBundleIsRefusedAndItsDescriptorsClosed(t *testing.T) {
-	a, b, err := fdpass.Pair()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	defer b.Close()
+	a, b := connPair(t)
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -309,12 +311,7 @@ func FuzzReceive(f *testing.F) {
 	f.Add([]byte(`{"type":"refused","reason":"no"}`))
 	f.Add([]byte(`{"type":"bundle","version":1,"ports":[{"name":"p","n_fds":-1}],"n_fds":-1}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		a, b, err := fdpass.Pair()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer a.Close()
-		defer b.Close()
+		a, b := connPair(t)
 		msgs := strings.Split(string(in), "\xff\xfe")
 		if len(msgs) > 16 {
 			return
