@@ -107,24 +107,9 @@ fi
 # path, with gvs first.
 export ovs_srcdir=$OVS
 
-USUAL="$OVS/utilities:$OVS/vswitchd:$OVS/ovsdb:$OVS/vtep:tests::controller-vtep:northd:utilities:controller:ic"
-if [ "$MODE" = gvs ]; then
-  LINKDIR=$WORK/gvs-bin
-  mkdir -p "$LINKDIR"
-  if [ "$BUILD_GVS" = 1 ]; then
-    log "building gvs-vswitchd"
-    (cd "$REPO" && $CPU go build -o "$LINKDIR/gvs-vswitchd" ./cmd/gvs-vswitchd) || die "go build failed"
-  fi
-  [ -x "$LINKDIR/gvs-vswitchd" ] || die "no $LINKDIR/gvs-vswitchd (drop --no-build)"
-  ln -sf gvs-vswitchd "$LINKDIR/ovs-vswitchd"
-  APATH=$LINKDIR:$USUAL
-else
-  APATH=$USUAL
-fi
-
-# One run at a time per tree: autotest works in the tree's tests/ directory.
-exec 9>"tests/.gvs-testsuite.lock"
-flock -n 9 || die "another run is using $PWD/tests; wait for it"
+. "$REPO/scripts/lib/autotest.sh"
+APATH=$(autotest_path "$OVS/utilities:$OVS/vswitchd:$OVS/ovsdb:$OVS/vtep:tests::controller-vtep:northd:utilities:controller:ic") || exit 1
+one_run_per_tree
 
 # 3. Run; autotest's log and per-group directories move to $OUT.
 log "running $TS ($MODE) $* (log in $OUT)"
@@ -140,6 +125,5 @@ rm -rf "$OUT/testsuite.dir"
 [ -d "$dir" ] && mv "$dir" "$OUT/testsuite.dir"
 
 # 4. The summary per .at file and the failure digest.
-. "$REPO/scripts/lib/autotest-report.sh"
 autotest_report "$TS" "$OUT" "suite=$SUITE mode=$MODE ovn=$(sed -n "s/^PACKAGE_VERSION = //p" Makefile) started=$started seconds=$secs args=$*"
 exit "$rc"

@@ -104,24 +104,9 @@ if [ ! -x tests/testsuite ]; then
 fi
 
 # 4. gvs-vswitchd, and the directory whose ovs-vswitchd is gvs.
-USUAL="utilities:vswitchd:ovsdb:vtep:tests:ipsec:"
-if [ "$MODE" = gvs ]; then
-  LINKDIR=$WORK/gvs-bin
-  mkdir -p "$LINKDIR"
-  if [ "$BUILD_GVS" = 1 ]; then
-    log "building gvs-vswitchd"
-    (cd "$REPO" && $CPU go build -o "$LINKDIR/gvs-vswitchd" ./cmd/gvs-vswitchd) || die "go build failed"
-  fi
-  [ -x "$LINKDIR/gvs-vswitchd" ] || die "no $LINKDIR/gvs-vswitchd (drop --no-build)"
-  ln -sf gvs-vswitchd "$LINKDIR/ovs-vswitchd"
-  APATH=$LINKDIR:$USUAL
-else
-  APATH=$USUAL
-fi
-
-# One run at a time per tree: autotest works in the tree's tests/ directory.
-exec 9>"tests/.gvs-testsuite.lock"
-flock -n 9 || die "another run is using $PWD/tests; wait for it"
+. "$REPO/scripts/lib/autotest.sh"
+APATH=$(autotest_path "utilities:vswitchd:ovsdb:vtep:tests:ipsec:") || exit 1
+one_run_per_tree
 
 # 5. Run the suite; autotest leaves testsuite.log and a directory per
 # failed group, which are moved to $OUT so runs do not overwrite each other.
@@ -137,6 +122,5 @@ rm -rf "$OUT/testsuite.dir"
 [ -d tests/testsuite.dir ] && mv tests/testsuite.dir "$OUT/"
 
 # 6. The summary per .at file and the failure digest.
-. "$REPO/scripts/lib/autotest-report.sh"
 autotest_report tests/testsuite "$OUT" "mode=$MODE ovs=$(sed -n "s/^PACKAGE_VERSION = //p" Makefile) started=$started seconds=$secs args=$*"
 exit "$rc"

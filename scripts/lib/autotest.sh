@@ -1,6 +1,34 @@
 # Shared by scripts/ovs-testsuite.sh and scripts/ovn-testsuite.sh: the
-# per-.at-file summary and the per-group failure digest of an autotest
-# run. Source it, then call
+# search path with gvs standing in, the one-run-per-tree lock, and the
+# per-.at-file summary and per-group failure digest of an autotest run.
+
+# autotest_path USUAL: prints the AUTOTEST_PATH for mode $MODE: with gvs,
+# a directory holding ovs-vswitchd -> gvs-vswitchd (built from $REPO
+# unless BUILD_GVS=0) goes before USUAL. Uses log and die of the caller.
+autotest_path() {
+  if [ "$MODE" != gvs ]; then
+    echo "$1"
+    return
+  fi
+  _dir=$WORK/gvs-bin
+  mkdir -p "$_dir"
+  if [ "$BUILD_GVS" = 1 ]; then
+    log "building gvs-vswitchd"
+    (cd "$REPO" && $CPU go build -o "$_dir/gvs-vswitchd" ./cmd/gvs-vswitchd) || die "go build failed"
+  fi
+  [ -x "$_dir/gvs-vswitchd" ] || die "no $_dir/gvs-vswitchd (drop --no-build)"
+  ln -sf gvs-vswitchd "$_dir/ovs-vswitchd"
+  echo "$_dir:$1"
+}
+
+# one_run_per_tree: autotest works in the tree's tests/ directory, so two
+# runs in one tree would remove each other's files.
+one_run_per_tree() {
+  exec 9>"tests/.gvs-testsuite.lock"
+  flock -n 9 || die "another run is using $PWD/tests; wait for it"
+}
+
+# Run the suite, then call
 #   autotest_report TESTSUITE OUT HEADER
 # where TESTSUITE is the generated testsuite script (its at_help_all maps
 # group numbers to .at files), OUT holds testsuite.out and testsuite.dir
