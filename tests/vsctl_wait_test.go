@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	gvsvsctl "github.com/gvs-project/gvs/cmd/vsctl"
 	"github.com/gvs-project/gvs/cmd/vswitchd"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // vsctlResult is one gvs-vsctl or ovs-vsctl command line's outcome.
@@ -30,18 +30,8 @@ func runGvsVsctl(args ...string) vsctlResult {
 // runOvsVsctl runs Debian's ovs-vsctl.
 func runOvsVsctl(t *testing.T, args ...string) vsctlResult {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	c := exec.Command("ovs-vsctl", args...)
-	c.Stdout, c.Stderr = &out, &errOut
-	err := c.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return vsctlResult{out.String(), errOut.String(), code}
+	o := ovsoracle.Tool(t, nil, "ovs-vsctl", args...)
+	return vsctlResult{o.Stdout, o.Stderr, o.Code}
 }
 
 // startVswitchd runs gvs-vswitchd in-process with its embedded database

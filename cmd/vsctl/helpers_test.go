@@ -2,10 +2,8 @@ package vsctl_test
 
 import (
 	"bytes"
-	"errors"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/gvs-project/gvs/cmd/vsctl"
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 	"github.com/gvs-project/gvs/ovsdb/server"
 	"github.com/gvs-project/gvs/ovsdb/vswitch"
 )
@@ -74,18 +73,8 @@ func runGVS(args ...string) result {
 // runOVS runs Debian's ovs-vsctl.
 func runOVS(t *testing.T, args ...string) result {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	c := exec.Command("ovs-vsctl", args...)
-	c.Stdout, c.Stderr = &out, &errOut
-	err := c.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{out.String(), errOut.String(), code}
+	o := ovsoracle.Tool(t, nil, "ovs-vsctl", args...)
+	return result{o.Stdout, o.Stderr, o.Code}
 }
 
 // splitLine splits a script line at spaces; '...' quotes literally.

@@ -13,6 +13,7 @@
 package ovsoracle
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -255,4 +256,32 @@ func logTails(t testing.TB, dir string, names ...string) {
 		}
 		t.Logf("%s (tail):\n%s", name, b)
 	}
+}
+
+// Outcome is what one command line of an Open vSwitch tool printed and
+// its exit code.
+type Outcome struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// Tool runs an Open vSwitch client (ovs-vsctl, ovs-ofctl, ...) with env
+// (nil: this process's) and returns its outcome; a non-zero exit is an
+// outcome, not an error, as tests compare exit codes too. It fails t only
+// when the tool cannot be run at all.
+func Tool(t testing.TB, env []string, name string, args ...string) Outcome {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	c := exec.Command(name, args...)
+	c.Env = env
+	c.Stdout, c.Stderr = &out, &errOut
+	err := c.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return Outcome{out.String(), errOut.String(), code}
 }
