@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/gvs-project/gvs/internal/logrl"
 )
 
 // Registry holds a switch's sessions by interface name: it hands out
@@ -19,11 +21,11 @@ type Registry struct {
 	// nil).
 	Rand32 func() uint32
 	// limit is the log rate limit the sessions share.
-	limit RateLimit
+	limit *logrl.Limit
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{sessions: map[string]*Session{}} }
+func NewRegistry() *Registry { return &Registry{sessions: map[string]*Session{}, limit: newLimit()} }
 
 // Open configures the session of interface name: it creates one when cfg
 // enables BFD and there is none, reconfigures the existing one, or
@@ -42,7 +44,7 @@ func (r *Registry) Open(cur *Session, name string, cfg map[string]string, env En
 		return cur
 	}
 	if env.Limit == nil {
-		env.Limit = &r.limit
+		env.Limit = r.limit
 	}
 	udp := uint16(r.nextUDP%16384) + 49152
 	r.nextUDP++

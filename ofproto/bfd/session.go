@@ -10,12 +10,18 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gvs-project/gvs/internal/logrl"
 )
 
 // Clock gives the time in milliseconds (monotonic; any origin).
 type Clock interface {
 	Now() int64
 }
+
+// newLimit is the "bfd" module's log rate limit: 20 messages a minute,
+// bursts of 20.
+func newLimit() *logrl.Limit { return logrl.New(20, 20) }
 
 // SystemClock is the process's monotonic clock.
 type SystemClock struct{}
@@ -43,9 +49,10 @@ type Env struct {
 	// Dropped is called (with the lock held) for each received control
 	// packet the session did not accept (gvs's bfd_rx_drop counter).
 	Dropped func()
-	// Limit is the module's log rate limit, shared by the sessions of a
-	// Registry (a session of its own when nil).
-	Limit *RateLimit
+	// Limit is the module's log rate limit, Open vSwitch's
+	// VLOG_RATE_LIMIT_INIT(20, 20), shared by the sessions of a Registry
+	// (a session of its own when nil).
+	Limit *logrl.Limit
 }
 
 // Session is one interface's BFD session (Open vSwitch's struct bfd).
@@ -112,7 +119,7 @@ func New(name string, disc uint32, udpSrc uint16, cfg map[string]string, env Env
 		env.Log = slog.New(slog.DiscardHandler)
 	}
 	if env.Limit == nil {
-		env.Limit = &RateLimit{}
+		env.Limit = newLimit()
 	}
 	s := &Session{env: env, name: name, disc: disc, udpSrc: udpSrc, forwardingOverride: -1, minTx: 1000, mult: defaultMult,
 		state: StateAdminDown}
@@ -687,7 +694,7 @@ func (s *Session) Process(ttl uint8, payload []byte) {
 
 // allow applies the module's log rate limit (vlog_should_drop).
 func (s *Session) allow(level slog.Level) bool {
-	return s.env.Limit.allow(s.env.Log, level, s.now())
+	return s.env.Limit.Allow(s.env.Log, level, s.now())
 }
 
 func (s *Session) drop() {
