@@ -69,7 +69,7 @@ type Forwarder struct {
 	heads  [2 * packet.BatchSize]uint32
 	sink   uint32
 
-	flooded, unicast, hairpin, runts, noRoom uint64
+	flooded, unicast, hairpin, runts, noRoom, reflected uint64
 }
 
 // NewForwarder returns a forwarder resolving tables through reg.
@@ -180,6 +180,13 @@ func (f *Forwarder) ForwardTable(ctx *odp.Context, t *Table, m *odp.MACLearnPara
 		}
 		in := inPortOf(m, p)
 		if ks != 0 {
+			if m.DropIfMoved {
+				if at, ok := t.lookupKey(ks, f.hashes[2*i]); ok && at != in {
+					f.reflected++
+					f.dec[i] = decDrop
+					continue
+				}
+			}
 			t.learnKey(ks, f.hashes[2*i], in, now)
 		}
 		f.dec[i] = decFlood
@@ -316,17 +323,21 @@ func (f *Forwarder) emit(ctx *odp.Context, m *odp.MACLearnParams, mp odp.MACLear
 }
 
 // send hands the output batch to the datapath, which takes ownership:
-// output on mp's port, or recirculation for a patch port.
+// output on mp's port (a bond's chosen member), or recirculation for a
+// patch port.
 func (f *Forwarder) send(ctx *odp.Context, mp odp.MACLearnPort) {
 	if f.out.N == 0 {
 		return
 	}
-	if mp.Recirc != 0 {
+	switch {
+	case mp.Recirc != 0:
 		for _, p := range f.out.Slice() {
 			p.Md.RecircID = mp.Recirc
 		}
 		ctx.DP.Recirc(ctx, mp.Recirc, &f.out)
-	} else {
+	case mp.Out != 0:
+		ctx.DP.Output(ctx, mp.Out, &f.out)
+	default:
 		ctx.DP.Output(ctx, mp.Port, &f.out)
 	}
 	f.out.Clear()
@@ -354,6 +365,10 @@ func (f *Forwarder) flush(t *Table) {
 	if f.noRoom != 0 {
 		t.noRoom.Add(f.noRoom)
 		f.noRoom = 0
+	}
+	if f.reflected != 0 {
+		t.reflected.Add(f.reflected)
+		f.reflected = 0
 	}
 }
 

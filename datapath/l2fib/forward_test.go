@@ -263,3 +263,41 @@ func TestPatchPortsAreLearnedAndReachedByRecirculation(t *testing.T) {
 	// hairpin and dropped.
 	expect(t, h.run(fromPatch, pkt{in: 5, dst: mB, src: mC, vlan: -1}))
 }
+
+// A bond (MAC table number 100, members on datapath ports 5 and 6) is one
+// port to learning and flooding; packets leave by the member translation
+// chose (:out=).
+func TestBondIsOnePortThatLeavesByItsChosenMember(t *testing.T) {
+	h := newHarness(t)
+	const fromBond = "mac_learn(table=7,learn_port=100,ports(1,2,100:out=6))"
+	const toBond = "mac_learn(table=7,ports(1,2,100:out=5))"
+	// In on member 6: learned on the bond, flooded to 1 and 2 only.
+	expect(t, h.run(fromBond, pkt{in: 6, dst: bcast, src: mA, vlan: -1}), "1:0", "2:0")
+	if p, ok := h.tb.Lookup(0, mA); !ok || p != 100 {
+		t.Fatalf("source learned on %d (%v), want the bond (100)", p, ok)
+	}
+	// To mA: out by the member chosen for this packet.
+	expect(t, h.run(toBond, pkt{in: 1, dst: mA, src: mB, vlan: -1}), "5:0")
+	// Flood from port 1 reaches the bond once, by its member.
+	expect(t, h.run(toBond, pkt{in: 1, dst: bcast, src: mB, vlan: -1}), "2:0", "5:0")
+	// From the bond to a destination behind it: hairpin, dropped.
+	expect(t, h.run(fromBond, pkt{in: 5, dst: mA, src: mC, vlan: -1}))
+}
+
+// drop_if_moved (balance-slb): a packet whose source is learned on
+// another port is dropped and does not move the entry; an unknown or
+// same-port source is learned and forwarded.
+func TestDropIfMovedDropsReflectedFloodsOnly(t *testing.T) {
+	h := newHarness(t)
+	const slb = "mac_learn(table=7,learn_port=100,drop_if_moved,ports(1,2,100:out=5))"
+	h.run(act, pkt{in: 1, dst: bcast, src: mA, vlan: -1})            // mA behind port 1
+	expect(t, h.run(slb, pkt{in: 6, dst: bcast, src: mA, vlan: -1})) // our flood, back
+	if p, _ := h.tb.Lookup(0, mA); p != 1 {
+		t.Fatalf("mA moved to %d", p)
+	}
+	expect(t, h.run(slb, pkt{in: 6, dst: bcast, src: mB, vlan: -1}), "1:0", "2:0")
+	expect(t, h.run(slb, pkt{in: 5, dst: mA, src: mB, vlan: -1}), "1:0")
+	if s := h.tb.Stats(); s.Reflected != 1 {
+		t.Fatalf("reflected %d, want 1", s.Reflected)
+	}
+}

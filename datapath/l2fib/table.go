@@ -147,6 +147,9 @@ type Stats struct {
 	Hairpin  uint64 // packets dropped: the destination is on the input port
 	Runts    uint64 // packets dropped: shorter than an Ethernet header
 	NoRoomTx uint64 // packet copies dropped: no room to push a VLAN tag
+	// Reflected counts packets dropped by drop_if_moved: their source
+	// was learned on another port (a bond's reflected flood).
+	Reflected uint64
 }
 
 // Entry is one table entry as Dump reports it.
@@ -262,6 +265,7 @@ type Table struct {
 
 	learned, expired, evicted, moved, locked, blocked, refused atomic.Uint64
 	flooded, unicast, hairpin, runts, noRoom                   atomic.Uint64
+	reflected                                                  atomic.Uint64
 	static                                                     atomic.Int64
 
 	// visits counts entries flushes visit (to test that a port flush
@@ -1068,13 +1072,14 @@ func (t *Table) Stats() Stats {
 		Moved: t.moved.Load(), Locked: t.locked.Load(), Blocked: t.blocked.Load(),
 		Refused: t.refused.Load(), Flooded: t.flooded.Load(), Unicast: t.unicast.Load(),
 		Hairpin: t.hairpin.Load(), Runts: t.runts.Load(), NoRoomTx: t.noRoom.Load(),
+		Reflected: t.reflected.Load(),
 	}
 }
 
 // ClearStats zeroes the totals (fdb/stats-clear); current counts stay.
 func (t *Table) ClearStats() {
 	for _, c := range []*atomic.Uint64{&t.learned, &t.expired, &t.evicted, &t.moved, &t.locked,
-		&t.blocked, &t.refused, &t.flooded, &t.unicast, &t.hairpin, &t.runts, &t.noRoom} {
+		&t.blocked, &t.refused, &t.flooded, &t.unicast, &t.hairpin, &t.runts, &t.noRoom, &t.reflected} {
 		c.Store(0)
 	}
 }

@@ -185,6 +185,12 @@ type MACLearnParams struct {
 	// packet that crossed a patch port into this bridge came in through
 	// the patch port, which has no datapath port of its own.
 	LearnPort uint32
+	// DropIfMoved drops a packet whose source is already learned on
+	// another port (and learns nothing from it): the packet came in on a
+	// balance-slb bond member and is most likely one of this switch's
+	// own floods reflected back by the other side (Open vSwitch's
+	// BV_DROP_IF_MOVED).
+	DropIfMoved bool
 	// Ports are the ports of VLAN, sorted by Port without duplicates:
 	// the flood set, and the only ports a known destination is sent to.
 	Ports []MACLearnPort
@@ -197,11 +203,14 @@ type MACLearnParams struct {
 // leave through it: Tagged ones carry an 802.1Q tag for the VLAN, the
 // others none. A port with Recirc is not a datapath port but a patch
 // port's number in the MAC table: packets for it are recirculated with
-// that id, whose pass continues in the peer bridge.
+// that id, whose pass continues in the peer bridge. A port with Out is a
+// bond: Port is the bond's number in the MAC table and Out the datapath
+// port of the member this packet leaves by (translation chose it).
 type MACLearnPort struct {
 	Port   uint32
 	Tagged bool
 	Recirc uint32
+	Out    uint32
 }
 
 // Find returns the member entry of port (binary search; Ports is sorted).

@@ -154,6 +154,9 @@ func (m *MACLearnParams) appendText(dst []byte) []byte {
 		dst = append(dst, ",learn_port="...)
 		dst = strconv.AppendUint(dst, uint64(m.LearnPort), 10)
 	}
+	if m.DropIfMoved {
+		dst = append(dst, ",drop_if_moved"...)
+	}
 	if len(m.Ports) > 0 {
 		dst = append(dst, ",ports("...)
 		for i, pt := range m.Ports {
@@ -167,6 +170,10 @@ func (m *MACLearnParams) appendText(dst []byte) []byte {
 			if pt.Recirc != 0 {
 				dst = append(dst, ":recirc=0x"...)
 				dst = strconv.AppendUint(dst, uint64(pt.Recirc), 16)
+			}
+			if pt.Out != 0 {
+				dst = append(dst, ":out="...)
+				dst = strconv.AppendUint(dst, uint64(pt.Out), 10)
 			}
 		}
 		dst = append(dst, ')')

@@ -752,11 +752,13 @@ func (p *parser) macLearn(int) (Action, error) {
 }
 
 // parseOpt parses one mac_learn option: table=N, vlan=N, in_tagged,
-// learn_port=N or ports(P[:tagged][:recirc=R],...).
+// learn_port=N, drop_if_moved or ports(P[:tagged][:recirc=R|:out=O],...).
 func (m *MACLearnParams) parseOpt(opt string) error {
 	switch {
 	case opt == "in_tagged":
 		m.InTagged = true
+	case opt == "drop_if_moved":
+		m.DropIfMoved = true
 	case strings.HasPrefix(opt, "table="):
 		v, err := strconv.ParseUint(opt[len("table="):], 0, 32)
 		if err != nil {
@@ -797,6 +799,12 @@ func (m *MACLearnParams) parseOpt(opt string) error {
 						return errors.New("bad mac_learn port recirc")
 					}
 					mp.Recirc = uint32(r)
+				case strings.HasPrefix(mod, "out=") && mp.Out == 0 && mp.Recirc == 0:
+					o, err := strconv.ParseUint(mod[len("out="):], 0, 32)
+					if err != nil || o == 0 {
+						return errors.New("bad mac_learn port out")
+					}
+					mp.Out = uint32(o)
 				default:
 					return errors.New("bad mac_learn port mode")
 				}
