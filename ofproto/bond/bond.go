@@ -97,7 +97,7 @@ type Bond struct {
 	mu         sync.Mutex
 	env        Env
 	set        Settings
-	members    []*member // registration order
+	members    []*member // by OpenFlow port
 	enabled    []*member // round-robin order for unassigned buckets
 	active     *member
 	activeMAC  [6]byte
@@ -201,7 +201,13 @@ func (b *Bond) Register(name string, ofport uint16, mac [6]byte, carrier bool) {
 	m := b.lookup(name)
 	if m == nil {
 		m = &member{name: name, ofport: ofport, delayExpires: never}
-		b.members = append(b.members, m)
+		// Members in OpenFlow port order: when no rule decides, the
+		// first enabled one becomes active.
+		i := slices.IndexFunc(b.members, func(x *member) bool { return x.ofport > ofport })
+		if i < 0 {
+			i = len(b.members)
+		}
+		b.members = slices.Insert(b.members, i, m)
 		b.revalidate = true
 		m.carrier = carrier
 		b.enable(m, carrier)

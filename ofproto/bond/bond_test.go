@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gvs-project/gvs/internal/logrl"
 	"github.com/gvs-project/gvs/internal/ovsoracle"
 	"github.com/gvs-project/gvs/ofproto/lacp"
 )
@@ -21,7 +22,7 @@ func newBond(t *testing.T, clock *fakeClock, mode string, other map[string]strin
 	t.Helper()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	b := New(PortSettings("bond0", mode, updelay, downdelay, "", other, log), Env{Clock: clock, Log: log})
+	b := New(PortSettings("bond0", mode, updelay, downdelay, "", other, log, nil, 0), Env{Clock: clock, Log: log})
 	return b, &logs
 }
 
@@ -234,11 +235,16 @@ func TestBalanceTCPNeedsLACPUnlessItFallsBack(t *testing.T) {
 func TestSettingsWarnAsOpenVSwitch(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	s := PortSettings("b", "", -5, 3, "aa:55:aa:55:00:02", map[string]string{"bond-rebalance-interval": "10", "bond-detect-mode": "arp"}, log)
+	rl := logrl.New(1, 1)
+	s := PortSettings("b", "", -5, 3, "aa:55:aa:55:00:02", map[string]string{"bond-rebalance-interval": "10", "bond-detect-mode": "arp"}, log, rl, 0)
+	PortSettings("b", "", 0, 0, "", nil, log, rl, 1000) // rate-limited: not logged again
 	if s.Mode != ActiveBackup || s.UpDelay != 0 || s.DownDelay != 3 || s.RebalanceInterval != 1000 || s.ActiveMemberMAC != mac(2) {
 		t.Fatalf("settings %+v", s)
 	}
-	PortSettings("b", "round-robin", 0, 0, "", nil, log)
+	PortSettings("b", "round-robin", 0, 0, "", nil, log, nil, 0)
+	if n := strings.Count(logs.String(), "Using the default bond_mode"); n != 1 {
+		t.Errorf("default-mode warning logged %d times, want once a minute", n)
+	}
 	for _, w := range []string{
 		"port b: Using the default bond_mode active-backup. Note that in previous versions, the default bond_mode was balance-slb",
 		"port b: unsupported bond-detect-mode arp, defaulting to carrier",

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+
+	"github.com/gvs-project/gvs/internal/logrl"
 )
 
 // PortSettings reads a bond's settings from its Port row as Open vSwitch's
@@ -15,7 +17,11 @@ import (
 // lacp-fallback-ab, bond-primary (active-backup or fallback only),
 // lb-output-action (balance-tcp only), all-members-active, and
 // bond_active_slave (the last active member's MAC).
-func PortSettings(port, mode string, updelay, downdelay int64, activeSlave string, otherConfig map[string]string, log *slog.Logger) Settings {
+//
+// The default-mode warning is rate-limited by rl (Open vSwitch's
+// VLOG_RATE_LIMIT_INIT(1, 1): the bridge reads its ports on every
+// reconfiguration) at time nowMs; nil logs it every time.
+func PortSettings(port, mode string, updelay, downdelay int64, activeSlave string, otherConfig map[string]string, log *slog.Logger, rl *logrl.Limit, nowMs int64) Settings {
 	s := Settings{Name: port, Mode: ActiveBackup}
 	if mode != "" {
 		if m, ok := ParseMode(mode); ok {
@@ -23,7 +29,7 @@ func PortSettings(port, mode string, updelay, downdelay int64, activeSlave strin
 		} else {
 			log.Warn("port " + port + ": unknown bond_mode " + mode + ", defaulting to " + s.Mode.String())
 		}
-	} else {
+	} else if rl == nil || rl.Allow(log, slog.LevelWarn, nowMs) {
 		log.Warn("port " + port + ": Using the default bond_mode " + s.Mode.String() +
 			". Note that in previous versions, the default bond_mode was balance-slb")
 	}

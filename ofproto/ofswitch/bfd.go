@@ -22,6 +22,7 @@ func (b *Bridge) slowPathUpcall(u *dpif.Upcall) {
 	var out xlate.Out
 	b.xl.Translate(&in, &out)
 	b.processBFD(u.Packet, u.Key, out.BFD)
+	b.processLACP(u.Packet, out.LACP)
 	if len(out.SlowActions) > 0 && u.Packet != nil {
 		// The datapath still owns the upcall's packet.
 		p := packet.FromBytes(u.Packet.Data())

@@ -67,6 +67,9 @@ type Config struct {
 	// received control packet (bfd.go): the switch answers a poll at once
 	// and updates the port's liveness.
 	BFDProcessed func(*bfd.Session)
+	// LACPProcessed is called after a bond member's LACP processed a
+	// LACPDU, so that the switch runs its bonds (processLACP).
+	LACPProcessed func()
 	// Debugf receives per-message detail (OpenFlow requests refused with
 	// an error reply): Open vSwitch does not warn about those, and its
 	// test suite fails on unexpected warnings. nil discards them.

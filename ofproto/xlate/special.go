@@ -4,16 +4,26 @@ import (
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/ofproto/bfd"
+	"github.com/gvs-project/gvs/ofproto/lacp"
 )
 
 // processSpecial recognises a packet the switch itself handles on port p
-// (Open vSwitch's process_special): a BFD control packet for the port's
-// session. Such a packet does not enter the OpenFlow pipeline; the
+// (Open vSwitch's process_special): a LACPDU on a member of a LACP bond,
+// a BFD control packet for the port's session. Such a packet does not enter the OpenFlow pipeline; the
 // translation records the session (Out.BFD, processed by the switch with
 // the packet) and makes the megaflow a slow-path one, so that every
 // control packet reaches the switch. The flow bits the check read are
 // un-wildcarded whatever the answer, as bfd_should_process_flow does.
 func (c *ctx) processSpecial(p *Port) bool {
+	if p != nil && p.Bundle != nil && p.Bundle.LACP != nil {
+		// A member of a LACP bond: Slow Protocols frames are LACP's
+		// (Open vSwitch's lacp_process_packet on ETH_TYPE_LACP).
+		if c.flow.Key.EthType == lacp.EtherType {
+			c.out.LACP = append(c.out.LACP, p)
+			c.out.SlowReason |= odp.SlowLACP
+			return true
+		}
+	}
 	if p == nil || p.BFD == nil {
 		return false
 	}

@@ -3,6 +3,7 @@ package xlate
 import (
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
+	"slices"
 )
 
 // VLANMode is a port's vlan_mode (Port table): how NORMAL maps the
@@ -196,6 +197,10 @@ func (c *ctx) normal() {
 	if in.ODP == NoODP {
 		p.LearnPort = PatchFDBPort(in.OFPort)
 	}
+	if in.Bundle != nil && in.Bundle.Bond != nil && !c.bondInput(in, &p) {
+		return
+	}
+	var bundles []*Bundle // those already in p.Ports
 	for _, q := range c.snap.Sorted {
 		// A mirror's output port gets only mirrored packets.
 		if !includesVLAN(q, vlan) || c.mirrorOutPort(q) {
@@ -209,6 +214,22 @@ func (c *ctx) normal() {
 			fz := Frozen{Bridge: q.PeerBridge, InPort: uint32(q.PeerPort), FromBridge: c.snap.Bridge, FromPort: q.OFPort}
 			p.Ports = append(p.Ports, odp.MACLearnPort{Port: PatchFDBPort(q.OFPort),
 				Tagged: outputTCI(q, vlan, pcp) != 0, Recirc: c.x.Recirc.ID(fz)})
+		case q.Bundle != nil && q.Bundle.Bond != nil:
+			if slices.Contains(bundles, q.Bundle) {
+				continue
+			}
+			bundles = append(bundles, q.Bundle)
+			out, ok := c.bondOutput(q.Bundle, vlan)
+			if !ok {
+				if q.Bundle != in.Bundle {
+					continue
+				}
+				// The input's own bond never gets the packet back, but
+				// must be listed so that a destination behind it is a
+				// hairpin, not a flood.
+				out = q.ODP
+			}
+			p.Ports = append(p.Ports, odp.MACLearnPort{Port: q.Bundle.FDB, Out: out, Tagged: outputTCI(q, vlan, pcp) != 0})
 		case q.Tunnel != nil:
 			// NORMAL does not flood into tunnels (gvs's mac_learn
 			// action has no tunnel output).

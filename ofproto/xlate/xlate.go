@@ -101,6 +101,9 @@ type Port struct {
 	// Tunnel, when not nil, makes this a native tunnel port (geneve,
 	// vxlan): ODP is then the datapath's shared tunnel vport.
 	Tunnel *TunnelConfig
+	// Bundle, when not nil, makes this port a member of a bond
+	// (bond.go): NORMAL treats the bond's members as one port.
+	Bundle *Bundle
 }
 
 // Snapshot is the immutable bridge configuration a translation uses.
@@ -424,6 +427,9 @@ type Out struct {
 	// BFD are the sessions the packet is a control packet for (on the
 	// input port, or a patch peer's): the switch hands them the packet.
 	BFD []*bfd.Session
+	// LACP are the members (with their bonds' LACP) the packet is a
+	// LACPDU for: the switch hands it to them (special.go).
+	LACP []*Port
 	// BFDRx are the sessions of the interfaces that receive the packets
 	// (a tunnel input port, a patch peer): forwarding_if_rx counts them
 	// (Open vSwitch's bfd_account_rx).

@@ -58,6 +58,19 @@ type PortConfig struct {
 	Trunks     []int64
 	VLANMode   string
 	Interfaces []IfaceConfig
+	// Bond is the bonding and LACP configuration: it applies when the
+	// port has several interfaces, or LACP on one.
+	Bond BondConfig
+}
+
+// BondConfig is a Port row's bonding and LACP columns.
+type BondConfig struct {
+	Mode        string // bond_mode
+	LACP        string // lacp: active, passive, off or ""
+	UpDelay     int64  // bond_updelay, ms
+	DownDelay   int64  // bond_downdelay, ms
+	ActiveSlave string // bond_active_slave: the last active member's MAC
+	OtherConfig map[string]string
 }
 
 // IfaceConfig is one Interface row.
@@ -77,6 +90,9 @@ type IfaceConfig struct {
 	// BFD is the Interface.bfd map (a change does not re-add the
 	// interface: the switch gets it through PortConfigurer).
 	BFD map[string]string
+	// OtherConfig is Interface.other_config (lacp-port-id,
+	// lacp-port-priority, lacp-aggregation-key).
+	OtherConfig map[string]string
 }
 
 // IfaceStatus is what the bridge layer writes back to an Interface row.

@@ -11,8 +11,9 @@ import (
 var MonitoredTables = []client.MonitorTable{
 	{Table: "Open_vSwitch", Columns: []string{"bridges", "next_cfg", "cur_cfg", "datapaths", "other_config", "external_ids", "ovs_version", "datapath_types", "iface_types", "dpdk_version"}},
 	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix", "flow_tables", "mirrors"}},
-	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode"}},
-	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status", "bfd", "bfd_status"}},
+	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode",
+		"bond_mode", "lacp", "bond_updelay", "bond_downdelay", "bond_active_slave", "other_config"}},
+	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status", "bfd", "bfd_status", "other_config"}},
 	{Table: "Controller", Columns: []string{"target", "is_connected", "role", "status", "controller_rate_limit", "controller_burst_limit", "inactivity_probe"}},
 	// All of Datapath's and CT_Zone's columns: Open vSwitch 3.2's schema
 	// adds the zone limits (Datapath.ct_zone_default_limit, CT_Zone.limit),
@@ -164,6 +165,14 @@ func Parse(s *client.Snapshot) Config {
 				Tag:      integer(pr.Get("tag"), -1),
 				Trunks:   ints(pr.Get("trunks")),
 				VLANMode: str(pr.Get("vlan_mode")),
+				Bond: BondConfig{
+					Mode:        str(pr.Get("bond_mode")),
+					LACP:        str(pr.Get("lacp")),
+					UpDelay:     integer(pr.Get("bond_updelay"), 0),
+					DownDelay:   integer(pr.Get("bond_downdelay"), 0),
+					ActiveSlave: str(pr.Get("bond_active_slave")),
+					OtherConfig: strMap(pr.Get("other_config")),
+				},
 			}
 			for _, iu := range uuids(pr.Get("interfaces")) {
 				ir := s.Row("Interface", iu)
@@ -180,6 +189,7 @@ func Parse(s *client.Snapshot) Config {
 					MTURequest:    integer(ir.Get("mtu_request"), 0),
 					ExternalIDs:   strMap(ir.Get("external_ids")),
 					BFD:           strMap(ir.Get("bfd")),
+					OtherConfig:   strMap(ir.Get("other_config")),
 				})
 			}
 			bc.Ports = append(bc.Ports, pc)

@@ -97,6 +97,8 @@ type Backer struct {
 	portErrs map[string]string
 	// bfd runs the interfaces' BFD sessions (bfd.go).
 	bfd *bfdMonitor
+	// bnd runs the bonded ports and their LACP (bonds.go).
+	bnd *bonds
 }
 
 type dpBridge struct {
@@ -180,7 +182,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 		cfg.Count = func(string) {}
 	}
 	s := &Backer{cfg: cfg, log: cfg.Logger("vswitchd"), bridges: map[string]*dpBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
-		vports: map[string]map[string]*vportRef{}, bfd: newBFDMonitor()}
+		vports: map[string]map[string]*vportRef{}, bfd: newBFDMonitor(), bnd: newBonds()}
 	s.dps = &datapathSet{workers: cfg.Workers, log: s.log, dpLog: cfg.Logger, created: cfg.DatapathCreated, dps: map[string]*dpnetdev.Datapath{}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.tnl = newTunnelEnv(s, !cfg.DisableSystem)
@@ -280,6 +282,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 		BundleIdleTimeout: func() time.Duration { return time.Duration(s.dps.bundleIdle.Load()) },
 		OFDebug:           s.cfg.OFDebug,
 		BFDProcessed:      s.bfdProcessed,
+		LACPProcessed:     func() { notify(s.bnd.wake) },
 	})
 	if err != nil {
 		dp.MACTables().Set(br.fdbID, nil)
@@ -442,6 +445,7 @@ func (s *Backer) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 		}
 	}
 	changed := s.configureBFDLocked(b, ports)
+	changed = s.configureBondsLocked(b, ports) || changed // bonds.go
 	changed = changed || len(next) != len(b.vlans)
 	for n, v := range next {
 		if o, ok := b.vlans[n]; !ok || o.tag != v.tag || o.mode != v.mode || o.trunks != v.trunks {
@@ -463,6 +467,7 @@ func (s *Backer) ofPorts(b *dpBridge) []ofswitch.Port {
 			op.Tag, op.Trunks, op.VLANMode = v.tag, v.list, v.mode
 		}
 		op.BFD, op.NoForward = p.bfd, p.bfdNoFwd
+		op.Bundle = s.bundleOf(b, p.name)
 		if p.dev != nil {
 			op.ODP = p.odp
 			op.HWAddr = p.dev.MAC()
@@ -680,6 +685,7 @@ func (s *Backer) DelBridge(name string) error {
 	delete(s.bridges, name)
 	s.forgetPortErrors(name, nil) // portwarn.go
 	s.reapBFDLocked()
+	s.forgetBridgeBondsLocked(name) // bonds.go
 	if b != nil && b.of != nil {
 		s.recircs[b.dpTyp].Register(name, nil)
 		s.syncPorts(b)

@@ -1,0 +1,306 @@
+package backer
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/gvs-project/gvs/datapath/netdev"
+	"github.com/gvs-project/gvs/internal/logrl"
+	"github.com/gvs-project/gvs/ofproto/bond"
+	"github.com/gvs-project/gvs/ofproto/lacp"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+	"github.com/gvs-project/gvs/ovsdb/bridge"
+)
+
+// bonds runs the bridges' bonded ports (Open vSwitch's ofbundle with a
+// bond and LACP): it builds each bond and its LACP from the Port and
+// Interface rows (ConfigurePorts), and a loop sends LACPDUs, feeds the
+// members' carrier and LACP's verdict to the bond, and republishes the
+// bridge's ports when the bond's choices change, so that translation
+// follows (megaflows are revalidated).
+type bonds struct {
+	bonds bond.Registry
+	lacps lacp.Registry
+	// byBridge holds each bridge's bundles by Port name.
+	byBridge map[string]map[string]*bundleState
+	nextFDB  map[string]uint16 // per bridge: the next bond number in its MAC table
+	wake     chan struct{}
+	started  bool
+	// defaultModeRL limits the default bond_mode warning, logged at
+	// every reconfiguration otherwise.
+	defaultModeRL *logrl.Limit
+}
+
+type bundleState struct {
+	x       *xlate.Bundle
+	members []string // interface names, in the Port row's order
+	carrier map[string]bool
+	cfg     bridge.BondConfig
+}
+
+func newBonds() *bonds {
+	return &bonds{byBridge: map[string]map[string]*bundleState{}, nextFDB: map[string]uint16{}, wake: make(chan struct{}, 1),
+		defaultModeRL: logrl.New(1, 1)}
+}
+
+// bondTick bounds how long the loop sleeps (LACP's fast rate is 1 s).
+const bondTick = 100 * time.Millisecond
+
+// Bonds is the registry behind bond/show and the other bond/ commands.
+func (s *Backer) Bonds() *bond.Registry { return &s.bnd.bonds }
+
+// LACPs is the registry behind lacp/show and lacp/show-stats.
+func (s *Backer) LACPs() *lacp.Registry { return &s.bnd.lacps }
+
+// bondedPort reports whether a Port row makes a bundle: several
+// interfaces (a bond), or LACP configured on one.
+func bondedPort(pc *bridge.PortConfig) bool {
+	return len(pc.Interfaces) > 1 || pc.Bond.LACP == "active" || pc.Bond.LACP == "passive"
+}
+
+// configureBondsLocked applies the Port rows' bonding and LACP columns
+// (port_configure_bond, port_configure_lacp) and reports whether a
+// bundle appeared, went or changed members: the ports must then be
+// republished. Called with s.mu held.
+func (s *Backer) configureBondsLocked(b *dpBridge, ports []bridge.PortConfig) bool {
+	log := s.cfg.Logger("bridge")
+	have := s.bnd.byBridge[b.name]
+	if have == nil {
+		have = map[string]*bundleState{}
+		s.bnd.byBridge[b.name] = have
+	}
+	changed := false
+	seen := map[string]bool{}
+	for i := range ports {
+		pc := &ports[i]
+		if !bondedPort(pc) {
+			continue
+		}
+		seen[pc.Name] = true
+		st := have[pc.Name]
+		if st == nil {
+			s.bnd.nextFDB[b.name]++
+			st = &bundleState{x: &xlate.Bundle{Name: pc.Name, FDB: xlate.BondFDBPort(s.bnd.nextFDB[b.name])}, carrier: map[string]bool{}}
+			have[pc.Name] = st
+			changed = true
+		}
+		var members []string
+		for _, ic := range pc.Interfaces {
+			if p := b.ports[ic.Name]; p != nil && p.ofport > 0 {
+				members = append(members, ic.Name)
+			}
+		}
+		// LACP: created, reconfigured or removed with the lacp column.
+		if ls, ok := lacp.PortSettings(pc.Name, pc.Bond.LACP, pc.Bond.OtherConfig, b.pickEA(), len(pc.Interfaces), log); ok {
+			if st.x.LACP == nil {
+				st.x.LACP = lacp.New(ls, lacp.Env{Log: s.cfg.Logger("lacp"), Changed: func() { notify(s.bnd.wake) }})
+				s.bnd.lacps.Add(st.x.LACP)
+				changed = true
+			} else {
+				st.x.LACP.Configure(ls)
+			}
+		} else if st.x.LACP != nil {
+			s.bnd.lacps.Remove(st.x.LACP)
+			st.x.LACP = nil
+			changed = true
+		}
+		// The bond: only with several interfaces, as Open vSwitch.
+		if len(pc.Interfaces) > 1 {
+			bs := bond.PortSettings(pc.Name, pc.Bond.Mode, pc.Bond.UpDelay, pc.Bond.DownDelay, pc.Bond.ActiveSlave, pc.Bond.OtherConfig, log,
+				s.bnd.defaultModeRL, lacp.SystemClock{}.Now())
+			if st.x.Bond == nil {
+				st.x.Bond = bond.New(bs, bond.Env{Clock: lacp.SystemClock{}, Log: s.cfg.Logger("bond")})
+				s.bnd.bonds.Add(st.x.Bond)
+				changed = true
+			} else if st.x.Bond.Reconfigure(bs) {
+				changed = true
+			}
+		} else if st.x.Bond != nil {
+			s.bnd.bonds.Remove(st.x.Bond)
+			st.x.Bond = nil
+			changed = true
+		}
+		// Members that left, then members that joined or changed.
+		for _, m := range st.members {
+			if !slices.Contains(members, m) {
+				if st.x.LACP != nil {
+					st.x.LACP.Unregister(m)
+				}
+				if st.x.Bond != nil {
+					st.x.Bond.Unregister(m)
+				}
+				delete(st.carrier, m)
+				changed = true
+			}
+		}
+		for _, ic := range pc.Interfaces {
+			p := b.ports[ic.Name]
+			if p == nil || p.ofport <= 0 {
+				continue
+			}
+			up := portCarrier(p)
+			if st.x.LACP != nil {
+				st.x.LACP.Register(lacp.MemberSettingsFor(ic.Name, uint16(p.ofport), ic.OtherConfig))
+			}
+			if st.x.Bond != nil {
+				st.x.Bond.Register(ic.Name, uint16(p.ofport), portMAC(p), up)
+			}
+		}
+		if !slices.Equal(members, st.members) {
+			changed = true
+		}
+		st.members = members
+		st.cfg = pc.Bond
+	}
+	for name, st := range have {
+		if !seen[name] {
+			s.dropBundle(st)
+			delete(have, name)
+			changed = true
+		}
+	}
+	if len(have) > 0 && !s.bnd.started {
+		s.bnd.started = true
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); s.runBonds(s.ctx) }()
+	}
+	notify(s.bnd.wake)
+	return changed
+}
+
+func (s *Backer) dropBundle(st *bundleState) {
+	if st.x.LACP != nil {
+		s.bnd.lacps.Remove(st.x.LACP)
+	}
+	if st.x.Bond != nil {
+		s.bnd.bonds.Remove(st.x.Bond)
+	}
+}
+
+// forgetBridgeBondsLocked drops a deleted bridge's bundles.
+func (s *Backer) forgetBridgeBondsLocked(name string) {
+	for _, st := range s.bnd.byBridge[name] {
+		s.dropBundle(st)
+	}
+	delete(s.bnd.byBridge, name)
+}
+
+// bundleOf is the bundle an interface of bridge b is a member of.
+func (s *Backer) bundleOf(b *dpBridge, iface string) *xlate.Bundle {
+	for _, st := range s.bnd.byBridge[b.name] {
+		if slices.Contains(st.members, iface) {
+			return st.x
+		}
+	}
+	return nil
+}
+
+func portCarrier(p *dpPort) bool {
+	if p.dev == nil {
+		return p.typ == "patch"
+	}
+	return p.dev.LinkState() != netdev.LinkDown
+}
+
+func portMAC(p *dpPort) [6]byte {
+	if p.dev != nil {
+		return p.dev.MAC()
+	}
+	return p.mac
+}
+
+// runBonds is the bonds' loop: Open vSwitch's bundle_run for every
+// bundle, at least every bondTick, and at once when LACP processed a
+// PDU or the configuration changed.
+func (s *Backer) runBonds(ctx context.Context) {
+	t := time.NewTicker(bondTick)
+	defer t.Stop()
+	for {
+		s.runBondsOnce()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.bnd.wake:
+		}
+	}
+}
+
+type lacpSend struct {
+	of interface {
+		SendPacket(uint16, []byte, bool) error
+	}
+	ofport uint16
+	mac    [6]byte
+}
+
+func (s *Backer) runBondsOnce() {
+	s.mu.Lock()
+	sends := map[*lacp.LACP]map[string]lacpSend{}
+	for _, b := range s.bridges {
+		for _, st := range s.bnd.byBridge[b.name] {
+			out := map[string]lacpSend{}
+			for _, m := range st.members {
+				p := b.ports[m]
+				if p == nil {
+					continue
+				}
+				up := portCarrier(p)
+				if old, ok := st.carrier[m]; !ok || old != up {
+					st.carrier[m] = up
+					if st.x.LACP != nil {
+						st.x.LACP.CarrierChanged(m, up)
+					}
+				}
+				if st.x.Bond != nil {
+					st.x.Bond.SetCarrier(m, up)
+				}
+				if b.of != nil {
+					out[m] = lacpSend{of: b.of, ofport: uint16(p.ofport), mac: portMAC(p)}
+				}
+			}
+			if st.x.LACP != nil {
+				sends[st.x.LACP] = out
+			}
+		}
+	}
+	s.mu.Unlock()
+	// LACP first (it sends), then the bonds read its verdicts.
+	for l, out := range sends {
+		l.Run(func(member string, pdu *lacp.PDU) {
+			if o, ok := out[member]; ok {
+				if err := o.of.SendPacket(o.ofport, lacp.Frame(o.mac, pdu), false); err != nil {
+					s.cfg.Logger("lacp").Debug(err.Error())
+				}
+			}
+		})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var republish []*dpBridge
+	for _, b := range s.bridges {
+		changed := false
+		for _, st := range s.bnd.byBridge[b.name] {
+			if st.x.Bond == nil {
+				continue
+			}
+			for _, m := range st.members {
+				may := st.carrier[m]
+				if st.x.LACP != nil {
+					may = may && st.x.LACP.MayEnable(m)
+				}
+				st.x.Bond.SetMayEnable(m, may)
+			}
+			if st.x.Bond.Run(st.x.LACP.Status()) {
+				changed = true
+			}
+		}
+		if changed {
+			republish = append(republish, b)
+		}
+	}
+	for _, b := range republish {
+		s.syncPorts(b)
+	}
+}
