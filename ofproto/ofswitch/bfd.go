@@ -85,6 +85,7 @@ func (b *Bridge) SendPacket(ofport uint16, frame []byte, oam bool) error {
 	acts := out.Actions
 	if out.SlowReason != 0 {
 		b.processBFD(pkt, &in.Key, out.BFD)
+		b.processLACP(pkt, out.LACP) // a LACPDU sent into a patch port
 		acts = out.SlowActions
 	}
 	return b.executeOnce(pkt, acts)

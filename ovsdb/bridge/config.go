@@ -93,6 +93,9 @@ type IfaceConfig struct {
 	// OtherConfig is Interface.other_config (lacp-port-id,
 	// lacp-port-priority, lacp-aggregation-key).
 	OtherConfig map[string]string
+	// LACP says the interface's Port runs LACP: it is not live until
+	// LACP lets it be (a change does not re-add the interface).
+	LACP bool
 }
 
 // IfaceStatus is what the bridge layer writes back to an Interface row.

@@ -190,6 +190,7 @@ func Parse(s *client.Snapshot) Config {
 					ExternalIDs:   strMap(ir.Get("external_ids")),
 					BFD:           strMap(ir.Get("bfd")),
 					OtherConfig:   strMap(ir.Get("other_config")),
+					LACP:          pc.Bond.LACP == "active" || pc.Bond.LACP == "passive",
 				})
 			}
 			bc.Ports = append(bc.Ports, pc)

@@ -97,8 +97,10 @@ type Backer struct {
 	portErrs map[string]string
 	// bfd runs the interfaces' BFD sessions (bfd.go).
 	bfd *bfdMonitor
-	// bnd runs the bonded ports and their LACP (bonds.go).
-	bnd *bonds
+	// bnd runs the bonded ports and their LACP (bonds.go) on clock,
+	// which time/warp moves on (clock.go).
+	bnd   *bonds
+	clock warpClock
 }
 
 type dpBridge struct {
@@ -170,6 +172,9 @@ type dpPort struct {
 	bfd      *bfd.Session
 	bfdNoFwd bool
 	bfdCfg   map[string]string // the Interface.bfd last applied
+	// lacp: the interface's Port runs LACP, so it is not live until
+	// its bond's LACP says so (bonds.go), from its first announcement.
+	lacp bool
 }
 
 var _ bridge.Switch = (*Backer)(nil)
@@ -467,7 +472,9 @@ func (s *Backer) ofPorts(b *dpBridge) []ofswitch.Port {
 			op.Tag, op.Trunks, op.VLANMode = v.tag, v.list, v.mode
 		}
 		op.BFD, op.NoForward = p.bfd, p.bfdNoFwd
-		op.Bundle = s.bundleOf(b, p.name)
+		var lacpDown bool
+		op.Bundle, lacpDown = s.bundleOf(b, p.name) // bonds.go
+		op.NoForward = op.NoForward || lacpDown || (op.Bundle == nil && p.lacp)
 		if p.dev != nil {
 			op.ODP = p.odp
 			op.HWAddr = p.dev.MAC()
@@ -839,7 +846,7 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 	if b == nil {
 		return -1, fmt.Errorf("no bridge %s", bname)
 	}
-	p := &dpPort{name: ic.Name, typ: ic.Type, odp: dpif.PortNone, mtuReq: ic.MTURequest}
+	p := &dpPort{name: ic.Name, typ: ic.Type, odp: dpif.PortNone, mtuReq: ic.MTURequest, lacp: ic.LACP}
 	// A port with BFD enabled is announced not live (OFPPS_LIVE clear):
 	// its session starts down, and Open vSwitch configures BFD before the
 	// port's first status. A parked session keeps its own decision.

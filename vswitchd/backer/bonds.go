@@ -36,7 +36,11 @@ type bundleState struct {
 	x       *xlate.Bundle
 	members []string // interface names, in the Port row's order
 	carrier map[string]bool
-	cfg     bridge.BondConfig
+	// may is each member's may_enable (carrier, and LACP's verdict):
+	// without it the port is not live (OFPPS_LIVE, bundle and
+	// fast-failover liveness), as Open vSwitch's ofport may_enable.
+	may map[string]bool
+	cfg bridge.BondConfig
 }
 
 func newBonds() *bonds {
@@ -81,7 +85,7 @@ func (s *Backer) configureBondsLocked(b *dpBridge, ports []bridge.PortConfig) bo
 		st := have[pc.Name]
 		if st == nil {
 			s.bnd.nextFDB[b.name]++
-			st = &bundleState{x: &xlate.Bundle{Name: pc.Name, FDB: xlate.BondFDBPort(s.bnd.nextFDB[b.name])}, carrier: map[string]bool{}}
+			st = &bundleState{x: &xlate.Bundle{Name: pc.Name, FDB: xlate.BondFDBPort(s.bnd.nextFDB[b.name])}, carrier: map[string]bool{}, may: map[string]bool{}}
 			have[pc.Name] = st
 			changed = true
 		}
@@ -94,7 +98,7 @@ func (s *Backer) configureBondsLocked(b *dpBridge, ports []bridge.PortConfig) bo
 		// LACP: created, reconfigured or removed with the lacp column.
 		if ls, ok := lacp.PortSettings(pc.Name, pc.Bond.LACP, pc.Bond.OtherConfig, b.pickEA(), len(pc.Interfaces), log); ok {
 			if st.x.LACP == nil {
-				st.x.LACP = lacp.New(ls, lacp.Env{Log: s.cfg.Logger("lacp"), Changed: func() { notify(s.bnd.wake) }})
+				st.x.LACP = lacp.New(ls, lacp.Env{Clock: &s.clock, Log: s.cfg.Logger("lacp"), Changed: func() { notify(s.bnd.wake) }})
 				s.bnd.lacps.Add(st.x.LACP)
 				changed = true
 			} else {
@@ -108,9 +112,9 @@ func (s *Backer) configureBondsLocked(b *dpBridge, ports []bridge.PortConfig) bo
 		// The bond: only with several interfaces, as Open vSwitch.
 		if len(pc.Interfaces) > 1 {
 			bs := bond.PortSettings(pc.Name, pc.Bond.Mode, pc.Bond.UpDelay, pc.Bond.DownDelay, pc.Bond.ActiveSlave, pc.Bond.OtherConfig, log,
-				s.bnd.defaultModeRL, lacp.SystemClock{}.Now())
+				s.bnd.defaultModeRL, s.clock.Now())
 			if st.x.Bond == nil {
-				st.x.Bond = bond.New(bs, bond.Env{Clock: lacp.SystemClock{}, Log: s.cfg.Logger("bond")})
+				st.x.Bond = bond.New(bs, bond.Env{Clock: &s.clock, Log: s.cfg.Logger("bond")})
 				s.bnd.bonds.Add(st.x.Bond)
 				changed = true
 			} else if st.x.Bond.Reconfigure(bs) {
@@ -131,6 +135,7 @@ func (s *Backer) configureBondsLocked(b *dpBridge, ports []bridge.PortConfig) bo
 					st.x.Bond.Unregister(m)
 				}
 				delete(st.carrier, m)
+				delete(st.may, m)
 				changed = true
 			}
 		}
@@ -186,14 +191,15 @@ func (s *Backer) forgetBridgeBondsLocked(name string) {
 	delete(s.bnd.byBridge, name)
 }
 
-// bundleOf is the bundle an interface of bridge b is a member of.
-func (s *Backer) bundleOf(b *dpBridge, iface string) *xlate.Bundle {
+// bundleOf is the bundle an interface of bridge b is a member of, and
+// whether LACP keeps the member from forwarding (not may_enable).
+func (s *Backer) bundleOf(b *dpBridge, iface string) (x *xlate.Bundle, noFwd bool) {
 	for _, st := range s.bnd.byBridge[b.name] {
 		if slices.Contains(st.members, iface) {
-			return st.x
+			return st.x, st.x.LACP != nil && !st.may[iface]
 		}
 	}
-	return nil
+	return nil, false
 }
 
 func portCarrier(p *dpPort) bool {
@@ -282,17 +288,20 @@ func (s *Backer) runBondsOnce() {
 	for _, b := range s.bridges {
 		changed := false
 		for _, st := range s.bnd.byBridge[b.name] {
-			if st.x.Bond == nil {
-				continue
-			}
 			for _, m := range st.members {
 				may := st.carrier[m]
 				if st.x.LACP != nil {
 					may = may && st.x.LACP.MayEnable(m)
 				}
-				st.x.Bond.SetMayEnable(m, may)
+				if old, ok := st.may[m]; !ok || old != may {
+					st.may[m] = may
+					changed = true
+				}
+				if st.x.Bond != nil {
+					st.x.Bond.SetMayEnable(m, may)
+				}
 			}
-			if st.x.Bond.Run(st.x.LACP.Status()) {
+			if st.x.Bond != nil && st.x.Bond.Run(st.x.LACP.Status()) {
 				changed = true
 			}
 		}

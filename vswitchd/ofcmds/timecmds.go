@@ -17,9 +17,10 @@ const maxRealWarp = 25 * time.Second
 // registered with --enable-dummy) and revalidator/purge, which its test
 // suite uses around nearly every timing-sensitive check.
 //
-// gvs's layers read the wall clock (there is no clock to stop or move),
-// so time/warp advances time the only way it can: it waits the warped
-// span in real time, then revalidates, so that timeouts, aging and
+// gvs's layers read the wall clock (there is no clock to stop or move,
+// except the bonds' and LACP's, which a warp beyond the longest real wait
+// moves on by the rest), so time/warp advances time the only way it can:
+// it waits the warped span in real time, then revalidates, so that timeouts, aging and
 // statistics have moved on by at least that much when it replies
 // "warped". time/stop is accepted and does not freeze anything.
 func (d *Commands) timeCommands() []unixctl.Command {
@@ -32,23 +33,23 @@ func (d *Commands) timeCommands() []unixctl.Command {
 
 // parseWarp reads time/warp's arguments as Open vSwitch does (atoll:
 // what is not a number is 0): with two, the total span and the step;
-// with one, the step alone. It returns the span to advance.
-func parseWarp(args []string) (time.Duration, error) {
+// with one, the step alone. It returns the span to advance and the step.
+func parseWarp(args []string) (span, step time.Duration, err error) {
 	atoll := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
-	var total, step int64
+	var total, st int64
 	if len(args) > 1 {
-		total, step = atoll(args[0]), atoll(args[1])
+		total, st = atoll(args[0]), atoll(args[1])
 	} else {
-		step = atoll(args[0])
+		st = atoll(args[0])
 	}
-	if step <= 0 || total < 0 {
-		return 0, errors.New("invalid MSECS")
+	if st <= 0 || total < 0 {
+		return 0, 0, errors.New("invalid MSECS")
 	}
-	return time.Duration(max(total, step)) * time.Millisecond, nil
+	return time.Duration(max(total, st)) * time.Millisecond, time.Duration(st) * time.Millisecond, nil
 }
 
 func (d *Commands) cmdTimeWarp(ctx context.Context, args []string) (string, error) {
-	span, err := parseWarp(args)
+	span, step, err := parseWarp(args)
 	if err != nil {
 		return "", err
 	}
@@ -56,7 +57,8 @@ func (d *Commands) cmdTimeWarp(ctx context.Context, args []string) (string, erro
 		return "", errors.New("A previous warp in progress")
 	}
 	defer d.warping.Store(false)
-	t := time.NewTimer(min(span, maxRealWarp))
+	waited := min(span, maxRealWarp)
+	t := time.NewTimer(waited)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -65,6 +67,8 @@ func (d *Commands) cmdTimeWarp(ctx context.Context, args []string) (string, erro
 	case <-d.ctx.Done():
 		return "", d.ctx.Err()
 	}
+	// The bonds' clock takes what the real wait could not.
+	d.sw.Warp(span-waited, step)
 	for _, br := range d.sw.OFBridges() {
 		br.Upcalls().Revalidate()
 	}

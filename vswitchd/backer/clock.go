@@ -1,0 +1,40 @@
+package backer
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/gvs-project/gvs/ofproto/lacp"
+)
+
+// warpClock is the time the bonds and their LACP run on: the monotonic
+// clock plus what time/warp added beyond the real time it waited (a warp
+// longer than the longest real wait, such as the 30 s Open vSwitch's
+// tests wait for LACP's slow rate, still moves LACP on by all of it).
+type warpClock struct{ offset atomic.Int64 }
+
+// Now is the time in milliseconds.
+func (c *warpClock) Now() int64 { return lacp.SystemClock{}.Now() + c.offset.Load() }
+
+// Warp moves the bonds' clock on by d, in steps of step (the bonds run
+// after each, as Open vSwitch's main loop runs once per warp step), after
+// time/warp waited what it could in real time.
+func (s *Backer) Warp(d, step time.Duration) {
+	if step <= 0 {
+		step = d
+	}
+	for d > 0 {
+		n := min(step, d)
+		s.clock.offset.Add(n.Milliseconds())
+		d -= n
+		if s.bondsRunning() {
+			s.runBondsOnce()
+		}
+	}
+}
+
+func (s *Backer) bondsRunning() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bnd.started
+}
