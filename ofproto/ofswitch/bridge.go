@@ -122,6 +122,8 @@ type Bridge struct {
 
 	// conns are the bridge's OpenFlow connections (ofproto/connmgr).
 	conns *connmgr.Manager[connExt]
+	// notify sends the asynchronous messages to them (async.go).
+	notify *notifier
 
 	// mons are the connections' flow monitors (flowmonitor.go).
 	mons monitorSet
@@ -139,7 +141,6 @@ type Bridge struct {
 	wg     sync.WaitGroup
 
 	stats struct {
-		packetIns atomic.Uint64
 		// msgs counts the OpenFlow messages received, by raw type;
 		// errors the error replies the handler sent.
 		msgs   [ofp.NumRaws]atomic.Uint64
@@ -175,16 +176,18 @@ func New(cfg Config) (*Bridge, error) {
 		RevalidateInterval: cfg.RevalidateInterval, Logf: cfg.Logf, Switch: upcallSwitch{b}})
 	t.OnChange(b.up.Changed)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.notify = &notifier{name: cfg.Name, xl: b.xl, recirc: cfg.Recirc, tables: t, up: b.up, logf: cfg.Logf, debugf: cfg.Debugf}
 	b.conns = connmgr.New(connmgr.Config[connExt]{Name: cfg.Name, RunDir: cfg.RunDir, SocketPerm: cfg.SocketPerm,
 		TLS: cfg.TLS, OFDebug: cfg.OFDebug, Logf: cfg.Logf, Debugf: cfg.Debugf,
-		Serve: b.serveConn, OnChange: b.updateMissPacketIn,
+		Serve: b.serveConn, OnChange: b.notify.updateMissPacketIn,
 		Init: func(x *connExt) { x.bundles = map[uint32]*bundle{} }})
+	b.notify.conns = b.conns
 	b.meters = meterTable{mu: &b.gmu, m: map[uint32]*meterEntry{}, dp: cfg.Meters, xl: b.xl, tables: t, changed: b.up.Changed,
-		flowsRemoved: b.sendFlowRemoved}
+		flowsRemoved: b.notify.sendFlowRemoved}
 	b.groups = groupTable{mu: &b.gmu, m: map[uint32]*groupEntry{}, xl: b.xl, tables: t, meters: &b.meters, changed: b.up.Changed,
-		flowsRemoved: b.sendFlowRemoved}
+		flowsRemoved: b.notify.sendFlowRemoved}
 	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns}
-	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.sendFlowRemoved
+	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.notify.sendFlowRemoved
 	b.tabs.name, b.tabs.logf = cfg.Name, cfg.Logf
 	b.fe.xl, b.fe.datapathID, b.fe.ports, b.fe.portStats = b.xl, cfg.DatapathID, b.Ports, cfg.PortStats
 	b.fe.changed, b.fe.ctx, b.fe.wg = b.up.Changed, b.ctx, &b.wg
@@ -221,7 +224,7 @@ func (b *Bridge) ErrorsSent() uint64 { return b.stats.errors.Load() }
 
 // Counters returns the bridge's counts.
 func (b *Bridge) Counters() Counters {
-	return Counters{Counters: b.up.Counters(), PacketIns: b.stats.packetIns.Load()}
+	return Counters{Counters: b.up.Counters(), PacketIns: b.notify.packetIns.Load()}
 }
 
 // Name returns the bridge's name.
@@ -296,7 +299,7 @@ func (b *Bridge) SetPorts(ports []Port) {
 	}
 	b.mu.Unlock()
 	b.up.ForgetPatches(func(no uint16) bool { return patches[no] })
-	b.sendPortStatus(events)
+	b.notify.sendPortStatus(events)
 	b.up.Changed()
 }
 
@@ -449,7 +452,7 @@ func (b *Bridge) expirer() {
 		case <-b.ctx.Done():
 			return
 		case now := <-t.C:
-			b.sendFlowRemoved(b.tables.Expire(now))
+			b.notify.sendFlowRemoved(b.tables.Expire(now))
 			b.checkFailOpen(now)
 			b.expireBundles(now)
 		}

@@ -264,7 +264,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 	}
 	b.gmu.Unlock()
 	locked = false
-	b.sendFlowRemoved(removed)
+	b.notify.sendFlowRemoved(removed)
 	for _, p := range outs {
 		if err := b.finishPacketOut(p); err != nil {
 			b.cfg.Debugf("%s: bundled packet-out: %v", b.cfg.Name, err)

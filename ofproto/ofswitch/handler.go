@@ -42,23 +42,6 @@ type connState = connmgr.Conn[connExt]
 // packet-ins of packets whose TTL expires.
 const ofpcInvalidTTLToController = 4
 
-// updateMissPacketIn recomputes whether table misses send packet-ins:
-// they do while a connection of OpenFlow 1.0 to 1.2 with controller id 0
-// is open (Open vSwitch's want_packet_in_on_miss). A change revalidates
-// the megaflows, which may hold table misses.
-func (b *Bridge) updateMissPacketIn() {
-	want := false
-	b.conns.Each(func(st *connState) {
-		s := st.Sender
-		if st.ControllerID.Load() == 0 && s.Version() < mf.OF13 {
-			want = true
-		}
-	})
-	if b.xl.SetMissPacketIn(want) {
-		b.up.Changed()
-	}
-}
-
 // serveConn handles one message of a connection (connmgr.Config.Serve).
 func (b *Bridge) serveConn(st *connState, m *ofp.Msg) {
 	s := st.Sender
@@ -157,7 +140,7 @@ func (b *Bridge) applyFlowMods(fms []*oftable.FlowMod) error {
 			return err
 		}
 	}
-	b.sendFlowRemoved(x.Commit())
+	b.notify.sendFlowRemoved(x.Commit())
 	return nil
 }
 

@@ -107,7 +107,7 @@ func (b *Bridge) preparePacketOut(m *ofp.Msg, po *ofp.PacketOut, sv *stagedView)
 // finishPacketOut sends a prepared packet-out's packet-ins and executes
 // its actions.
 func (b *Bridge) finishPacketOut(p *preparedPacketOut) error {
-	b.sendPacketIns(p.out.PacketIns)
+	b.notify.sendPacketIns(p.out.PacketIns)
 	if p.out.Err != nil {
 		return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: p.out.Err}
 	}
@@ -157,7 +157,7 @@ func (b *Bridge) resume(s ofconn.Sender, r *resumeMsg) error {
 	if err := b.checkWrite(s); err != nil {
 		return err
 	}
-	ct, err := b.decodeContinuation(r.Continuation, r.Version)
+	ct, err := b.notify.decodeContinuation(r.Continuation, r.Version)
 	if err != nil {
 		return &ofp.Error{Code: ofp.NXR_STALE, Err: err}
 	}
@@ -175,7 +175,7 @@ func (b *Bridge) resume(s ofconn.Sender, r *resumeMsg) error {
 	in.Key.InPort = odpIn
 	var out xlate.Out
 	b.xl.Translate(&in, &out)
-	b.sendPacketIns(out.PacketIns)
+	b.notify.sendPacketIns(out.PacketIns)
 	b.up.ApplyLearned(out.Learned)
 	if out.Err != nil {
 		return &ofp.Error{Code: ofp.NXR_STALE, Err: out.Err}

@@ -81,7 +81,7 @@ func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
 			// nothing back (Open vSwitch's connmgr_send_port_status).
 			return
 		}
-		b.sendPortStatusTo(c, st, ev)
+		b.notify.sendPortStatusTo(c, st, ev)
 	})
 	b.up.Changed()
 	return nil

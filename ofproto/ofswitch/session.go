@@ -54,7 +54,7 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		return nil
 	case *ofp.SetControllerID:
 		st.ControllerID.Store(uint32(body.ID))
-		b.updateMissPacketIn()
+		b.notify.updateMissPacketIn()
 		return nil
 	case *ofp.FlowAgeExt:
 		return nil
@@ -114,7 +114,7 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		if err := b.groups.groupMod(body); err != nil {
 			return err
 		}
-		b.forwardGroupMod(s, m.XID, body, existed)
+		b.notify.forwardGroupMod(s, m.XID, body, existed, b.groups.buckets(body.GroupID))
 		return nil
 	case *ofp.GroupDescRequest:
 		return b.groups.groupDesc(s, m, body)
@@ -129,7 +129,7 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		if err := b.meters.meterMod(body); err != nil {
 			return err
 		}
-		b.forwardMeterMod(s, m.XID, body)
+		b.notify.forwardMeterMod(s, m.XID, body)
 		return nil
 	case *ofp.MeterConfigRequest:
 		return b.meters.meterConfig(s, m, body)

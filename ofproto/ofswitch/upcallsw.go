@@ -17,7 +17,7 @@ type upcallSwitch struct{ b *Bridge }
 
 var _ upcall.Switch = upcallSwitch{}
 
-func (s upcallSwitch) SendPacketIns(pis []xlate.PacketIn) { s.b.sendPacketIns(pis) }
+func (s upcallSwitch) SendPacketIns(pis []xlate.PacketIn) { s.b.notify.sendPacketIns(pis) }
 
 func (s upcallSwitch) ApplyFlowMods(fms []*oftable.FlowMod) error { return s.b.applyFlowMods(fms) }
 
