@@ -108,15 +108,16 @@ type Bridge struct {
 	// its megaflows (ofproto/upcall).
 	up *upcall.Handler
 
-	mu    sync.Mutex // ports, settings
-	ports map[uint16]*Port
+	// ports are the bridge's ports and TLV table (ports.go).
+	ports *portTable
+
+	mu sync.Mutex // settings
 	// standalone is fail_mode standalone (the default); hasCtrl says
 	// controllers are configured. Without controllers a standalone
 	// bridge has the "priority=0 actions=NORMAL" flow.
 	standalone, hasCtrl bool
 	normalFlow          bool
 	fragHandling        uint16
-	tlv                 []ofp.TLVMap
 	genID               uint64
 	genIDSet            bool
 
@@ -165,7 +166,7 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.Recirc == nil {
 		cfg.Recirc = xlate.NewRecircTable()
 	}
-	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true}
+	b := &Bridge{cfg: cfg, standalone: true}
 	t, err := oftable.New(oftable.Config{OutputsTo: outputsTo, Readers: &cfg.Recirc.Readers})
 	if err != nil {
 		return nil, err
@@ -182,6 +183,8 @@ func New(cfg Config) (*Bridge, error) {
 		Serve: b.serveConn, OnChange: b.notify.updateMissPacketIn,
 		Init: func(x *connExt) { x.bundles = map[uint32]*bundle{} }})
 	b.notify.conns = b.conns
+	b.ports = &portTable{name: cfg.Name, fdbTable: cfg.FDBTable, xl: b.xl, up: b.up, notify: b.notify,
+		setAdmin: cfg.SetPortAdmin, counters: cfg.PortStats, logf: cfg.Logf, ports: map[uint16]*Port{}}
 	b.meters = meterTable{mu: &b.gmu, m: map[uint32]*meterEntry{}, dp: cfg.Meters, xl: b.xl, tables: t, changed: b.up.Changed,
 		flowsRemoved: b.notify.sendFlowRemoved}
 	b.groups = groupTable{mu: &b.gmu, m: map[uint32]*groupEntry{}, xl: b.xl, tables: t, meters: &b.meters, changed: b.up.Changed,
@@ -261,84 +264,10 @@ func (b *Bridge) TunnelStateChanged() { b.up.Changed() }
 
 // SetPorts replaces the bridge's port set. Ports that appear, disappear
 // or change are announced to controllers with port-status.
-func (b *Bridge) SetPorts(ports []Port) {
-	b.mu.Lock()
-	old := b.ports
-	b.ports = make(map[uint16]*Port, len(ports))
-	for i := range ports {
-		p := ports[i]
-		if o := old[p.OFPort]; o != nil && !o.Created.IsZero() {
-			p.Created = o.Created
-		} else if p.Created.IsZero() {
-			p.Created = time.Now()
-		}
-		if o := old[p.OFPort]; o != nil && o.Name == p.Name {
-			p.OFConfig = o.OFConfig // port_mod's settings stay with the port
-		}
-		b.ports[p.OFPort] = &p
-	}
-	b.publishPortsLocked()
-	var events []portEvent
-	for no, p := range b.ports {
-		if o := old[no]; o == nil {
-			events = append(events, portEvent{reasonAdd, *p})
-		} else if portChanged(o, p) {
-			events = append(events, portEvent{reasonModify, *p})
-		}
-	}
-	for no, o := range old {
-		if b.ports[no] == nil {
-			events = append(events, portEvent{reasonDelete, *o})
-		}
-	}
-	patches := map[uint16]bool{}
-	for no, p := range b.ports {
-		if p.PeerBridge != "" {
-			patches[no] = true
-		}
-	}
-	b.mu.Unlock()
-	b.up.ForgetPatches(func(no uint16) bool { return patches[no] })
-	b.notify.sendPortStatus(events)
-	b.up.Changed()
-}
-
-// publishPortsLocked gives translation a snapshot of the ports. Called
-// with b.mu held.
-func (b *Bridge) publishPortsLocked() {
-	xs := make([]*xlate.Port, 0, len(b.ports))
-	for _, p := range b.ports {
-		xp := p.Port
-		xp.MAC = p.HWAddr
-		xp.NoRecv = p.OFConfig&ofp.PCNoRecv != 0
-		xp.NoFwd = p.OFConfig&ofp.PCNoFwd != 0
-		xp.NoPacketIn = p.OFConfig&ofp.PCNoPacketIn != 0
-		xp.NoFlood = xp.NoFlood || p.OFConfig&ofp.PCNoFlood != 0
-		xp.Down = p.LinkDown || p.NoForward
-		xs = append(xs, &xp)
-	}
-	snap := xlate.NewSnapshot(b.cfg.Name, b.cfg.FDBTable, xs)
-	// The TLV table was accepted only if it fits, so this cannot fail.
-	_ = snap.SetTLVs(tunTLVs(b.tlv))
-	b.xl.SetSnapshot(snap)
-}
-
-func portChanged(a, b *Port) bool {
-	return a.Name != b.Name || a.HWAddr != b.HWAddr || a.LinkDown != b.LinkDown || a.AdminDown != b.AdminDown || a.NoForward != b.NoForward ||
-		a.ODP != b.ODP || a.CurrSpeed != b.CurrSpeed || a.OFConfig != b.OFConfig
-}
+func (b *Bridge) SetPorts(ports []Port) { b.ports.set(ports) }
 
 // Ports returns the ports sorted by number.
-func (b *Bridge) Ports() []Port {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := make([]Port, 0, len(b.ports))
-	for _, p := range b.ports {
-		out = append(out, *p)
-	}
-	sortPorts(out)
-	return out
-}
+func (b *Bridge) Ports() []Port { return b.ports.list() }
 
 // Settings are a bridge's OpenFlow-relevant configuration.
 type Settings struct {
@@ -418,29 +347,6 @@ func outputsTo(acts []ofp.Action, port, group uint32) bool {
 
 // inPortField is the in_port field, for matches built in code.
 var inPortField = mf.ByName("in_port")
-
-// tunTLVs converts TLV table mappings for translation.
-func tunTLVs(ms []ofp.TLVMap) []mf.TunTLV {
-	out := make([]mf.TunTLV, len(ms))
-	for i, m := range ms {
-		out[i] = mf.TunTLV{Class: m.OptClass, Type: m.OptType, Len: m.OptLen, Index: m.Index}
-	}
-	return out
-}
-
-// setTLVs installs a new TLV table in the translation snapshot. Called
-// with b.mu held.
-func (b *Bridge) setTLVs(ms []ofp.TLVMap) error {
-	old := b.xl.Snapshot()
-	next := *old
-	if err := next.SetTLVs(tunTLVs(ms)); err != nil {
-		return &ofp.Error{Code: ofp.NXTTMFC_TABLE_FULL, Err: err}
-	}
-	b.tlv = ms
-	b.xl.SetSnapshot(&next)
-	b.up.Changed()
-	return nil
-}
 
 // expirer removes rules whose idle or hard timeout passed, once a second.
 func (b *Bridge) expirer() {
