@@ -125,6 +125,9 @@ type Bridge struct {
 	conns *connmgr.Manager[connExt]
 	// notify sends the asynchronous messages to them (async.go).
 	notify *notifier
+	// exec runs packet-outs, resumes and the switch's own packets
+	// (packetout.go).
+	exec *executor
 
 	// mons are the connections' flow monitors (flowmonitor.go).
 	mons monitorSet
@@ -189,6 +192,8 @@ func New(cfg Config) (*Bridge, error) {
 		flowsRemoved: b.notify.sendFlowRemoved}
 	b.groups = groupTable{mu: &b.gmu, m: map[uint32]*groupEntry{}, xl: b.xl, tables: t, meters: &b.meters, changed: b.up.Changed,
 		flowsRemoved: b.notify.sendFlowRemoved}
+	b.exec = &executor{name: cfg.Name, dp: cfg.DP, xl: b.xl, up: b.up, groups: &b.groups, notify: b.notify,
+		debugActions: cfg.DebugActions, bfdProcessed: cfg.BFDProcessed}
 	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns}
 	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.notify.sendFlowRemoved
 	b.tabs.name, b.tabs.logf = cfg.Name, cfg.Logf

@@ -232,7 +232,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 				stagedX = xlateGroups(staged)
 			}
 			var p *preparedPacketOut
-			if p, err = b.preparePacketOut(bm.req, bm.po, &stagedView{version: x.Version(), groups: stagedX}); err == nil {
+			if p, err = b.exec.prepare(bm.req, bm.po, &stagedView{version: x.Version(), groups: stagedX}); err == nil {
 				outs = append(outs, p)
 			}
 		}
@@ -266,7 +266,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 	locked = false
 	b.notify.sendFlowRemoved(removed)
 	for _, p := range outs {
-		if err := b.finishPacketOut(p); err != nil {
+		if err := b.exec.finish(p); err != nil {
 			b.cfg.Debugf("%s: bundled packet-out: %v", b.cfg.Name, err)
 		}
 	}

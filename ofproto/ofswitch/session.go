@@ -95,9 +95,15 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.BundleAdd:
 		return b.bundleAdd(s, st, m, body)
 	case *ofp.PacketOut:
-		return b.packetOut(s, m, body)
+		if err := b.checkWrite(s); err != nil {
+			return err
+		}
+		return b.exec.packetOut(m, body)
 	case *ofp.Resume:
-		return b.resume(s, &resumeMsg{Resume: body, Version: m.Version})
+		if err := b.checkWrite(s); err != nil {
+			return err
+		}
+		return b.exec.resume(&resumeMsg{Resume: body, Version: m.Version})
 	case *ofp.TableFeaturesRequest:
 		return b.tabs.tableFeaturesReply(s, m, body)
 	case *ofp.GroupMod:
