@@ -125,6 +125,8 @@ type Bridge struct {
 	conns *connmgr.Manager[connExt]
 	// notify sends the asynchronous messages to them (async.go).
 	notify *notifier
+	// fmd decodes and checks flow_mods (flowmod.go).
+	fmd *fmDecoder
 	// exec runs packet-outs, resumes and the switch's own packets
 	// (packetout.go).
 	exec *executor
@@ -192,6 +194,7 @@ func New(cfg Config) (*Bridge, error) {
 		flowsRemoved: b.notify.sendFlowRemoved}
 	b.groups = groupTable{mu: &b.gmu, m: map[uint32]*groupEntry{}, xl: b.xl, tables: t, meters: &b.meters, changed: b.up.Changed,
 		flowsRemoved: b.notify.sendFlowRemoved}
+	b.fmd = &fmDecoder{xl: b.xl, groups: &b.groups, debugActions: cfg.DebugActions}
 	b.exec = &executor{name: cfg.Name, dp: cfg.DP, xl: b.xl, up: b.up, groups: &b.groups, notify: b.notify,
 		debugActions: cfg.DebugActions, bfdProcessed: cfg.BFDProcessed}
 	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns}

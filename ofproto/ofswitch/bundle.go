@@ -128,13 +128,13 @@ func (b *Bridge) bundleAdd(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.B
 		return &ofp.Error{Code: ofp.OFPBFC_MSG_UNSUP}
 	}
 	bd.used = time.Now()
-	if err := b.checkWrite(s); err != nil {
+	if err := checkWrite(s); err != nil {
 		return err
 	}
 	switch inner := ba.Inner.Body.(type) {
 	case *ofp.FlowMod:
 		fm := new(oftable.FlowMod)
-		err := b.decodeFlowModNoGroups(fm, inner, ba.Inner.Version, st)
+		err := b.fmd.decodeNoGroups(fm, inner, ba.Inner.Version, st)
 		if err == nil {
 			err = oftable.CheckTable(fm)
 		}
@@ -224,7 +224,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 			if stagedX == nil {
 				stagedX = xlateGroups(staged)
 			}
-			if err = b.checkFlowGroupsIn(bm.fm, stagedX); err == nil {
+			if err = b.fmd.checkGroupsIn(bm.fm, stagedX); err == nil {
 				err = x.Apply(bm.fm)
 			}
 		case bm.po != nil:

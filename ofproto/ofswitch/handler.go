@@ -65,14 +65,14 @@ var errBadType = &ofp.Error{Code: ofp.OFPBRC_BAD_TYPE, Err: errors.New("message 
 func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	switch body := m.Body.(type) {
 	case *ofp.FlowMod:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		// The connection's scratch: its messages are served one at a
 		// time and a FlowMod is not kept after its commit (the rule
 		// copies the match; the actions are decoded afresh).
 		fm := &st.X.fmScratch[0]
-		if err := b.decodeFlowMod(fm, body, m.Version, st); err != nil {
+		if err := b.fmd.decode(fm, body, m.Version, st); err != nil {
 			return err
 		}
 		fms := st.X.fmList[:]
@@ -123,7 +123,7 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 }
 
 // checkWrite refuses table changes from a slave controller.
-func (b *Bridge) checkWrite(s ofconn.Sender) error {
+func checkWrite(s ofconn.Sender) error {
 	if s.State().Role() == ofconn.RoleSlave {
 		return &ofp.Error{Code: ofp.OFPBRC_IS_SECONDARY, Err: errors.New("slave controllers cannot modify the switch")}
 	}

@@ -23,12 +23,12 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.DescStatsRequest:
 		return b.descStats(s, m)
 	case *ofp.PortMod:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		return b.ports.portMod(s, m, body)
 	case *ofp.TableMod:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		return b.tabs.tableMod(s, m, body)
@@ -84,7 +84,7 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		}
 		return b.cfg.CTFlushZone(body.Zone)
 	case *ofp.TLVTableMod:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		return b.ports.tlvMod(body)
@@ -95,19 +95,19 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.BundleAdd:
 		return b.bundleAdd(s, st, m, body)
 	case *ofp.PacketOut:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		return b.exec.packetOut(m, body)
 	case *ofp.Resume:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		return b.exec.resume(&resumeMsg{Resume: body, Version: m.Version})
 	case *ofp.TableFeaturesRequest:
 		return b.tabs.tableFeaturesReply(s, m, body)
 	case *ofp.GroupMod:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		b.gmu.Lock()
@@ -125,7 +125,7 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.GroupFeaturesRequest:
 		return s.Reply(m, ofp.OVSGroupFeatures(m.Version))
 	case *ofp.MeterMod:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		if err := b.meters.meterMod(body); err != nil {
