@@ -130,6 +130,8 @@ type Bridge struct {
 	// exec runs packet-outs, resumes and the switch's own packets
 	// (packetout.go).
 	exec *executor
+	// bundles are the connections' OpenFlow bundles (bundle.go).
+	bundles *bundler
 
 	// mons are the connections' flow monitors (flowmonitor.go).
 	mons monitorSet
@@ -197,6 +199,8 @@ func New(cfg Config) (*Bridge, error) {
 	b.fmd = &fmDecoder{xl: b.xl, groups: &b.groups, debugActions: cfg.DebugActions}
 	b.exec = &executor{name: cfg.Name, dp: cfg.DP, xl: b.xl, up: b.up, groups: &b.groups, notify: b.notify,
 		debugActions: cfg.DebugActions, bfdProcessed: cfg.BFDProcessed}
+	b.bundles = &bundler{name: cfg.Name, conns: b.conns, idleTimeout: cfg.BundleIdleTimeout, groups: &b.groups, tables: t,
+		xl: b.xl, up: b.up, fmd: b.fmd, exec: b.exec, notify: b.notify, debugf: cfg.Debugf}
 	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns}
 	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.notify.sendFlowRemoved
 	b.tabs.name, b.tabs.logf = cfg.Name, cfg.Logf
@@ -368,7 +372,7 @@ func (b *Bridge) expirer() {
 		case now := <-t.C:
 			b.notify.sendFlowRemoved(b.tables.Expire(now))
 			b.checkFailOpen(now)
-			b.expireBundles(now)
+			b.bundles.expire(now)
 		}
 	}
 }

@@ -91,9 +91,9 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.TLVTableRequest:
 		return s.Reply(m, b.ports.tlvTable())
 	case *ofp.BundleCtrl:
-		return b.bundleCtrl(s, st, m, body)
+		return b.bundles.ctrl(s, st, m, body)
 	case *ofp.BundleAdd:
-		return b.bundleAdd(s, st, m, body)
+		return b.bundles.add(s, st, m, body)
 	case *ofp.PacketOut:
 		if err := checkWrite(s); err != nil {
 			return err
