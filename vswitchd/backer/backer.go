@@ -183,6 +183,8 @@ func New(ctx context.Context, cfg Config) *Backer {
 		vports: map[string]map[string]*vportRef{}, bfd: newBFDMonitor()}
 	s.dps = &datapathSet{workers: cfg.Workers, log: s.log, dpLog: cfg.Logger, created: cfg.DatapathCreated, dps: map[string]*dpnetdev.Datapath{}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
+	s.bfd.mu, s.bfd.bridges, s.bfd.republish, s.bfd.logger, s.bfd.count = &s.mu, s.bridges, s.syncPorts, cfg.Logger, cfg.Count
+	s.bfd.ctx, s.bfd.wg = s.ctx, &s.wg
 	s.tnl = newTunnelEnv(s, !cfg.DisableSystem)
 	s.tnl.watch(s.ctx)
 	return s
@@ -279,7 +281,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 		Logf:              func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) },
 		BundleIdleTimeout: func() time.Duration { return time.Duration(s.dps.bundleIdle.Load()) },
 		OFDebug:           s.cfg.OFDebug,
-		BFDProcessed:      s.bfdProcessed,
+		BFDProcessed:      s.bfd.processed,
 	})
 	if err != nil {
 		dp.MACTables().Set(br.fdbID, nil)
@@ -441,7 +443,7 @@ func (s *Backer) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 			next[ic.Name] = v
 		}
 	}
-	changed := s.configureBFDLocked(b, ports)
+	changed := s.bfd.configureLocked(b, ports)
 	changed = changed || len(next) != len(b.vlans)
 	for n, v := range next {
 		if o, ok := b.vlans[n]; !ok || o.tag != v.tag || o.mode != v.mode || o.trunks != v.trunks {
@@ -679,7 +681,7 @@ func (s *Backer) DelBridge(name string) error {
 	}
 	delete(s.bridges, name)
 	s.forgetPortErrors(name, nil) // portwarn.go
-	s.reapBFDLocked()
+	s.bfd.reapLocked()
 	if b != nil && b.of != nil {
 		s.recircs[b.dpTyp].Register(name, nil)
 		s.syncPorts(b)
@@ -837,8 +839,8 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 	// A port with BFD enabled is announced not live (OFPPS_LIVE clear):
 	// its session starts down, and Open vSwitch configures BFD before the
 	// port's first status. A parked session keeps its own decision.
-	if pk, ok := s.bfd.parked[ic.Name]; ok {
-		p.bfdNoFwd = pk.noFwd
+	if noFwd, ok := s.bfd.parkedNoFwd(ic.Name); ok {
+		p.bfdNoFwd = noFwd
 	} else {
 		p.bfdNoFwd = ic.BFD["enable"] == "true"
 	}
@@ -1032,7 +1034,7 @@ func (s *Backer) DelPort(bname, iface string) error {
 		return nil
 	}
 	delete(b.ports, iface)
-	s.closeBFDLocked(p)
+	s.bfd.closeLocked(p)
 	if p.ofport != bridge.OFPPLocal {
 		b.freedAt[p.ofport] = time.Now()
 	}
