@@ -92,9 +92,8 @@ type Backer struct {
 	vports map[string]map[string]*vportRef
 	// tnl is the native tunnelling environment (routes, neighbours).
 	tnl *tunnelEnv
-	// portErrs is the error last logged for each interface that could
-	// not be added, by "bridge/interface" (portwarn.go).
-	portErrs map[string]string
+	// portErrs are the interface errors logged (portwarn.go).
+	portErrs portErrors
 	// bfd runs the interfaces' BFD sessions (bfd.go).
 	bfd *bfdMonitor
 }
@@ -183,6 +182,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 		vports: map[string]map[string]*vportRef{}, bfd: newBFDMonitor()}
 	s.dps = &datapathSet{workers: cfg.Workers, log: s.log, dpLog: cfg.Logger, created: cfg.DatapathCreated, dps: map[string]*dpnetdev.Datapath{}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
+	s.portErrs.logger = cfg.Logger
 	s.bfd.mu, s.bfd.bridges, s.bfd.republish, s.bfd.logger, s.bfd.count = &s.mu, s.bridges, s.syncPorts, cfg.Logger, cfg.Count
 	s.bfd.ctx, s.bfd.wg = s.ctx, &s.wg
 	s.tnl = newTunnelEnv(s, !cfg.DisableSystem)
@@ -680,7 +680,7 @@ func (s *Backer) DelBridge(name string) error {
 		s.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nil)
 	}
 	delete(s.bridges, name)
-	s.forgetPortErrors(name, nil) // portwarn.go
+	s.portErrs.forget(name, nil) // portwarn.go
 	s.bfd.reapLocked()
 	if b != nil && b.of != nil {
 		s.recircs[b.dpTyp].Register(name, nil)
@@ -830,7 +830,7 @@ func (s *Backer) openDevice(b *dpBridge, ic *bridge.IfaceConfig) (netdev.Device,
 func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer func() { s.logPortError(bname, ic.Name, err) }() // portwarn.go
+	defer func() { s.portErrs.log(bname, ic.Name, err) }() // portwarn.go
 	b := s.bridges[bname]
 	if b == nil {
 		return -1, fmt.Errorf("no bridge %s", bname)
