@@ -88,8 +88,8 @@ type Backer struct {
 	// packet's in_port; recircs are the datapaths' recirculation ids.
 	muxes   map[string]*upcallMux
 	recircs map[string]*xlate.RecircTable
-	// vports are the datapaths' shared tunnel vports by name.
-	vports map[string]map[string]*vportRef
+	// vports are the datapaths' shared tunnel vports (tunnels.go).
+	vports *vportTable
 	// tnl is the native tunnelling environment (routes, neighbours).
 	tnl *tunnelEnv
 	// portErrs are the interface errors logged (portwarn.go).
@@ -179,8 +179,9 @@ func New(ctx context.Context, cfg Config) *Backer {
 		cfg.Count = func(string) {}
 	}
 	s := &Backer{cfg: cfg, log: cfg.Logger("vswitchd"), bridges: map[string]*dpBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
-		vports: map[string]map[string]*vportRef{}, bfd: newBFDMonitor()}
+		bfd: newBFDMonitor()}
 	s.dps = &datapathSet{workers: cfg.Workers, log: s.log, dpLog: cfg.Logger, created: cfg.DatapathCreated, dps: map[string]*dpnetdev.Datapath{}}
+	s.vports = &vportTable{dps: s.dps, m: map[string]map[string]*vportRef{}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.portErrs.logger = cfg.Logger
 	s.bfd.mu, s.bfd.bridges, s.bfd.republish, s.bfd.logger, s.bfd.count = &s.mu, s.bridges, s.syncPorts, cfg.Logger, cfg.Count
@@ -862,7 +863,7 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 		// random locally administered unicast MAC.
 		randomMAC(&p.mac)
 	} else if isTunnelType(ic.Type) {
-		if err := s.addTunnelPort(b, ic, p); err != nil {
+		if err := s.vports.attach(b.dpTyp, ic, p); err != nil {
 			return -1, err
 		}
 	} else {
@@ -901,7 +902,7 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 			p.dev.Close()
 		}
 		if p.tunnel != nil {
-			s.releaseVport(b.dpTyp, p.tunnel)
+			s.vports.release(b.dpTyp, p.tunnel)
 		}
 		return -1, fmt.Errorf("could not add network device %s to ofproto (No space left on device)", ic.Name)
 	}
@@ -1039,7 +1040,7 @@ func (s *Backer) DelPort(bname, iface string) error {
 		b.freedAt[p.ofport] = time.Now()
 	}
 	if p.tunnel != nil {
-		s.releaseVport(b.dpTyp, p.tunnel)
+		s.vports.release(b.dpTyp, p.tunnel)
 	}
 	if p.dev != nil {
 		s.Datapath(b.dpTyp).DelPort(p.odp)
