@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/gvs-project/gvs/datapath/flow"
 	"log/slog"
 	"math"
 	"net"
@@ -31,6 +30,7 @@ import (
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
 	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/upcall"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 	"golang.org/x/sys/unix"
@@ -88,6 +88,8 @@ type Backer struct {
 	// packet's in_port; recircs are the datapaths' recirculation ids.
 	muxes   map[string]*upcallMux
 	recircs map[string]*xlate.RecircTable
+	// view reads the bridges for the commands (view.go).
+	view *View
 	// vports are the datapaths' shared tunnel vports (tunnels.go).
 	vports *vportTable
 	// tnl is the native tunnelling environment (routes, neighbours).
@@ -181,6 +183,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 	s := &Backer{cfg: cfg, log: cfg.Logger("vswitchd"), bridges: map[string]*dpBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
 		bfd: newBFDMonitor()}
 	s.dps = &datapathSet{workers: cfg.Workers, log: s.log, dpLog: cfg.Logger, created: cfg.DatapathCreated, dps: map[string]*dpnetdev.Datapath{}}
+	s.view = &View{mu: &s.mu, bridges: s.bridges, dps: s.dps}
 	s.vports = &vportTable{dps: s.dps, m: map[string]map[string]*vportRef{}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.portErrs.logger = cfg.Logger
@@ -326,64 +329,12 @@ func portStats(dp dpif.Datapath, no uint32) (ofp.PortStats, bool) {
 // ControllerStatus reports a bridge's controller connection
 // (bridge.ControllerStatuser).
 func (s *Backer) ControllerStatus(bname, target string) (bridge.ControllerStatus, bool) {
-	of := s.OFBridge(bname)
+	of := s.view.OFBridge(bname)
 	if of == nil {
 		return bridge.ControllerStatus{}, false
 	}
 	cs, ok := of.ControllerStatus(target)
 	return bridge.ControllerStatus{IsConnected: cs.IsConnected, Role: cs.Role, Status: cs.Status}, ok
-}
-
-// OFBridge returns a bridge's OpenFlow switch, or nil.
-func (s *Backer) OFBridge(name string) *ofswitch.Bridge {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b := s.bridges[name]; b != nil {
-		return b.of
-	}
-	return nil
-}
-
-// PortNumber returns the OpenFlow number of a bridge's port by name.
-func (s *Backer) PortNumber(bname, port string) (int64, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b := s.bridges[bname]; b != nil {
-		if p := b.ports[port]; p != nil {
-			return p.ofport, true
-		}
-	}
-	return 0, false
-}
-
-// OFBridges returns every bridge's OpenFlow switch in name order.
-func (s *Backer) OFBridges() []*ofswitch.Bridge {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*ofswitch.Bridge
-	for _, n := range sortedKeys(s.bridges) {
-		if of := s.bridges[n].of; of != nil {
-			out = append(out, of)
-		}
-	}
-	return out
-}
-
-// BridgeDatapath returns a bridge's datapath and its datapath ports.
-func (s *Backer) BridgeDatapath(name string) (dpif.Datapath, map[uint32]bool, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.bridges[name]
-	if b == nil {
-		return nil, nil, false
-	}
-	ports := map[uint32]bool{}
-	for _, p := range b.ports {
-		if p.dev != nil {
-			ports[p.odp] = true
-		}
-	}
-	return s.Datapath(b.dpTyp), ports, true
 }
 
 // datapathID returns a bridge's datapath ID as BridgeStatus reports it.
@@ -691,68 +642,6 @@ func (s *Backer) DelBridge(name string) error {
 	return nil
 }
 
-// BridgeFDB returns a bridge's MAC table and a function naming its
-// datapath ports by OpenFlow number (LOCAL for the local port), for fdb/*.
-func (s *Backer) BridgeFDB(name string) (*l2fib.Table, func(uint32) string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.bridges[name]
-	if b == nil || b.fdb == nil {
-		return nil, nil, false
-	}
-	names := map[uint32]string{}
-	for _, p := range b.ports {
-		if p.typ == "patch" {
-			names[xlate.PatchFDBPort(uint16(p.ofport))] = strconv.FormatInt(p.ofport, 10)
-		}
-		if p.dev == nil {
-			continue
-		}
-		if p.ofport == bridge.OFPPLocal {
-			names[p.odp] = "LOCAL"
-		} else {
-			names[p.odp] = strconv.FormatInt(p.ofport, 10)
-		}
-	}
-	return b.fdb, func(odp uint32) string {
-		if n, ok := names[odp]; ok {
-			return n
-		}
-		return "?"
-	}, true
-}
-
-// ODPPort returns the datapath port of a bridge's port given by OpenFlow
-// number or name.
-func (s *Backer) ODPPort(bname, port string) (uint32, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.bridges[bname]
-	if b == nil {
-		return 0, false
-	}
-	for name, p := range b.ports {
-		if name != port && strconv.FormatInt(p.ofport, 10) != port {
-			continue
-		}
-		switch {
-		case p.dev != nil:
-			return p.odp, true
-		case p.typ == "patch" && p.ofport > 0:
-			// Patch ports have numbers of their own in the MAC table.
-			return xlate.PatchFDBPort(uint16(p.ofport)), true
-		}
-	}
-	return 0, false
-}
-
-// BridgeNames lists the bridges in name order.
-func (s *Backer) BridgeNames() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return sortedKeys(s.bridges)
-}
-
 // isKernelDevice reports whether openDevice gives the interface a Linux
 // network device (AF_PACKET or tap) rather than an in-memory one.
 func (s *Backer) isKernelDevice(b *dpBridge, ic *bridge.IfaceConfig) bool {
@@ -914,37 +803,6 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 	b.updateLocalMTU()
 	s.syncPorts(b)
 	return p.ofport, nil
-}
-
-// DpifShowBridges lists the bridges of datapath type dpTyp and their
-// ports as dpif/show does: "    NAME OFPORT/ODP: (TYPE)" in name order.
-func (s *Backer) DpifShowBridges(dpTyp string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var sb strings.Builder
-	for _, bn := range sortedKeys(s.bridges) {
-		b := s.bridges[bn]
-		if b.dpTyp != dpTyp {
-			continue
-		}
-		fmt.Fprintf(&sb, "  %s:\n", bn)
-		for _, pn := range sortedKeys(b.ports) {
-			p := b.ports[pn]
-			odp, typ := "none", "patch: peer="+p.peer
-			switch {
-			case p.dev != nil:
-				odp, typ = strconv.FormatUint(uint64(p.odp), 10), p.dev.Type()
-			case p.tunnel != nil:
-				odp, typ = strconv.FormatUint(uint64(p.odp), 10), tunnelConfigText(p.tunnel, p.tunnelOpts)
-			}
-			if typ == "system" {
-				fmt.Fprintf(&sb, "    %s %d/%s:\n", pn, p.ofport, odp)
-				continue
-			}
-			fmt.Fprintf(&sb, "    %s %d/%s: (%s)\n", pn, p.ofport, odp, typ)
-		}
-	}
-	return sb.String()
 }
 
 // dummyPortNo numbers a port of the dummy datapath as Open vSwitch's does,
@@ -1247,47 +1105,6 @@ func randomMAC(m *[6]byte) {
 	m[0] = m[0]&^1 | 2
 }
 
-// hasDummyDevice reports whether a dummy device of that name is a port.
-func (s *Backer) hasDummyDevice(name string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, b := range s.bridges {
-		if p := b.ports[name]; p != nil && p.dev != nil {
-			_, ok := p.dev.(*dummy.Device)
-			return ok
-		}
-	}
-	return false
-}
-
-// ODPBridge returns the bridge that translates packets with datapath key
-// k: the owner of its input port, or of the tunnel port that receives it.
-func (s *Backer) ODPBridge(k *flow.Key) *ofswitch.Bridge {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var tunnels []*ofswitch.Bridge
-	for _, bn := range sortedKeys(s.bridges) {
-		b := s.bridges[bn]
-		for _, p := range b.ports {
-			if p.odp != k.InPort || b.of == nil {
-				continue
-			}
-			if p.dev != nil {
-				return b.of
-			}
-			if p.tunnel != nil {
-				tunnels = append(tunnels, b.of)
-			}
-		}
-	}
-	for _, b := range tunnels {
-		if b.TunnelReceives(k) {
-			return b
-		}
-	}
-	return nil
-}
-
 // inactivityProbes converts the Controller rows' inactivity_probe.
 func inactivityProbes(cfg *bridge.BridgeConfig) map[string]*int64 {
 	out := make(map[string]*int64, len(cfg.ControllerProbes))
@@ -1325,4 +1142,24 @@ func flowTables(cfg *bridge.BridgeConfig) map[uint8]ofswitch.TableSettings {
 		out[uint8(id)] = ts
 	}
 	return out
+}
+
+// SyncAllPorts gives every bridge's OpenFlow switch its ports again, after
+// devices changed state behind the backer (netdev-dummy/set-admin-state).
+func (s *Backer) SyncAllPorts() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range sortedKeys(s.bridges) {
+		s.syncPorts(s.bridges[n])
+	}
+}
+
+// flowLimitLocked returns the dynamic flow limit a new bridge of datapath
+// type typ shares with the others (a new one for the first, bounded by
+// the datapath's other_config:flow-limit). Called with s.mu held.
+func (s *Backer) flowLimitLocked(typ string) *upcall.FlowLimit {
+	if fl := s.view.sharedFlowLimitLocked(typ); fl != nil {
+		return fl
+	}
+	return upcall.NewFlowLimit(s.Datapath(typ).ConfiguredFlowLimit())
 }

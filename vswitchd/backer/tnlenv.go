@@ -106,7 +106,7 @@ func (e *tunnelEnv) Learn(bridge string, ip netip.Addr, mac [6]byte) {
 }
 
 func (e *tunnelEnv) changed() {
-	for _, b := range e.s.OFBridges() {
+	for _, b := range e.s.view.OFBridges() {
 		b.TunnelStateChanged()
 	}
 }
@@ -176,7 +176,7 @@ func (e *tunnelEnv) Request(src [6]byte, srcIP, dstIP netip.Addr) []byte {
 // setDummyAddr is netdev-dummy/ip4addr and ip6addr.
 func (e *tunnelEnv) setDummyAddr(_ context.Context, args []string) (string, error) {
 	dev, addr := args[0], args[1]
-	if !e.s.hasDummyDevice(dev) {
+	if !e.s.view.hasDummyDevice(dev) {
 		return "", fmt.Errorf("Unknown Dummy Interface")
 	}
 	p, err := netip.ParsePrefix(addr)

@@ -65,7 +65,7 @@ func (d *Commands) cmdTimeWarp(ctx context.Context, args []string) (string, erro
 	case <-d.ctx.Done():
 		return "", d.ctx.Err()
 	}
-	for _, br := range d.sw.OFBridges() {
+	for _, br := range d.sw.View().OFBridges() {
 		br.Upcalls().Revalidate()
 	}
 	return "warped", nil
@@ -76,7 +76,7 @@ func (d *Commands) cmdTimeWarp(ctx context.Context, args []string) (string, erro
 // credited to their rules first, as Open vSwitch's purge pushes the
 // statistics of the flows it deletes.
 func (d *Commands) cmdRevalidatorPurge(context.Context, []string) (string, error) {
-	for _, br := range d.sw.OFBridges() {
+	for _, br := range d.sw.View().OFBridges() {
 		br.Upcalls().Revalidate()
 	}
 	for _, dp := range d.datapaths() {
