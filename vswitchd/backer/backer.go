@@ -20,9 +20,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/netdev"
-	"github.com/gvs-project/gvs/datapath/netdev/afpacket"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
-	"github.com/gvs-project/gvs/datapath/netdev/tap"
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ofproto/bfd"
@@ -88,6 +86,8 @@ type Backer struct {
 	// packet's in_port; recircs are the datapaths' recirculation ids.
 	muxes   map[string]*upcallMux
 	recircs map[string]*xlate.RecircTable
+	// devs opens the interfaces' devices (devices.go).
+	devs *devices
 	// view reads the bridges for the commands (view.go).
 	view *View
 	// vports are the datapaths' shared tunnel vports (tunnels.go).
@@ -183,6 +183,8 @@ func New(ctx context.Context, cfg Config) *Backer {
 	s := &Backer{cfg: cfg, log: cfg.Logger("vswitchd"), bridges: map[string]*dpBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
 		bfd: newBFDMonitor()}
 	s.dps = &datapathSet{workers: cfg.Workers, log: s.log, dpLog: cfg.Logger, created: cfg.DatapathCreated, dps: map[string]*dpnetdev.Datapath{}}
+	s.devs = &devices{disableSystem: cfg.DisableSystem, dummySystem: cfg.DummySystem, dummyOverride: cfg.DummyOverride,
+		runDir: cfg.RunDir, logger: cfg.Logger, dps: s.dps}
 	s.view = &View{mu: &s.mu, bridges: s.bridges, dps: s.dps}
 	s.vports = &vportTable{dps: s.dps, m: map[string]map[string]*vportRef{}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
@@ -642,81 +644,6 @@ func (s *Backer) DelBridge(name string) error {
 	return nil
 }
 
-// isKernelDevice reports whether openDevice gives the interface a Linux
-// network device (AF_PACKET or tap) rather than an in-memory one.
-func (s *Backer) isKernelDevice(b *dpBridge, ic *bridge.IfaceConfig) bool {
-	t := s.devType(b, ic)
-	return t == "system" || t == "internal"
-}
-
-// devType is the device an interface gets, as Open vSwitch's netdev and
-// dpif providers decide under its test modes: "dummy" (in-memory),
-// "system" (AF_PACKET), "internal" (tap), "refused" (the kernel datapath
-// type is disabled), or another type for openDevice to refuse.
-func (s *Backer) devType(b *dpBridge, ic *bridge.IfaceConfig) string {
-	typ := ic.Type
-	if typ == "" {
-		typ = "system"
-	}
-	if typ != "system" && typ != "internal" {
-		return typ
-	}
-	kernelBridge := b.cfgType == "system" // the kernel datapath type
-	switch {
-	case s.cfg.DummyOverride, b.dpTyp == "dummy" && typ == "internal":
-		return "dummy"
-	case s.cfg.DummySystem && (typ == "system" || kernelBridge):
-		// The "system" netdev type is a dummy, and so is the system
-		// datapath, whose internal ports are dummy-internal.
-		return "dummy"
-	case s.cfg.DisableSystem && kernelBridge:
-		if typ == "internal" {
-			return "dummy"
-		}
-		return "refused"
-	}
-	return typ
-}
-
-// openDevice opens an interface's device by type, as Open vSwitch's
-// netdev providers do.
-func (s *Backer) openDevice(b *dpBridge, ic *bridge.IfaceConfig) (netdev.Device, error) {
-	switch typ := s.devType(b, ic); typ {
-	case "dummy":
-		mac := b.localDummyMAC
-		if ic.Name != b.name || ic.Type != "internal" || mac == ([6]byte{}) {
-			mac = s.dps.nextDummyMAC()
-		}
-		dev, err := dummy.New(dummy.Config{Name: ic.Name, Internal: ic.Type == "internal", MAC: mac, MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
-		if err != nil {
-			return nil, err
-		}
-		// Streams join this port to dummy ports of other switches; a
-		// stream that cannot open is logged and the port stays, as
-		// netdev-dummy does. Relative unix paths are under the run
-		// directory, as Open vSwitch resolves them.
-		if err := dev.SetStreams(ic.Options["pstream"], ic.Options["stream"], s.cfg.RunDir); err != nil {
-			s.cfg.Logger("netdev_dummy").Warn(strings.TrimSuffix(err.Error(), ": "+dummy.ErrBothStreams.Error()))
-		}
-		return dev, nil
-	case "refused":
-		return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
-	case "system":
-		dev, err := afpacket.Open(afpacket.Config{Name: ic.Name})
-		if err != nil {
-			return nil, fmt.Errorf("could not open network device %s (No such device)", ic.Name)
-		}
-		return dev, nil
-	case "internal":
-		dev, err := tap.Open(tap.Config{Name: ic.Name, MTU: int(ic.MTURequest)})
-		if err != nil {
-			return nil, fmt.Errorf("could not open network device %s (%v)", ic.Name, err)
-		}
-		return dev, nil
-	}
-	return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
-}
-
 func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -756,7 +683,7 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 			return -1, err
 		}
 	} else {
-		dev, err := s.openDevice(b, ic)
+		dev, err := s.devs.open(b, ic)
 		if err != nil {
 			return -1, err
 		}
@@ -771,7 +698,7 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 		}
 		p.dev, p.odp = dev, no
 	}
-	if p.dev != nil && s.isKernelDevice(b, ic) {
+	if p.dev != nil && s.devs.kernel(b, ic) {
 		p.status = driverStatus(ic.Name)
 	}
 	// Numbered only once the port exists, so that a failed port does not
