@@ -132,6 +132,8 @@ type Bridge struct {
 	exec *executor
 	// bundles are the connections' OpenFlow bundles (bundle.go).
 	bundles *bundler
+	// tracer writes ofproto/trace reports (trace.go).
+	tracer *tracer
 
 	// mons are the connections' flow monitors (flowmonitor.go).
 	mons monitorSet
@@ -201,6 +203,7 @@ func New(cfg Config) (*Bridge, error) {
 		debugActions: cfg.DebugActions, bfdProcessed: cfg.BFDProcessed}
 	b.bundles = &bundler{name: cfg.Name, conns: b.conns, idleTimeout: cfg.BundleIdleTimeout, groups: &b.groups, tables: t,
 		xl: b.xl, up: b.up, fmd: b.fmd, exec: b.exec, notify: b.notify, debugf: cfg.Debugf}
+	b.tracer = &tracer{name: cfg.Name, xl: b.xl, recirc: cfg.Recirc}
 	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns}
 	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.notify.sendFlowRemoved
 	b.tabs.name, b.tabs.logf = cfg.Name, cfg.Logf
