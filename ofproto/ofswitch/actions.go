@@ -7,11 +7,11 @@ import (
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
-// decodeOfpacts decodes a flow's actions (OpenFlow 1.0, NXM) or
+// ofpacts decodes a flow's actions (OpenFlow 1.0, NXM) or
 // instructions (OpenFlow 1.1+) into one version-independent list; the
 // testing actions only with Config.DebugActions.
-func (b *Bridge) decodeOfpacts(buf []byte, v uint8, instructions bool) ([]ofp.Action, error) {
-	if b.cfg.DebugActions {
+func (d *fmDecoder) ofpacts(buf []byte, v uint8, instructions bool) ([]ofp.Action, error) {
+	if d.debugActions {
 		return ofp.DecodeOfpactsWithDebug(buf, v, instructions)
 	}
 	return ofp.DecodeOfpacts(buf, v, instructions)

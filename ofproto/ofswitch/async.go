@@ -3,13 +3,16 @@ package ofswitch
 import (
 	"crypto/sha256"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/ofproto/connmgr"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/upcall"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
@@ -19,6 +22,26 @@ const (
 	reasonDelete = 1
 	reasonModify = 2
 )
+
+// notifier sends the bridge's asynchronous messages to its OpenFlow
+// connections, each as the connection's asynchronous configuration asks
+// (Open vSwitch's connmgr_send_* functions): packet-ins (and their
+// continuations, which name the bridge), port status, flow removed (and
+// the deletes of delete_learned that follow), request forwarding. It
+// also keeps the translator told whether table misses make packet-ins
+// (updateMissPacketIn) and counts the packet-ins sent.
+type notifier struct {
+	name   string
+	conns  *connmgr.Manager[connExt]
+	xl     *xlate.Xlator
+	recirc *xlate.RecircTable
+	tables *oftable.Tables
+	// up is told of translation changes and keeps the learned flows
+	// (ForgetLearned).
+	up           *upcall.Handler
+	logf, debugf func(format string, args ...any)
+	packetIns    atomic.Uint64
+}
 
 type portEvent struct {
 	reason uint8
@@ -172,19 +195,19 @@ func pipelineMatch(fl *mf.Flow, tm *mf.TunMap) mf.Match {
 }
 
 // sendPacketIns delivers packet-ins to the connections that want them.
-func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
+func (n *notifier) sendPacketIns(pis []xlate.PacketIn) {
 	for i := range pis {
 		pi := &pis[i]
-		if pi.Bridge != "" && pi.Bridge != b.cfg.Name {
+		if pi.Bridge != "" && pi.Bridge != n.name {
 			// Made in a patch peer's pipeline: its controllers get it.
-			if x := b.cfg.Recirc.Bridge(pi.Bridge); x != nil && x != b.xl && x.Owner != nil {
+			if x := n.recirc.Bridge(pi.Bridge); x != nil && x != n.xl && x.Owner != nil {
 				x.Owner.SendPacketIns(pis[i : i+1])
 			}
 			continue
 		}
-		b.stats.packetIns.Add(1)
-		tm := b.xl.Snapshot().TunMap
-		b.conns.Each(func(st *connState) {
+		n.packetIns.Add(1)
+		tm := n.xl.Snapshot().TunMap
+		n.conns.Each(func(st *connState) {
 			s := st.Sender
 			if uint16(st.ControllerID.Load()) != pi.ControllerID || !wants(s, st, ofp.AsyncPacketIn, pi.Reason) {
 				return
@@ -195,9 +218,9 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 				Match: pipelineMatch(&pi.Flow, tm), Data: pi.Data, Userdata: pi.Userdata,
 			}
 			if pi.Continuation != nil {
-				cont, err := b.encodeContinuation(pi.Continuation, s.Version())
+				cont, err := n.encodeContinuation(pi.Continuation, s.Version())
 				if err != nil {
-					b.cfg.Logf("%s: continuation: %v", b.cfg.Name, err)
+					n.logf("%s: continuation: %v", n.name, err)
 					return
 				}
 				msg.Continuation = cont
@@ -208,27 +231,27 @@ func (b *Bridge) sendPacketIns(pis []xlate.PacketIn) {
 			}
 			send := func() {
 				if err := s.Send(0, msg); err != nil {
-					b.cfg.Debugf("%s: packet-in: %v", b.cfg.Name, err)
+					n.debugf("%s: packet-in: %v", n.name, err)
 				}
 			}
 			miss := pi.Reason == ofp.ReasonNoMatch || pi.Reason == xlate.ReasonExplicitMiss || pi.Reason == xlate.ReasonImplicitMiss
-			b.conns.SendPacketIn(st, pi.Flow.InPort, miss, send)
+			n.conns.SendPacketIn(st, pi.Flow.InPort, miss, send)
 		})
 	}
 }
 
 // sendPortStatus announces port changes.
-func (b *Bridge) sendPortStatus(events []portEvent) {
+func (n *notifier) sendPortStatus(events []portEvent) {
 	for _, ev := range events {
-		b.conns.Each(func(st *connState) {
+		n.conns.Each(func(st *connState) {
 			s := st.Sender
-			b.sendPortStatusTo(s, st, ev)
+			n.sendPortStatusTo(s, st, ev)
 		})
 	}
 }
 
 // sendPortStatusTo sends one port-status to one connection if it wants it.
-func (b *Bridge) sendPortStatusTo(s ofconn.Sender, st *connState, ev portEvent) {
+func (n *notifier) sendPortStatusTo(s ofconn.Sender, st *connState, ev portEvent) {
 	if !wants(s, st, ofp.AsyncPortStatus, ev.reason) {
 		return
 	}
@@ -239,11 +262,11 @@ func (b *Bridge) sendPortStatusTo(s ofconn.Sender, st *connState, ev portEvent) 
 
 // sendFlowRemoved sends flow_removed for removed rules that asked for it
 // (and deletes what removed learning flows learned with delete_learned).
-func (b *Bridge) sendFlowRemoved(rs []oftable.Removal) {
+func (n *notifier) sendFlowRemoved(rs []oftable.Removal) {
 	if len(rs) == 0 {
 		return
 	}
-	defer b.deleteLearned(rs)
+	defer n.deleteLearned(rs)
 	now := time.Now()
 	for _, rm := range rs {
 		r := rm.Rule
@@ -251,7 +274,7 @@ func (b *Bridge) sendFlowRemoved(rs []oftable.Removal) {
 			continue
 		}
 		d := now.Sub(r.Created).Truncate(time.Millisecond)
-		b.conns.Each(func(st *connState) {
+		n.conns.Each(func(st *connState) {
 			s := st.Sender
 			if !wants(s, st, ofp.AsyncFlowRemoved, uint8(rm.Reason)) {
 				return
@@ -285,7 +308,7 @@ func bridgeUUID(name string) [16]byte {
 
 // encodeContinuation encodes a paused translation for a connection of
 // version v.
-func (b *Bridge) encodeContinuation(ct *xlate.Continuation, v uint8) ([]byte, error) {
+func (n *notifier) encodeContinuation(ct *xlate.Continuation, v uint8) ([]byte, error) {
 	p := &ofp.PacketInPrivate{Bridge: bridgeUUID(ct.Bridge), Stack: ct.Stack, ODPPort: ct.ODPPort, ActionSet: ct.ActionSet, Mirrors: ct.Mirrors}
 	for _, f := range ct.Frames {
 		p.Groups = append(p.Groups, ofp.ContinuationGroup{TableID: f.Table, Cookie: f.Cookie, Actions: f.Actions})
@@ -294,16 +317,16 @@ func (b *Bridge) encodeContinuation(ct *xlate.Continuation, v uint8) ([]byte, er
 }
 
 // decodeContinuation finds the paused translation an NXT_RESUME names.
-func (b *Bridge) decodeContinuation(raw []byte, v uint8) (*xlate.Continuation, error) {
+func (n *notifier) decodeContinuation(raw []byte, v uint8) (*xlate.Continuation, error) {
 	p, err := ofp.DecodeContinuation(raw, v)
 	if err != nil {
 		return nil, err
 	}
 	name := ""
-	if p.Bridge == bridgeUUID(b.cfg.Name) {
-		name = b.cfg.Name
+	if p.Bridge == bridgeUUID(n.name) {
+		name = n.name
 	} else {
-		for _, pb := range b.cfg.Recirc.Bridges() {
+		for _, pb := range n.recirc.Bridges() {
 			if p.Bridge == bridgeUUID(pb) {
 				name = pb
 			}
@@ -321,14 +344,31 @@ func (b *Bridge) decodeContinuation(raw []byte, v uint8) (*xlate.Continuation, e
 
 // deleteLearned deletes the flows learned by removed learning flows
 // (learn's delete_learned), which the upcall handler keeps track of.
-func (b *Bridge) deleteLearned(rs []oftable.Removal) {
-	fms := b.up.ForgetLearned(rs)
+func (n *notifier) deleteLearned(rs []oftable.Removal) {
+	fms := n.up.ForgetLearned(rs)
 	if len(fms) == 0 {
 		return
 	}
-	x := b.tables.Begin()
+	x := n.tables.Begin()
 	for _, fm := range fms {
 		x.Apply(fm)
 	}
-	b.sendFlowRemoved(x.Commit())
+	n.sendFlowRemoved(x.Commit())
+}
+
+// updateMissPacketIn recomputes whether table misses send packet-ins:
+// they do while a connection of OpenFlow 1.0 to 1.2 with controller id 0
+// is open (Open vSwitch's want_packet_in_on_miss). A change revalidates
+// the megaflows, which may hold table misses.
+func (n *notifier) updateMissPacketIn() {
+	want := false
+	n.conns.Each(func(st *connState) {
+		s := st.Sender
+		if st.ControllerID.Load() == 0 && s.Version() < mf.OF13 {
+			want = true
+		}
+	})
+	if n.xl.SetMissPacketIn(want) {
+		n.up.Changed()
+	}
 }

@@ -11,30 +11,30 @@ import (
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
-// slowPathUpcall handles a packet of a slow-path megaflow
+// slowPath handles a packet of a slow-path megaflow
 // (userspace(slow_path(bfd))): it is translated again, with the packet,
 // and the BFD sessions it is a control packet for process it, as Open
 // vSwitch's SLOW_PATH_UPCALL does through process_special; the rest of
 // the translation's actions (a patch port's other outputs, say) run on a
 // copy of it, as Open vSwitch executes them for each such upcall.
-func (b *Bridge) slowPathUpcall(u *dpif.Upcall) {
+func (e *executor) slowPath(u *dpif.Upcall) {
 	in := xlate.In{Key: *u.Key, Packet: u.Packet, SideEffects: true}
 	var out xlate.Out
-	b.xl.Translate(&in, &out)
-	b.processBFD(u.Packet, u.Key, out.BFD)
-	b.processLACP(u.Packet, out.LACP)
+	e.xl.Translate(&in, &out)
+	e.processBFD(u.Packet, u.Key, out.BFD)
+	e.processLACP(u.Packet, out.LACP)
 	if len(out.SlowActions) > 0 && u.Packet != nil {
 		// The datapath still owns the upcall's packet.
 		p := packet.FromBytes(u.Packet.Data())
 		p.Md = u.Packet.Md
-		b.executeOnce(p, out.SlowActions)
+		e.executeOnce(p, out.SlowActions)
 	}
 }
 
 // processBFD hands a received control packet to its sessions and tells
 // the switch (Config.BFDProcessed) so that it can answer a poll at once
 // and update the port's liveness.
-func (b *Bridge) processBFD(p *packet.Packet, k *flow.Key, sessions []*bfd.Session) {
+func (e *executor) processBFD(p *packet.Packet, k *flow.Key, sessions []*bfd.Session) {
 	if p == nil || len(sessions) == 0 {
 		return
 	}
@@ -46,13 +46,13 @@ func (b *Bridge) processBFD(p *packet.Packet, k *flow.Key, sessions []*bfd.Sessi
 		// The TTL is the flow's (after a tunnel's decapsulation, the
 		// inner packet's), as Open vSwitch checks flow->nw_ttl.
 		s.Process(k.NwTTL, payload)
-		if b.cfg.BFDProcessed != nil {
-			b.cfg.BFDProcessed(s)
+		if e.bfdProcessed != nil {
+			e.bfdProcessed(s)
 		}
 	}
 }
 
-// SendPacket sends a frame the switch itself originates (a BFD control
+// sendPacket sends a frame the switch itself originates (a BFD control
 // packet) out of OpenFlow port ofport, as Open vSwitch's
 // xlate_send_packet: translated as output:ofport from in_port NONE, so a
 // tunnel port encapsulates it and a patch port delivers it to the peer
@@ -60,7 +60,7 @@ func (b *Bridge) processBFD(p *packet.Packet, k *flow.Key, sessions []*bfd.Sessi
 // directly). With oam (bfd:oam) the tunnel header carries the OAM flag
 // (Open vSwitch's set_field:oam->tun_flags before the output). No
 // megaflow is installed.
-func (b *Bridge) SendPacket(ofport uint16, frame []byte, oam bool) error {
+func (e *executor) sendPacket(ofport uint16, frame []byte, oam bool) error {
 	pkt := packet.FromBytes(frame)
 	pkt.Md.InPort = xlate.NoODP
 	var in xlate.In
@@ -74,19 +74,26 @@ func (b *Bridge) SendPacket(ofport uint16, frame []byte, oam bool) error {
 		in.Key.TunFlags |= packet.TunFlagOAM
 	}
 	var out xlate.Out
-	b.xl.Translate(&in, &out)
-	b.up.Inject(out.Injects)
+	e.xl.Translate(&in, &out)
+	e.up.Inject(out.Injects)
 	if out.Err != nil {
-		return fmt.Errorf("%s: sending on port %d: %w", b.cfg.Name, ofport, out.Err)
+		return fmt.Errorf("%s: sending on port %d: %w", e.name, ofport, out.Err)
 	}
 	// The packet counts where it goes (patch ports, a peer's
 	// forwarding_if_rx), as Open vSwitch executes it with statistics.
-	b.up.CreditPacket(&out, uint64(pkt.Len()))
+	e.up.CreditPacket(&out, uint64(pkt.Len()))
 	acts := out.Actions
 	if out.SlowReason != 0 {
-		b.processBFD(pkt, &in.Key, out.BFD)
-		b.processLACP(pkt, out.LACP) // a LACPDU sent into a patch port
+		e.processBFD(pkt, &in.Key, out.BFD)
+		e.processLACP(pkt, out.LACP) // a LACPDU sent into a patch port
 		acts = out.SlowActions
 	}
-	return b.executeOnce(pkt, acts)
+	return e.executeOnce(pkt, acts)
+}
+
+// SendPacket sends a frame the switch itself originates (a BFD control
+// packet) out of OpenFlow port ofport, translated as output:ofport from
+// in_port NONE (see executor.sendPacket).
+func (b *Bridge) SendPacket(ofport uint16, frame []byte, oam bool) error {
+	return b.exec.sendPacket(ofport, frame, oam)
 }

@@ -111,20 +111,32 @@ type Bridge struct {
 	// its megaflows (ofproto/upcall).
 	up *upcall.Handler
 
-	mu    sync.Mutex // ports, settings
-	ports map[uint16]*Port
+	// ports are the bridge's ports and TLV table (ports.go).
+	ports *portTable
+
+	mu sync.Mutex // settings
 	// standalone is fail_mode standalone (the default); hasCtrl says
 	// controllers are configured. Without controllers a standalone
 	// bridge has the "priority=0 actions=NORMAL" flow.
 	standalone, hasCtrl bool
 	normalFlow          bool
 	fragHandling        uint16
-	tlv                 []ofp.TLVMap
 	genID               uint64
 	genIDSet            bool
 
 	// conns are the bridge's OpenFlow connections (ofproto/connmgr).
 	conns *connmgr.Manager[connExt]
+	// notify sends the asynchronous messages to them (async.go).
+	notify *notifier
+	// fmd decodes and checks flow_mods (flowmod.go).
+	fmd *fmDecoder
+	// exec runs packet-outs, resumes and the switch's own packets
+	// (packetout.go).
+	exec *executor
+	// bundles are the connections' OpenFlow bundles (bundle.go).
+	bundles *bundler
+	// tracer writes ofproto/trace reports (trace.go).
+	tracer *tracer
 
 	// mons are the connections' flow monitors (flowmonitor.go).
 	mons monitorSet
@@ -142,7 +154,6 @@ type Bridge struct {
 	wg     sync.WaitGroup
 
 	stats struct {
-		packetIns atomic.Uint64
 		// msgs counts the OpenFlow messages received, by raw type;
 		// errors the error replies the handler sent.
 		msgs   [ofp.NumRaws]atomic.Uint64
@@ -167,7 +178,7 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.Recirc == nil {
 		cfg.Recirc = xlate.NewRecircTable()
 	}
-	b := &Bridge{cfg: cfg, ports: map[uint16]*Port{}, standalone: true}
+	b := &Bridge{cfg: cfg, standalone: true}
 	t, err := oftable.New(oftable.Config{OutputsTo: outputsTo, Readers: &cfg.Recirc.Readers})
 	if err != nil {
 		return nil, err
@@ -178,16 +189,26 @@ func New(cfg Config) (*Bridge, error) {
 		RevalidateInterval: cfg.RevalidateInterval, Logf: cfg.Logf, Switch: upcallSwitch{b}})
 	t.OnChange(b.up.Changed)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.notify = &notifier{name: cfg.Name, xl: b.xl, recirc: cfg.Recirc, tables: t, up: b.up, logf: cfg.Logf, debugf: cfg.Debugf}
 	b.conns = connmgr.New(connmgr.Config[connExt]{Name: cfg.Name, RunDir: cfg.RunDir, SocketPerm: cfg.SocketPerm,
 		TLS: cfg.TLS, OFDebug: cfg.OFDebug, Logf: cfg.Logf, Debugf: cfg.Debugf,
-		Serve: b.serveConn, OnChange: b.updateMissPacketIn,
+		Serve: b.serveConn, OnChange: b.notify.updateMissPacketIn,
 		Init: func(x *connExt) { x.bundles = map[uint32]*bundle{} }})
+	b.notify.conns = b.conns
+	b.ports = &portTable{name: cfg.Name, fdbTable: cfg.FDBTable, xl: b.xl, up: b.up, notify: b.notify,
+		setAdmin: cfg.SetPortAdmin, counters: cfg.PortStats, logf: cfg.Logf, ports: map[uint16]*Port{}}
 	b.meters = meterTable{mu: &b.gmu, m: map[uint32]*meterEntry{}, dp: cfg.Meters, xl: b.xl, tables: t, changed: b.up.Changed,
-		flowsRemoved: b.sendFlowRemoved}
+		flowsRemoved: b.notify.sendFlowRemoved}
 	b.groups = groupTable{mu: &b.gmu, m: map[uint32]*groupEntry{}, xl: b.xl, tables: t, meters: &b.meters, changed: b.up.Changed,
-		flowsRemoved: b.sendFlowRemoved}
+		flowsRemoved: b.notify.sendFlowRemoved}
+	b.fmd = &fmDecoder{xl: b.xl, groups: &b.groups, debugActions: cfg.DebugActions}
+	b.exec = &executor{name: cfg.Name, dp: cfg.DP, xl: b.xl, up: b.up, groups: &b.groups, notify: b.notify,
+		debugActions: cfg.DebugActions, bfdProcessed: cfg.BFDProcessed, lacpProcessed: cfg.LACPProcessed}
+	b.bundles = &bundler{name: cfg.Name, conns: b.conns, idleTimeout: cfg.BundleIdleTimeout, groups: &b.groups, tables: t,
+		xl: b.xl, up: b.up, fmd: b.fmd, exec: b.exec, notify: b.notify, debugf: cfg.Debugf}
+	b.tracer = &tracer{name: cfg.Name, xl: b.xl, recirc: cfg.Recirc}
 	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns}
-	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.sendFlowRemoved
+	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.notify.sendFlowRemoved
 	b.tabs.name, b.tabs.logf = cfg.Name, cfg.Logf
 	b.fe.xl, b.fe.datapathID, b.fe.ports, b.fe.portStats = b.xl, cfg.DatapathID, b.Ports, cfg.PortStats
 	b.fe.changed, b.fe.ctx, b.fe.wg = b.up.Changed, b.ctx, &b.wg
@@ -224,7 +245,7 @@ func (b *Bridge) ErrorsSent() uint64 { return b.stats.errors.Load() }
 
 // Counters returns the bridge's counts.
 func (b *Bridge) Counters() Counters {
-	return Counters{Counters: b.up.Counters(), PacketIns: b.stats.packetIns.Load()}
+	return Counters{Counters: b.up.Counters(), PacketIns: b.notify.packetIns.Load()}
 }
 
 // Name returns the bridge's name.
@@ -261,84 +282,10 @@ func (b *Bridge) TunnelStateChanged() { b.up.Changed() }
 
 // SetPorts replaces the bridge's port set. Ports that appear, disappear
 // or change are announced to controllers with port-status.
-func (b *Bridge) SetPorts(ports []Port) {
-	b.mu.Lock()
-	old := b.ports
-	b.ports = make(map[uint16]*Port, len(ports))
-	for i := range ports {
-		p := ports[i]
-		if o := old[p.OFPort]; o != nil && !o.Created.IsZero() {
-			p.Created = o.Created
-		} else if p.Created.IsZero() {
-			p.Created = time.Now()
-		}
-		if o := old[p.OFPort]; o != nil && o.Name == p.Name {
-			p.OFConfig = o.OFConfig // port_mod's settings stay with the port
-		}
-		b.ports[p.OFPort] = &p
-	}
-	b.publishPortsLocked()
-	var events []portEvent
-	for no, p := range b.ports {
-		if o := old[no]; o == nil {
-			events = append(events, portEvent{reasonAdd, *p})
-		} else if portChanged(o, p) {
-			events = append(events, portEvent{reasonModify, *p})
-		}
-	}
-	for no, o := range old {
-		if b.ports[no] == nil {
-			events = append(events, portEvent{reasonDelete, *o})
-		}
-	}
-	patches := map[uint16]bool{}
-	for no, p := range b.ports {
-		if p.PeerBridge != "" {
-			patches[no] = true
-		}
-	}
-	b.mu.Unlock()
-	b.up.ForgetPatches(func(no uint16) bool { return patches[no] })
-	b.sendPortStatus(events)
-	b.up.Changed()
-}
-
-// publishPortsLocked gives translation a snapshot of the ports. Called
-// with b.mu held.
-func (b *Bridge) publishPortsLocked() {
-	xs := make([]*xlate.Port, 0, len(b.ports))
-	for _, p := range b.ports {
-		xp := p.Port
-		xp.MAC = p.HWAddr
-		xp.NoRecv = p.OFConfig&ofp.PCNoRecv != 0
-		xp.NoFwd = p.OFConfig&ofp.PCNoFwd != 0
-		xp.NoPacketIn = p.OFConfig&ofp.PCNoPacketIn != 0
-		xp.NoFlood = xp.NoFlood || p.OFConfig&ofp.PCNoFlood != 0
-		xp.Down = p.LinkDown || p.NoForward
-		xs = append(xs, &xp)
-	}
-	snap := xlate.NewSnapshot(b.cfg.Name, b.cfg.FDBTable, xs)
-	// The TLV table was accepted only if it fits, so this cannot fail.
-	_ = snap.SetTLVs(tunTLVs(b.tlv))
-	b.xl.SetSnapshot(snap)
-}
-
-func portChanged(a, b *Port) bool {
-	return a.Name != b.Name || a.HWAddr != b.HWAddr || a.LinkDown != b.LinkDown || a.AdminDown != b.AdminDown || a.NoForward != b.NoForward ||
-		a.ODP != b.ODP || a.CurrSpeed != b.CurrSpeed || a.OFConfig != b.OFConfig
-}
+func (b *Bridge) SetPorts(ports []Port) { b.ports.set(ports) }
 
 // Ports returns the ports sorted by number.
-func (b *Bridge) Ports() []Port {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := make([]Port, 0, len(b.ports))
-	for _, p := range b.ports {
-		out = append(out, *p)
-	}
-	sortPorts(out)
-	return out
-}
+func (b *Bridge) Ports() []Port { return b.ports.list() }
 
 // Settings are a bridge's OpenFlow-relevant configuration.
 type Settings struct {
@@ -419,29 +366,6 @@ func outputsTo(acts []ofp.Action, port, group uint32) bool {
 // inPortField is the in_port field, for matches built in code.
 var inPortField = mf.ByName("in_port")
 
-// tunTLVs converts TLV table mappings for translation.
-func tunTLVs(ms []ofp.TLVMap) []mf.TunTLV {
-	out := make([]mf.TunTLV, len(ms))
-	for i, m := range ms {
-		out[i] = mf.TunTLV{Class: m.OptClass, Type: m.OptType, Len: m.OptLen, Index: m.Index}
-	}
-	return out
-}
-
-// setTLVs installs a new TLV table in the translation snapshot. Called
-// with b.mu held.
-func (b *Bridge) setTLVs(ms []ofp.TLVMap) error {
-	old := b.xl.Snapshot()
-	next := *old
-	if err := next.SetTLVs(tunTLVs(ms)); err != nil {
-		return &ofp.Error{Code: ofp.NXTTMFC_TABLE_FULL, Err: err}
-	}
-	b.tlv = ms
-	b.xl.SetSnapshot(&next)
-	b.up.Changed()
-	return nil
-}
-
 // expirer removes rules whose idle or hard timeout passed, once a second.
 func (b *Bridge) expirer() {
 	defer b.wg.Done()
@@ -452,9 +376,9 @@ func (b *Bridge) expirer() {
 		case <-b.ctx.Done():
 			return
 		case now := <-t.C:
-			b.sendFlowRemoved(b.tables.Expire(now))
+			b.notify.sendFlowRemoved(b.tables.Expire(now))
 			b.checkFailOpen(now)
-			b.expireBundles(now)
+			b.bundles.expire(now)
 		}
 	}
 }

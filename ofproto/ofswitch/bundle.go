@@ -5,9 +5,11 @@ import (
 	"maps"
 	"time"
 
+	"github.com/gvs-project/gvs/ofproto/connmgr"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/upcall"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
@@ -38,14 +40,37 @@ const bundleFlagsValid = ofp.BundleAtomic | ofp.BundleOrdered
 // defaultBundleIdleTimeout is Open vSwitch's bundle-idle-timeout default.
 const defaultBundleIdleTimeout = 10 * time.Second
 
+// bundler implements OpenFlow bundles (Open vSwitch's ofp-bundle.c and
+// the bundle parts of ofproto.c): open, add, close, discard, the idle
+// timeout, and the all-or-nothing commit of flow_mods, group_mods and
+// packet-outs. Each connection's bundles are in its connExt; the bundler
+// holds what a commit needs of the bridge.
+type bundler struct {
+	name  string
+	conns *connmgr.Manager[connExt]
+	// idleTimeout is Config.BundleIdleTimeout.
+	idleTimeout func() time.Duration
+	// groups is the group table a commit stages group mods on (under
+	// its mu, the bridge's gmu); tables the flow tables it stages
+	// flow_mods in.
+	groups *groupTable
+	tables *oftable.Tables
+	xl     *xlate.Xlator
+	up     *upcall.Handler
+	fmd    *fmDecoder
+	exec   *executor
+	notify *notifier
+	debugf func(format string, args ...any)
+}
+
 func bundleReply(m *ofp.Msg, bc *ofp.BundleCtrl, typ uint16) *ofp.BundleCtrl {
 	// Open vSwitch replies with no flags, whatever the request had.
 	return &ofp.BundleCtrl{BundleID: bc.BundleID, Type: typ}
 }
 
-// bundleCtrl implements bundle open, close, commit and discard, as Open
+// ctrl implements bundle open, close, commit and discard, as Open
 // vSwitch's ofp-bundle.c and ofproto.c.
-func (b *Bridge) bundleCtrl(s ofconn.Sender, st *connState, m *ofp.Msg, bc *ofp.BundleCtrl) error {
+func (bu *bundler) ctrl(s ofconn.Sender, st *connState, m *ofp.Msg, bc *ofp.BundleCtrl) error {
 	st.X.bundleMu.Lock()
 	bd := st.X.bundles[bc.BundleID]
 	switch bc.Type {
@@ -84,7 +109,7 @@ func (b *Bridge) bundleCtrl(s ofconn.Sender, st *connState, m *ofp.Msg, bc *ofp.
 		if bd.flags != bc.Flags {
 			return &ofp.Error{Code: ofp.OFPBFC_BAD_FLAGS}
 		}
-		if err := b.commitBundle(s, bd); err != nil {
+		if err := bu.commit(s, bd); err != nil {
 			return err
 		}
 		return s.Reply(m, bundleReply(m, bc, ofp.BundleCommitReply))
@@ -100,11 +125,11 @@ func (b *Bridge) bundleCtrl(s ofconn.Sender, st *connState, m *ofp.Msg, bc *ofp.
 	return &ofp.Error{Code: ofp.OFPBFC_BAD_TYPE}
 }
 
-// bundleAdd decodes and stages a message in a bundle (opening it
+// add decodes and stages a message in a bundle (opening it
 // implicitly, as Open vSwitch does). The message is checked as Open
 // vSwitch's handle_bundle_add does (decoding, actions, table); a failing
 // one is not added and the bundle stays open.
-func (b *Bridge) bundleAdd(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.BundleAdd) error {
+func (bu *bundler) add(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.BundleAdd) error {
 	st.X.bundleMu.Lock()
 	defer st.X.bundleMu.Unlock()
 	bd := st.X.bundles[ba.BundleID]
@@ -128,13 +153,13 @@ func (b *Bridge) bundleAdd(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.B
 		return &ofp.Error{Code: ofp.OFPBFC_MSG_UNSUP}
 	}
 	bd.used = time.Now()
-	if err := b.checkWrite(s); err != nil {
+	if err := checkWrite(s); err != nil {
 		return err
 	}
 	switch inner := ba.Inner.Body.(type) {
 	case *ofp.FlowMod:
 		fm := new(oftable.FlowMod)
-		err := b.decodeFlowModNoGroups(fm, inner, ba.Inner.Version, st)
+		err := bu.fmd.decodeNoGroups(fm, inner, ba.Inner.Version, st)
 		if err == nil {
 			err = oftable.CheckTable(fm)
 		}
@@ -152,17 +177,17 @@ func (b *Bridge) bundleAdd(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.B
 	return nil
 }
 
-// expireBundles discards the bundles that got no message for the idle
+// expire discards the bundles that got no message for the idle
 // timeout, telling their connection with OFPBFC_TIMEOUT and the message
 // that opened them, as Open vSwitch's bundle_remove_expired.
-func (b *Bridge) expireBundles(now time.Time) {
+func (bu *bundler) expire(now time.Time) {
 	idle := defaultBundleIdleTimeout
-	if f := b.cfg.BundleIdleTimeout; f != nil {
+	if f := bu.idleTimeout; f != nil {
 		if d := f(); d > 0 {
 			idle = d
 		}
 	}
-	b.conns.Each(func(st *connState) {
+	bu.conns.Each(func(st *connState) {
 		s := st.Sender
 		st.X.bundleMu.Lock()
 		var expired []*bundle
@@ -179,7 +204,7 @@ func (b *Bridge) expireBundles(now time.Time) {
 	})
 }
 
-// commitBundle applies a bundle's messages in order, all or nothing, as
+// commit applies a bundle's messages in order, all or nothing, as
 // Open vSwitch's do_bundle_commit: group mods on a staged copy of the
 // group table, flow_mods in one table transaction (a group delete also
 // stages the deletion of the flows that use the group, at its place in
@@ -190,21 +215,21 @@ func (b *Bridge) expireBundles(now time.Time) {
 // the flows are committed (flows added by the bundle may use its new
 // groups, flows it deletes may use its deleted ones), then the
 // packet-outs run.
-func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
-	b.gmu.Lock()
+func (bu *bundler) commit(s ofconn.Sender, bd *bundle) error {
+	bu.groups.mu.Lock()
 	locked := true
 	defer func() {
 		if locked {
-			b.gmu.Unlock()
+			bu.groups.mu.Unlock()
 		}
 	}()
-	staged := maps.Clone(b.groups.m)
+	staged := maps.Clone(bu.groups.m)
 	if staged == nil {
 		staged = map[uint32]*groupEntry{}
 	}
 	var stagedX map[uint32]*xlate.Group // translation's form, rebuilt when groups change
 	groupsChanged := false
-	x := b.tables.Begin()
+	x := bu.tables.Begin()
 	x.Tag = bundleMonitorTag(s, bd)
 	var outs []*preparedPacketOut
 	for _, bm := range bd.msgs {
@@ -224,7 +249,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 			if stagedX == nil {
 				stagedX = xlateGroups(staged)
 			}
-			if err = b.checkFlowGroupsIn(bm.fm, stagedX); err == nil {
+			if err = bu.fmd.checkGroupsIn(bm.fm, stagedX); err == nil {
 				err = x.Apply(bm.fm)
 			}
 		case bm.po != nil:
@@ -232,7 +257,7 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 				stagedX = xlateGroups(staged)
 			}
 			var p *preparedPacketOut
-			if p, err = b.preparePacketOut(bm.req, bm.po, &stagedView{version: x.Version(), groups: stagedX}); err == nil {
+			if p, err = bu.exec.prepare(bm.req, bm.po, &stagedView{version: x.Version(), groups: stagedX}); err == nil {
 				outs = append(outs, p)
 			}
 		}
@@ -249,25 +274,25 @@ func (b *Bridge) commitBundle(s ofconn.Sender, bd *bundle) error {
 	if groupsChanged {
 		// Deleted groups stay until the flows that used them are gone.
 		union := maps.Clone(staged)
-		for id, e := range b.groups.m {
+		for id, e := range bu.groups.m {
 			if union[id] == nil {
 				union[id] = e
 			}
 		}
-		b.xl.SetGroups(xlateGroups(union))
+		bu.xl.SetGroups(xlateGroups(union))
 	}
 	removed := x.Commit()
 	if groupsChanged {
-		b.groups.m = staged
-		b.groups.publishGroups()
-		b.up.Changed()
+		bu.groups.m = staged
+		bu.groups.publishGroups()
+		bu.up.Changed()
 	}
-	b.gmu.Unlock()
+	bu.groups.mu.Unlock()
 	locked = false
-	b.sendFlowRemoved(removed)
+	bu.notify.sendFlowRemoved(removed)
 	for _, p := range outs {
-		if err := b.finishPacketOut(p); err != nil {
-			b.cfg.Debugf("%s: bundled packet-out: %v", b.cfg.Name, err)
+		if err := bu.exec.finish(p); err != nil {
+			bu.debugf("%s: bundled packet-out: %v", bu.name, err)
 		}
 	}
 	return nil

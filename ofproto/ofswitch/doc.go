@@ -26,13 +26,36 @@
 // mask is deleted (see ofproto/upcall). A barrier reply waits until a
 // revalidation round has covered the changes before it.
 //
-// The Bridge owns a few parts with their own types, each given only what
-// it needs of the bridge (the translator, the tables, a revalidate and a
-// flow_removed callback): groupTable (groups.go) and meterTable
-// (meters.go), which share the bridge's gmu so that group and meter
-// changes and bundle commits are serialized; tableSet (tablefeatures.go:
-// table names, table_mod settings, Flow_Table limits and prefixes);
-// monitorSet (flowmonitor.go); and flowExport (flowexport.go).
+// The Bridge keeps the settings of the switch (fail mode, controllers,
+// fragment handling, role generation ids), serves each message
+// (handler.go, session.go) and owns the parts that do the work, each a
+// type of its own given only what it needs of the bridge (the
+// translator, the tables, the upcall handler, callbacks), never the
+// Bridge itself:
+//   - portTable (ports.go, portmod.go): the ports as OpenFlow sees them,
+//     port_mod's configuration and the tunnel TLV table, published to
+//     translation as one snapshot; port desc, port and queue stats, TLV
+//     table requests.
+//   - notifier (async.go, reqforward.go): every asynchronous message to
+//     the connections, each as its async configuration asks (packet-in
+//     and continuations, port status, flow removed and the deletes of
+//     delete_learned, request forwarding), and whether table misses make
+//     packet-ins.
+//   - fmDecoder (flowmod.go, actions.go): wire flow_mods into oftable's
+//     form, with each version's cookie and table rules and the checks of
+//     actions, groups and meters.
+//   - executor (packetout.go, bfd.go): packets run outside the datapath's
+//     upcalls: packet-outs, NXT_RESUME, slow-path (BFD) upcalls and the
+//     switch's own BFD packets (SendPacket).
+//   - bundler (bundle.go): OpenFlow bundles (open, add, close, discard,
+//     idle timeout) and their all-or-nothing commit; each connection's
+//     bundles are in its connExt.
+//   - tracer (trace.go, traceflow.go): ofproto/trace reports.
+//   - groupTable (groups.go) and meterTable (meters.go), which share the
+//     bridge's gmu so that group and meter changes and bundle commits are
+//     serialized; tableSet (tablefeatures.go: table names, table_mod
+//     settings, Flow_Table limits and prefixes); monitorSet
+//     (flowmonitor.go); and flowExport (flowexport.go).
 //
 // The bridge implements upcall.Switch (upcallsw.go) for the work a
 // translation of an upcall leaves to it: packet-ins to its controllers,

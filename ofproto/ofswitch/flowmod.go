@@ -6,36 +6,47 @@ import (
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
-// decodeFlowMod turns a wire flow_mod into the tables' version-independent
+// fmDecoder turns wire flow_mods into the tables' form
+// (oftable.FlowMod) and checks them as Open vSwitch does before applying
+// them: the bridge's TLV table for tun_metadata, the version's action
+// rules, the groups and meters that actions use.
+type fmDecoder struct {
+	xl     *xlate.Xlator
+	groups *groupTable
+	// debugActions is Config.DebugActions.
+	debugActions bool
+}
+
+// decode turns a wire flow_mod into the tables' version-independent
 // form, with Open vSwitch's cookie rules per version
 // (ofputil_decode_flow_mod).
-func (b *Bridge) decodeFlowMod(out *oftable.FlowMod, fm *ofp.FlowMod, v uint8, st *connState) error {
-	if err := b.decodeFlowModNoGroups(out, fm, v, st); err != nil {
+func (d *fmDecoder) decode(out *oftable.FlowMod, fm *ofp.FlowMod, v uint8, st *connState) error {
+	if err := d.decodeNoGroups(out, fm, v, st); err != nil {
 		return err
 	}
-	return b.checkFlowGroups(out)
+	return d.checkGroups(out)
 }
 
-// checkFlowGroups refuses an add or modify whose actions use a group
+// checkGroups refuses an add or modify whose actions use a group
 // that does not exist.
-func (b *Bridge) checkFlowGroups(fm *oftable.FlowMod) error {
-	return b.checkFlowGroupsIn(fm, b.xl.Groups())
+func (d *fmDecoder) checkGroups(fm *oftable.FlowMod) error {
+	return d.checkGroupsIn(fm, d.xl.Groups())
 }
 
-// checkFlowGroupsIn is checkFlowGroups against group table groups (a
+// checkGroupsIn is checkGroups against group table groups (a
 // bundle's staged one).
-func (b *Bridge) checkFlowGroupsIn(fm *oftable.FlowMod, groups map[uint32]*xlate.Group) error {
+func (d *fmDecoder) checkGroupsIn(fm *oftable.FlowMod, groups map[uint32]*xlate.Group) error {
 	switch fm.Command {
 	case ofp.FlowAdd, ofp.FlowModify, ofp.FlowModifyStrict:
-		return b.groups.checkGroupRefsIn(fm.Actions, groups)
+		return d.groups.checkGroupRefsIn(fm.Actions, groups)
 	}
 	return nil
 }
 
-// decodeFlowModNoGroups decodes and validates a flow_mod into out
+// decodeNoGroups decodes and validates a flow_mod into out
 // (overwritten whole) except for its group references, which a bundle
 // checks at commit (after its own group mods).
-func (b *Bridge) decodeFlowModNoGroups(out *oftable.FlowMod, fm *ofp.FlowMod, v uint8, st *connState) error {
+func (d *fmDecoder) decodeNoGroups(out *oftable.FlowMod, fm *ofp.FlowMod, v uint8, st *connState) error {
 	*out = oftable.FlowMod{
 		Command: fm.Command, Table: fm.TableID, Match: fm.Match, Priority: fm.Priority,
 		IdleTimeout: fm.IdleTimeout, HardTimeout: fm.HardTimeout, Importance: fm.Importance,
@@ -86,10 +97,10 @@ func (b *Bridge) decodeFlowModNoGroups(out *oftable.FlowMod, fm *ofp.FlowMod, v 
 	}
 	// tun_metadata moves into the layout of the bridge's TLV table, where
 	// packets carry it; a field the table does not map is refused.
-	if err := out.Match.Relayout(b.xl.Snapshot().TunMap); err != nil {
+	if err := out.Match.Relayout(d.xl.Snapshot().TunMap); err != nil {
 		return &ofp.Error{Code: ofp.NXFMFC_INVALID_TLV_FIELD, Err: err}
 	}
-	acts, err := b.decodeOfpacts(fm.Instructions, v, fm.Format == ofp.FormatOXM)
+	acts, err := d.ofpacts(fm.Instructions, v, fm.Format == ofp.FormatOXM)
 	if err != nil {
 		return err
 	}

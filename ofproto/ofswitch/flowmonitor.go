@@ -62,7 +62,7 @@ func (b *Bridge) applyFlowModsFrom(s ofconn.Sender, xid uint32, fms []*oftable.F
 			return err
 		}
 	}
-	b.sendFlowRemoved(x.Commit())
+	b.notify.sendFlowRemoved(x.Commit())
 	return nil
 }
 

@@ -281,3 +281,13 @@ func (gt *groupTable) groupRefCount(id uint32) int {
 	}
 	return n
 }
+
+// buckets returns group id's buckets, nil if there is no such group.
+func (gt *groupTable) buckets(id uint32) []ofp.Bucket {
+	gt.mu.Lock()
+	defer gt.mu.Unlock()
+	if e := gt.m[id]; e != nil {
+		return e.g.Buckets
+	}
+	return nil
+}

@@ -42,23 +42,6 @@ type connState = connmgr.Conn[connExt]
 // packet-ins of packets whose TTL expires.
 const ofpcInvalidTTLToController = 4
 
-// updateMissPacketIn recomputes whether table misses send packet-ins:
-// they do while a connection of OpenFlow 1.0 to 1.2 with controller id 0
-// is open (Open vSwitch's want_packet_in_on_miss). A change revalidates
-// the megaflows, which may hold table misses.
-func (b *Bridge) updateMissPacketIn() {
-	want := false
-	b.conns.Each(func(st *connState) {
-		s := st.Sender
-		if st.ControllerID.Load() == 0 && s.Version() < mf.OF13 {
-			want = true
-		}
-	})
-	if b.xl.SetMissPacketIn(want) {
-		b.up.Changed()
-	}
-}
-
 // serveConn handles one message of a connection (connmgr.Config.Serve).
 func (b *Bridge) serveConn(st *connState, m *ofp.Msg) {
 	s := st.Sender
@@ -82,14 +65,14 @@ var errBadType = &ofp.Error{Code: ofp.OFPBRC_BAD_TYPE, Err: errors.New("message 
 func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	switch body := m.Body.(type) {
 	case *ofp.FlowMod:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		// The connection's scratch: its messages are served one at a
 		// time and a FlowMod is not kept after its commit (the rule
 		// copies the match; the actions are decoded afresh).
 		fm := &st.X.fmScratch[0]
-		if err := b.decodeFlowMod(fm, body, m.Version, st); err != nil {
+		if err := b.fmd.decode(fm, body, m.Version, st); err != nil {
 			return err
 		}
 		fms := st.X.fmList[:]
@@ -140,7 +123,7 @@ func (b *Bridge) serve(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 }
 
 // checkWrite refuses table changes from a slave controller.
-func (b *Bridge) checkWrite(s ofconn.Sender) error {
+func checkWrite(s ofconn.Sender) error {
 	if s.State().Role() == ofconn.RoleSlave {
 		return &ofp.Error{Code: ofp.OFPBRC_IS_SECONDARY, Err: errors.New("slave controllers cannot modify the switch")}
 	}
@@ -157,7 +140,7 @@ func (b *Bridge) applyFlowMods(fms []*oftable.FlowMod) error {
 			return err
 		}
 	}
-	b.sendFlowRemoved(x.Commit())
+	b.notify.sendFlowRemoved(x.Commit())
 	return nil
 }
 

@@ -9,7 +9,7 @@ import (
 // processLACP hands a LACPDU received on bond members to their bonds'
 // LACP and tells the switch (Config.LACPProcessed), which then runs the
 // bonds: a partner now in sync lets the member be enabled at once.
-func (b *Bridge) processLACP(p *packet.Packet, members []*xlate.Port) {
+func (e *executor) processLACP(p *packet.Packet, members []*xlate.Port) {
 	if p == nil || len(members) == 0 {
 		return
 	}
@@ -20,7 +20,7 @@ func (b *Bridge) processLACP(p *packet.Packet, members []*xlate.Port) {
 	for _, m := range members {
 		m.Bundle.LACP.Process(m.Name, payload)
 	}
-	if b.cfg.LACPProcessed != nil {
-		b.cfg.LACPProcessed()
+	if e.lacpProcessed != nil {
+		e.lacpProcessed()
 	}
 }

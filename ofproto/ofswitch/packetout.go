@@ -3,28 +3,50 @@ package ofswitch
 import (
 	"errors"
 
+	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/ofproto/bfd"
 	"github.com/gvs-project/gvs/ofproto/mf"
-	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
+	"github.com/gvs-project/gvs/ofproto/upcall"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
+
+// executor runs packets through the bridge's pipeline outside the
+// datapath's upcalls: packet-outs (alone or in a bundle), resumed
+// continuations (NXT_RESUME), slow-path upcalls (BFD control packets) and
+// the packets the switch itself sends (BFD). Each is translated with side
+// effects, its packet-ins sent, the rules it went through credited, and
+// its actions executed once on the datapath.
+type executor struct {
+	name string
+	// dp executes the actions; nil: nothing is executed.
+	dp dpif.Datapath
+	xl *xlate.Xlator
+	// up credits the rules a packet went through, applies learned flows
+	// and injects packets into peer bridges.
+	up     *upcall.Handler
+	groups *groupTable
+	notify *notifier
+	// debugActions, bfdProcessed and lacpProcessed are
+	// Config.DebugActions, Config.BFDProcessed and Config.LACPProcessed.
+	debugActions  bool
+	bfdProcessed  func(*bfd.Session)
+	lacpProcessed func()
+}
 
 // packetOut runs a packet-out's actions on its packet, as Open vSwitch
 // does: through translation (so resubmit, output:TABLE and every action
 // work), then the datapath executes the result. There is no buffering:
 // a buffer id other than OFP_NO_BUFFER is OFPBRC_BUFFER_UNKNOWN.
-func (b *Bridge) packetOut(s ofconn.Sender, m *ofp.Msg, po *ofp.PacketOut) error {
-	if err := b.checkWrite(s); err != nil {
-		return err
-	}
-	p, err := b.preparePacketOut(m, po, nil)
+func (e *executor) packetOut(m *ofp.Msg, po *ofp.PacketOut) error {
+	p, err := e.prepare(m, po, nil)
 	if err != nil {
 		return err
 	}
-	return b.finishPacketOut(p)
+	return e.finish(p)
 }
 
 // stagedView is what a packet-out inside a bundle sees: the flow tables
@@ -35,23 +57,23 @@ type stagedView struct {
 }
 
 // preparedPacketOut is a packet-out checked and translated, to be
-// executed by finishPacketOut.
+// executed by finish.
 type preparedPacketOut struct {
 	pkt *packet.Packet
 	out xlate.Out
 }
 
-// preparePacketOut checks a packet-out and translates it, against the
+// prepare checks a packet-out and translates it, against the
 // published tables and groups or, inside a bundle, against what the
 // bundle staged before it (as Open vSwitch translates a bundled
 // packet-out when the commit reaches it and executes it only once the
 // whole bundle succeeded).
-func (b *Bridge) preparePacketOut(m *ofp.Msg, po *ofp.PacketOut, sv *stagedView) (*preparedPacketOut, error) {
+func (e *executor) prepare(m *ofp.Msg, po *ofp.PacketOut, sv *stagedView) (*preparedPacketOut, error) {
 	if po.BufferID != ofp.BufferNone {
 		return nil, &ofp.Error{Code: ofp.OFPBRC_BUFFER_UNKNOWN, Err: errors.New("gvs does not buffer packets")}
 	}
 	inPort := xlate.Port16(po.InPort)
-	snap := b.xl.Snapshot()
+	snap := e.xl.Snapshot()
 	odpIn := uint32(xlate.NoODP)
 	switch {
 	case inPort == xlate.PortController || inPort == xlate.PortNone || inPort == xlate.PortLocal && snap.Ports[inPort] == nil:
@@ -61,7 +83,7 @@ func (b *Bridge) preparePacketOut(m *ofp.Msg, po *ofp.PacketOut, sv *stagedView)
 		return nil, &ofp.Error{Code: ofp.OFPBRC_BAD_PORT}
 	}
 	decode := ofp.DecodeActions
-	if b.cfg.DebugActions {
+	if e.debugActions {
 		decode = ofp.DecodeActionsWithDebug
 	}
 	acts, err := decode(po.Actions, m.Version)
@@ -87,33 +109,33 @@ func (b *Bridge) preparePacketOut(m *ofp.Msg, po *ofp.PacketOut, sv *stagedView)
 	if err := ofp.ValidateOfpactsVersion(m.Version, acts, packetMatch(&po.Match, &in.Key), 0xff00, 0, 255); err != nil {
 		return nil, err
 	}
-	groups := b.xl.Groups()
+	groups := e.xl.Groups()
 	if sv != nil {
 		groups = sv.groups
-		in.Version, in.Groups, in.GroupsOf = sv.version, sv.groups, b.xl
+		in.Version, in.Groups, in.GroupsOf = sv.version, sv.groups, e.xl
 	}
 	// Groups and meters must exist (ofproto_check_ofpacts).
-	if err := b.groups.checkGroupRefsIn(acts, groups); err != nil {
+	if err := e.groups.checkGroupRefsIn(acts, groups); err != nil {
 		return nil, err
 	}
 	in.Packet, in.SideEffects = pkt, true
 	in.OFActions, in.InPort = acts, inPort
 	in.Regs, in.Metadata = po.Match.Flow.Regs, po.Match.Flow.Metadata
 	p := &preparedPacketOut{pkt: pkt}
-	b.xl.Translate(&in, &p.out)
+	e.xl.Translate(&in, &p.out)
 	return p, nil
 }
 
-// finishPacketOut sends a prepared packet-out's packet-ins and executes
+// finish sends a prepared packet-out's packet-ins and executes
 // its actions.
-func (b *Bridge) finishPacketOut(p *preparedPacketOut) error {
-	b.sendPacketIns(p.out.PacketIns)
+func (e *executor) finish(p *preparedPacketOut) error {
+	e.notify.sendPacketIns(p.out.PacketIns)
 	if p.out.Err != nil {
 		return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: p.out.Err}
 	}
 	// The rules the packet went through count it, as in Open vSwitch.
-	b.up.CreditPacket(&p.out, uint64(p.pkt.Len()))
-	return b.executeOnce(p.pkt, p.out.Actions)
+	e.up.CreditPacket(&p.out, uint64(p.pkt.Len()))
+	return e.executeOnce(p.pkt, p.out.Actions)
 }
 
 // executeOnce runs a one-off translation's actions on its packet. The
@@ -121,12 +143,12 @@ func (b *Bridge) finishPacketOut(p *preparedPacketOut) error {
 // userspace upcalls are left out: executed, they would make them again
 // (and a paused one, translated from the start, would pause at the
 // first pause again, and again).
-func (b *Bridge) executeOnce(pkt *packet.Packet, acts odp.Actions) error {
+func (e *executor) executeOnce(pkt *packet.Packet, acts odp.Actions) error {
 	acts = withoutControllerUpcalls(acts)
-	if b.cfg.DP == nil || len(acts) == 0 {
+	if e.dp == nil || len(acts) == 0 {
 		return nil
 	}
-	return b.cfg.DP.Execute(pkt, acts)
+	return e.dp.Execute(pkt, acts)
 }
 
 // withoutControllerUpcalls returns acts without the userspace actions
@@ -153,16 +175,13 @@ func withoutControllerUpcalls(acts odp.Actions) odp.Actions {
 
 // resume continues a paused translation (NXT_RESUME) with the packet and
 // pipeline fields the controller sent back.
-func (b *Bridge) resume(s ofconn.Sender, r *resumeMsg) error {
-	if err := b.checkWrite(s); err != nil {
-		return err
-	}
-	ct, err := b.decodeContinuation(r.Continuation, r.Version)
+func (e *executor) resume(r *resumeMsg) error {
+	ct, err := e.notify.decodeContinuation(r.Continuation, r.Version)
 	if err != nil {
 		return &ofp.Error{Code: ofp.NXR_STALE, Err: err}
 	}
 	inPort := uint16(r.Match.Flow.InPort)
-	snap := b.xl.Snapshot()
+	snap := e.xl.Snapshot()
 	odpIn := uint32(xlate.NoODP)
 	if p := snap.Ports[inPort]; p != nil {
 		odpIn = p.ODP
@@ -174,15 +193,15 @@ func (b *Bridge) resume(s ofconn.Sender, r *resumeMsg) error {
 	flow.Extract(pkt, &in.Key)
 	in.Key.InPort = odpIn
 	var out xlate.Out
-	b.xl.Translate(&in, &out)
-	b.sendPacketIns(out.PacketIns)
-	b.up.ApplyLearned(out.Learned)
+	e.xl.Translate(&in, &out)
+	e.notify.sendPacketIns(out.PacketIns)
+	e.up.ApplyLearned(out.Learned)
 	if out.Err != nil {
 		return &ofp.Error{Code: ofp.NXR_STALE, Err: out.Err}
 	}
 	// The rules the resumed pipeline went through count the packet.
-	b.up.CreditPacket(&out, uint64(pkt.Len()))
-	return b.executeOnce(pkt, out.Actions)
+	e.up.CreditPacket(&out, uint64(pkt.Len()))
+	return e.executeOnce(pkt, out.Actions)
 }
 
 // resumeMsg is an NXT_RESUME with the version it came in (its

@@ -17,22 +17,19 @@ import (
 // stays as it was); the other bits change forwarding in translation.
 // Controllers other than the sender get a port-status (the sender too
 // from OpenFlow 1.5 on).
-func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
-	if err := b.checkWrite(s); err != nil {
-		return err
-	}
+func (pt *portTable) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
 	no, err := ofp.PortFromOF11(pm.PortNo)
 	if err != nil {
 		return &ofp.Error{Code: ofp.OFPPMFC_BAD_PORT, Err: err}
 	}
-	b.mu.Lock()
-	p := b.ports[no]
+	pt.mu.Lock()
+	p := pt.ports[no]
 	if p == nil {
-		b.mu.Unlock()
+		pt.mu.Unlock()
 		return &ofp.Error{Code: ofp.OFPPMFC_BAD_PORT, Err: fmt.Errorf("no port %d", no)}
 	}
 	if p.HWAddr != pm.HWAddr {
-		b.mu.Unlock()
+		pt.mu.Unlock()
 		return &ofp.Error{Code: ofp.OFPPMFC_BAD_HW_ADDR, Err: fmt.Errorf("port %d has address %x", no, p.HWAddr)}
 	}
 	cur := p.OFConfig
@@ -40,16 +37,16 @@ func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
 		cur |= ofp.PCPortDown
 	}
 	name := p.Name
-	b.mu.Unlock()
+	pt.mu.Unlock()
 
 	toggle := (pm.Config ^ cur) & pm.Mask
 	linkDown, admin := false, false
 	if toggle&ofp.PCPortDown != 0 {
 		up := pm.Config&ofp.PCPortDown == 0
-		if b.cfg.SetPortAdmin == nil {
+		if pt.setAdmin == nil {
 			toggle &^= ofp.PCPortDown
-		} else if ld, err := b.cfg.SetPortAdmin(no, up); err != nil {
-			b.cfg.Logf("%s: port %s: cannot bring it %s: %v", b.cfg.Name, name, map[bool]string{true: "up", false: "down"}[up], err)
+		} else if ld, err := pt.setAdmin(no, up); err != nil {
+			pt.logf("%s: port %s: cannot bring it %s: %v", pt.name, name, map[bool]string{true: "up", false: "down"}[up], err)
 			toggle &^= ofp.PCPortDown
 		} else {
 			linkDown, admin = ld, true
@@ -58,10 +55,10 @@ func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
 	if toggle == 0 {
 		return nil
 	}
-	b.mu.Lock()
-	p = b.ports[no]
+	pt.mu.Lock()
+	p = pt.ports[no]
 	if p == nil || p.Name != name {
-		b.mu.Unlock()
+		pt.mu.Unlock()
 		return nil // the port went away meanwhile
 	}
 	next := *p
@@ -70,20 +67,20 @@ func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
 		next.AdminDown = pm.Config&ofp.PCPortDown != 0
 		next.LinkDown = linkDown
 	}
-	b.ports[no] = &next
-	b.publishPortsLocked()
-	b.mu.Unlock()
+	pt.ports[no] = &next
+	pt.publishLocked()
+	pt.mu.Unlock()
 	ev := portEvent{reasonModify, next}
-	b.conns.Each(func(st *connState) {
+	pt.notify.conns.Each(func(st *connState) {
 		c := st.Sender
 		if c == s && c.Version() < mf.OF15 {
 			// Before OpenFlow 1.5 the sender of a port_mod hears
 			// nothing back (Open vSwitch's connmgr_send_port_status).
 			return
 		}
-		b.sendPortStatusTo(c, st, ev)
+		pt.notify.sendPortStatusTo(c, st, ev)
 	})
-	b.up.Changed()
+	pt.up.Changed()
 	return nil
 }
 
@@ -94,8 +91,8 @@ func (b *Bridge) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error {
 
 // queuePorts returns the ports that have queues, sorted by number, or
 // only port no (nil if it does not exist; ok false then).
-func (b *Bridge) queuePorts(no uint32) (ports []Port, ok bool) {
-	for _, p := range b.Ports() {
+func (pt *portTable) queuePorts(no uint32) (ports []Port, ok bool) {
+	for _, p := range pt.list() {
 		if no != ofp.PortAny && ofp.PortToOF11(p.OFPort) != no {
 			continue
 		}
@@ -108,8 +105,8 @@ func (b *Bridge) queuePorts(no uint32) (ports []Port, ok bool) {
 }
 
 // queueStats answers OFPST_QUEUE as Open vSwitch's handle_queue_stats_request.
-func (b *Bridge) queueStats(s ofconn.Sender, m *ofp.Msg, req *ofp.QueueStatsRequest) error {
-	ports, ok := b.queuePorts(req.PortNo)
+func (pt *portTable) queueStats(s ofconn.Sender, m *ofp.Msg, req *ofp.QueueStatsRequest) error {
+	ports, ok := pt.queuePorts(req.PortNo)
 	if !ok {
 		return &ofp.Error{Code: ofp.OFPQOFC_BAD_PORT, Err: fmt.Errorf("no port %d", req.PortNo)}
 	}
@@ -128,13 +125,13 @@ func (b *Bridge) queueStats(s ofconn.Sender, m *ofp.Msg, req *ofp.QueueStatsRequ
 }
 
 // queueConfig answers OFPT_QUEUE_GET_CONFIG_REQUEST and OFPMP_QUEUE_DESC.
-func (b *Bridge) queueConfig(s ofconn.Sender, m *ofp.Msg, req *ofp.QueueGetConfigRequest) error {
+func (pt *portTable) queueConfig(s ofconn.Sender, m *ofp.Msg, req *ofp.QueueGetConfigRequest) error {
 	// Before the OpenFlow 1.4 queue description, only physical port
 	// numbers are valid (and OFPP_ANY from 1.1), as Open vSwitch decodes.
 	if m.Version < mf.OF14 && req.PortNo >= uint32(ofp.OFPPMax) && (m.Version == mf.OF10 || req.PortNo != ofp.PortAny) {
 		return &ofp.Error{Code: ofp.OFPQOFC_BAD_PORT, Err: fmt.Errorf("port %#x", req.PortNo)}
 	}
-	ports, ok := b.queuePorts(req.PortNo)
+	ports, ok := pt.queuePorts(req.PortNo)
 	if !ok {
 		return &ofp.Error{Code: ofp.OFPQOFC_BAD_PORT, Err: fmt.Errorf("no port %d", req.PortNo)}
 	}

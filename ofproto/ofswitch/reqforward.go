@@ -11,14 +11,8 @@ import (
 // connmgr_send_requestforward), each in its own version. Before
 // OpenFlow 1.5 a bucket insert or remove goes out as the modify (or add,
 // if the group did not exist) with the group's new buckets.
-func (b *Bridge) forwardGroupMod(src ofconn.Sender, xid uint32, gm *ofp.GroupMod, existed bool) {
-	var buckets []ofp.Bucket
-	b.gmu.Lock()
-	if e := b.groups.m[gm.GroupID]; e != nil {
-		buckets = e.g.Buckets
-	}
-	b.gmu.Unlock()
-	b.forwardRequest(src, xid, ofp.RequestForwardGroupMod, func(v uint8) ofp.Message {
+func (n *notifier) forwardGroupMod(src ofconn.Sender, xid uint32, gm *ofp.GroupMod, existed bool, buckets []ofp.Bucket) {
+	n.forwardRequest(src, xid, ofp.RequestForwardGroupMod, func(v uint8) ofp.Message {
 		if (gm.Command != ofp.GroupInsertBucket && gm.Command != ofp.GroupRemoveBucket) || v == mf.OF10 || v >= mf.OF15 {
 			return gm
 		}
@@ -32,8 +26,8 @@ func (b *Bridge) forwardGroupMod(src ofconn.Sender, xid uint32, gm *ofp.GroupMod
 }
 
 // forwardMeterMod forwards a meter_mod (to OpenFlow 1.3+ connections).
-func (b *Bridge) forwardMeterMod(src ofconn.Sender, xid uint32, mm *ofp.MeterMod) {
-	b.forwardRequest(src, xid, ofp.RequestForwardMeterMod, func(v uint8) ofp.Message {
+func (n *notifier) forwardMeterMod(src ofconn.Sender, xid uint32, mm *ofp.MeterMod) {
+	n.forwardRequest(src, xid, ofp.RequestForwardMeterMod, func(v uint8) ofp.Message {
 		if v < mf.OF13 {
 			return nil
 		}
@@ -41,8 +35,8 @@ func (b *Bridge) forwardMeterMod(src ofconn.Sender, xid uint32, mm *ofp.MeterMod
 	})
 }
 
-func (b *Bridge) forwardRequest(src ofconn.Sender, xid uint32, reason uint8, inner func(v uint8) ofp.Message) {
-	b.conns.Each(func(st *connState) {
+func (n *notifier) forwardRequest(src ofconn.Sender, xid uint32, reason uint8, inner func(v uint8) ofp.Message) {
+	n.conns.Each(func(st *connState) {
 		s := st.Sender
 		if s == src || !wants(s, st, ofp.AsyncRequestForward, reason) {
 			return

@@ -1,9 +1,7 @@
 package ofswitch
 
 import (
-	"cmp"
 	"errors"
-	"slices"
 
 	"github.com/gvs-project/gvs/ofproto/connmgr"
 	"github.com/gvs-project/gvs/ofproto/mf"
@@ -19,24 +17,27 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.TableStatsRequest:
 		return b.tableStats(s, m)
 	case *ofp.PortDescRequest:
-		return b.portDesc(s, m, body)
+		return b.ports.portDesc(s, m, body)
 	case *ofp.PortStatsRequest:
-		return b.portStats(s, m, body)
+		return b.ports.portStats(s, m, body)
 	case *ofp.DescStatsRequest:
 		return b.descStats(s, m)
 	case *ofp.PortMod:
-		return b.portMod(s, m, body)
+		if err := checkWrite(s); err != nil {
+			return err
+		}
+		return b.ports.portMod(s, m, body)
 	case *ofp.TableMod:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		return b.tabs.tableMod(s, m, body)
 	case *ofp.TableDescRequest:
 		return b.tabs.tableDesc(s, m)
 	case *ofp.QueueStatsRequest:
-		return b.queueStats(s, m, body)
+		return b.ports.queueStats(s, m, body)
 	case *ofp.QueueGetConfigRequest:
-		return b.queueConfig(s, m, body)
+		return b.ports.queueConfig(s, m, body)
 	case *ofp.SetFlowFormat:
 		if body.Format != ofp.NXFFOpenFlow10 && body.Format != ofp.NXFFNXM {
 			return &ofp.Error{Code: ofp.OFPBRC_EPERM, Err: errors.New("unsupported flow format")}
@@ -54,7 +55,7 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		return nil
 	case *ofp.SetControllerID:
 		st.ControllerID.Store(uint32(body.ID))
-		b.updateMissPacketIn()
+		b.notify.updateMissPacketIn()
 		return nil
 	case *ofp.FlowAgeExt:
 		return nil
@@ -83,29 +84,30 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		}
 		return b.cfg.CTFlushZone(body.Zone)
 	case *ofp.TLVTableMod:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
-		return b.tlvMod(body)
+		return b.ports.tlvMod(body)
 	case *ofp.TLVTableRequest:
-		b.mu.Lock()
-		rep := &ofp.TLVTableReply{MaxOptionSpace: tlvOptionSpace, MaxFields: 64, Mappings: append([]ofp.TLVMap(nil), b.tlv...)}
-		b.mu.Unlock()
-		// Open vSwitch lists the mappings by field.
-		slices.SortFunc(rep.Mappings, func(x, y ofp.TLVMap) int { return cmp.Compare(x.Index, y.Index) })
-		return s.Reply(m, rep)
+		return s.Reply(m, b.ports.tlvTable())
 	case *ofp.BundleCtrl:
-		return b.bundleCtrl(s, st, m, body)
+		return b.bundles.ctrl(s, st, m, body)
 	case *ofp.BundleAdd:
-		return b.bundleAdd(s, st, m, body)
+		return b.bundles.add(s, st, m, body)
 	case *ofp.PacketOut:
-		return b.packetOut(s, m, body)
+		if err := checkWrite(s); err != nil {
+			return err
+		}
+		return b.exec.packetOut(m, body)
 	case *ofp.Resume:
-		return b.resume(s, &resumeMsg{Resume: body, Version: m.Version})
+		if err := checkWrite(s); err != nil {
+			return err
+		}
+		return b.exec.resume(&resumeMsg{Resume: body, Version: m.Version})
 	case *ofp.TableFeaturesRequest:
 		return b.tabs.tableFeaturesReply(s, m, body)
 	case *ofp.GroupMod:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		b.gmu.Lock()
@@ -114,7 +116,7 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		if err := b.groups.groupMod(body); err != nil {
 			return err
 		}
-		b.forwardGroupMod(s, m.XID, body, existed)
+		b.notify.forwardGroupMod(s, m.XID, body, existed, b.groups.buckets(body.GroupID))
 		return nil
 	case *ofp.GroupDescRequest:
 		return b.groups.groupDesc(s, m, body)
@@ -123,13 +125,13 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 	case *ofp.GroupFeaturesRequest:
 		return s.Reply(m, ofp.OVSGroupFeatures(m.Version))
 	case *ofp.MeterMod:
-		if err := b.checkWrite(s); err != nil {
+		if err := checkWrite(s); err != nil {
 			return err
 		}
 		if err := b.meters.meterMod(body); err != nil {
 			return err
 		}
-		b.forwardMeterMod(s, m.XID, body)
+		b.notify.forwardMeterMod(s, m.XID, body)
 		return nil
 	case *ofp.MeterConfigRequest:
 		return b.meters.meterConfig(s, m, body)
@@ -218,59 +220,4 @@ func (b *Bridge) setAsync(st *connState, ac *ofp.AsyncConfig, v uint8) {
 		}
 	}
 	st.Async.Store(&cur)
-}
-
-// tlvOptionSpace is the Geneve option space Open vSwitch's TLV table
-// allots and reports.
-const tlvOptionSpace = 256
-
-// tlvMod applies a TLV table change with Open vSwitch's checks.
-func (b *Bridge) tlvMod(tm *ofp.TLVTableMod) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch tm.Command {
-	case ofp.TLVClear:
-		return b.setTLVs(nil)
-	case ofp.TLVAdd:
-		// As Open vSwitch, one mapping after another: the field must be
-		// free, then the option unmapped, then the 256 bytes of option
-		// space (gvs's flow key holds fewer; setTLVs refuses more).
-		next := append([]ofp.TLVMap(nil), b.tlv...)
-		space := 0
-		for _, o := range next {
-			space += int(o.OptLen)
-		}
-		for _, nm := range tm.Mappings {
-			if nm.Index >= 64 {
-				return &ofp.Error{Code: ofp.NXTTMFC_BAD_FIELD_IDX}
-			}
-			if nm.OptLen%4 != 0 || nm.OptLen > 124 {
-				return &ofp.Error{Code: ofp.NXTTMFC_BAD_OPT_LEN}
-			}
-			if slices.ContainsFunc(next, func(o ofp.TLVMap) bool { return o.Index == nm.Index }) {
-				return &ofp.Error{Code: ofp.NXTTMFC_ALREADY_MAPPED}
-			}
-			if slices.ContainsFunc(next, func(o ofp.TLVMap) bool { return o.OptClass == nm.OptClass && o.OptType == nm.OptType }) {
-				return &ofp.Error{Code: ofp.NXTTMFC_DUP_ENTRY}
-			}
-			if space += int(nm.OptLen); space > tlvOptionSpace {
-				return &ofp.Error{Code: ofp.NXTTMFC_TABLE_FULL}
-			}
-			next = append(next, nm)
-		}
-		return b.setTLVs(next)
-	case ofp.TLVDelete:
-		next := b.tlv[:0:0]
-		for _, o := range b.tlv {
-			del := false
-			for _, dm := range tm.Mappings {
-				del = del || dm.Index == o.Index
-			}
-			if !del {
-				next = append(next, o)
-			}
-		}
-		return b.setTLVs(next)
-	}
-	return &ofp.Error{Code: ofp.OFPBRC_BAD_SUBTYPE}
 }

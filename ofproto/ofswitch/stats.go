@@ -200,45 +200,6 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-func (b *Bridge) portDesc(s ofconn.Sender, m *ofp.Msg, req *ofp.PortDescRequest) error {
-	rep := &ofp.PortDescReply{}
-	for _, p := range b.Ports() {
-		op := ofpPort(&p, m.Version)
-		op.PortNo = ofp.PortToOF11(p.OFPort)
-		if req.PortNo != ofp.PortAny && req.PortNo != op.PortNo {
-			continue
-		}
-		rep.Ports = append(rep.Ports, op)
-	}
-	return replyMultipart(s, m, rep)
-}
-
-// PortCounters returns a port's counters; the daemon provides it.
-type PortCounters func(odp uint32) (ofp.PortStats, bool)
-
-func (b *Bridge) portStats(s ofconn.Sender, m *ofp.Msg, req *ofp.PortStatsRequest) error {
-	rep := &ofp.PortStatsReply{}
-	now := time.Now()
-	for _, p := range b.Ports() {
-		no := ofp.PortToOF11(p.OFPort)
-		if req.PortNo != ofp.PortAny && req.PortNo != no {
-			continue
-		}
-		var ps ofp.PortStats
-		switch {
-		case b.cfg.PortStats != nil && p.ODP != xlate.NoODP:
-			ps, _ = b.cfg.PortStats(p.ODP)
-		case p.PeerBridge != "":
-			ps = b.up.PatchPortStats(p.OFPort)
-		}
-		ps.PortNo = no
-		d := now.Sub(p.Created).Truncate(time.Millisecond)
-		ps.DurationSec, ps.DurationNsec = uint32(d/time.Second), uint32(d%time.Second)
-		rep.Stats = append(rep.Stats, ps)
-	}
-	return replyMultipart(s, m, rep)
-}
-
 func (b *Bridge) descStats(s ofconn.Sender, m *ofp.Msg) error {
 	return s.Reply(m, &ofp.DescStatsReply{MfrDesc: mfrDesc, HWDesc: hwDesc, SWDesc: b.cfg.Version,
 		SerialNum: serialDesc, DPDesc: "None"})

@@ -57,8 +57,20 @@ func ParseTraceFlow(s string) (mf.Flow, error) {
 // Trace translates in through the bridge without side effects and
 // returns Open vSwitch's ofproto/trace report: the flow, every table and
 // action, the final flow, the megaflow and the datapath actions.
-func (b *Bridge) Trace(in TraceInput) string {
-	snap := b.xl.Snapshot()
+func (b *Bridge) Trace(in TraceInput) string { return b.tracer.trace(in) }
+
+// tracer writes ofproto/trace reports for one bridge: it translates
+// without side effects, prints each step, and follows the
+// recirculations conntrack makes (--ct-next, simulated NAT).
+type tracer struct {
+	name   string
+	xl     *xlate.Xlator
+	recirc *xlate.RecircTable
+}
+
+// trace is Bridge.Trace.
+func (tr *tracer) trace(in TraceInput) string {
+	snap := tr.xl.Snapshot()
 	fl := in.Flow
 	key := fl.Key
 	odpIn := uint32(xlate.NoODP)
@@ -92,7 +104,7 @@ func (b *Bridge) Trace(in TraceInput) string {
 	key.InPort = odpIn
 	var sb strings.Builder
 	var queue []*xlate.TraceEvent
-	b.tracePassActions(&sb, fl, key, pkt, &queue, 0, in.Actions)
+	tr.passActions(&sb, fl, key, pkt, &queue, 0, in.Actions)
 	// Follow the recirculations ct() made, as Open vSwitch does, with
 	// the --ct-next states in turn, then ct_state=trk|new, and NAT
 	// simulated as translating to the first address and port of the
@@ -126,10 +138,10 @@ func (b *Bridge) Trace(in TraceInput) string {
 		rkey := rfl.Key
 		rkey.InPort = odpIn
 		table := uint8(0)
-		if fz, ok := b.cfg.Recirc.Get(ev.RecircID); ok {
+		if fz, ok := tr.recirc.Get(ev.RecircID); ok {
 			table = fz.Table
 		}
-		b.tracePass(&sb, rfl, rkey, nil, &queue, table)
+		tr.pass(&sb, rfl, rkey, nil, &queue, table)
 	}
 	return sb.String()
 }
@@ -192,18 +204,18 @@ func traceLine(sb *strings.Builder, ev *xlate.TraceEvent) {
 // maxTracePasses bounds the recirculations a trace follows.
 const maxTracePasses = 64
 
-// tracePass prints one translation: the flow, the steps, the final flow,
+// pass prints one translation: the flow, the steps, the final flow,
 // the megaflow and the datapath actions. A pass resumed from a
 // recirculation (resume > 0 or a recirc_id) starts with Open vSwitch's
 // "thaw" lines. Recirculations ct() queued go to queue.
-func (b *Bridge) tracePass(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt *packet.Packet, queue *[]*xlate.TraceEvent, resume uint8) {
-	b.tracePassActions(sb, fl, key, pkt, queue, resume, nil)
+func (tr *tracer) pass(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt *packet.Packet, queue *[]*xlate.TraceEvent, resume uint8) {
+	tr.passActions(sb, fl, key, pkt, queue, resume, nil)
 }
 
-// tracePassActions is tracePass; with acts not nil the pass runs them as
+// passActions is pass; with acts not nil the pass runs them as
 // a packet-out's actions (each printed as translation reaches it).
-func (b *Bridge) tracePassActions(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt *packet.Packet, queue *[]*xlate.TraceEvent, resume uint8, acts []ofp.Action) {
-	fmt.Fprintf(sb, "Flow: %s\n\nbridge(\"%s\")\n%s\n", flowString(&fl), b.cfg.Name, strings.Repeat("-", len(b.cfg.Name)+10))
+func (tr *tracer) passActions(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt *packet.Packet, queue *[]*xlate.TraceEvent, resume uint8, acts []ofp.Action) {
+	fmt.Fprintf(sb, "Flow: %s\n\nbridge(\"%s\")\n%s\n", flowString(&fl), tr.name, strings.Repeat("-", len(tr.name)+10))
 	if key.RecircID != 0 {
 		fmt.Fprintf(sb, "    thaw\n        Resuming from table %d\n", resume)
 	}
@@ -221,7 +233,7 @@ func (b *Bridge) tracePassActions(sb *strings.Builder, fl mf.Flow, key flow.Key,
 		xin.Regs, xin.Metadata = fl.Regs, fl.Metadata
 	}
 	var out xlate.Out
-	b.xl.Translate(&xin, &out)
+	tr.xl.Translate(&xin, &out)
 	final := out.Final
 	final.InPort = fl.InPort
 	final.RecircID = fl.RecircID

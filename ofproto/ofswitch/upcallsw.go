@@ -17,11 +17,11 @@ type upcallSwitch struct{ b *Bridge }
 
 var _ upcall.Switch = upcallSwitch{}
 
-func (s upcallSwitch) SendPacketIns(pis []xlate.PacketIn) { s.b.sendPacketIns(pis) }
+func (s upcallSwitch) SendPacketIns(pis []xlate.PacketIn) { s.b.notify.sendPacketIns(pis) }
 
 func (s upcallSwitch) ApplyFlowMods(fms []*oftable.FlowMod) error { return s.b.applyFlowMods(fms) }
 
-func (s upcallSwitch) SlowPath(u *dpif.Upcall) { s.b.slowPathUpcall(u) }
+func (s upcallSwitch) SlowPath(u *dpif.Upcall) { s.b.exec.slowPath(u) }
 
 func (s upcallSwitch) Sample(u *dpif.Upcall) bool { return s.b.fe.sampleUpcall(u) }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/gvs-project/gvs/datapath/flow"
 	"log/slog"
 	"math"
 	"net"
@@ -21,9 +20,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/netdev"
-	"github.com/gvs-project/gvs/datapath/netdev/afpacket"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
-	"github.com/gvs-project/gvs/datapath/netdev/tap"
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ofproto/bfd"
@@ -31,6 +28,7 @@ import (
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
 	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/upcall"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 	"golang.org/x/sys/unix"
@@ -88,19 +86,20 @@ type Backer struct {
 	// packet's in_port; recircs are the datapaths' recirculation ids.
 	muxes   map[string]*upcallMux
 	recircs map[string]*xlate.RecircTable
-	// vports are the datapaths' shared tunnel vports by name.
-	vports map[string]map[string]*vportRef
+	// devs opens the interfaces' devices (devices.go).
+	devs *devices
+	// view reads the bridges for the commands (view.go).
+	view *View
+	// vports are the datapaths' shared tunnel vports (tunnels.go).
+	vports *vportTable
 	// tnl is the native tunnelling environment (routes, neighbours).
 	tnl *tunnelEnv
-	// portErrs is the error last logged for each interface that could
-	// not be added, by "bridge/interface" (portwarn.go).
-	portErrs map[string]string
+	// portErrs are the interface errors logged (portwarn.go).
+	portErrs portErrors
 	// bfd runs the interfaces' BFD sessions (bfd.go).
 	bfd *bfdMonitor
-	// bnd runs the bonded ports and their LACP (bonds.go) on clock,
-	// which time/warp moves on (clock.go).
-	bnd   *bonds
-	clock warpClock
+	// bnd runs the bonded ports and their LACP (bonds.go).
+	bnd *bonds
 }
 
 type dpBridge struct {
@@ -187,9 +186,19 @@ func New(ctx context.Context, cfg Config) *Backer {
 		cfg.Count = func(string) {}
 	}
 	s := &Backer{cfg: cfg, log: cfg.Logger("vswitchd"), bridges: map[string]*dpBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
-		vports: map[string]map[string]*vportRef{}, bfd: newBFDMonitor(), bnd: newBonds()}
+		bfd: newBFDMonitor(), bnd: newBonds()}
 	s.dps = &datapathSet{workers: cfg.Workers, log: s.log, dpLog: cfg.Logger, created: cfg.DatapathCreated, dps: map[string]*dpnetdev.Datapath{}}
+	s.devs = &devices{disableSystem: cfg.DisableSystem, dummySystem: cfg.DummySystem, dummyOverride: cfg.DummyOverride,
+		runDir: cfg.RunDir, logger: cfg.Logger, dps: s.dps}
+	s.view = &View{mu: &s.mu, bridges: s.bridges, dps: s.dps}
+	s.vports = &vportTable{dps: s.dps, m: map[string]map[string]*vportRef{}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
+	s.portErrs.logger = cfg.Logger
+	s.bfd.mu, s.bfd.bridges, s.bfd.republish, s.bfd.logger, s.bfd.count = &s.mu, s.bridges, s.syncPorts, cfg.Logger, cfg.Count
+	s.bfd.ctx, s.bfd.wg = s.ctx, &s.wg
+	s.bnd.mu, s.bnd.bridges, s.bnd.republish, s.bnd.logger = &s.mu, s.bridges, s.syncPorts, cfg.Logger
+	s.bnd.ctx, s.bnd.wg = s.ctx, &s.wg
+	s.view.bnd = s.bnd
 	s.tnl = newTunnelEnv(s, !cfg.DisableSystem)
 	s.tnl.watch(s.ctx)
 	return s
@@ -286,7 +295,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 		Logf:              func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) },
 		BundleIdleTimeout: func() time.Duration { return time.Duration(s.dps.bundleIdle.Load()) },
 		OFDebug:           s.cfg.OFDebug,
-		BFDProcessed:      s.bfdProcessed,
+		BFDProcessed:      s.bfd.processed,
 		LACPProcessed:     func() { notify(s.bnd.wake) },
 	})
 	if err != nil {
@@ -331,64 +340,12 @@ func portStats(dp dpif.Datapath, no uint32) (ofp.PortStats, bool) {
 // ControllerStatus reports a bridge's controller connection
 // (bridge.ControllerStatuser).
 func (s *Backer) ControllerStatus(bname, target string) (bridge.ControllerStatus, bool) {
-	of := s.OFBridge(bname)
+	of := s.view.OFBridge(bname)
 	if of == nil {
 		return bridge.ControllerStatus{}, false
 	}
 	cs, ok := of.ControllerStatus(target)
 	return bridge.ControllerStatus{IsConnected: cs.IsConnected, Role: cs.Role, Status: cs.Status}, ok
-}
-
-// OFBridge returns a bridge's OpenFlow switch, or nil.
-func (s *Backer) OFBridge(name string) *ofswitch.Bridge {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b := s.bridges[name]; b != nil {
-		return b.of
-	}
-	return nil
-}
-
-// PortNumber returns the OpenFlow number of a bridge's port by name.
-func (s *Backer) PortNumber(bname, port string) (int64, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b := s.bridges[bname]; b != nil {
-		if p := b.ports[port]; p != nil {
-			return p.ofport, true
-		}
-	}
-	return 0, false
-}
-
-// OFBridges returns every bridge's OpenFlow switch in name order.
-func (s *Backer) OFBridges() []*ofswitch.Bridge {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*ofswitch.Bridge
-	for _, n := range sortedKeys(s.bridges) {
-		if of := s.bridges[n].of; of != nil {
-			out = append(out, of)
-		}
-	}
-	return out
-}
-
-// BridgeDatapath returns a bridge's datapath and its datapath ports.
-func (s *Backer) BridgeDatapath(name string) (dpif.Datapath, map[uint32]bool, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.bridges[name]
-	if b == nil {
-		return nil, nil, false
-	}
-	ports := map[uint32]bool{}
-	for _, p := range b.ports {
-		if p.dev != nil {
-			ports[p.odp] = true
-		}
-	}
-	return s.Datapath(b.dpTyp), ports, true
 }
 
 // datapathID returns a bridge's datapath ID as BridgeStatus reports it.
@@ -449,8 +406,8 @@ func (s *Backer) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 			next[ic.Name] = v
 		}
 	}
-	changed := s.configureBFDLocked(b, ports)
-	changed = s.configureBondsLocked(b, ports) || changed // bonds.go
+	changed := s.bfd.configureLocked(b, ports)
+	changed = s.bnd.configureLocked(b, ports) || changed // bonds.go
 	changed = changed || len(next) != len(b.vlans)
 	for n, v := range next {
 		if o, ok := b.vlans[n]; !ok || o.tag != v.tag || o.mode != v.mode || o.trunks != v.trunks {
@@ -473,7 +430,7 @@ func (s *Backer) ofPorts(b *dpBridge) []ofswitch.Port {
 		}
 		op.BFD, op.NoForward = p.bfd, p.bfdNoFwd
 		var lacpDown bool
-		op.Bundle, lacpDown = s.bundleOf(b, p.name) // bonds.go
+		op.Bundle, lacpDown = s.bnd.bundleOf(b, p.name) // bonds.go
 		op.NoForward = op.NoForward || lacpDown || (op.Bundle == nil && p.lacp)
 		if p.dev != nil {
 			op.ODP = p.odp
@@ -690,9 +647,9 @@ func (s *Backer) DelBridge(name string) error {
 		s.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nil)
 	}
 	delete(s.bridges, name)
-	s.forgetPortErrors(name, nil) // portwarn.go
-	s.reapBFDLocked()
-	s.forgetBridgeBondsLocked(name) // bonds.go
+	s.portErrs.forget(name, nil) // portwarn.go
+	s.bfd.reapLocked()
+	s.bnd.forgetBridgeLocked(name) // bonds.go
 	if b != nil && b.of != nil {
 		s.recircs[b.dpTyp].Register(name, nil)
 		s.syncPorts(b)
@@ -701,147 +658,10 @@ func (s *Backer) DelBridge(name string) error {
 	return nil
 }
 
-// BridgeFDB returns a bridge's MAC table and a function naming its
-// datapath ports by OpenFlow number (LOCAL for the local port), for fdb/*.
-func (s *Backer) BridgeFDB(name string) (*l2fib.Table, func(uint32) string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.bridges[name]
-	if b == nil || b.fdb == nil {
-		return nil, nil, false
-	}
-	names := map[uint32]string{}
-	for _, p := range b.ports {
-		if p.typ == "patch" {
-			names[xlate.PatchFDBPort(uint16(p.ofport))] = strconv.FormatInt(p.ofport, 10)
-		}
-		if p.dev == nil {
-			continue
-		}
-		if p.ofport == bridge.OFPPLocal {
-			names[p.odp] = "LOCAL"
-		} else {
-			names[p.odp] = strconv.FormatInt(p.ofport, 10)
-		}
-	}
-	return b.fdb, func(odp uint32) string {
-		if n, ok := names[odp]; ok {
-			return n
-		}
-		return "?"
-	}, true
-}
-
-// ODPPort returns the datapath port of a bridge's port given by OpenFlow
-// number or name.
-func (s *Backer) ODPPort(bname, port string) (uint32, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.bridges[bname]
-	if b == nil {
-		return 0, false
-	}
-	for name, p := range b.ports {
-		if name != port && strconv.FormatInt(p.ofport, 10) != port {
-			continue
-		}
-		switch {
-		case p.dev != nil:
-			return p.odp, true
-		case p.typ == "patch" && p.ofport > 0:
-			// Patch ports have numbers of their own in the MAC table.
-			return xlate.PatchFDBPort(uint16(p.ofport)), true
-		}
-	}
-	return 0, false
-}
-
-// BridgeNames lists the bridges in name order.
-func (s *Backer) BridgeNames() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return sortedKeys(s.bridges)
-}
-
-// isKernelDevice reports whether openDevice gives the interface a Linux
-// network device (AF_PACKET or tap) rather than an in-memory one.
-func (s *Backer) isKernelDevice(b *dpBridge, ic *bridge.IfaceConfig) bool {
-	t := s.devType(b, ic)
-	return t == "system" || t == "internal"
-}
-
-// devType is the device an interface gets, as Open vSwitch's netdev and
-// dpif providers decide under its test modes: "dummy" (in-memory),
-// "system" (AF_PACKET), "internal" (tap), "refused" (the kernel datapath
-// type is disabled), or another type for openDevice to refuse.
-func (s *Backer) devType(b *dpBridge, ic *bridge.IfaceConfig) string {
-	typ := ic.Type
-	if typ == "" {
-		typ = "system"
-	}
-	if typ != "system" && typ != "internal" {
-		return typ
-	}
-	kernelBridge := b.cfgType == "system" // the kernel datapath type
-	switch {
-	case s.cfg.DummyOverride, b.dpTyp == "dummy" && typ == "internal":
-		return "dummy"
-	case s.cfg.DummySystem && (typ == "system" || kernelBridge):
-		// The "system" netdev type is a dummy, and so is the system
-		// datapath, whose internal ports are dummy-internal.
-		return "dummy"
-	case s.cfg.DisableSystem && kernelBridge:
-		if typ == "internal" {
-			return "dummy"
-		}
-		return "refused"
-	}
-	return typ
-}
-
-// openDevice opens an interface's device by type, as Open vSwitch's
-// netdev providers do.
-func (s *Backer) openDevice(b *dpBridge, ic *bridge.IfaceConfig) (netdev.Device, error) {
-	switch typ := s.devType(b, ic); typ {
-	case "dummy":
-		mac := b.localDummyMAC
-		if ic.Name != b.name || ic.Type != "internal" || mac == ([6]byte{}) {
-			mac = s.dps.nextDummyMAC()
-		}
-		dev, err := dummy.New(dummy.Config{Name: ic.Name, Internal: ic.Type == "internal", MAC: mac, MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
-		if err != nil {
-			return nil, err
-		}
-		// Streams join this port to dummy ports of other switches; a
-		// stream that cannot open is logged and the port stays, as
-		// netdev-dummy does. Relative unix paths are under the run
-		// directory, as Open vSwitch resolves them.
-		if err := dev.SetStreams(ic.Options["pstream"], ic.Options["stream"], s.cfg.RunDir); err != nil {
-			s.cfg.Logger("netdev_dummy").Warn(strings.TrimSuffix(err.Error(), ": "+dummy.ErrBothStreams.Error()))
-		}
-		return dev, nil
-	case "refused":
-		return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
-	case "system":
-		dev, err := afpacket.Open(afpacket.Config{Name: ic.Name})
-		if err != nil {
-			return nil, fmt.Errorf("could not open network device %s (No such device)", ic.Name)
-		}
-		return dev, nil
-	case "internal":
-		dev, err := tap.Open(tap.Config{Name: ic.Name, MTU: int(ic.MTURequest)})
-		if err != nil {
-			return nil, fmt.Errorf("could not open network device %s (%v)", ic.Name, err)
-		}
-		return dev, nil
-	}
-	return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
-}
-
 func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer func() { s.logPortError(bname, ic.Name, err) }() // portwarn.go
+	defer func() { s.portErrs.log(bname, ic.Name, err) }() // portwarn.go
 	b := s.bridges[bname]
 	if b == nil {
 		return -1, fmt.Errorf("no bridge %s", bname)
@@ -850,8 +670,8 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 	// A port with BFD enabled is announced not live (OFPPS_LIVE clear):
 	// its session starts down, and Open vSwitch configures BFD before the
 	// port's first status. A parked session keeps its own decision.
-	if pk, ok := s.bfd.parked[ic.Name]; ok {
-		p.bfdNoFwd = pk.noFwd
+	if noFwd, ok := s.bfd.parkedNoFwd(ic.Name); ok {
+		p.bfdNoFwd = noFwd
 	} else {
 		p.bfdNoFwd = ic.BFD["enable"] == "true"
 	}
@@ -873,11 +693,11 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 		// random locally administered unicast MAC.
 		randomMAC(&p.mac)
 	} else if isTunnelType(ic.Type) {
-		if err := s.addTunnelPort(b, ic, p); err != nil {
+		if err := s.vports.attach(b.dpTyp, ic, p); err != nil {
 			return -1, err
 		}
 	} else {
-		dev, err := s.openDevice(b, ic)
+		dev, err := s.devs.open(b, ic)
 		if err != nil {
 			return -1, err
 		}
@@ -892,7 +712,7 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 		}
 		p.dev, p.odp = dev, no
 	}
-	if p.dev != nil && s.isKernelDevice(b, ic) {
+	if p.dev != nil && s.devs.kernel(b, ic) {
 		p.status = driverStatus(ic.Name)
 	}
 	// Numbered only once the port exists, so that a failed port does not
@@ -912,7 +732,7 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 			p.dev.Close()
 		}
 		if p.tunnel != nil {
-			s.releaseVport(b.dpTyp, p.tunnel)
+			s.vports.release(b.dpTyp, p.tunnel)
 		}
 		return -1, fmt.Errorf("could not add network device %s to ofproto (No space left on device)", ic.Name)
 	}
@@ -924,37 +744,6 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 	b.updateLocalMTU()
 	s.syncPorts(b)
 	return p.ofport, nil
-}
-
-// DpifShowBridges lists the bridges of datapath type dpTyp and their
-// ports as dpif/show does: "    NAME OFPORT/ODP: (TYPE)" in name order.
-func (s *Backer) DpifShowBridges(dpTyp string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var sb strings.Builder
-	for _, bn := range sortedKeys(s.bridges) {
-		b := s.bridges[bn]
-		if b.dpTyp != dpTyp {
-			continue
-		}
-		fmt.Fprintf(&sb, "  %s:\n", bn)
-		for _, pn := range sortedKeys(b.ports) {
-			p := b.ports[pn]
-			odp, typ := "none", "patch: peer="+p.peer
-			switch {
-			case p.dev != nil:
-				odp, typ = strconv.FormatUint(uint64(p.odp), 10), p.dev.Type()
-			case p.tunnel != nil:
-				odp, typ = strconv.FormatUint(uint64(p.odp), 10), tunnelConfigText(p.tunnel, p.tunnelOpts)
-			}
-			if typ == "system" {
-				fmt.Fprintf(&sb, "    %s %d/%s:\n", pn, p.ofport, odp)
-				continue
-			}
-			fmt.Fprintf(&sb, "    %s %d/%s: (%s)\n", pn, p.ofport, odp, typ)
-		}
-	}
-	return sb.String()
 }
 
 // dummyPortNo numbers a port of the dummy datapath as Open vSwitch's does,
@@ -1045,12 +834,12 @@ func (s *Backer) DelPort(bname, iface string) error {
 		return nil
 	}
 	delete(b.ports, iface)
-	s.closeBFDLocked(p)
+	s.bfd.closeLocked(p)
 	if p.ofport != bridge.OFPPLocal {
 		b.freedAt[p.ofport] = time.Now()
 	}
 	if p.tunnel != nil {
-		s.releaseVport(b.dpTyp, p.tunnel)
+		s.vports.release(b.dpTyp, p.tunnel)
 	}
 	if p.dev != nil {
 		s.Datapath(b.dpTyp).DelPort(p.odp)
@@ -1257,47 +1046,6 @@ func randomMAC(m *[6]byte) {
 	m[0] = m[0]&^1 | 2
 }
 
-// hasDummyDevice reports whether a dummy device of that name is a port.
-func (s *Backer) hasDummyDevice(name string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, b := range s.bridges {
-		if p := b.ports[name]; p != nil && p.dev != nil {
-			_, ok := p.dev.(*dummy.Device)
-			return ok
-		}
-	}
-	return false
-}
-
-// ODPBridge returns the bridge that translates packets with datapath key
-// k: the owner of its input port, or of the tunnel port that receives it.
-func (s *Backer) ODPBridge(k *flow.Key) *ofswitch.Bridge {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var tunnels []*ofswitch.Bridge
-	for _, bn := range sortedKeys(s.bridges) {
-		b := s.bridges[bn]
-		for _, p := range b.ports {
-			if p.odp != k.InPort || b.of == nil {
-				continue
-			}
-			if p.dev != nil {
-				return b.of
-			}
-			if p.tunnel != nil {
-				tunnels = append(tunnels, b.of)
-			}
-		}
-	}
-	for _, b := range tunnels {
-		if b.TunnelReceives(k) {
-			return b
-		}
-	}
-	return nil
-}
-
 // inactivityProbes converts the Controller rows' inactivity_probe.
 func inactivityProbes(cfg *bridge.BridgeConfig) map[string]*int64 {
 	out := make(map[string]*int64, len(cfg.ControllerProbes))
@@ -1335,4 +1083,24 @@ func flowTables(cfg *bridge.BridgeConfig) map[uint8]ofswitch.TableSettings {
 		out[uint8(id)] = ts
 	}
 	return out
+}
+
+// SyncAllPorts gives every bridge's OpenFlow switch its ports again, after
+// devices changed state behind the backer (netdev-dummy/set-admin-state).
+func (s *Backer) SyncAllPorts() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range sortedKeys(s.bridges) {
+		s.syncPorts(s.bridges[n])
+	}
+}
+
+// flowLimitLocked returns the dynamic flow limit a new bridge of datapath
+// type typ shares with the others (a new one for the first, bounded by
+// the datapath's other_config:flow-limit). Called with s.mu held.
+func (s *Backer) flowLimitLocked(typ string) *upcall.FlowLimit {
+	if fl := s.view.sharedFlowLimitLocked(typ); fl != nil {
+		return fl
+	}
+	return upcall.NewFlowLimit(s.Datapath(typ).ConfiguredFlowLimit())
 }

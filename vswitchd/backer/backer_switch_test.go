@@ -53,7 +53,7 @@ func TestBridgesOfOneTypeShareOneDatapath(t *testing.T) {
 		}
 		t.Fatalf("datapaths = %v, want [ovs-dummy]", names)
 	}
-	if got := s.DumpDps(); got != "dummy@br0\ndummy@br1\n" {
+	if got := s.View().DumpDps(); got != "dummy@br0\ndummy@br1\n" {
 		t.Errorf("DumpDps() = %q", got)
 	}
 }
@@ -79,7 +79,7 @@ func TestOfportAllocationHonoursRequestsAndDelaysReuse(t *testing.T) {
 	if no := addPort(t, s, "br0", bridge.IfaceConfig{Name: "p3", Type: "dummy"}); no != 3 {
 		t.Errorf("p3: ofport %d, want 3", no)
 	}
-	if no, ok := s.PortNumber("br0", "p5"); !ok || no != 5 {
+	if no, ok := s.View().PortNumber("br0", "p5"); !ok || no != 5 {
 		t.Errorf("PortNumber(br0, p5) = %d, %v", no, ok)
 	}
 }
@@ -99,7 +99,7 @@ func TestPatchPortsPeerAcrossBridgesOfOneDatapath(t *testing.T) {
 	if got := s.IfaceStatus("br0", "patch-a").Error; got != "" {
 		t.Errorf("peered: error %q", got)
 	}
-	for _, p := range s.OFBridge("br0").Ports() {
+	for _, p := range s.View().OFBridge("br0").Ports() {
 		if p.Name == "patch-a" {
 			if p.PeerBridge != "br1" || int64(p.PeerPort) != nb {
 				t.Errorf("patch-a's peer = %s:%d, want br1:%d", p.PeerBridge, p.PeerPort, nb)

@@ -2,7 +2,9 @@ package backer
 
 import (
 	"context"
+	"log/slog"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/gvs-project/gvs/ofproto/bfd"
@@ -28,6 +30,18 @@ type bfdMonitor struct {
 	// options changed) keeps its session, as Open vSwitch reconfigures
 	// such an interface in place.
 	parked map[string]parkedBFD
+
+	// What the monitor needs of the backer: its lock and bridges (whose
+	// ports hold the sessions), a way to republish a bridge's ports, its
+	// logs and coverage counters, and the context and wait group its
+	// loop runs under.
+	mu        *sync.Mutex
+	bridges   map[string]*dpBridge
+	republish func(*dpBridge)
+	logger    func(module string) *slog.Logger
+	count     func(name string)
+	ctx       context.Context
+	wg        *sync.WaitGroup
 }
 
 type parkedBFD struct {
@@ -38,6 +52,13 @@ type parkedBFD struct {
 
 func newBFDMonitor() *bfdMonitor {
 	return &bfdMonitor{reg: bfd.NewRegistry(), wake: make(chan struct{}, 1), status: make(chan struct{}, 1), parked: map[string]parkedBFD{}}
+}
+
+// parkedNoFwd is the forwarding decision of the parked session of
+// interface name, if there is one.
+func (m *bfdMonitor) parkedNoFwd(name string) (noFwd, ok bool) {
+	pk, ok := m.parked[name]
+	return pk.noFwd, ok
 }
 
 // bfdMonitorInterval bounds how long the monitor sleeps, as Open
@@ -56,12 +77,12 @@ func (s *Backer) StatusChanged() <-chan struct{} { return s.bfd.status }
 
 var _ bridge.StatusNotifier = (*Backer)(nil)
 
-// configureBFDLocked applies the interfaces' bfd columns to their ports'
+// configureLocked applies the interfaces' bfd columns to their ports'
 // sessions (iface_configure_bfd). It reports whether a session was
 // created or removed: the ports must then be republished (translation
-// recognises control packets by the port's session). Called with s.mu
+// recognises control packets by the port's session). Called with m.mu
 // held.
-func (s *Backer) configureBFDLocked(b *dpBridge, ports []bridge.PortConfig) bool {
+func (m *bfdMonitor) configureLocked(b *dpBridge, ports []bridge.PortConfig) bool {
 	changed := false
 	for _, pc := range ports {
 		for _, ic := range pc.Interfaces {
@@ -75,8 +96,8 @@ func (s *Backer) configureBFDLocked(b *dpBridge, ports []bridge.PortConfig) bool
 			} else if of, no := b.of, uint16(p.ofport); p.typ == "patch" && of != nil {
 				rx = func() uint64 { return of.Upcalls().PatchRxPackets(no) }
 			}
-			if pk, ok := s.bfd.parked[ic.Name]; ok && p.bfd == nil {
-				delete(s.bfd.parked, ic.Name)
+			if pk, ok := m.parked[ic.Name]; ok && p.bfd == nil {
+				delete(m.parked, ic.Name)
 				p.bfd, p.bfdCfg, p.bfdNoFwd = pk.sess, pk.cfg, pk.noFwd
 				p.bfd.SetRxPackets(rx)
 				changed = true // the new port must be published with it
@@ -86,12 +107,12 @@ func (s *Backer) configureBFDLocked(b *dpBridge, ports []bridge.PortConfig) bool
 				continue // reconfigured only when the column changes, as Open vSwitch
 			}
 			p.bfdCfg = ic.BFD
-			env := bfd.Env{Log: s.cfg.Logger("bfd"), Changed: func() { notify(s.bfd.wake); notify(s.bfd.status) },
+			env := bfd.Env{Log: m.logger("bfd"), Changed: func() { notify(m.wake); notify(m.status) },
 				// Registered on the first drop, so that coverage/show
 				// reads as Open vSwitch's until then.
-				Dropped: func() { s.cfg.Count("bfd_rx_drop") }}
+				Dropped: func() { m.count("bfd_rx_drop") }}
 			env.RxPackets = rx
-			p.bfd = s.bfd.reg.Open(old, ic.Name, ic.BFD, env)
+			p.bfd = m.reg.Open(old, ic.Name, ic.BFD, env)
 			nf := p.bfdNoFwd && p.bfd != nil // no session: forwarding as far as BFD goes
 			if p.bfd != old || nf != p.bfdNoFwd {
 				changed = true
@@ -99,45 +120,45 @@ func (s *Backer) configureBFDLocked(b *dpBridge, ports []bridge.PortConfig) bool
 			p.bfdNoFwd = nf
 		}
 	}
-	s.reapBFDLocked()
+	m.reapLocked()
 	if changed {
-		notify(s.bfd.wake)
-		notify(s.bfd.status)
-		if !s.bfd.started {
-			s.bfd.started = true
-			s.wg.Add(1)
-			go func() { defer s.wg.Done(); s.runBFD(s.ctx) }()
+		notify(m.wake)
+		notify(m.status)
+		if !m.started {
+			m.started = true
+			m.wg.Add(1)
+			go func() { defer m.wg.Done(); m.run() }()
 		}
 	}
 	return changed
 }
 
-// closeBFDLocked parks a deleted port's session: the configuration that
+// closeLocked parks a deleted port's session: the configuration that
 // follows the deletion takes it back if the interface is re-added, and
-// ends it otherwise (reapBFDLocked).
-func (s *Backer) closeBFDLocked(p *dpPort) {
+// ends it otherwise (reapLocked).
+func (m *bfdMonitor) closeLocked(p *dpPort) {
 	if p.bfd != nil {
-		if old, ok := s.bfd.parked[p.name]; ok {
-			s.bfd.reg.Close(old.sess)
+		if old, ok := m.parked[p.name]; ok {
+			m.reg.Close(old.sess)
 		}
-		s.bfd.parked[p.name] = parkedBFD{sess: p.bfd, cfg: p.bfdCfg, noFwd: p.bfdNoFwd}
+		m.parked[p.name] = parkedBFD{sess: p.bfd, cfg: p.bfdCfg, noFwd: p.bfdNoFwd}
 		p.bfd = nil
 	}
 }
 
-// reapBFDLocked ends the parked sessions whose interfaces no bridge has.
-func (s *Backer) reapBFDLocked() {
-	for name, pk := range s.bfd.parked {
+// reapLocked ends the parked sessions whose interfaces no bridge has.
+func (m *bfdMonitor) reapLocked() {
+	for name, pk := range m.parked {
 		found := false
-		for _, b := range s.bridges {
+		for _, b := range m.bridges {
 			if b.ports[name] != nil {
 				found = true
 			}
 		}
 		if !found {
-			s.bfd.reg.Close(pk.sess)
-			delete(s.bfd.parked, name)
-			notify(s.bfd.status)
+			m.reg.Close(pk.sess)
+			delete(m.parked, name)
+			notify(m.status)
 		}
 	}
 }
@@ -150,11 +171,12 @@ type bfdPort struct {
 	mac    [6]byte
 }
 
-func (s *Backer) bfdPorts() []bfdPort {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// ports returns the sessions to run.
+func (m *bfdMonitor) ports() []bfdPort {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var out []bfdPort
-	for _, b := range s.bridges {
+	for _, b := range m.bridges {
 		for _, p := range b.ports {
 			if p.bfd == nil || b.of == nil || p.ofport <= 0 {
 				continue
@@ -169,24 +191,24 @@ func (s *Backer) bfdPorts() []bfdPort {
 	return out
 }
 
-// runBFD is the monitor loop.
-func (s *Backer) runBFD(ctx context.Context) {
+// run is the monitor loop.
+func (m *bfdMonitor) run() {
 	clock := bfd.SystemClock{}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		next := clock.Now() + bfdMonitorInterval.Milliseconds()
-		for _, bp := range s.bfdPorts() {
+		for _, bp := range m.ports() {
 			if bp.sess.ShouldSend() {
 				f, oam := bp.sess.PutPacket(bp.mac)
 				if err := bp.of.SendPacket(bp.ofport, f, oam); err != nil {
-					s.cfg.Logger("bfd").Debug(err.Error())
+					m.logger("bfd").Debug(err.Error())
 				}
 			}
 			bp.sess.Run()
 			next = min(next, bp.sess.WakeTime())
 		}
-		s.updateBFDLiveness()
+		m.updateLiveness()
 		d := time.Duration(next-clock.Now()) * time.Millisecond
 		if !t.Stop() {
 			select {
@@ -196,22 +218,22 @@ func (s *Backer) runBFD(ctx context.Context) {
 		}
 		t.Reset(max(d, 0))
 		select {
-		case <-ctx.Done():
+		case <-m.ctx.Done():
 			return
 		case <-t.C:
-		case <-s.bfd.wake:
+		case <-m.wake:
 		}
 	}
 }
 
-// updateBFDLiveness sets each BFD port's NoForward from its session's
+// updateLiveness sets each BFD port's NoForward from its session's
 // forwarding decision (Open vSwitch's may_enable) and republishes the
 // ports of the bridges whose ports changed, so that translation (bundle
 // members, fast-failover buckets) and OFPPS_LIVE follow.
-func (s *Backer) updateBFDLiveness() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, b := range s.bridges {
+func (m *bfdMonitor) updateLiveness() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, b := range m.bridges {
 		changed := false
 		for _, p := range b.ports {
 			if p.bfd == nil {
@@ -222,14 +244,14 @@ func (s *Backer) updateBFDLiveness() {
 			}
 		}
 		if changed {
-			s.syncPorts(b)
+			m.republish(b)
 		}
 	}
 }
 
-// bfdProcessed is ofswitch.Config.BFDProcessed: a session processed a
+// processed is ofswitch.Config.BFDProcessed: a session processed a
 // control packet; a poll is answered at once and liveness updated.
-func (s *Backer) bfdProcessed(*bfd.Session) { notify(s.bfd.wake) }
+func (m *bfdMonitor) processed(*bfd.Session) { notify(m.wake) }
 
 // BFD is the registry of the interfaces' BFD sessions (bfd/show,
 // bfd/set-forwarding).

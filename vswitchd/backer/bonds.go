@@ -2,7 +2,9 @@ package backer
 
 import (
 	"context"
+	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/netdev"
@@ -30,6 +32,18 @@ type bonds struct {
 	// defaultModeRL limits the default bond_mode warning, logged at
 	// every reconfiguration otherwise.
 	defaultModeRL *logrl.Limit
+	// clock is the bonds' time, which time/warp moves on (clock.go).
+	clock warpClock
+
+	// What the bonds need of the backer: its lock and bridges (whose
+	// ports are the members), a way to republish a bridge's ports, its
+	// logs, and the context and wait group the loop runs under.
+	mu        *sync.Mutex
+	bridges   map[string]*dpBridge
+	republish func(*dpBridge)
+	logger    func(module string) *slog.Logger
+	ctx       context.Context
+	wg        *sync.WaitGroup
 }
 
 type bundleState struct {
@@ -52,10 +66,10 @@ func newBonds() *bonds {
 const bondTick = 100 * time.Millisecond
 
 // Bonds is the registry behind bond/show and the other bond/ commands.
-func (s *Backer) Bonds() *bond.Registry { return &s.bnd.bonds }
+func (v *View) Bonds() *bond.Registry { return &v.bnd.bonds }
 
 // LACPs is the registry behind lacp/show and lacp/show-stats.
-func (s *Backer) LACPs() *lacp.Registry { return &s.bnd.lacps }
+func (v *View) LACPs() *lacp.Registry { return &v.bnd.lacps }
 
 // bondedPort reports whether a Port row makes a bundle: several
 // interfaces (a bond), or LACP configured on one.
@@ -67,12 +81,12 @@ func bondedPort(pc *bridge.PortConfig) bool {
 // (port_configure_bond, port_configure_lacp) and reports whether a
 // bundle appeared, went or changed members: the ports must then be
 // republished. Called with s.mu held.
-func (s *Backer) configureBondsLocked(b *dpBridge, ports []bridge.PortConfig) bool {
-	log := s.cfg.Logger("bridge")
-	have := s.bnd.byBridge[b.name]
+func (s *bonds) configureLocked(b *dpBridge, ports []bridge.PortConfig) bool {
+	log := s.logger("bridge")
+	have := s.byBridge[b.name]
 	if have == nil {
 		have = map[string]*bundleState{}
-		s.bnd.byBridge[b.name] = have
+		s.byBridge[b.name] = have
 	}
 	changed := false
 	seen := map[string]bool{}
@@ -84,8 +98,8 @@ func (s *Backer) configureBondsLocked(b *dpBridge, ports []bridge.PortConfig) bo
 		seen[pc.Name] = true
 		st := have[pc.Name]
 		if st == nil {
-			s.bnd.nextFDB[b.name]++
-			st = &bundleState{x: &xlate.Bundle{Name: pc.Name, FDB: xlate.BondFDBPort(s.bnd.nextFDB[b.name])}, carrier: map[string]bool{}, may: map[string]bool{}}
+			s.nextFDB[b.name]++
+			st = &bundleState{x: &xlate.Bundle{Name: pc.Name, FDB: xlate.BondFDBPort(s.nextFDB[b.name])}, carrier: map[string]bool{}, may: map[string]bool{}}
 			have[pc.Name] = st
 			changed = true
 		}
@@ -98,30 +112,30 @@ func (s *Backer) configureBondsLocked(b *dpBridge, ports []bridge.PortConfig) bo
 		// LACP: created, reconfigured or removed with the lacp column.
 		if ls, ok := lacp.PortSettings(pc.Name, pc.Bond.LACP, pc.Bond.OtherConfig, b.pickEA(), len(pc.Interfaces), log); ok {
 			if st.x.LACP == nil {
-				st.x.LACP = lacp.New(ls, lacp.Env{Clock: &s.clock, Log: s.cfg.Logger("lacp"), Changed: func() { notify(s.bnd.wake) }})
-				s.bnd.lacps.Add(st.x.LACP)
+				st.x.LACP = lacp.New(ls, lacp.Env{Clock: &s.clock, Log: s.logger("lacp"), Changed: func() { notify(s.wake) }})
+				s.lacps.Add(st.x.LACP)
 				changed = true
 			} else {
 				st.x.LACP.Configure(ls)
 			}
 		} else if st.x.LACP != nil {
-			s.bnd.lacps.Remove(st.x.LACP)
+			s.lacps.Remove(st.x.LACP)
 			st.x.LACP = nil
 			changed = true
 		}
 		// The bond: only with several interfaces, as Open vSwitch.
 		if len(pc.Interfaces) > 1 {
 			bs := bond.PortSettings(pc.Name, pc.Bond.Mode, pc.Bond.UpDelay, pc.Bond.DownDelay, pc.Bond.ActiveSlave, pc.Bond.OtherConfig, log,
-				s.bnd.defaultModeRL, s.clock.Now())
+				s.defaultModeRL, s.clock.Now())
 			if st.x.Bond == nil {
-				st.x.Bond = bond.New(bs, bond.Env{Clock: &s.clock, Log: s.cfg.Logger("bond")})
-				s.bnd.bonds.Add(st.x.Bond)
+				st.x.Bond = bond.New(bs, bond.Env{Clock: &s.clock, Log: s.logger("bond")})
+				s.bonds.Add(st.x.Bond)
 				changed = true
 			} else if st.x.Bond.Reconfigure(bs) {
 				changed = true
 			}
 		} else if st.x.Bond != nil {
-			s.bnd.bonds.Remove(st.x.Bond)
+			s.bonds.Remove(st.x.Bond)
 			st.x.Bond = nil
 			changed = true
 		}
@@ -165,36 +179,36 @@ func (s *Backer) configureBondsLocked(b *dpBridge, ports []bridge.PortConfig) bo
 			changed = true
 		}
 	}
-	if len(have) > 0 && !s.bnd.started {
-		s.bnd.started = true
+	if len(have) > 0 && !s.started {
+		s.started = true
 		s.wg.Add(1)
-		go func() { defer s.wg.Done(); s.runBonds(s.ctx) }()
+		go func() { defer s.wg.Done(); s.run(s.ctx) }()
 	}
-	notify(s.bnd.wake)
+	notify(s.wake)
 	return changed
 }
 
-func (s *Backer) dropBundle(st *bundleState) {
+func (s *bonds) dropBundle(st *bundleState) {
 	if st.x.LACP != nil {
-		s.bnd.lacps.Remove(st.x.LACP)
+		s.lacps.Remove(st.x.LACP)
 	}
 	if st.x.Bond != nil {
-		s.bnd.bonds.Remove(st.x.Bond)
+		s.bonds.Remove(st.x.Bond)
 	}
 }
 
-// forgetBridgeBondsLocked drops a deleted bridge's bundles.
-func (s *Backer) forgetBridgeBondsLocked(name string) {
-	for _, st := range s.bnd.byBridge[name] {
+// forgetBridgeLocked drops a deleted bridge's bundles.
+func (s *bonds) forgetBridgeLocked(name string) {
+	for _, st := range s.byBridge[name] {
 		s.dropBundle(st)
 	}
-	delete(s.bnd.byBridge, name)
+	delete(s.byBridge, name)
 }
 
 // bundleOf is the bundle an interface of bridge b is a member of, and
 // whether LACP keeps the member from forwarding (not may_enable).
-func (s *Backer) bundleOf(b *dpBridge, iface string) (x *xlate.Bundle, noFwd bool) {
-	for _, st := range s.bnd.byBridge[b.name] {
+func (s *bonds) bundleOf(b *dpBridge, iface string) (x *xlate.Bundle, noFwd bool) {
+	for _, st := range s.byBridge[b.name] {
 		if slices.Contains(st.members, iface) {
 			return st.x, st.x.LACP != nil && !st.may[iface]
 		}
@@ -216,19 +230,19 @@ func portMAC(p *dpPort) [6]byte {
 	return p.mac
 }
 
-// runBonds is the bonds' loop: Open vSwitch's bundle_run for every
-// bundle, at least every bondTick, and at once when LACP processed a
-// PDU or the configuration changed.
-func (s *Backer) runBonds(ctx context.Context) {
+// run is the bonds' loop: Open vSwitch's bundle_run for every bundle, at
+// least every bondTick, and at once when LACP processed a PDU or the
+// configuration changed.
+func (s *bonds) run(ctx context.Context) {
 	t := time.NewTicker(bondTick)
 	defer t.Stop()
 	for {
-		s.runBondsOnce()
+		s.runOnce()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-s.bnd.wake:
+		case <-s.wake:
 		}
 	}
 }
@@ -241,11 +255,11 @@ type lacpSend struct {
 	mac    [6]byte
 }
 
-func (s *Backer) runBondsOnce() {
+func (s *bonds) runOnce() {
 	s.mu.Lock()
 	sends := map[*lacp.LACP]map[string]lacpSend{}
 	for _, b := range s.bridges {
-		for _, st := range s.bnd.byBridge[b.name] {
+		for _, st := range s.byBridge[b.name] {
 			out := map[string]lacpSend{}
 			for _, m := range st.members {
 				p := b.ports[m]
@@ -277,7 +291,7 @@ func (s *Backer) runBondsOnce() {
 		l.Run(func(member string, pdu *lacp.PDU) {
 			if o, ok := out[member]; ok {
 				if err := o.of.SendPacket(o.ofport, lacp.Frame(o.mac, pdu), false); err != nil {
-					s.cfg.Logger("lacp").Debug(err.Error())
+					s.logger("lacp").Debug(err.Error())
 				}
 			}
 		})
@@ -287,7 +301,7 @@ func (s *Backer) runBondsOnce() {
 	var republish []*dpBridge
 	for _, b := range s.bridges {
 		changed := false
-		for _, st := range s.bnd.byBridge[b.name] {
+		for _, st := range s.byBridge[b.name] {
 			for _, m := range st.members {
 				may := st.carrier[m]
 				if st.x.LACP != nil {
@@ -310,6 +324,6 @@ func (s *Backer) runBondsOnce() {
 		}
 	}
 	for _, b := range republish {
-		s.syncPorts(b)
+		s.republish(b)
 	}
 }

@@ -25,16 +25,13 @@ func (s *Backer) Warp(d, step time.Duration) {
 	}
 	for d > 0 {
 		n := min(step, d)
-		s.clock.offset.Add(n.Milliseconds())
+		s.bnd.clock.offset.Add(n.Milliseconds())
 		d -= n
-		if s.bondsRunning() {
-			s.runBondsOnce()
+		s.mu.Lock()
+		running := s.bnd.started
+		s.mu.Unlock()
+		if running {
+			s.bnd.runOnce()
 		}
 	}
-}
-
-func (s *Backer) bondsRunning() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.bnd.started
 }

@@ -1,6 +1,7 @@
 package backer
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/gvs-project/gvs/ovsdb/bridge"
@@ -43,10 +44,42 @@ func TestDeviceTypesFollowOpenVSwitchsTestModes(t *testing.T) {
 		{mode{override: true}, "netdev", "system", "dummy"},
 		{mode{override: true}, "netdev", "geneve", "geneve"},
 	} {
-		s := &Backer{cfg: Config{DisableSystem: tc.mode.disableSystem, DummySystem: tc.mode.dummySystem, DummyOverride: tc.mode.override}}
-		got := s.devType(bridges[tc.bridge], &bridge.IfaceConfig{Name: "p", Type: tc.iface})
+		d := &devices{disableSystem: tc.mode.disableSystem, dummySystem: tc.mode.dummySystem, dummyOverride: tc.mode.override}
+		got := d.devType(bridges[tc.bridge], &bridge.IfaceConfig{Name: "p", Type: tc.iface})
 		if got != tc.want {
 			t.Errorf("%+v, %s bridge, type %q: %s, want %s", tc.mode, tc.bridge, tc.iface, got, tc.want)
 		}
+	}
+}
+
+// The bridge's own internal port takes the dummy MAC reserved for it when
+// the bridge was created; other dummies count up; a system interface of
+// a disabled kernel datapath is refused with Open vSwitch's message.
+func TestDevicesOpenDummiesWithTheirMACsAndRefuseDisabledOnes(t *testing.T) {
+	dps := &datapathSet{}
+	d := &devices{disableSystem: true, dps: dps, logger: func(string) *slog.Logger { return slog.New(slog.DiscardHandler) }}
+	b := &dpBridge{name: "br0", cfgType: "system", dpTyp: "netdev", localDummyMAC: dps.nextDummyMAC()}
+	local, err := d.open(b, &bridge.IfaceConfig{Name: "br0", Type: "internal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	other, err := d.open(b, &bridge.IfaceConfig{Name: "p1", Type: "internal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if got, want := macString(local.MAC()), "aa:55:aa:55:00:00"; got != want {
+		t.Errorf("br0: MAC %s, want %s", got, want)
+	}
+	if got, want := macString(other.MAC()), "aa:55:aa:55:00:01"; got != want {
+		t.Errorf("p1: MAC %s, want %s", got, want)
+	}
+	if d.kernel(b, &bridge.IfaceConfig{Name: "p1", Type: "internal"}) {
+		t.Error("a dummy internal port counted as a kernel device")
+	}
+	_, err = d.open(b, &bridge.IfaceConfig{Name: "eth9", Type: "system"})
+	if want := "could not open network device eth9 (Address family not supported by protocol)"; err == nil || err.Error() != want {
+		t.Errorf("system interface on a disabled kernel datapath: %v, want %q", err, want)
 	}
 }

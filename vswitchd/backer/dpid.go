@@ -110,7 +110,7 @@ func (s *Backer) portsConfigured(b *dpBridge, ports []bridge.PortConfig) {
 			configured[ic.Name] = true
 		}
 	}
-	s.forgetPortErrors(b.name, configured)
+	s.portErrs.forget(b.name, configured)
 	s.configureDatapathID(b)
 }
 

@@ -12,7 +12,7 @@ import (
 // the parser with a warning, logged here as Open vSwitch logs them.
 // snaplen is kept in 16 bits, as Open vSwitch's mirror_set takes it.
 func (s *Backer) ConfigureMirrors(name string, mirrors []bridge.MirrorConfig, warnings []string) {
-	of := s.OFBridge(name)
+	of := s.view.OFBridge(name)
 	if of == nil {
 		return
 	}
@@ -41,7 +41,7 @@ func (s *Backer) ConfigureMirrors(name string, mirrors []bridge.MirrorConfig, wa
 
 // MirrorStats reports what a bridge's mirror sent (bridge.MirrorStatuser).
 func (s *Backer) MirrorStats(name, uuid string) (packets, bytes int64, ok bool) {
-	of := s.OFBridge(name)
+	of := s.view.OFBridge(name)
 	if of == nil {
 		return 0, 0, false
 	}

@@ -1,8 +1,20 @@
 package backer
 
-import "strings"
+import (
+	"log/slog"
+	"strings"
+)
 
-// logPortError logs why an interface could not be added, in Open
+// portErrors remembers the error last logged for each interface that
+// could not be added, by "bridge/interface", so that a failure is logged
+// once, not on every reconciliation. It is guarded by the backer's mu.
+type portErrors struct {
+	// logger is Config.Logger.
+	logger func(module string) *slog.Logger
+	last   map[string]string
+}
+
+// log logs why an interface could not be added, in Open
 // vSwitch's words and at its level: a patch port's configuration errors
 // at ERR (module netdev_vport), every other failure ("could not open
 // network device eth99 (No such device)", "could not add network device
@@ -13,35 +25,35 @@ import "strings"
 // failure is logged when it first happens or its reason changes, not on
 // each retry. A nil err (the interface was added) forgets the failure.
 // Called with the switch's mu held.
-func (s *Backer) logPortError(bname, iface string, err error) {
+func (pe *portErrors) log(bname, iface string, err error) {
 	key := bname + "/" + iface
 	if err == nil {
-		delete(s.portErrs, key)
+		delete(pe.last, key)
 		return
 	}
 	msg := err.Error()
-	if s.portErrs[key] == msg {
+	if pe.last[key] == msg {
 		return
 	}
-	if s.portErrs == nil {
-		s.portErrs = map[string]string{}
+	if pe.last == nil {
+		pe.last = map[string]string{}
 	}
-	s.portErrs[key] = msg
+	pe.last[key] = msg
 	if strings.Contains(msg, ": patch ") {
-		s.cfg.Logger("netdev_vport").Error(msg)
+		pe.logger("netdev_vport").Error(msg)
 		return
 	}
-	s.cfg.Logger("bridge").Warn(msg)
+	pe.logger("bridge").Warn(msg)
 }
 
-// forgetPortErrors drops the remembered failures of a bridge's
+// forget drops the remembered failures of a bridge's
 // interfaces that are no longer configured, so that one added again is
 // logged again. Called with the switch's mu held.
-func (s *Backer) forgetPortErrors(bname string, configured map[string]bool) {
+func (pe *portErrors) forget(bname string, configured map[string]bool) {
 	prefix := bname + "/"
-	for key := range s.portErrs {
+	for key := range pe.last {
 		if name, ok := strings.CutPrefix(key, prefix); ok && !configured[name] {
-			delete(s.portErrs, key)
+			delete(pe.last, key)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -107,7 +106,7 @@ func (e *tunnelEnv) Learn(bridge string, ip netip.Addr, mac [6]byte) {
 }
 
 func (e *tunnelEnv) changed() {
-	for _, b := range e.s.OFBridges() {
+	for _, b := range e.s.view.OFBridges() {
 		b.TunnelStateChanged()
 	}
 }
@@ -177,7 +176,7 @@ func (e *tunnelEnv) Request(src [6]byte, srcIP, dstIP netip.Addr) []byte {
 // setDummyAddr is netdev-dummy/ip4addr and ip6addr.
 func (e *tunnelEnv) setDummyAddr(_ context.Context, args []string) (string, error) {
 	dev, addr := args[0], args[1]
-	if !e.s.hasDummyDevice(dev) {
+	if !e.s.view.hasDummyDevice(dev) {
 		return "", fmt.Errorf("Unknown Dummy Interface")
 	}
 	p, err := netip.ParsePrefix(addr)
@@ -196,15 +195,8 @@ func (e *tunnelEnv) setDummyAddr(_ context.Context, args []string) (string, erro
 func (e *tunnelEnv) portsShow(context.Context, []string) (string, error) {
 	e.s.mu.Lock()
 	defer e.s.mu.Unlock()
-	var vs []*vportRef
-	for _, m := range e.s.vports {
-		for _, v := range m {
-			vs = append(vs, v)
-		}
-	}
-	sort.Slice(vs, func(i, j int) bool { return vs[i].no < vs[j].no })
 	var lines []string
-	for _, v := range vs {
+	for _, v := range e.s.vports.list() {
 		lines = append(lines, fmt.Sprintf("%s (%d) ref_cnt=%d", v.name, v.no, v.refs))
 	}
 	return "Listening ports:\n" + strings.Join(lines, "\n") + "\n", nil

@@ -273,18 +273,28 @@ func TunnelVportConfig(dev netdev.Device) string {
 	return ": packet_type=ptap"
 }
 
-// acquireVport returns the datapath vport for a tunnel, adding it to the
-// datapath on first use. Called with s.mu held.
-func (s *Backer) acquireVport(dpTyp string, t *xlate.TunnelConfig) (*vportRef, error) {
+// vportTable is the tunnel vports of the datapaths: tunnel ports of one
+// type and UDP port share one datapath vport (Open vSwitch's
+// tnl/ports/show "Listening ports"), counted by the ports that use it.
+// It is guarded by the backer's mu.
+type vportTable struct {
+	dps *datapathSet
+	// m are the vports by datapath type and vport name.
+	m map[string]map[string]*vportRef
+}
+
+// acquire returns the datapath vport for a tunnel, adding it to the
+// datapath on first use.
+func (vt *vportTable) acquire(dpTyp string, t *xlate.TunnelConfig) (*vportRef, error) {
 	name := vportName(t)
-	if s.vports[dpTyp] == nil {
-		s.vports[dpTyp] = map[string]*vportRef{}
+	if vt.m[dpTyp] == nil {
+		vt.m[dpTyp] = map[string]*vportRef{}
 	}
-	if v := s.vports[dpTyp][name]; v != nil {
+	if v := vt.m[dpTyp][name]; v != nil {
 		v.refs++
 		return v, nil
 	}
-	dp := s.Datapath(dpTyp)
+	dp := vt.dps.get(dpTyp)
 	dev, err := vport.New(name, tunnelTypes[t.Type].typ, t.DstPort)
 	if err != nil {
 		return nil, err
@@ -299,38 +309,50 @@ func (s *Backer) acquireVport(dpTyp string, t *xlate.TunnelConfig) (*vportRef, e
 		return nil, err
 	}
 	v := &vportRef{name: name, no: no, dev: dev, refs: 1}
-	s.vports[dpTyp][name] = v
+	vt.m[dpTyp][name] = v
 	return v, nil
 }
 
-// releaseVport drops a tunnel port's reference on its vport. Called with
-// s.mu held.
-func (s *Backer) releaseVport(dpTyp string, t *xlate.TunnelConfig) {
+// release drops a tunnel port's reference on its vport, removing the
+// vport from its datapath with the last one.
+func (vt *vportTable) release(dpTyp string, t *xlate.TunnelConfig) {
 	name := vportName(t)
-	v := s.vports[dpTyp][name]
+	v := vt.m[dpTyp][name]
 	if v == nil {
 		return
 	}
 	if v.refs--; v.refs > 0 {
 		return
 	}
-	delete(s.vports[dpTyp], name)
-	s.Datapath(dpTyp).DelPort(v.no)
+	delete(vt.m[dpTyp], name)
+	vt.dps.get(dpTyp).DelPort(v.no)
 	v.dev.Close()
 }
 
-// addTunnelPort configures a tunnel interface on p. Called with s.mu
-// held.
-func (s *Backer) addTunnelPort(b *dpBridge, ic *bridge.IfaceConfig, p *dpPort) error {
+// attach configures a tunnel interface on p, a port of a bridge of
+// datapath type dpTyp.
+func (vt *vportTable) attach(dpTyp string, ic *bridge.IfaceConfig, p *dpPort) error {
 	t, err := parseTunnel(ic.Name, ic.Type, ic.Options)
 	if err != nil {
 		return err
 	}
-	v, err := s.acquireVport(b.dpTyp, t)
+	v, err := vt.acquire(dpTyp, t)
 	if err != nil {
 		return fmt.Errorf("could not add network device %s to ofproto (%v)", ic.Name, err)
 	}
 	p.tunnel, p.tunnelOpts, p.odp = t, ic.Options, v.no
 	randomMAC(&p.mac)
 	return nil
+}
+
+// list returns the vports in datapath port number order.
+func (vt *vportTable) list() []*vportRef {
+	var vs []*vportRef
+	for _, m := range vt.m {
+		for _, v := range m {
+			vs = append(vs, v)
+		}
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i].no < vs[j].no })
+	return vs
 }

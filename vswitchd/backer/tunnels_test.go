@@ -1,8 +1,13 @@
 package backer
 
 import (
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/gvs-project/gvs/datapath/dpnetdev"
+	"github.com/gvs-project/gvs/ovsdb/bridge"
 )
 
 func TestParseTunnelReadsGREOptionsAsOpenVSwitch(t *testing.T) {
@@ -67,5 +72,50 @@ func TestParseTunnelRefusesBadGREConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%s %v: error %v, want %q", c.typ, c.opts, err, c.err)
 		}
+	}
+}
+
+// TestVportTableSharesOneVportPerTypeAndPort checks that tunnel ports of
+// one type and UDP port share a datapath vport, counted by its users,
+// and that the last release removes it from the datapath.
+func TestVportTableSharesOneVportPerTypeAndPort(t *testing.T) {
+	dps := &datapathSet{log: slog.New(slog.DiscardHandler), dpLog: func(string) *slog.Logger { return slog.New(slog.DiscardHandler) },
+		dps: map[string]*dpnetdev.Datapath{}}
+	t.Cleanup(dps.closeAll)
+	vt := &vportTable{dps: dps, m: map[string]map[string]*vportRef{}}
+	attach := func(name, typ string, opts map[string]string) *dpPort {
+		t.Helper()
+		p := &dpPort{name: name, typ: typ}
+		if err := vt.attach("dummy", &bridge.IfaceConfig{Name: name, Type: typ, Options: opts}, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	v1 := attach("v1", "vxlan", map[string]string{"remote_ip": "1.1.1.1"})
+	v2 := attach("v2", "vxlan", map[string]string{"remote_ip": "1.1.1.2"})
+	g1 := attach("g1", "gre", map[string]string{"remote_ip": "1.1.1.1"})
+	if v1.odp != v2.odp || v1.odp == g1.odp {
+		t.Fatalf("datapath ports: v1 %d, v2 %d, g1 %d", v1.odp, v2.odp, g1.odp)
+	}
+	show := func() string {
+		var out []string
+		for _, v := range vt.list() {
+			out = append(out, fmt.Sprintf("%s=%d", v.name, v.refs))
+		}
+		return strings.Join(out, " ")
+	}
+	if got := show(); got != "gre_sys=1 vxlan_sys_4789=2" {
+		t.Fatalf("vports: %s", got)
+	}
+	vt.release("dummy", v1.tunnel)
+	vt.release("dummy", g1.tunnel)
+	if got := show(); got != "vxlan_sys_4789=1" {
+		t.Fatalf("vports after two releases: %s", got)
+	}
+	if _, ok := dps.get("dummy").Port(g1.odp); ok {
+		t.Fatal("the released gre vport is still in the datapath")
+	}
+	if _, ok := dps.get("dummy").Port(v2.odp); !ok {
+		t.Fatal("the vxlan vport in use left the datapath")
 	}
 }

@@ -57,7 +57,7 @@ func (d *Commands) cmdDpifShow(context.Context, []string) (string, error) {
 	for _, dp := range d.datapaths() {
 		s := dp.Stats()
 		fmt.Fprintf(&b, "%s: hit:%d missed:%d\n", DPName(dp), s.Hit, s.Missed)
-		b.WriteString(d.sw.DpifShowBridges(strings.TrimPrefix(dp.Name(), "ovs-")))
+		b.WriteString(d.sw.View().DpifShowBridges(strings.TrimPrefix(dp.Name(), "ovs-")))
 	}
 	return b.String(), nil
 }

@@ -13,7 +13,7 @@ import (
 func (d *Commands) cmdDpifDumpDps(context.Context, []string) (string, error) {
 	var sb strings.Builder
 	if d.sw != nil {
-		sb.WriteString(d.sw.DumpDps())
+		sb.WriteString(d.sw.View().DumpDps())
 	}
 	return sb.String(), nil
 }

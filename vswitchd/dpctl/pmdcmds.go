@@ -102,7 +102,7 @@ func (d *Commands) cmdUpcallShow(context.Context, []string) (string, error) {
 		fmt.Fprintf(&b, "%s:\n", DPName(dp))
 		st := upcall.FlowLimitStatus{Limit: dp.Config().FlowLimit}
 		if d.sw != nil {
-			if fl := d.sw.SharedFlowLimit(strings.TrimPrefix(dp.Name(), "ovs-")); fl != nil {
+			if fl := d.sw.View().SharedFlowLimit(strings.TrimPrefix(dp.Name(), "ovs-")); fl != nil {
 				st = fl.Status()
 			}
 		}

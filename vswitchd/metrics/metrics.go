@@ -201,7 +201,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	for _, p := range c.sw.PortSamples() {
+	for _, p := range c.sw.View().PortSamples() {
 		of := strconv.FormatInt(p.OFPort, 10)
 		for _, pc := range portCounters {
 			counter(pc.desc, pc.get(&p.Stats), p.Bridge, p.Port, of)
@@ -223,7 +223,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descDPWorkers, float64(dp.Workers()), name)
 		collectConntrack(dp.Conntrack(), name, counter, gauge)
 	}
-	for _, m := range c.sw.MACTables() {
+	for _, m := range c.sw.View().MACTables() {
 		s := m.Table.Stats()
 		gauge(descMACEntries, float64(s.Current), m.Bridge)
 		gauge(descMACStatic, float64(s.Static), m.Bridge)
@@ -232,7 +232,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			counter(mc.desc, mc.get(&s), m.Bridge)
 		}
 	}
-	for _, b := range c.sw.OFBridges() {
+	for _, b := range c.sw.View().OFBridges() {
 		bc := b.Counters()
 		counter(descOFPacketIn, bc.PacketIns, b.Name())
 		counter(descOFUpcalls, bc.Upcalls, b.Name())

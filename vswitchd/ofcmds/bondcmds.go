@@ -12,7 +12,7 @@ func (d *Commands) bondCommands() []unixctl.Command {
 	run := func(f func([]string) (string, error)) func(context.Context, []string) (string, error) {
 		return func(_ context.Context, args []string) (string, error) { return f(args) }
 	}
-	b, l := d.sw.Bonds(), d.sw.LACPs()
+	b, l := d.sw.View().Bonds(), d.sw.View().LACPs()
 	return []unixctl.Command{
 		{Name: "bond/list", Run: run(b.ListCommand)},
 		{Name: "bond/show", Usage: "[port]", MaxArgs: 1, Run: run(b.ShowCommand)},

@@ -23,7 +23,7 @@ func (d *Commands) fdbCommands() []unixctl.Command {
 }
 
 func (d *Commands) fdb(name string) (*l2fib.Table, func(uint32) string, error) {
-	t, names, ok := d.sw.BridgeFDB(name)
+	t, names, ok := d.sw.View().BridgeFDB(name)
 	if !ok {
 		return nil, nil, fmt.Errorf("no such bridge")
 	}
@@ -32,7 +32,7 @@ func (d *Commands) fdb(name string) (*l2fib.Table, func(uint32) string, error) {
 
 // forBridges runs fn on the named bridge's table, or on every bridge's.
 func (d *Commands) forBridges(args []string, fn func(name string, t *l2fib.Table)) error {
-	names := d.sw.BridgeNames()
+	names := d.sw.View().BridgeNames()
 	if len(args) == 1 {
 		names = args
 	}
@@ -93,7 +93,7 @@ func (d *Commands) cmdFDBAdd(_ context.Context, args []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	odp, ok := d.sw.ODPPort(args[0], args[1])
+	odp, ok := d.sw.View().ODPPort(args[0], args[1])
 	if !ok {
 		return "", fmt.Errorf("no such port %s", args[1])
 	}

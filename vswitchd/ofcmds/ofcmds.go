@@ -110,7 +110,7 @@ func (d *Commands) trace(args []string, acts string) (string, error) {
 	if len(args) != 2 {
 		return "", fmt.Errorf("syntax: ofproto/trace {[dp_name] odp_flow | bridge br_flow} [-generate | packet]")
 	}
-	br := d.sw.OFBridge(args[0])
+	br := d.sw.View().OFBridge(args[0])
 	var in ofswitch.TraceInput
 	if br == nil && strings.Contains(args[1], "(") {
 		// "[dp_name] odp_flow": a datapath flow, traced through the
@@ -120,7 +120,7 @@ func (d *Commands) trace(args []string, acts string) (string, error) {
 			return "", fmt.Errorf("trace: %w", err)
 		}
 		key := m.Key
-		if br = d.sw.ODPBridge(&key); br == nil {
+		if br = d.sw.View().ODPBridge(&key); br == nil {
 			return "", fmt.Errorf("no bridge owns datapath port %d", key.InPort)
 		}
 		in.ODPKey = &key
@@ -132,7 +132,7 @@ func (d *Commands) trace(args []string, acts string) (string, error) {
 			return "", err
 		}
 		fl, err := ofswitch.ParseTraceFlow(resolveInPortName(args[1], func(name string) (int64, bool) {
-			return d.sw.PortNumber(args[0], name)
+			return d.sw.View().PortNumber(args[0], name)
 		}))
 		if err != nil {
 			return "", err
@@ -228,7 +228,7 @@ func (d *Commands) cmdDpifDumpFlows(_ context.Context, args []string) (string, e
 			name = a
 		}
 	}
-	dp, ports, ok := d.sw.BridgeDatapath(name)
+	dp, ports, ok := d.sw.View().BridgeDatapath(name)
 	if !ok {
 		return "", fmt.Errorf("%s: unknown bridge", name)
 	}
@@ -247,7 +247,7 @@ func (d *Commands) cmdDpifDumpFlows(_ context.Context, args []string) (string, e
 // cmdRevalidatorWait runs a revalidation round on every bridge, so that
 // the counters and megaflows are current when it returns.
 func (d *Commands) cmdRevalidatorWait(context.Context, []string) (string, error) {
-	for _, br := range d.sw.OFBridges() {
+	for _, br := range d.sw.View().OFBridges() {
 		br.Upcalls().Revalidate()
 	}
 	return "", nil
@@ -255,7 +255,7 @@ func (d *Commands) cmdRevalidatorWait(context.Context, []string) (string, error)
 
 func (d *Commands) cmdOfprotoList(context.Context, []string) (string, error) {
 	var b strings.Builder
-	for _, br := range d.sw.OFBridges() {
+	for _, br := range d.sw.View().OFBridges() {
 		b.WriteString(br.Name() + "\n")
 	}
 	return b.String(), nil

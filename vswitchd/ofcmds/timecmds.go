@@ -69,7 +69,7 @@ func (d *Commands) cmdTimeWarp(ctx context.Context, args []string) (string, erro
 	}
 	// The bonds' clock takes what the real wait could not.
 	d.sw.Warp(span-waited, step)
-	for _, br := range d.sw.OFBridges() {
+	for _, br := range d.sw.View().OFBridges() {
 		br.Upcalls().Revalidate()
 	}
 	return "warped", nil
@@ -80,7 +80,7 @@ func (d *Commands) cmdTimeWarp(ctx context.Context, args []string) (string, erro
 // credited to their rules first, as Open vSwitch's purge pushes the
 // statistics of the flows it deletes.
 func (d *Commands) cmdRevalidatorPurge(context.Context, []string) (string, error) {
-	for _, br := range d.sw.OFBridges() {
+	for _, br := range d.sw.View().OFBridges() {
 		br.Upcalls().Revalidate()
 	}
 	for _, dp := range d.datapaths() {

@@ -31,7 +31,7 @@ func (d *Commands) eachBridge(f func(*ofswitch.Bridge)) error {
 	if d.sw == nil {
 		return nil
 	}
-	for _, b := range d.sw.OFBridges() {
+	for _, b := range d.sw.View().OFBridges() {
 		f(b)
 	}
 	return nil
