@@ -75,15 +75,16 @@ func (e *bondEnd) negotiated(t *testing.T) {
 }
 
 // bondCase bonds two veth pairs between switches a and b with LACP
-// (balance-tcp), and requires: LACP negotiated on both, both members
-// enabled, pings across, UDP flows to 32 ports spread over both members,
-// and when one member link goes down the bond disables it and traffic
-// carries on over the other.
-func bondCase(t *testing.T, startA, startB chassisSwitch) {
+// (mode balance-tcp or balance-slb), and requires: LACP negotiated on
+// both, both members enabled, pings across, traffic spread over both
+// members (balance-tcp: UDP to 32 ports; balance-slb: four hosts with
+// their own MACs behind a), and when one member link goes down the bond
+// disables it and traffic carries on over the other.
+func bondCase(t *testing.T, mode string, startA, startB chassisSwitch) {
 	a1, b1 := nstest.Veth(t)
 	a2, b2 := nstest.Veth(t)
-	a := startBondEnd(t, startA, [2]string{a1, a2}, "balance-tcp", "10.77.0.1")
-	b := startBondEnd(t, startB, [2]string{b1, b2}, "balance-tcp", "10.77.0.2")
+	a := startBondEnd(t, startA, [2]string{a1, a2}, mode, "10.77.0.1")
+	b := startBondEnd(t, startB, [2]string{b1, b2}, mode, "10.77.0.2")
 	a.negotiated(t)
 	b.negotiated(t)
 	for _, e := range []*bondEnd{a, b} {
@@ -95,13 +96,29 @@ func bondCase(t *testing.T, startA, startB chassisSwitch) {
 	}
 	pingAcross(t, a, b)
 
-	before := [2]int{a.txPackets(t, a1), a.txPackets(t, a2)}
+	// 160 datagrams: to 32 ports (balance-tcp hashes the 5-tuple), or
+	// from four hosts with their own MACs (balance-slb hashes the source
+	// MAC; these four fall in different buckets, which the bond hands
+	// to its members in turn).
 	script := "for p in $(seq 6000 6031); do for i in 1 2 3 4 5; do echo x > /dev/udp/10.77.0.2/$p; done; done"
+	if mode == "balance-slb" {
+		script = ""
+		for i, mac := range slbHosts {
+			mv := fmt.Sprintf("mv%d", i)
+			nstest.InNetns(t, a.ns, "ip", "link", "add", mv, "link", "br0", "address", mac, "type", "macvlan", "mode", "bridge")
+			nstest.InNetns(t, a.ns, "ip", "addr", "add", fmt.Sprintf("10.77.0.%d/24", i+11), "dev", mv)
+			nstest.InNetns(t, a.ns, "ip", "link", "set", mv, "up")
+			// What counts is what the bond sends: replies may come
+			// back through br0 (one subnet, several interfaces).
+			script += fmt.Sprintf("ping -c 40 -i 0.01 -W 1 -q -I %s 10.77.0.2 >/dev/null || true; ", mv)
+		}
+	}
+	before := [2]int{a.txPackets(t, a1), a.txPackets(t, a2)}
 	nstest.InNetns(t, a.ns, "bash", "-c", script)
 	sent := [2]int{a.txPackets(t, a1) - before[0], a.txPackets(t, a2) - before[1]}
-	t.Logf("UDP to 32 ports: %d packets on %s, %d on %s", sent[0], a1, sent[1], a2)
+	t.Logf("%s: %d packets on %s, %d on %s", mode, sent[0], a1, sent[1], a2)
 	if sent[0] < 20 || sent[1] < 20 {
-		t.Errorf("balance-tcp did not spread 32 flows over both members: %v\n%s", sent, a.appctl("bond/show", "bond0"))
+		t.Errorf("%s did not spread the traffic over both members: %v\n%s", mode, sent, a.appctl("bond/show", "bond0"))
 	}
 
 	// One member link down (both ends lose carrier): the bond carries on
@@ -117,7 +134,7 @@ func bondCase(t *testing.T, startA, startB chassisSwitch) {
 	before = [2]int{a.txPackets(t, a1), a.txPackets(t, a2)}
 	nstest.InNetns(t, a.ns, "bash", "-c", script)
 	if got := a.txPackets(t, a2) - before[1]; got < 150 {
-		t.Errorf("after %s went down, %s carried %d of 160 datagrams", a1, a2, got)
+		t.Errorf("after %s went down, %s carried %d of 160 packets", a1, a2, got)
 	}
 	if s := a.appctl("lacp/show", "bond0"); !strings.Contains(s, fmt.Sprintf("member: %s: current attached", a2)) {
 		t.Errorf("lacp/show after the link loss:\n%s", s)
@@ -132,8 +149,14 @@ func TestLACPBondBetweenTwoGVSOverVeths(t *testing.T) {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
 	gvs := gvsChassis(daemonBinary(t))
-	bondCase(t, gvs, gvs)
+	for _, mode := range []string{"balance-tcp", "balance-slb"} {
+		t.Run(mode, func(t *testing.T) { bondCase(t, mode, gvs, gvs) })
+	}
 }
+
+// slbHosts are the MACs of the hosts behind a balance-slb bond: their
+// buckets (bond/hash in VLAN 0) differ.
+var slbHosts = []string{"02:00:00:00:00:01", "02:00:00:00:00:02", "02:00:00:00:00:03", "02:00:00:00:00:04"}
 
 // TestLACPBondInteroperatesWithOpenVSwitch: gvs-vswitchd and Open
 // vSwitch's ovs-vswitchd (netdev datapath) bond two veth pairs with
@@ -144,7 +167,9 @@ func TestLACPBondInteroperatesWithOpenVSwitch(t *testing.T) {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
 	gvs := gvsChassis(daemonBinary(t))
-	bondCase(t, gvs, ovsChassis)
+	for _, mode := range []string{"balance-tcp", "balance-slb"} {
+		t.Run(mode, func(t *testing.T) { bondCase(t, mode, gvs, ovsChassis) })
+	}
 }
 
 // pingAcross pings b's address from a's namespace, once the path
