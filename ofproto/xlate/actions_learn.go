@@ -13,13 +13,13 @@ import (
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
 		ofp.ActLearn:      func(c *ctx, a *ofp.Action) { c.learn(a.Learn) },
-		ofp.ActFinTimeout: (*ctx).finTimeout,
+		ofp.ActFinTimeout: finTimeout,
 	})
 }
 
 // finTimeout records fin_timeout for the rule. The datapath reports TCP
 // flags per flow; Open vSwitch makes nw_proto exact for it.
-func (c *ctx) finTimeout(a *ofp.Action) {
+func finTimeout(c *ctx, a *ofp.Action) {
 	c.wc.NwProto = 0xff
 	if c.rule != nil && a.FinTimeout != nil {
 		c.out.FinTimeouts = append(c.out.FinTimeouts, FinTimeout{Rule: c.rule, Idle: a.FinTimeout.Idle, Hard: a.FinTimeout.Hard})

@@ -15,7 +15,7 @@ func init() {
 		ofp.ActConjunction: noEffect,
 		ofp.ActSample:      func(c *ctx, a *ofp.Action) { c.flowSample(a.Sample) },
 		ofp.ActClone:       func(c *ctx, a *ofp.Action) { c.clone(a.Nested) },
-		ofp.ActCheckPktLen: (*ctx).checkPktLen,
+		ofp.ActCheckPktLen: checkPktLen,
 		ofp.ActDebugSlow: func(c *ctx, _ *ofp.Action) {
 			c.out.SlowPath, c.out.Transient = true, true
 		},
@@ -88,7 +88,7 @@ func reversible(acts []ofp.Action) bool {
 // the packet's length, so everything after this action is translated
 // twice, once with the result bit 1 (longer than N) and once with 0, into
 // the two branches of check_pkt_len, as Open vSwitch does.
-func (c *ctx) checkPktLen(a *ofp.Action) {
+func checkPktLen(c *ctx, a *ofp.Action) {
 	f := a.Dst.Field
 	if f == nil {
 		return

@@ -9,7 +9,7 @@ import "github.com/gvs-project/gvs/ofproto/ofp"
 
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
-		ofp.ActResubmit:  (*ctx).resubmit,
+		ofp.ActResubmit:  resubmit,
 		ofp.ActGotoTable: func(c *ctx, a *ofp.Action) { c.lookupTable(a.Table, c.last) },
 		ofp.ActWriteMetadata: func(c *ctx, a *ofp.Action) {
 			c.flow.Metadata = c.flow.Metadata&^a.Arg2 | a.Arg&a.Arg2

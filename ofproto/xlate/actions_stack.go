@@ -8,12 +8,12 @@ import "github.com/gvs-project/gvs/ofproto/ofp"
 
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
-		ofp.ActStackPush: (*ctx).stackPush,
-		ofp.ActStackPop:  (*ctx).stackPop,
+		ofp.ActStackPush: stackPush,
+		ofp.ActStackPop:  stackPop,
 	})
 }
 
-func (c *ctx) stackPush(a *ofp.Action) {
+func stackPush(c *ctx, a *ofp.Action) {
 	f := a.Src.Field
 	if f == nil {
 		return
@@ -28,7 +28,7 @@ func (c *ctx) stackPush(a *ofp.Action) {
 	c.stack = append(c.stack, e)
 }
 
-func (c *ctx) stackPop(a *ofp.Action) {
+func stackPop(c *ctx, a *ofp.Action) {
 	f := a.Dst.Field
 	if f == nil {
 		return

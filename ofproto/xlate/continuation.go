@@ -70,14 +70,14 @@ func (c *ctx) continuation() *Continuation {
 		ct.Stack = append(ct.Stack, slices.Clone(e))
 	}
 	ct.ActionSet = slices.Clone(c.actset)
-	ct.Mirrors = c.mirrors
+	ct.Mirrors = c.mir.used
 	return ct
 }
 
 // resume runs a continuation's frames, innermost first.
 func (c *ctx) resume(ct *Continuation) {
 	c.stack = ct.Stack
-	c.mirrors = ct.Mirrors
+	c.mir.used = ct.Mirrors
 	c.actset = slices.Clone(ct.ActionSet)
 	for i := range c.actset {
 		if c.actset[i].Type == ofp.ActGroup {

@@ -221,7 +221,7 @@ func copyBits(dst []byte, dofs int, src []byte, sofs, n int) {
 	}
 }
 
-func (c *ctx) load(a *ofp.Action) {
+func load(c *ctx, a *ofp.Action) {
 	f := a.Dst.Field
 	if f == nil {
 		return
@@ -231,7 +231,7 @@ func (c *ctx) load(a *ofp.Action) {
 	c.setField(f, v, subfieldMask(f.Bytes, a.Dst.Ofs, a.Dst.NBits))
 }
 
-func (c *ctx) move(a *ofp.Action) {
+func move(c *ctx, a *ofp.Action) {
 	sf, df := a.Src.Field, a.Dst.Field
 	if sf == nil || df == nil {
 		return

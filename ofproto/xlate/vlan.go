@@ -165,7 +165,7 @@ func (c *ctx) normal() {
 		return
 	}
 	c.wc.VLANs[0].TCI |= 0xffff
-	if c.mirrorOutPort(in) {
+	if c.mir.isOutput(in) {
 		c.trace("NORMAL: input port is mirror output port, dropping")
 		return
 	}
@@ -198,7 +198,7 @@ func (c *ctx) normal() {
 	}
 	for _, q := range c.snap.Sorted {
 		// A mirror's output port gets only mirrored packets.
-		if !includesVLAN(q, vlan) || c.mirrorOutPort(q) {
+		if !includesVLAN(q, vlan) || c.mir.isOutput(q) {
 			continue
 		}
 		switch {

@@ -497,8 +497,6 @@ type ctx struct {
 	// the action being translated is the last of its list.
 	ind  int
 	last bool
-	// mirrorSnaplen is the snaplen of the mirror being output to.
-	mirrorSnaplen uint16
 	// peerClone makes the next lookup translate a non-reversible
 	// rule's actions in a datapath clone (a patch port that is not the
 	// last action).
@@ -550,8 +548,8 @@ type ctx struct {
 	wasMPLS bool
 	// stopList ends the current action list only (dec_mpls_ttl).
 	stopList bool
-	// mirrors are the mirrors that got the packet (mirror.go).
-	mirrors uint32
+	// mir is the port mirroring of the translation (mirror.go).
+	mir mirrorXlate
 }
 
 // Translate runs in through the bridge's pipeline.
@@ -562,6 +560,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	x.Recirc.Readers.RLock()
 	defer x.Recirc.Readers.RUnlock()
 	c := &ctx{x: x, snap: x.snap.Load(), in: in, out: out, v: x.Tables.Version(), inODP: in.Key.InPort}
+	c.mir.c = c
 	if in.Version != 0 {
 		c.v = in.Version
 	}
@@ -648,7 +647,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		return
 	}
 	c.startSampling()
-	mirrorDrop := c.mirrorStart()
+	mirrorDrop := c.mir.start()
 	switch {
 	case in.Resume != nil:
 		if in.Resume.Bridge != c.snap.Bridge {
@@ -1003,7 +1002,7 @@ func (c *ctx) doActions(acts []ofp.Action) {
 }
 
 // resubmit implements resubmit(port,table) and its ct variant.
-func (c *ctx) resubmit(a *ofp.Action) {
+func resubmit(c *ctx, a *ofp.Action) {
 	c.resubmits++
 	if c.resubmits > MaxResubmits {
 		c.traceError("over %d resubmit actions", MaxResubmits)
@@ -1073,7 +1072,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		case p != nil && p.PeerBridge != "":
 			c.patch(p)
 		case p != nil && p.Tunnel != nil:
-			c.tunnelOutputMirrored(p)
+			c.mir.tunnelOutput(p)
 		case p != nil && p.ODP != NoODP:
 			c.outputPort(p)
 		default:
@@ -1102,12 +1101,12 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 				continue
 			}
 			if p.Tunnel != nil {
-				c.tunnelOutputMirrored(p)
+				c.mir.tunnelOutput(p)
 				continue
 			}
 			c.sampleOutput(p.ODP)
 			c.emit(odp.Output(p.ODP))
-			c.mirrorEgress(p)
+			c.mir.egress(p)
 		}
 		c.last = last
 		c.sampleFlood(true)
@@ -1146,7 +1145,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 			return
 		}
 		if p.Tunnel != nil {
-			c.tunnelOutputMirrored(p)
+			c.mir.tunnelOutput(p)
 			return
 		}
 		if p.ODP == NoODP {
@@ -1161,11 +1160,11 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 // the packet is a tunnel packet arriving for the port's address.
 func (c *ctx) outputPort(p *Port) {
 	if c.terminate(p) {
-		c.mirrorEgress(p)
+		c.mir.egress(p)
 		return
 	}
 	c.outputODP(p.ODP)
-	c.mirrorEgress(p)
+	c.mir.egress(p)
 }
 
 // switchBridge makes translation continue with another bridge's tables
@@ -1188,7 +1187,7 @@ func (c *ctx) patch(p *Port) {
 	saveX, saveSnap, saveV := c.x, c.snap, c.v
 	saveFlow, saveTable, saveRule, saveStack := c.flow, c.table, c.rule, c.stack
 	saveDeep, saveWasMPLS := c.mplsDeep, c.wasMPLS
-	saveMirrors, ownMirrors := c.peerMirrors(px)
+	saveMirrors, ownMirrors := c.mir.enterPeer(px)
 	// A pause in the peer freezes only the peer's actions; this bridge
 	// goes on after the patch port (Open vSwitch finishes freezing in
 	// patch_port_output).
@@ -1224,7 +1223,7 @@ func (c *ctx) patch(p *Port) {
 	c.actset, c.actsetGroup = saveSet, saveSetGroup
 	c.patchBase = savePatchBase
 	c.x, c.snap, c.v = saveX, saveSnap, saveV
-	c.peerMirrorsDone(saveMirrors, ownMirrors)
+	c.mir.leavePeer(saveMirrors, ownMirrors)
 	// This bridge's view of the packet comes back; what the peer
 	// committed stays in the datapath actions, and a later commit here
 	// restores headers the peer changed, as Open vSwitch does.
@@ -1239,7 +1238,7 @@ func (c *ctx) patch(p *Port) {
 func (c *ctx) outputODP(no uint32) {
 	c.commit()
 	c.sampleOutput(no)
-	if n := c.mirrorSnaplen; n != 0 && n != 0xffff {
+	if n := c.mir.snaplen; n != 0 && n != 0xffff {
 		// A mirror's snaplen truncates this copy only.
 		c.emit(odp.Trunc(uint32(n)))
 	}
