@@ -13,7 +13,7 @@ func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
 		ofp.ActNote:        noEffect,
 		ofp.ActConjunction: noEffect,
-		ofp.ActSample:      func(c *ctx, a *ofp.Action) { c.flowSample(a.Sample) },
+		ofp.ActSample:      func(c *ctx, a *ofp.Action) { c.smp.flowSample(a.Sample) },
 		ofp.ActClone:       func(c *ctx, a *ofp.Action) { c.clone(a.Nested) },
 		ofp.ActCheckPktLen: checkPktLen,
 		ofp.ActDebugSlow: func(c *ctx, _ *ofp.Action) {

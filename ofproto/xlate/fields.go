@@ -14,7 +14,7 @@ import (
 func (c *ctx) fieldBytes(f *mf.Field, fl *mf.Flow) []byte {
 	b := make([]byte, f.Bytes)
 	if _, ok := f.TunIndex(); ok {
-		f.GetTun(fl, c.tunMap(), b)
+		f.GetTun(fl, c.snap.tunMap(), b)
 		return b
 	}
 	f.Get(fl, b)
@@ -24,7 +24,7 @@ func (c *ctx) fieldBytes(f *mf.Field, fl *mf.Flow) []byte {
 // setBytes stores a whole field value into fl.
 func (c *ctx) setBytes(f *mf.Field, fl *mf.Flow, v []byte) {
 	if _, ok := f.TunIndex(); ok {
-		_ = f.SetTun(fl, c.tunMap(), v)
+		_ = f.SetTun(fl, c.snap.tunMap(), v)
 		return
 	}
 	v = clampValid(f, v)

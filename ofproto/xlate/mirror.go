@@ -333,7 +333,7 @@ func (m *mirrorXlate) egress(p *Port) {
 // destination mirrors.
 func (m *mirrorXlate) tunnelOutput(p *Port) {
 	c := m.c
-	c.tunnelOutput(p)
+	c.tnl.output(p)
 	m.egress(p)
 }
 

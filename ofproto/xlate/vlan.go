@@ -215,7 +215,7 @@ func (c *ctx) normal() {
 		case q.ODP != NoODP:
 			// A tunnel packet for the address of a port it would reach
 			// is decapsulated instead (terminate_native_tunnel).
-			if q != in && c.terminate(q) {
+			if q != in && c.tnl.terminate(q) {
 				return
 			}
 			p.Ports = append(p.Ports, odp.MACLearnPort{Port: q.ODP, Tagged: outputTCI(q, vlan, pcp) != 0})
@@ -235,7 +235,7 @@ func (c *ctx) normal() {
 	}
 	c.emit(a)
 	c.flow.VLANs[0] = outer
-	c.sampleFlood(false)
+	c.smp.flood(false)
 }
 
 // PatchFDBPort is the number a patch port (OpenFlow port ofport) has in

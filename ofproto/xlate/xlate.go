@@ -536,10 +536,8 @@ type ctx struct {
 	// recirculation that started it): only then does ct_clear act.
 	conntracked bool
 	smp         sampleState
-	// udpif holds the packet's raw Geneve options (udpifLen bytes) when
-	// they were converted to tun_metadata, for the megaflow mask.
-	udpif    [len(flow.Key{}.TunMeta)]byte
-	udpifLen int
+	// tnl is the native tunnelling of the translation (tunnel.go).
+	tnl tunnelXlate
 	// mplsDeep and baseDeep are the label stack entries below the
 	// outermost (mpls.go) of the pipeline's flow and of base.
 	mplsDeep, baseDeep [maxMPLS - 1]uint32
@@ -561,6 +559,8 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	defer x.Recirc.Readers.RUnlock()
 	c := &ctx{x: x, snap: x.snap.Load(), in: in, out: out, v: x.Tables.Version(), inODP: in.Key.InPort}
 	c.mir.c = c
+	c.smp.c = c
+	c.tnl.c = c
 	if in.Version != 0 {
 		c.v = in.Version
 	}
@@ -587,7 +587,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		switch {
 		case p != nil:
 			c.flow.InPort = uint32(p.OFPort)
-		case c.tunnelReceive():
+		case c.tnl.receive():
 		default:
 			c.flow.InPort = PortNone
 		}
@@ -626,7 +626,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 			c.conntracked = true
 		}
 	}
-	c.udpifToMetadata()
+	c.tnl.fromUDPIF()
 	// A pass that entered a patch peer through NORMAL's recirculation is
 	// Open vSwitch's patch_port_output into that port.
 	patchEntry := in.Key.RecircID != 0 && frozen.FromBridge != ""
@@ -646,7 +646,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.finish()
 		return
 	}
-	c.startSampling()
+	c.smp.start()
 	mirrorDrop := c.mir.start()
 	switch {
 	case in.Resume != nil:
@@ -771,7 +771,7 @@ func (c *ctx) fail(err error) {
 // finish builds the mask and applies Open vSwitch's last adjustments
 // (xlate_wc_finish).
 func (c *ctx) finish() {
-	c.finishSampling()
+	c.smp.finish()
 	if c.err != nil {
 		c.out.Err = c.err
 		c.out.Actions = nil
@@ -808,7 +808,7 @@ func (c *ctx) finish() {
 	}
 	c.out.Mask = flow.Mask(*k)
 	c.out.Mask.InPort = ^uint32(0)
-	c.udpifMask(&c.out.Mask)
+	c.tnl.maskUDPIF(&c.out.Mask)
 	c.slowPath()
 	if c.in.Trace != nil {
 		c.out.Final = c.flow
@@ -1104,12 +1104,12 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 				c.mir.tunnelOutput(p)
 				continue
 			}
-			c.sampleOutput(p.ODP)
+			c.smp.output(p.ODP)
 			c.emit(odp.Output(p.ODP))
 			c.mir.egress(p)
 		}
 		c.last = last
-		c.sampleFlood(true)
+		c.smp.flood(true)
 	case PortController:
 		// OpenFlow 1.4's refinements of "action" (each connection's
 		// version maps them back: ofswitch's wireReason).
@@ -1159,7 +1159,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 // outputPort outputs to a port with a datapath port of its own, unless
 // the packet is a tunnel packet arriving for the port's address.
 func (c *ctx) outputPort(p *Port) {
-	if c.terminate(p) {
+	if c.tnl.terminate(p) {
 		c.mir.egress(p)
 		return
 	}
@@ -1237,7 +1237,7 @@ func (c *ctx) patch(p *Port) {
 
 func (c *ctx) outputODP(no uint32) {
 	c.commit()
-	c.sampleOutput(no)
+	c.smp.output(no)
 	if n := c.mir.snaplen; n != 0 && n != 0xffff {
 		// A mirror's snaplen truncates this copy only.
 		c.emit(odp.Trunc(uint32(n)))
