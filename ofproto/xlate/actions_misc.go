@@ -30,14 +30,14 @@ func init() {
 // datapath clone, after committing pending changes so that they are not
 // emitted both inside and after it.
 func (c *ctx) clone(acts []ofp.Action) {
-	saveFlow, saveStack, saveDeep := c.flow, len(c.stack), c.mplsDeep
+	saveFlow, saveStack, saveDeep := c.flow, len(c.stack), c.mpls.deep
 	// The clone runs a copy of the action set at its end; the original
 	// stays for the rest of the pipeline (Open vSwitch's clone).
 	saveSet, saveSetGroup := c.actset, c.actsetGroup
 	c.actset = append([]ofp.Action(nil), saveSet...)
 	restore := func() {
 		c.actset, c.actsetGroup = saveSet, saveSetGroup
-		c.flow, c.mplsDeep = saveFlow, saveDeep
+		c.flow, c.mpls.deep = saveFlow, saveDeep
 		c.stack = c.stack[:min(saveStack, len(c.stack))]
 		if c.err == nil {
 			c.exit = false
@@ -61,13 +61,13 @@ func (c *ctx) clone(acts []ofp.Action) {
 // vSwitch); the caller restores the flow.
 func (c *ctx) dpClone(acts []ofp.Action) {
 	c.commit()
-	saveBase, saveBaseDeep, saveOut, saveCT, saveWasMPLS := c.base, c.baseDeep, c.out.Actions, c.conntracked, c.wasMPLS
+	saveBase, saveBaseDeep, saveOut, saveCT, saveWasMPLS := c.base, c.mpls.baseDeep, c.out.Actions, c.conntracked, c.mpls.was
 	c.out.Actions = nil
 	c.doActions(acts)
 	c.runActionSet()
 	sub := c.out.Actions
 	c.out.Actions = saveOut
-	c.base, c.baseDeep, c.conntracked, c.wasMPLS = saveBase, saveBaseDeep, saveCT, saveWasMPLS
+	c.base, c.mpls.baseDeep, c.conntracked, c.mpls.was = saveBase, saveBaseDeep, saveCT, saveWasMPLS
 	if len(sub) > 0 {
 		c.emit(odp.Clone(sub))
 	}
@@ -96,11 +96,11 @@ func checkPktLen(c *ctx, a *ofp.Action) {
 	rest := c.continuation()
 	c.commit()
 	saveFlow, saveBase, saveOut, saveStack, saveFrames := c.flow, c.base, c.out.Actions, c.stack, c.frames
-	saveDeep, saveBaseDeep, saveWasMPLS := c.mplsDeep, c.baseDeep, c.wasMPLS
+	saveDeep, saveBaseDeep, saveWasMPLS := c.mpls.deep, c.mpls.baseDeep, c.mpls.was
 	var branch [2]odp.Actions
 	for bit := 1; bit >= 0; bit-- {
 		c.flow, c.base, c.stack, c.exit = saveFlow, saveBase, append([][]byte(nil), saveStack...), false
-		c.mplsDeep, c.baseDeep, c.wasMPLS = saveDeep, saveBaseDeep, saveWasMPLS
+		c.mpls.deep, c.mpls.baseDeep, c.mpls.was = saveDeep, saveBaseDeep, saveWasMPLS
 		v := make([]byte, f.Bytes)
 		if bit == 1 {
 			v = subfieldMask(f.Bytes, a.Dst.Ofs, 1)
@@ -113,7 +113,7 @@ func checkPktLen(c *ctx, a *ofp.Action) {
 		branch[bit] = c.out.Actions
 	}
 	c.flow, c.base, c.out.Actions, c.frames = saveFlow, saveBase, saveOut, saveFrames
-	c.mplsDeep, c.baseDeep, c.wasMPLS = saveDeep, saveBaseDeep, saveWasMPLS
+	c.mpls.deep, c.mpls.baseDeep, c.mpls.was = saveDeep, saveBaseDeep, saveWasMPLS
 	c.emit(odp.CheckPktLen(uint32(a.Arg), branch[1], branch[0]))
 	c.exit = true
 }

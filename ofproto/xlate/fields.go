@@ -262,7 +262,7 @@ func (c *ctx) commit() {
 	}
 	mplsDone := odp.IsMPLS(b.EthType) && !odp.IsMPLS(f.EthType)
 	if mplsDone {
-		c.commitMPLS()
+		c.mpls.commit()
 	}
 	// The pipeline's flow has an L3 header only with a non-zero
 	// nw_proto (none after push_mpls); the header written is the one
@@ -272,7 +272,7 @@ func (c *ctx) commit() {
 		c.commitL4()
 	}
 	if !mplsDone {
-		c.commitMPLS()
+		c.mpls.commit()
 	}
 	c.commitVLAN()
 	if f.SkbPriority != b.SkbPriority {

@@ -538,12 +538,8 @@ type ctx struct {
 	smp         sampleState
 	// tnl is the native tunnelling of the translation (tunnel.go).
 	tnl tunnelXlate
-	// mplsDeep and baseDeep are the label stack entries below the
-	// outermost (mpls.go) of the pipeline's flow and of base.
-	mplsDeep, baseDeep [maxMPLS - 1]uint32
-	// wasMPLS says a pop_mpls left a non-MPLS packet whose L3 header the
-	// pipeline has not seen: actions that need it recirculate first.
-	wasMPLS bool
+	// mpls is the MPLS label stack handling (mpls.go).
+	mpls mplsXlate
 	// stopList ends the current action list only (dec_mpls_ttl).
 	stopList bool
 	// mir is the port mirroring of the translation (mirror.go).
@@ -561,6 +557,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	c.mir.c = c
 	c.smp.c = c
 	c.tnl.c = c
+	c.mpls.c = c
 	if in.Version != 0 {
 		c.v = in.Version
 	}
@@ -827,10 +824,10 @@ func (c *ctx) lookupTable(table uint8, tail bool) { c.lookupTableIn(table, tail,
 // lookupTableIn is lookupTable with in_port inPort for the lookup only:
 // the rule's actions see the pipeline's in_port (resubmit(port,table)).
 func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss bool) {
-	if c.wasMPLS {
+	if c.mpls.was {
 		// The lookup could match the L3 header a pop_mpls exposed
 		// (xlate_table_action): the next pass looks up instead.
-		c.mplsRecircLookup()
+		c.mpls.recircLookup()
 		return
 	}
 	if c.depth >= MaxDepth {
@@ -981,8 +978,8 @@ func (c *ctx) doActions(acts []ofp.Action) {
 		a := &acts[i]
 		c.last = i == len(acts)-1 && tailOK
 		c.frames[len(c.frames)-1].i = i
-		if c.wasMPLS && needsMPLSRecirc(a) {
-			c.mplsRecirc(i)
+		if c.mpls.was && needsMPLSRecirc(a) {
+			c.mpls.recirc(i)
 			return
 		}
 		if c.in.Trace != nil {
@@ -1186,7 +1183,7 @@ func (c *ctx) patch(p *Port) {
 	last := c.last
 	saveX, saveSnap, saveV := c.x, c.snap, c.v
 	saveFlow, saveTable, saveRule, saveStack := c.flow, c.table, c.rule, c.stack
-	saveDeep, saveWasMPLS := c.mplsDeep, c.wasMPLS
+	saveDeep, saveWasMPLS := c.mpls.deep, c.mpls.was
 	saveMirrors, ownMirrors := c.mir.enterPeer(px)
 	// A pause in the peer freezes only the peer's actions; this bridge
 	// goes on after the patch port (Open vSwitch finishes freezing in
@@ -1227,7 +1224,7 @@ func (c *ctx) patch(p *Port) {
 	// This bridge's view of the packet comes back; what the peer
 	// committed stays in the datapath actions, and a later commit here
 	// restores headers the peer changed, as Open vSwitch does.
-	c.flow, c.mplsDeep, c.wasMPLS = saveFlow, saveDeep, saveWasMPLS
+	c.flow, c.mpls.deep, c.mpls.was = saveFlow, saveDeep, saveWasMPLS
 	c.table, c.rule, c.stack = saveTable, saveRule, saveStack
 	c.ind = saveInd
 	if c.err == nil {
