@@ -28,7 +28,7 @@ func init() {
 				c.controllerPause(ct.Reason, ct.MaxLen, ct.ID, ct.Userdata, ct.Pause, ct.MeterID)
 			}
 		},
-		ofp.ActGroup: func(c *ctx, a *ofp.Action) { c.group(uint32(a.Arg)) },
+		ofp.ActGroup: func(c *ctx, a *ofp.Action) { c.grp.run(uint32(a.Arg)) },
 	})
 	registerProps(map[ofp.ActionType]kindProps{
 		ofp.ActOutput:      {final: 4, needsL3: belowL3},

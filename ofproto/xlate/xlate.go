@@ -517,13 +517,11 @@ type ctx struct {
 	// resumeFrames are the outer action lists of a continuation being
 	// resumed, still to run after the current one.
 	resumeFrames []ContinuationFrame
-	// inActionSet and inGroup (a depth) say where an output to the
-	// controller is, for its packet-in reason.
+	// inActionSet and grp.nest say where an output to the controller
+	// is, for its packet-in reason.
 	inActionSet bool
-	inGroup     int
-	// bucketFrames is len(frames) while a group bucket's own action
-	// list runs.
-	bucketFrames int
+	// grp is the group translation (group.go).
+	grp groupXlate
 	// patchBase is len(frames) when translation entered the current
 	// patch peer (0 outside one): a continuation holds frames from it on.
 	patchBase int
@@ -558,6 +556,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	c.smp.c = c
 	c.tnl.c = c
 	c.mpls.c = c
+	c.grp.c = c
 	if in.Version != 0 {
 		c.v = in.Version
 	}
@@ -664,7 +663,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		}
 	case resumeGroup:
 		c.ind, c.table = 4, start
-		c.resumeGroup(&frozen)
+		c.grp.resume(&frozen)
 	case frozen.Rest != "":
 		// debug_recirc: the rest of the action list it interrupted.
 		c.ind, c.table = 4, start
@@ -1114,7 +1113,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		switch {
 		case c.in.OFActions != nil:
 			reason = ReasonPacketOut
-		case c.inGroup > 0 && len(c.frames) == c.bucketFrames:
+		case c.grp.nest > 0 && len(c.frames) == c.grp.frames:
 			// Only an output in the bucket's own actions; one in a
 			// table a bucket resubmitted to is an "action".
 			reason = ReasonGroup
