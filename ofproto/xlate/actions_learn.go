@@ -61,8 +61,8 @@ func (c *ctx) learn(l *ofp.Learn) {
 		if sp.SrcImm {
 			copyBits(val, 0, sp.Imm, 0, sp.NBits)
 		} else if f := sp.Src.Field; f != nil {
-			c.orField(f, &c.wc, subfieldMask(f.Bytes, sp.Src.Ofs, sp.Src.NBits))
-			copyBits(val, 0, c.fieldBytes(f, &c.flow), sp.Src.Ofs, sp.NBits)
+			c.snap.orField(f, &c.wc, subfieldMask(f.Bytes, sp.Src.Ofs, sp.Src.NBits))
+			copyBits(val, 0, c.snap.fieldBytes(f, &c.flow), sp.Src.Ofs, sp.NBits)
 		}
 		switch sp.Dst {
 		case ofp.LearnMatch:

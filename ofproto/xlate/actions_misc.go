@@ -105,7 +105,7 @@ func checkPktLen(c *ctx, a *ofp.Action) {
 		if bit == 1 {
 			v = subfieldMask(f.Bytes, a.Dst.Ofs, 1)
 		}
-		c.setMasked(f, &c.flow, v, subfieldMask(f.Bytes, a.Dst.Ofs, 1))
+		c.snap.setMasked(f, &c.flow, v, subfieldMask(f.Bytes, a.Dst.Ofs, 1))
 		c.out.Actions = nil
 		c.frames = c.frames[:0:0]
 		c.noTail = bit == 1

@@ -48,7 +48,7 @@ func outputReg(c *ctx, a *ofp.Action) {
 	if f == nil {
 		return
 	}
-	v := c.fieldBytes(f, &c.flow)
+	v := c.snap.fieldBytes(f, &c.flow)
 	p := make([]byte, 8)
 	copyBits(p, 0, v, a.Src.Ofs, a.Src.NBits)
 	var port uint64
@@ -60,7 +60,7 @@ func outputReg(c *ctx, a *ofp.Action) {
 		return
 	}
 	c.trace("output port is %d", port)
-	c.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
+	c.snap.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
 	c.output(uint16(port), a.MaxLen)
 }
 

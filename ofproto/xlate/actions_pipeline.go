@@ -16,7 +16,7 @@ func init() {
 		},
 		ofp.ActWriteActions: func(c *ctx, a *ofp.Action) { c.writeActions(a.Nested) },
 		ofp.ActClearActions: func(c *ctx, _ *ofp.Action) { c.clearActions() },
-		ofp.ActMeter:        func(c *ctx, a *ofp.Action) { c.meter(uint32(a.Arg)) },
+		ofp.ActMeter:        meter,
 		ofp.ActExit:         func(c *ctx, _ *ofp.Action) { c.exit = true },
 	})
 	registerProps(map[ofp.ActionType]kindProps{

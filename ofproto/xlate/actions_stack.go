@@ -18,8 +18,8 @@ func stackPush(c *ctx, a *ofp.Action) {
 	if f == nil {
 		return
 	}
-	c.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
-	v := c.fieldBytes(f, &c.flow)
+	c.snap.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
+	v := c.snap.fieldBytes(f, &c.flow)
 	// The byte past the value, within capacity, keeps the size
 	// Open vSwitch's stack gives the entry (stackBytes).
 	e := make([]byte, 16, 17)
@@ -42,6 +42,6 @@ func stackPop(c *ctx, a *ofp.Action) {
 	v := make([]byte, f.Bytes)
 	copyBits(v, a.Dst.Ofs, e, 0, a.Dst.NBits)
 	m := subfieldMask(f.Bytes, a.Dst.Ofs, a.Dst.NBits)
-	c.orField(f, &c.wc, m)
-	c.setMasked(f, &c.flow, v, m)
+	c.snap.orField(f, &c.wc, m)
+	c.snap.setMasked(f, &c.flow, v, m)
 }

@@ -94,7 +94,7 @@ func (c *ctx) multipath(m *ofp.Multipath) {
 // reportSubfield traces the value an action loaded into sf.
 func (c *ctx) reportSubfield(sf *ofp.Subfield) {
 	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceSubfield, Indent: c.ind + 1, Sub: sf, Value: c.fieldBytes(sf.Field, &c.flow)})
+		c.in.Trace(&TraceEvent{Kind: TraceSubfield, Indent: c.ind + 1, Sub: sf, Value: c.snap.fieldBytes(sf.Field, &c.flow)})
 	}
 }
 
@@ -160,6 +160,6 @@ func (c *ctx) loadSubfield(sf *ofp.Subfield, v uint64) {
 	}
 	copyBits(val, sf.Ofs, src[:], 0, n)
 	m := subfieldMask(f.Bytes, sf.Ofs, sf.NBits)
-	c.orField(f, &c.wc, m)
-	c.setMasked(f, &c.flow, val, m)
+	c.snap.orField(f, &c.wc, m)
+	c.snap.setMasked(f, &c.flow, val, m)
 }

@@ -33,11 +33,11 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 	}
 	zone := ct.ZoneImm
 	if ct.ZoneSrc.Field != nil {
-		v := c.fieldBytes(ct.ZoneSrc.Field, &c.flow)
+		v := c.snap.fieldBytes(ct.ZoneSrc.Field, &c.flow)
 		z := make([]byte, 2)
 		copyBits(z, 0, v, ct.ZoneSrc.Ofs, min(ct.ZoneSrc.NBits, 16))
 		zone = uint16(z[0])<<8 | uint16(z[1])
-		c.orField(ct.ZoneSrc.Field, &c.wc, subfieldMask(ct.ZoneSrc.Field.Bytes, ct.ZoneSrc.Ofs, ct.ZoneSrc.NBits))
+		c.snap.orField(ct.ZoneSrc.Field, &c.wc, subfieldMask(ct.ZoneSrc.Field.Bytes, ct.ZoneSrc.Ofs, ct.ZoneSrc.NBits))
 	}
 	c.commit()
 	var args []string
@@ -79,8 +79,8 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 				// move: the source (a register, say) is known now; the
 				// megaflow depends on the bits read.
 				sf := a.Src.Field
-				c.orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
-				copyBits(v, a.Dst.Ofs, c.fieldBytes(sf, &c.flow), a.Src.Ofs, a.Src.NBits)
+				c.snap.orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
+				copyBits(v, a.Dst.Ofs, c.snap.fieldBytes(sf, &c.flow), a.Src.Ofs, a.Src.NBits)
 			}
 			w := &mark
 			if f.Name == "ct_label" {

@@ -11,10 +11,10 @@ import (
 
 // fieldBytes returns f's value in fl (network order, f.Bytes long);
 // tun_metadata is read through the bridge's TLV layout.
-func (c *ctx) fieldBytes(f *mf.Field, fl *mf.Flow) []byte {
+func (s *Snapshot) fieldBytes(f *mf.Field, fl *mf.Flow) []byte {
 	b := make([]byte, f.Bytes)
 	if _, ok := f.TunIndex(); ok {
-		f.GetTun(fl, c.snap.tunMap(), b)
+		f.GetTun(fl, s.tunMap(), b)
 		return b
 	}
 	f.Get(fl, b)
@@ -22,9 +22,9 @@ func (c *ctx) fieldBytes(f *mf.Field, fl *mf.Flow) []byte {
 }
 
 // setBytes stores a whole field value into fl.
-func (c *ctx) setBytes(f *mf.Field, fl *mf.Flow, v []byte) {
+func (s *Snapshot) setBytes(f *mf.Field, fl *mf.Flow, v []byte) {
 	if _, ok := f.TunIndex(); ok {
-		_ = f.SetTun(fl, c.snap.tunMap(), v)
+		_ = f.SetTun(fl, s.tunMap(), v)
 		return
 	}
 	v = clampValid(f, v)
@@ -43,12 +43,12 @@ func (c *ctx) setBytes(f *mf.Field, fl *mf.Flow, v []byte) {
 }
 
 // orField ORs mask into f's bits of wc (un-wildcards them).
-func (c *ctx) orField(f *mf.Field, wc *mf.Flow, mask []byte) {
-	cur := c.fieldBytes(f, wc)
+func (s *Snapshot) orField(f *mf.Field, wc *mf.Flow, mask []byte) {
+	cur := s.fieldBytes(f, wc)
 	for i := range cur {
 		cur[i] |= mask[i]
 	}
-	c.setBytes(f, wc, cur)
+	s.setBytes(f, wc, cur)
 }
 
 // clampValid drops bits f cannot hold, so Set never refuses a mask.
@@ -70,8 +70,8 @@ func clampValid(f *mf.Field, v []byte) []byte {
 }
 
 // setMasked writes value under mask into f's bits of fl.
-func (c *ctx) setMasked(f *mf.Field, fl *mf.Flow, value, mask []byte) {
-	cur := c.fieldBytes(f, fl)
+func (s *Snapshot) setMasked(f *mf.Field, fl *mf.Flow, value, mask []byte) {
+	cur := s.fieldBytes(f, fl)
 	for i := range cur {
 		m := byte(0xff)
 		if mask != nil {
@@ -79,7 +79,7 @@ func (c *ctx) setMasked(f *mf.Field, fl *mf.Flow, value, mask []byte) {
 		}
 		cur[i] = cur[i]&^m | value[i]&m
 	}
-	c.setBytes(f, fl, cur)
+	s.setBytes(f, fl, cur)
 }
 
 func allOnes(n int) []byte {
@@ -173,8 +173,8 @@ func (c *ctx) setField(f *mf.Field, value, mask []byte) {
 	if isIPHeader(f) {
 		c.wc.NwProto = 0xff // as Open vSwitch does for IP header writes
 	}
-	c.orField(f, &c.wc, m)
-	c.setMasked(f, &c.flow, value, m)
+	c.snap.orField(f, &c.wc, m)
+	c.snap.setMasked(f, &c.flow, value, m)
 }
 
 // changed is a masked set's mask for one field: the consulted bits m if
@@ -240,13 +240,13 @@ func move(c *ctx, a *ofp.Action) {
 		c.trace("skipping move: prerequisites not met")
 		return
 	}
-	c.orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
-	src := c.fieldBytes(sf, &c.flow)
+	c.snap.orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
+	src := c.snap.fieldBytes(sf, &c.flow)
 	v := make([]byte, df.Bytes)
 	copyBits(v, a.Dst.Ofs, src, a.Src.Ofs, a.Src.NBits)
 	m := subfieldMask(df.Bytes, a.Dst.Ofs, a.Dst.NBits)
-	c.orField(df, &c.wc, m)
-	c.setMasked(df, &c.flow, v, m)
+	c.snap.orField(df, &c.wc, m)
+	c.snap.setMasked(df, &c.flow, v, m)
 }
 
 // commit emits datapath actions that make the packet look like the

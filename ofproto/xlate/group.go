@@ -318,8 +318,8 @@ func (gx *groupXlate) selectBucket(g *Group) {
 			if f == nil || !c.prereqsOK(f) {
 				continue
 			}
-			v := c.fieldBytes(f, &c.flow)
-			c.orField(f, &c.wc, allOnes(f.Bytes))
+			v := c.snap.fieldBytes(f, &c.flow)
+			c.snap.orField(f, &c.wc, allOnes(f.Bytes))
 			for _, x := range v {
 				h = (h ^ uint64(x)) * 0x100000001b3
 			}

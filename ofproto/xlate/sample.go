@@ -120,7 +120,7 @@ func (sm *sampleState) emit(probability uint32, ck *odp.Cookie, withActions bool
 	us := odp.Userspace(0, odp.UserspaceParams{Userdata: ud, WithActions: withActions})
 	// The slowpath meter, when configured, limits what reaches userspace
 	// (Open vSwitch's compose_sample_action).
-	meter, metered := c.dpMeter(ofp.MeterSlowpath)
+	meter, metered := c.x.dpMeter(ofp.MeterSlowpath)
 	switch {
 	case metered:
 		c.emit(odp.Sample(probability, odp.Actions{odp.Meter(meter), us}))

@@ -1274,7 +1274,7 @@ func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata [
 			ck.RuleCookie = c.rule.Cookie
 		}
 		us := odp.Userspace(0, odp.UserspaceParams{Userdata: ck.Marshal()})
-		if dp, ok := c.controllerMeter(meterID); ok && !pause {
+		if dp, ok := c.x.controllerMeter(meterID); ok && !pause {
 			c.emit(odp.Sample(math.MaxUint32, odp.Actions{odp.Meter(dp), us}))
 		} else {
 			c.emit(us)
