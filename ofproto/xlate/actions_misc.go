@@ -33,10 +33,10 @@ func (c *ctx) clone(acts []ofp.Action) {
 	saveFlow, saveStack, saveDeep := c.flow, len(c.stack), c.mpls.deep
 	// The clone runs a copy of the action set at its end; the original
 	// stays for the rest of the pipeline (Open vSwitch's clone).
-	saveSet, saveSetGroup := c.actset, c.actsetGroup
-	c.actset = append([]ofp.Action(nil), saveSet...)
+	saveSet, saveSetGroup := c.aset.acts, c.aset.hasGroup
+	c.aset.acts = append([]ofp.Action(nil), saveSet...)
 	restore := func() {
-		c.actset, c.actsetGroup = saveSet, saveSetGroup
+		c.aset.acts, c.aset.hasGroup = saveSet, saveSetGroup
 		c.flow, c.mpls.deep = saveFlow, saveDeep
 		c.stack = c.stack[:min(saveStack, len(c.stack))]
 		if c.err == nil {
@@ -46,7 +46,7 @@ func (c *ctx) clone(acts []ofp.Action) {
 	if c.last || reversible(acts) {
 		c.noTail = !c.last
 		c.doActions(acts)
-		c.runActionSet()
+		c.aset.run()
 		restore()
 		return
 	}
@@ -64,7 +64,7 @@ func (c *ctx) dpClone(acts []ofp.Action) {
 	saveBase, saveBaseDeep, saveOut, saveCT, saveWasMPLS := c.base, c.mpls.baseDeep, c.out.Actions, c.conntracked, c.mpls.was
 	c.out.Actions = nil
 	c.doActions(acts)
-	c.runActionSet()
+	c.aset.run()
 	sub := c.out.Actions
 	c.out.Actions = saveOut
 	c.base, c.mpls.baseDeep, c.conntracked, c.mpls.was = saveBase, saveBaseDeep, saveCT, saveWasMPLS

@@ -14,8 +14,8 @@ func init() {
 		ofp.ActWriteMetadata: func(c *ctx, a *ofp.Action) {
 			c.flow.Metadata = c.flow.Metadata&^a.Arg2 | a.Arg&a.Arg2
 		},
-		ofp.ActWriteActions: func(c *ctx, a *ofp.Action) { c.writeActions(a.Nested) },
-		ofp.ActClearActions: func(c *ctx, _ *ofp.Action) { c.clearActions() },
+		ofp.ActWriteActions: func(c *ctx, a *ofp.Action) { c.aset.write(a.Nested) },
+		ofp.ActClearActions: func(c *ctx, _ *ofp.Action) { c.aset.clear() },
 		ofp.ActMeter:        meter,
 		ofp.ActExit:         func(c *ctx, _ *ofp.Action) { c.exit = true },
 	})

@@ -127,7 +127,7 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 		fz := freeze(c.snap.Bridge, ct.Table, &c.flow)
 		fz.Conntracked = true
 		var err error
-		if fz.ActionSet, err = c.encodeActionSet(); err != nil {
+		if fz.ActionSet, err = c.aset.encode(); err != nil {
 			c.fail(err)
 			return
 		}

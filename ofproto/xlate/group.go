@@ -359,11 +359,11 @@ func (c *ctx) freezeFrom(i int) (Frozen, bool) {
 	}
 	fz := freeze(c.snap.Bridge, c.table, &c.flow)
 	fz.Rest, fz.Conntracked = string(tail), c.conntracked
-	if fz.ActionSet, err = c.encodeActionSet(); err != nil {
+	if fz.ActionSet, err = c.aset.encode(); err != nil {
 		c.fail(err)
 		return Frozen{}, false
 	}
-	c.actset, c.actsetGroup = nil, false
+	c.aset.acts, c.aset.hasGroup = nil, false
 	return fz, true
 }
 

@@ -278,11 +278,11 @@ func (mp *mplsXlate) recircLookup() {
 	fz := freeze(c.snap.Bridge, c.table, &c.flow)
 	fz.Conntracked = c.conntracked
 	var err error
-	if fz.ActionSet, err = c.encodeActionSet(); err != nil {
+	if fz.ActionSet, err = c.aset.encode(); err != nil {
 		c.fail(err)
 		return
 	}
-	c.actset, c.actsetGroup = nil, false
+	c.aset.acts, c.aset.hasGroup = nil, false
 	c.emit(odp.Recirc(c.x.Recirc.ID(fz)))
 	c.exit = true
 }

@@ -510,17 +510,14 @@ type ctx struct {
 	stack  [][]byte
 	exit   bool
 	err    error
-	// actset is the OpenFlow action set (actset.go); actsetGroup says it
-	// holds a group.
-	actset      []ofp.Action
-	actsetGroup bool
+	// aset is the OpenFlow action set (actset.go).
+	aset actionSet
 	// resumeFrames are the outer action lists of a continuation being
 	// resumed, still to run after the current one.
 	resumeFrames []ContinuationFrame
-	// inActionSet and grp.nest say where an output to the controller
-	// is, for its packet-in reason.
-	inActionSet bool
-	// grp is the group translation (group.go).
+	// grp is the group translation (group.go); grp.nest and
+	// aset.running say where an output to the controller is, for its
+	// packet-in reason.
 	grp groupXlate
 	// patchBase is len(frames) when translation entered the current
 	// patch peer (0 outside one): a continuation holds frames from it on.
@@ -557,6 +554,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	c.tnl.c = c
 	c.mpls.c = c
 	c.grp.c = c
+	c.aset.c = c
 	if in.Version != 0 {
 		c.v = in.Version
 	}
@@ -608,7 +606,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 				c.out.Patches = append(c.out.Patches, PatchCrossing{fz.FromBridge, fz.FromPort, fz.Bridge, uint16(fz.InPort)})
 			}
 			fz.Restore(&c.flow)
-			if err := c.restoreActionSet(fz.ActionSet); err != nil {
+			if err := c.aset.restore(fz.ActionSet); err != nil {
 				c.fail(err)
 			}
 			c.conntracked = fz.Conntracked
@@ -683,7 +681,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.firstLookup = true
 		c.lookupTable(start, true)
 	}
-	c.runActionSet()
+	c.aset.run()
 	c.finish()
 }
 
@@ -1117,7 +1115,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 			// Only an output in the bucket's own actions; one in a
 			// table a bucket resubmitted to is an "action".
 			reason = ReasonGroup
-		case c.inActionSet:
+		case c.aset.running:
 			reason = ReasonActionSet
 		}
 		c.controller(reason, maxLen, 0, nil)
@@ -1199,8 +1197,8 @@ func (c *ctx) patch(p *Port) {
 	c.flow.Regs, c.flow.Metadata, c.flow.ActsetOutput = [mf.NumRegs]uint32{}, 0, PortUnset
 	c.stack = nil
 	// The peer's pipeline has an action set of its own.
-	saveSet, saveSetGroup := c.actset, c.actsetGroup
-	c.actset, c.actsetGroup = nil, false
+	saveSet, saveSetGroup := c.aset.acts, c.aset.hasGroup
+	c.aset.acts, c.aset.hasGroup = nil, false
 	pp := c.snap.Ports[p.PeerPort]
 	if pp != nil && pp.BFD != nil {
 		c.out.BFDRx = append(c.out.BFDRx, pp.BFD)
@@ -1214,9 +1212,9 @@ func (c *ctx) patch(p *Port) {
 		// clone_xlate_actions for patch ports).
 		c.peerClone = !last
 		c.lookupTable(0, true)
-		c.runActionSet()
+		c.aset.run()
 	}
-	c.actset, c.actsetGroup = saveSet, saveSetGroup
+	c.aset.acts, c.aset.hasGroup = saveSet, saveSetGroup
 	c.patchBase = savePatchBase
 	c.x, c.snap, c.v = saveX, saveSnap, saveV
 	c.mir.leavePeer(saveMirrors, ownMirrors)
