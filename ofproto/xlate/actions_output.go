@@ -56,10 +56,10 @@ func outputReg(c *ctx, a *ofp.Action) {
 		port = port<<8 | uint64(x)
 	}
 	if port > 0xffff {
-		c.traceSkip("output port %d is out of range", port)
+		c.tr.skipf("output port %d is out of range", port)
 		return
 	}
-	c.trace("output port is %d", port)
+	c.tr.notef("output port is %d", port)
 	c.snap.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
 	c.output(uint16(port), a.MaxLen)
 }

@@ -34,7 +34,7 @@ func stackPop(c *ctx, a *ofp.Action) {
 		return
 	}
 	if len(c.stack) == 0 {
-		c.trace("stack underflow")
+		c.tr.notef("stack underflow")
 		return
 	}
 	e := c.stack[len(c.stack)-1]

@@ -84,7 +84,7 @@ func (as *actionSet) write(acts []ofp.Action) {
 func (as *actionSet) trace(verb string) {
 	c := as.c
 	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceActionSetIs, Indent: c.ind + 1, Text: verb, Actions: actionSetList(as.acts)})
+		c.in.Trace(&TraceEvent{Kind: TraceActionSetIs, Indent: c.tr.ind + 1, Text: verb, Actions: actionSetList(as.acts)})
 	}
 }
 
@@ -106,7 +106,7 @@ func (as *actionSet) run() {
 		return
 	}
 	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceActionSet, Indent: c.ind - 4, ActIndent: c.ind})
+		c.in.Trace(&TraceEvent{Kind: TraceActionSet, Indent: c.tr.ind - 4, ActIndent: c.tr.ind})
 	}
 	as.running = true
 	c.doActions(list)

@@ -94,7 +94,7 @@ func (c *ctx) multipath(m *ofp.Multipath) {
 // reportSubfield traces the value an action loaded into sf.
 func (c *ctx) reportSubfield(sf *ofp.Subfield) {
 	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceSubfield, Indent: c.ind + 1, Sub: sf, Value: c.snap.fieldBytes(sf.Field, &c.flow)})
+		c.in.Trace(&TraceEvent{Kind: TraceSubfield, Indent: c.tr.ind + 1, Sub: sf, Value: c.snap.fieldBytes(sf.Field, &c.flow)})
 	}
 }
 

@@ -62,7 +62,7 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 		// Open vSwitch runs the nested actions through its translator,
 		// so its trace lists each at the ct action's indent.
 		if c.in.Trace != nil {
-			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.ind, Action: a})
+			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.tr.ind, Action: a})
 		}
 		switch {
 		case a.Type == ofp.ActSetField && a.Field != nil && a.Field.Name == "ct_mark":
@@ -132,7 +132,7 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 			return
 		}
 		id := c.x.Recirc.ID(fz)
-		c.trace("A clone of the packet is forked to recirculate. The forked pipeline will be resumed at table %d.", ct.Table)
+		c.tr.notef("A clone of the packet is forked to recirculate. The forked pipeline will be resumed at table %d.", ct.Table)
 		c.emit(odp.Recirc(id))
 		if c.in.Trace != nil {
 			// The traced resumption sees the mark and label the nested
@@ -145,14 +145,14 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 			for i := range min(len(label.v), len(fl.Key.CtLabel)) {
 				fl.Key.CtLabel[i] = fl.Key.CtLabel[i]&^label.m[i] | label.v[i]&label.m[i]
 			}
-			c.in.Trace(&TraceEvent{Kind: TraceRecirc, Indent: c.ind, Flow: &fl, RecircID: id, Ct: acts[0].Ct})
+			c.in.Trace(&TraceEvent{Kind: TraceRecirc, Indent: c.tr.ind, Flow: &fl, RecircID: id, Ct: acts[0].Ct})
 		}
 	}
 	// The connection's state is known only in the recirculated pass: the
 	// rest of this one sees an untracked packet (Open vSwitch clears the
 	// ct fields and its conntracked flag here, recirculation or not).
 	clearCt(&c.flow.Key)
-	c.trace("Sets the packet to an untracked state, and clears all the conntrack fields.")
+	c.tr.notef("Sets the packet to an untracked state, and clears all the conntrack fields.")
 	c.conntracked = false
 }
 

@@ -163,7 +163,7 @@ func (c *ctx) setField(f *mf.Field, value, mask []byte) {
 		return
 	}
 	if !c.prereqsOK(f) {
-		c.trace("skipping set_field %s: prerequisites not met", f.Name)
+		c.tr.notef("skipping set_field %s: prerequisites not met", f.Name)
 		return
 	}
 	m := mask
@@ -237,7 +237,7 @@ func move(c *ctx, a *ofp.Action) {
 		return
 	}
 	if !c.prereqsOK(sf) || !c.prereqsOK(df) {
-		c.trace("skipping move: prerequisites not met")
+		c.tr.notef("skipping move: prerequisites not met")
 		return
 	}
 	c.snap.orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))

@@ -187,13 +187,13 @@ func (gx *groupXlate) run(id uint32) {
 	if c.depth >= MaxDepth {
 		// Groups may chain to groups (themselves too): the same bound
 		// as resubmit.
-		c.traceError("over max translation depth %d", MaxDepth)
+		c.tr.errorf("over max translation depth %d", MaxDepth)
 		c.fail(ErrTooDeep)
 		return
 	}
 	g := gx.table()[id]
 	if g == nil {
-		c.trace("group %d does not exist", id)
+		c.tr.notef("group %d does not exist", id)
 		return
 	}
 	switch g.Type {
@@ -210,13 +210,13 @@ func (gx *groupXlate) run(id uint32) {
 		for i := range g.Buckets {
 			b := &g.Buckets[i]
 			if gx.live(b) {
-				c.trace("using bucket %d", b.ID)
+				c.tr.notef("using bucket %d", b.ID)
 				gx.bucket(g, i, false)
 				return
 			}
 			gx.traceNotLive(b)
 		}
-		c.trace("no live bucket")
+		c.tr.notef("no live bucket")
 	case ofp.GroupTypeSelect:
 		gx.selectBucket(g)
 	}
@@ -240,7 +240,7 @@ func (gx *groupXlate) traceNotLive(b *ofp.Bucket) {
 		}
 		why += fmt.Sprintf("port %d", b.WatchGroup)
 	}
-	c.trace("bucket %d: not live due to %s", b.ID, why)
+	c.tr.notef("bucket %d: not live due to %s", b.ID, why)
 }
 
 // reservedPortName prints an OpenFlow port as ofputil_format_port does
@@ -282,11 +282,11 @@ func (gx *groupXlate) bucket(g *Group, i int, restore bool) {
 		gx.use(g, i) // an all group counts once, in group
 	}
 	acts := actionSetList(g.Buckets[i].Actions)
-	saveFlow, saveStack, saveExit, saveInd := c.flow, len(c.stack), c.exit, c.ind
+	saveFlow, saveStack, saveExit, saveInd := c.flow, len(c.stack), c.exit, c.tr.ind
 	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceBucket, Indent: c.ind, Bucket: g.Buckets[i].ID})
+		c.in.Trace(&TraceEvent{Kind: TraceBucket, Indent: c.tr.ind, Bucket: g.Buckets[i].ID})
 	}
-	c.ind += 8
+	c.tr.ind += 8
 	c.depth++
 	gx.nest++
 	saveFrames := gx.frames
@@ -295,7 +295,7 @@ func (gx *groupXlate) bucket(g *Group, i int, restore bool) {
 	gx.frames = saveFrames
 	gx.nest--
 	c.depth--
-	c.ind = saveInd
+	c.tr.ind = saveInd
 	c.flow = saveFlow
 	c.stack = c.stack[:min(saveStack, len(c.stack))]
 	if c.err == nil {
@@ -335,7 +335,7 @@ func (gx *groupXlate) selectBucket(g *Group) {
 	}
 	fz.Group, fz.HasGroup = g.ID, true
 	id := c.x.Recirc.ID(fz)
-	c.trace("selection method dp_hash: recirc(%#x)", id)
+	c.tr.notef("selection method dp_hash: recirc(%#x)", id)
 	c.emit(odp.Recirc(id))
 	c.exit = true
 }
@@ -373,7 +373,7 @@ func (gx *groupXlate) resume(fz *Frozen) {
 	c := gx.c
 	g := gx.table()[fz.Group]
 	if g == nil || len(g.hashMap) == 0 {
-		c.trace("group %d changed since the recirculation", fz.Group)
+		c.tr.notef("group %d changed since the recirculation", fz.Group)
 		return
 	}
 	c.wc.DPHash |= g.hashMask

@@ -30,7 +30,7 @@ func meter(c *ctx, a *ofp.Action) {
 	id := uint32(a.Arg)
 	dp, ok := c.x.Meters()[id]
 	if !ok {
-		c.trace("meter %d does not exist", id)
+		c.tr.notef("meter %d does not exist", id)
 		return
 	}
 	if dp == NoDPMeter {

@@ -310,7 +310,7 @@ func (m *mirrorXlate) start() (drop bool) {
 		return false
 	}
 	if plan.out[in.OFPort] != 0 {
-		c.trace("dropping packet received on port %s, which is reserved exclusively for mirroring", in.Name)
+		c.tr.notef("dropping packet received on port %s, which is reserved exclusively for mirroring", in.Name)
 		return true
 	}
 	if c.in.OFActions == nil && c.noRecv() {
@@ -420,9 +420,9 @@ func (m *mirrorXlate) output(q *Port, vlan, pcp uint16) {
 	}
 	switch {
 	case q.NoFwd:
-		c.trace("OFPPC_NO_FWD set, skipping output")
+		c.tr.notef("OFPPC_NO_FWD set, skipping output")
 	case m.snaplen != 0 && q.ODP == NoODP:
-		c.traceSkip("Mirror truncate to ODPP_NONE, skipping output")
+		c.tr.skipf("Mirror truncate to ODPP_NONE, skipping output")
 	case q.PeerBridge != "":
 		c.patch(q)
 	case q.Tunnel != nil:

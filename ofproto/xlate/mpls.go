@@ -193,7 +193,7 @@ func (mp *mplsXlate) decTTL() bool {
 		}
 		c.controller(ReasonInvalidTTL, 0xffff, 0, nil)
 	}
-	c.traceSkip("MPLS decrement TTL exception")
+	c.tr.skipf("MPLS decrement TTL exception")
 	return true
 }
 

@@ -205,7 +205,7 @@ func (sm *sampleState) flowSample(a *ofp.Sample) {
 	c := sm.c
 	s := sm.cfg
 	if a == nil || s == nil || !s.FlowSample {
-		c.traceSkip("sample: no IPFIX exporter on this bridge")
+		c.tr.skipf("sample: no IPFIX exporter on this bridge")
 		return
 	}
 	if a.Probability == 0 {
@@ -215,7 +215,7 @@ func (sm *sampleState) flowSample(a *ofp.Sample) {
 	if a.SamplingPort != PortNone && uint32(a.SamplingPort) != c.flow.InPort {
 		p := c.snap.Ports[a.SamplingPort]
 		if p == nil || p.ODP == NoODP {
-			c.trace("can't use unknown port %d in flow sample action", a.SamplingPort)
+			c.tr.notef("can't use unknown port %d in flow sample action", a.SamplingPort)
 			return
 		}
 		out = p.ODP

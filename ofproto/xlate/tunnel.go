@@ -302,7 +302,7 @@ func (tx *tunnelXlate) output(p *Port) {
 	c := tx.c
 	env := c.x.Recirc.tunnelEnv()
 	if env == nil {
-		c.trace("native tunnelling is not configured")
+		c.tr.notef("native tunnelling is not configured")
 		return
 	}
 	c.commit()
@@ -356,19 +356,19 @@ func (tx *tunnelXlate) output(p *Port) {
 	if t.OutKeyPresent {
 		k.TunFlags |= packet.TunFlagKey
 	}
-	c.trace("output to native tunnel")
+	c.tr.notef("output to native tunnel")
 	dst := tunDst(k)
 	if !dst.IsValid() || dst.IsUnspecified() {
-		c.trace("native tunnel routing failed")
+		c.tr.notef("native tunnel routing failed")
 		return
 	}
 	if orig := tunDst(&c.in.Key); orig.IsValid() && !orig.IsUnspecified() && orig == dst {
-		c.trace("Not tunneling to our own address")
+		c.tr.notef("Not tunneling to our own address")
 		return
 	}
 	dev, gw, src, ok := env.Route(dst, k.PktMark)
 	if !ok {
-		c.trace("native tunnel routing failed")
+		c.tr.notef("native tunnel routing failed")
 		return
 	}
 	nh := dst
@@ -380,10 +380,10 @@ func (tx *tunnelXlate) output(p *Port) {
 	}
 	ox, op := c.x.Recirc.devicePort(dev)
 	if op == nil {
-		c.trace("native tunnel routing failed")
+		c.tr.notef("native tunnel routing failed")
 		return
 	}
-	c.trace("tunneling to %s via %s", dst, dev)
+	c.tr.notef("tunneling to %s via %s", dst, dev)
 	obridge := ox.snap.Load().Bridge
 	dmac, ok := env.Neighbor(obridge, nh)
 	if !ok {
@@ -391,14 +391,14 @@ func (tx *tunnelXlate) output(p *Port) {
 		if !nh.Is4() {
 			kind = "ND"
 		}
-		c.trace("neighbor cache miss for %s on bridge %s, sending %s request", nh, obridge, kind)
+		c.tr.notef("neighbor cache miss for %s on bridge %s, sending %s request", nh, obridge, kind)
 		c.out.Transient = true
 		if env.NeighborMiss(obridge, nh) {
 			c.out.Injects = append(c.out.Injects, Inject{Bridge: obridge, InPort: op.OFPort, Data: env.Request(op.MAC, src, nh)})
 		}
 		return
 	}
-	c.trace("tunneling from %s %s to %s %s", macString(op.MAC), src, macString(dmac), nh)
+	c.tr.notef("tunneling from %s %s to %s %s", macString(op.MAC), src, macString(dmac), nh)
 	hp := tnl.Params{EthDst: dmac, EthSrc: op.MAC, Src: src, Dst: dst, Tos: k.TunTos, TTL: k.TunTTL,
 		DontFragment: k.TunFlags&packet.TunFlagDontFragment != 0, UDPDst: t.DstPort, Csum: k.TunFlags&packet.TunFlagCsum != 0,
 		VNI: uint32(k.TunID), OAM: k.TunFlags&packet.TunFlagOAM != 0}
@@ -416,7 +416,7 @@ func (tx *tunnelXlate) output(p *Port) {
 	}
 	h, err := tnl.Build(&hp)
 	if err != nil {
-		c.trace("native tunnel header build failed")
+		c.tr.notef("native tunnel header build failed")
 		return
 	}
 	last := c.last
@@ -448,12 +448,12 @@ func (tx *tunnelXlate) underlay(ox *Xlator, op *Port, src, dst netip.Addr, dmac 
 	c := tx.c
 	saveX, saveSnap, saveV := c.x, c.snap, c.v
 	saveFlow, saveBase, saveWC := c.flow, c.base, c.wc
-	saveTable, saveRule, saveStack, saveIn, saveInd := c.table, c.rule, c.stack, c.in, c.ind
+	saveTable, saveRule, saveStack, saveIn, saveInd := c.table, c.rule, c.stack, c.in, c.tr.ind
 	saveCT := c.conntracked
 	defer func() {
 		c.x, c.snap, c.v = saveX, saveSnap, saveV
 		c.flow, c.base, c.wc = saveFlow, saveBase, saveWC
-		c.table, c.rule, c.stack, c.in, c.ind = saveTable, saveRule, saveStack, saveIn, saveInd
+		c.table, c.rule, c.stack, c.in, c.tr.ind = saveTable, saveRule, saveStack, saveIn, saveInd
 		c.conntracked = saveCT
 		if c.err == nil {
 			c.exit = false
@@ -487,9 +487,9 @@ func (tx *tunnelXlate) underlay(ox *Xlator, op *Port, src, dst netip.Addr, dmac 
 	// The outer packet's pipeline nests in the trace unless the tunnel
 	// output was the last action.
 	hdr := 0
-	c.ind = 4
+	c.tr.ind = 4
 	if !last {
-		hdr, c.ind = saveInd, saveInd+8
+		hdr, c.tr.ind = saveInd, saveInd+8
 	}
 	if saveIn.Trace != nil {
 		saveIn.Trace(&TraceEvent{Kind: TraceBridge, Indent: hdr, Text: c.snap.Bridge})

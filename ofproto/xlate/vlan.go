@@ -161,18 +161,18 @@ func outputTCI(p *Port, vlan, pcp uint16) uint16 {
 func (c *ctx) normal() {
 	in := c.snap.Ports[uint16(c.flow.InPort)]
 	if in == nil {
-		c.trace("NORMAL: no input port")
+		c.tr.notef("NORMAL: no input port")
 		return
 	}
 	c.wc.VLANs[0].TCI |= 0xffff
 	if c.mir.isOutput(in) {
-		c.trace("NORMAL: input port is mirror output port, dropping")
+		c.tr.notef("NORMAL: input port is mirror output port, dropping")
 		return
 	}
 	outer := c.flow.VLANs[0]
 	tagged := outer.TCI&flow.VLANCFI != 0
 	if !tagged && (c.flow.EthType == flow.EthTypeVLAN || c.flow.EthType == flow.EthTypeQinQ) {
-		c.trace("NORMAL: dropping packet with partial VLAN tag received on port %s", in.Name)
+		c.tr.notef("NORMAL: dropping packet with partial VLAN tag received on port %s", in.Name)
 		return
 	}
 	vlan, ok := inputVLAN(in, outer.TCI)
@@ -182,9 +182,9 @@ func (c *ctx) normal() {
 			vid = outer.TCI & 0xfff
 		}
 		if in.vlanMode() == VLANAccess {
-			c.trace("NORMAL: dropping VLAN %d tagged packet received on port %s configured as VLAN %d access port", vid, in.Name, in.nativeVLAN())
+			c.tr.notef("NORMAL: dropping VLAN %d tagged packet received on port %s configured as VLAN %d access port", vid, in.Name, in.nativeVLAN())
 		} else {
-			c.trace("NORMAL: dropping VLAN %d packet received on port %s not configured for trunking VLAN %d", vid, in.Name, vid)
+			c.tr.notef("NORMAL: dropping VLAN %d packet received on port %s not configured for trunking VLAN %d", vid, in.Name, vid)
 		}
 		return
 	}

@@ -493,9 +493,9 @@ type ctx struct {
 	// ctOrigLookup makes the next table lookup use the conntrack
 	// original tuple (resubmit's ct variant).
 	ctOrigLookup bool
-	// ind is the trace column of the current action list; last says
-	// the action being translated is the last of its list.
-	ind  int
+	// tr records the trace (ofproto/trace) and its layout.
+	tr tracer
+	// last says the action being translated is the last of its list.
 	last bool
 	// peerClone makes the next lookup translate a non-reversible
 	// rule's actions in a datapath clone (a patch port that is not the
@@ -555,6 +555,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	c.mpls.c = c
 	c.grp.c = c
 	c.aset.c = c
+	c.tr.fn = in.Trace
 	if in.Version != 0 {
 		c.v = in.Version
 	}
@@ -633,7 +634,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		// the first table's rule of an input port is looked up and
 		// counted, as Open vSwitch looks it up before process_special.
 		if !patchEntry {
-			c.ind = 4
+			c.tr.ind = 4
 			c.skipActions, c.firstLookup = true, true
 			c.lookupTable(start, true)
 		}
@@ -652,29 +653,29 @@ func (x *Xlator) Translate(in *In, out *Out) {
 			}
 			c.switchBridge(px)
 		}
-		c.ind = 4
+		c.tr.ind = 4
 		c.resume(in.Resume)
 	case in.OFActions != nil:
-		c.ind = 4
+		c.tr.ind = 4
 		if !mirrorDrop {
 			c.doActions(in.OFActions)
 		}
 	case resumeGroup:
-		c.ind, c.table = 4, start
+		c.tr.ind, c.table = 4, start
 		c.grp.resume(&frozen)
 	case frozen.Rest != "":
 		// debug_recirc: the rest of the action list it interrupted.
-		c.ind, c.table = 4, start
+		c.tr.ind, c.table = 4, start
 		if acts, err := decodeRest(frozen.Rest); err != nil {
 			c.fail(err)
 		} else {
 			c.doActions(acts)
 		}
 	case in.Key.RecircID == 0 && x.failOpen.Load():
-		c.trace("fail-open: the controllers are unreachable, NORMAL for every packet")
+		c.tr.notef("fail-open: the controllers are unreachable, NORMAL for every packet")
 		c.normal()
 	default:
-		c.ind = 4
+		c.tr.ind = 4
 		// OFPPC_NO_RECV: the first table's rule (or miss) is looked up
 		// and counted, but its actions do not run, as in Open vSwitch.
 		c.skipActions = c.noRecv() || mirrorDrop
@@ -694,17 +695,33 @@ func (c *ctx) noRecv() bool {
 
 func isIP(k *flow.Key) bool { return k.EthType == flow.EthTypeIPv4 || k.EthType == flow.EthTypeIPv6 }
 
-// traceSkip reports an action that did nothing.
-func (c *ctx) traceSkip(format string, args ...any) {
-	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceSkip, Indent: c.ind + 1, Text: fmt.Sprintf(format, args...)})
+// tracer records a translation's steps for ofproto/trace, when In.Trace
+// asks for them, at the column Open vSwitch prints them: ind is the
+// column of the current action list.
+type tracer struct {
+	fn  func(ev *TraceEvent) // In.Trace; nil when not tracing
+	ind int
+}
+
+// notef reports a note.
+func (t *tracer) notef(format string, args ...any) {
+	if t.fn != nil {
+		t.fn(&TraceEvent{Kind: TraceNote, Indent: t.ind + 1, Text: fmt.Sprintf(format, args...)})
 	}
 }
 
-// trace reports a note.
-func (c *ctx) trace(format string, args ...any) {
-	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceNote, Indent: c.ind + 1, Text: fmt.Sprintf(format, args...)})
+// skipf reports an action that did nothing.
+func (t *tracer) skipf(format string, args ...any) {
+	if t.fn != nil {
+		t.fn(&TraceEvent{Kind: TraceSkip, Indent: t.ind + 1, Text: fmt.Sprintf(format, args...)})
+	}
+}
+
+// errorf reports why the translation fails (Open vSwitch's
+// xlate_report_error).
+func (t *tracer) errorf(format string, args ...any) {
+	if t.fn != nil {
+		t.fn(&TraceEvent{Kind: TraceError, Indent: t.ind + 1, Text: fmt.Sprintf(format, args...)})
 	}
 }
 
@@ -723,14 +740,6 @@ func (c *ctx) stackBytes() int {
 		n += size + 1
 	}
 	return n
-}
-
-// traceError reports in a trace why the translation fails (Open
-// vSwitch's xlate_report_error).
-func (c *ctx) traceError(format string, args ...any) {
-	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceError, Indent: c.ind + 1, Text: fmt.Sprintf(format, args...)})
-	}
 }
 
 // reasons are Open vSwitch's names (xlate_strerror) of the errors it
@@ -828,7 +837,7 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 		return
 	}
 	if c.depth >= MaxDepth {
-		c.traceError("over max translation depth %d", MaxDepth)
+		c.tr.errorf("over max translation depth %d", MaxDepth)
 		c.fail(ErrTooDeep)
 		return
 	}
@@ -880,13 +889,13 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 	}
 	c.out.Tables = append(c.out.Tables, TableLookup{Bridge: c.snap.Bridge, Table: table, Matched: r != nil || fragDrop})
 	c.flow.InPort = oldIn
-	oldInd := c.ind
-	line := c.ind - 3
+	oldInd := c.tr.ind
+	line := c.tr.ind - 3
 	if !tail {
-		line, c.ind = c.ind+1, c.ind+8
+		line, c.tr.ind = c.tr.ind+1, c.tr.ind+8
 	}
 	if c.in.Trace != nil {
-		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.ind, Table: shown, Rule: r, Skipped: c.skipActions}
+		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.tr.ind, Table: shown, Rule: r, Skipped: c.skipActions}
 		switch {
 		case fragDrop:
 			ev.Kind = TraceFragDrop
@@ -927,7 +936,7 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 		}
 		c.table, c.rule = oldTable, oldRule
 	}
-	c.ind = oldInd
+	c.tr.ind = oldInd
 }
 
 // miss applies the miss behaviour of table, where the lookup found
@@ -980,12 +989,12 @@ func (c *ctx) doActions(acts []ofp.Action) {
 			return
 		}
 		if c.in.Trace != nil {
-			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.ind, Action: a})
+			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.tr.ind, Action: a})
 		}
 		if h := hookOf(a.Type); h != nil {
 			h(c, a)
 		} else {
-			c.trace("unsupported action %s", a.Raw)
+			c.tr.notef("unsupported action %s", a.Raw)
 			c.fail(fmt.Errorf("%w: %s", ErrUnsupported, a.Raw))
 		}
 		if c.stopList {
@@ -999,12 +1008,12 @@ func (c *ctx) doActions(acts []ofp.Action) {
 func resubmit(c *ctx, a *ofp.Action) {
 	c.resubmits++
 	if c.resubmits > MaxResubmits {
-		c.traceError("over %d resubmit actions", MaxResubmits)
+		c.tr.errorf("over %d resubmit actions", MaxResubmits)
 		c.fail(ErrTooManyResubs)
 		return
 	}
 	if len(c.stack)*17 >= maxStackBytes && c.stackBytes() >= maxStackBytes {
-		c.traceError("resubmits yielded over 64 kB of stack")
+		c.tr.errorf("resubmits yielded over 64 kB of stack")
 		c.fail(ErrStackTooDeep)
 		return
 	}
@@ -1020,7 +1029,7 @@ func resubmit(c *ctx, a *ofp.Action) {
 		// resubmit(,T,ct): the lookup sees the conntrack original
 		// tuple in place of the packet's L3/L4 fields.
 		if c.flow.Key.CtNwProto == 0 || !isIP(&c.flow.Key) {
-			c.trace("resubmit(ct) with non-tracked or non-IP packet!")
+			c.tr.notef("resubmit(ct) with non-tracked or non-IP packet!")
 			return
 		}
 		c.ctOrigLookup = true
@@ -1062,7 +1071,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		p := c.snap.Ports[uint16(c.flow.InPort)]
 		switch {
 		case p != nil && p.NoFwd:
-			c.trace("OFPPC_NO_FWD set, skipping output")
+			c.tr.notef("OFPPC_NO_FWD set, skipping output")
 		case p != nil && p.PeerBridge != "":
 			c.patch(p)
 		case p != nil && p.Tunnel != nil:
@@ -1070,7 +1079,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		case p != nil && p.ODP != NoODP:
 			c.outputPort(p)
 		default:
-			c.trace("IN_PORT: input port %d has no datapath port", c.flow.InPort)
+			c.tr.notef("IN_PORT: input port %d has no datapath port", c.flow.InPort)
 		}
 	case PortTable:
 		if c.in.OFActions != nil {
@@ -1087,7 +1096,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 				continue
 			}
 			if p.NoFwd {
-				c.trace("OFPPC_NO_FWD set, skipping output")
+				c.tr.notef("OFPPC_NO_FWD set, skipping output")
 				continue
 			}
 			if p.PeerBridge != "" {
@@ -1122,16 +1131,16 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 	case PortNone:
 	default:
 		if uint32(port) == c.flow.InPort {
-			c.traceSkip("skipping output to input port")
+			c.tr.skipf("skipping output to input port")
 			return
 		}
 		p := c.snap.Ports[port]
 		if p == nil {
-			c.traceSkip("Nonexistent output port")
+			c.tr.skipf("Nonexistent output port")
 			return
 		}
 		if p.NoFwd {
-			c.trace("OFPPC_NO_FWD set, skipping output")
+			c.tr.notef("OFPPC_NO_FWD set, skipping output")
 			return
 		}
 		if p.PeerBridge != "" {
@@ -1143,7 +1152,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 			return
 		}
 		if p.ODP == NoODP {
-			c.trace("output to port %d without a datapath port", port)
+			c.tr.notef("output to port %d without a datapath port", port)
 			return
 		}
 		c.outputPort(p)
@@ -1173,7 +1182,7 @@ func (c *ctx) switchBridge(x *Xlator) {
 func (c *ctx) patch(p *Port) {
 	px := c.x.Recirc.bridge(p.PeerBridge)
 	if px == nil {
-		c.trace("patch port %s: peer bridge %s not found", p.Name, p.PeerBridge)
+		c.tr.notef("patch port %s: peer bridge %s not found", p.Name, p.PeerBridge)
 		return
 	}
 	c.out.Patches = append(c.out.Patches, PatchCrossing{c.snap.Bridge, p.OFPort, p.PeerBridge, p.PeerPort})
@@ -1188,8 +1197,8 @@ func (c *ctx) patch(p *Port) {
 	savePatchBase := c.patchBase
 	c.patchBase = len(c.frames)
 	c.switchBridge(px)
-	saveInd := c.ind
-	c.ind = 4
+	saveInd := c.tr.ind
+	c.tr.ind = 4
 	if c.in.Trace != nil {
 		c.in.Trace(&TraceEvent{Kind: TraceBridge, Text: px.snap.Load().Bridge})
 	}
@@ -1223,7 +1232,7 @@ func (c *ctx) patch(p *Port) {
 	// restores headers the peer changed, as Open vSwitch does.
 	c.flow, c.mpls.deep, c.mpls.was = saveFlow, saveDeep, saveWasMPLS
 	c.table, c.rule, c.stack = saveTable, saveRule, saveStack
-	c.ind = saveInd
+	c.tr.ind = saveInd
 	if c.err == nil {
 		c.exit = false
 	}
