@@ -12,7 +12,7 @@ import (
 
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
-		ofp.ActLearn:      func(c *ctx, a *ofp.Action) { c.learn(a.Learn) },
+		ofp.ActLearn:      learn,
 		ofp.ActFinTimeout: finTimeout,
 	})
 }
@@ -47,7 +47,8 @@ type LearnedFlow struct {
 
 // learn builds the flow a learn action describes from the packet's
 // fields; it is installed by the switch after translation.
-func (c *ctx) learn(l *ofp.Learn) {
+func learn(c *ctx, a *ofp.Action) {
+	l := a.Learn
 	if l == nil {
 		return
 	}

@@ -14,12 +14,12 @@ func init() {
 		ofp.ActNote:        noEffect,
 		ofp.ActConjunction: noEffect,
 		ofp.ActSample:      func(c *ctx, a *ofp.Action) { c.smp.flowSample(a.Sample) },
-		ofp.ActClone:       func(c *ctx, a *ofp.Action) { c.clone(a.Nested) },
+		ofp.ActClone:       clone,
 		ofp.ActCheckPktLen: checkPktLen,
 		ofp.ActDebugSlow: func(c *ctx, _ *ofp.Action) {
 			c.out.SlowPath, c.out.Transient = true, true
 		},
-		ofp.ActDebugRecirc: func(c *ctx, _ *ofp.Action) { c.debugRecirc() },
+		ofp.ActDebugRecirc: debugRecirc,
 	})
 }
 
@@ -29,7 +29,8 @@ func init() {
 // later set actions, is translated in place; only the others become a
 // datapath clone, after committing pending changes so that they are not
 // emitted both inside and after it.
-func (c *ctx) clone(acts []ofp.Action) {
+func clone(c *ctx, a *ofp.Action) {
+	acts := a.Nested
 	saveFlow, saveStack, saveDeep := c.flow, len(c.stack), c.mpls.deep
 	// The clone runs a copy of the action set at its end; the original
 	// stays for the rest of the pipeline (Open vSwitch's clone).
@@ -121,7 +122,7 @@ func checkPktLen(c *ctx, a *ofp.Action) {
 // debugRecirc recirculates for no reason (debug_recirc): the datapath
 // passes the packet back with the pipeline state frozen, and the rest of
 // the current action list runs in the next pass.
-func (c *ctx) debugRecirc() {
+func debugRecirc(c *ctx, _ *ofp.Action) {
 	c.commit()
 	fz, ok := c.freezeRest()
 	if !ok {

@@ -29,7 +29,7 @@ func init() {
 		ofp.ActSetTPSrc:  setTP,
 		ofp.ActSetTPDst:  setTP,
 		ofp.ActSetTunnel: func(c *ctx, a *ofp.Action) { c.flow.Key.TunID = a.Arg },
-		ofp.ActDecTTL:    func(c *ctx, a *ofp.Action) { c.decTTL(a.IDs) },
+		ofp.ActDecTTL:    decTTL,
 	})
 	registerProps(map[ofp.ActionType]kindProps{
 		ofp.ActSetDLSrc:  {setOrMove: true, needsL3: belowL3},
@@ -105,7 +105,8 @@ func mac48(v uint64) [6]byte {
 
 // decTTL decrements the IP TTL; at 1 or 0 the packet goes to the
 // controllers named by ids with reason invalid_ttl and translation stops.
-func (c *ctx) decTTL(ids []uint16) {
+func decTTL(c *ctx, a *ofp.Action) {
+	ids := a.IDs
 	k := &c.flow.Key
 	if !isIP(k) {
 		return

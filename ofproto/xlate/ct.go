@@ -27,7 +27,8 @@ var algNames = map[uint16]string{21: "ftp", 69: "tftp"}
 // datapath ct action and, with table=N, freeze the pipeline and
 // recirculate so that the next pass resumes at table N with the
 // connection's state in the flow.
-func (c *ctx) conntrack(ct *ofp.CT) {
+func conntrack(c *ctx, a *ofp.Action) {
+	ct := a.CT
 	if ct == nil {
 		return
 	}
@@ -218,7 +219,7 @@ func isAllOnes(b []byte) bool {
 
 // ctClear translates ct_clear: the datapath forgets the connection and the
 // pipeline's ct fields become zero.
-func (c *ctx) ctClear() {
+func ctClear(c *ctx, _ *ofp.Action) {
 	if !c.conntracked {
 		return // as Open vSwitch: nothing to forget
 	}
