@@ -65,7 +65,7 @@ func TestConcurrentLookupCommitFlush(t *testing.T) {
 			}
 			tr.FlushZone(uint16(2 + n%2))
 			tr.Sweep(0, 100)
-			_ = tr.DumpConntrack(nil)
+			_ = FormatDump(tr.Dump(nil), false)
 			runtime.Gosched()
 		}
 	}()

@@ -3,6 +3,8 @@ package conntrack
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/gvs-project/gvs/datapath/odp"
 )
 
 // Conn is one tracked connection. Its two keys are immutable once the
@@ -123,4 +125,27 @@ func (c *Conn) markLabel() (uint32, [16]byte) {
 		return m, [16]byte{}
 	}
 	return m, *l
+}
+
+// setMarkLabel applies the ct action's ct_mark and ct_label (under
+// their masks) to c.
+func (c *Conn) setMarkLabel(a *odp.CtParams) {
+	if a.MarkMask == 0 && a.LabelMask == ([16]byte{}) {
+		return
+	}
+	c.mu.Lock()
+	if a.MarkMask != 0 {
+		c.mark.Store(c.mark.Load()&^a.MarkMask | a.Mark&a.MarkMask)
+	}
+	if a.LabelMask != ([16]byte{}) {
+		var l [16]byte
+		if old := c.label.Load(); old != nil {
+			l = *old
+		}
+		for i := range l {
+			l[i] = l[i]&^a.LabelMask[i] | a.Label[i]&a.LabelMask[i]
+		}
+		c.label.Store(&l)
+	}
+	c.mu.Unlock()
 }

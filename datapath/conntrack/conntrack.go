@@ -66,27 +66,21 @@ type Tracker struct {
 	// zones holds each zone's table pointer and per-zone counters side
 	// by side, so that a flush or a zone's creation touches one cache
 	// line (1 MiB in all).
-	zones   [NumZones]zoneSlot
-	seed    *hashSeed
-	natSeed *hashSeed
-	now     func() int64
-	verify  bool
+	zones  zoneSlots
+	seed   *hashSeed
+	nat    natChooser
+	now    func() int64
+	verify bool
 
 	count    atomic.Int64
 	reuse    reuse
 	maxConns atomic.Uint32
 	liberal  atomic.Bool
 
-	defPolicy atomic.Pointer[TimeoutPolicy]
-	limits    atomic.Pointer[limitSet]
+	// cfg is the zone limits and timeout policies (zonecfg.go).
+	cfg zoneConfig
 
 	invalid, zoneFull, full, natExhausted, frags, swept atomic.Uint64
-
-	// cfgMu serialises configuration changes (limits, policies); the
-	// packet path never takes it.
-	cfgMu sync.Mutex
-	// +checklocks:cfgMu
-	zonePolicies map[uint16]*TimeoutPolicy
 
 	// sweepMu guards the sweeper's cursor.
 	sweepMu sync.Mutex
@@ -94,6 +88,20 @@ type Tracker struct {
 	sweepZone int
 	// +checklocks:sweepMu
 	sweepBucket int
+}
+
+// zoneSlots is every zone's slot, indexed by zone id.
+type zoneSlots [NumZones]zoneSlot
+
+// prefault writes one word of every page of the per-zone array (1 MiB,
+// fresh from the OS and so unmapped): otherwise the first flush or
+// creation of a zone pays a page fault or two, several microseconds on a
+// VM, on the packet path or in a flush.
+func (s *zoneSlots) prefault() {
+	const page = 4096
+	for i := 0; i < NumZones; i += page / int(unsafe.Sizeof(zoneSlot{})) {
+		s[i].flushes.Store(0)
+	}
 }
 
 // zoneSlot is one zone's entry in Tracker.zones: the table (nil until the
@@ -106,19 +114,6 @@ type zoneSlot struct {
 	// flushed: a zone refilled after a flush (router failover) starts at
 	// that size instead of growing through every power of two again.
 	sizeHint atomic.Uint32
-}
-
-// limitSet is an immutable snapshot of the configured zone limits.
-type limitSet struct {
-	def  uint32
-	zone map[uint16]uint32
-}
-
-func (l *limitSet) of(z uint16) uint32 {
-	if v, ok := l.zone[z]; ok {
-		return v
-	}
-	return l.def
 }
 
 var monoStart = time.Now()
@@ -134,12 +129,11 @@ func newSeed() *hashSeed {
 // New returns an empty tracker.
 func New(cfg Config) *Tracker {
 	t := &Tracker{
-		seed:         newSeed(),
-		natSeed:      newSeed(),
-		now:          cfg.Now,
-		verify:       !cfg.SkipChecksums,
-		zonePolicies: map[uint16]*TimeoutPolicy{},
+		seed:   newSeed(),
+		now:    cfg.Now,
+		verify: !cfg.SkipChecksums,
 	}
+	t.nat = natChooser{natSeed: newSeed(), seed: t.seed}
 	if t.now == nil {
 		t.now = func() int64 { return int64(time.Since(monoStart)) }
 	}
@@ -150,22 +144,9 @@ func New(cfg Config) *Tracker {
 	t.maxConns.Store(m)
 	t.reuse.limboCap, t.reuse.poolCap, t.reuse.cold = maxLimboConns, maxPooledConns, coldRun
 	t.reuse.off = cfg.NoReuse
-	t.prefault()
-	p := DefaultTimeoutPolicy()
-	t.defPolicy.Store(&p)
-	t.limits.Store(&limitSet{})
+	t.zones.prefault()
+	t.cfg.init()
 	return t
-}
-
-// prefault writes one word of every page of the per-zone array (1 MiB,
-// fresh from the OS and so unmapped): otherwise the first flush or
-// creation of a zone pays a page fault or two, several microseconds on a
-// VM, on the packet path or in a flush.
-func (t *Tracker) prefault() {
-	const page = 4096
-	for i := 0; i < NumZones; i += page / int(unsafe.Sizeof(zoneSlot{})) {
-		t.zones[i].flushes.Store(0)
-	}
 }
 
 // getZone returns zone id's table, creating it if create is set.
@@ -173,35 +154,14 @@ func (t *Tracker) getZone(id uint16, create bool) *zone {
 	if z := t.zones[id].Load(); z != nil || !create {
 		return z
 	}
-	z := newZone(id, t.newTable(max(int(t.zones[id].sizeHint.Load()), minBuckets)))
-	t.initZone(z)
+	z := newZone(id, t.reuse.newTable(max(int(t.zones[id].sizeHint.Load()), minBuckets)))
+	t.cfg.apply(z)
 	if !t.zones[id].CompareAndSwap(nil, z) {
 		return t.zones[id].Load()
 	}
 	// A configuration change may have raced the publication; re-read.
-	t.initZone(z)
+	t.cfg.apply(z)
 	return z
-}
-
-// initZone applies the configured limit and timeout policy to z.
-func (t *Tracker) initZone(z *zone) {
-	z.limit.Store(t.limits.Load().of(z.id))
-	t.cfgMu.Lock()
-	p := t.zonePolicies[z.id]
-	t.cfgMu.Unlock()
-	if p == nil {
-		p = t.defPolicy.Load()
-	}
-	z.policy.Store(p)
-}
-
-func (t *Tracker) policy(z *zone) *TimeoutPolicy {
-	if z != nil {
-		if p := z.policy.Load(); p != nil {
-			return p
-		}
-	}
-	return t.defPolicy.Load()
 }
 
 // Execute runs the ct action a on every packet of b in place and writes
@@ -379,7 +339,7 @@ func (t *Tracker) process(p *packet.Packet, a *odp.CtParams, now int64, pi *pktI
 			c = nil
 		}
 	}
-	pol := t.policy(z)
+	pol := t.cfg.policy(z)
 
 	if pi.related {
 		if c == nil {
@@ -440,7 +400,7 @@ func (t *Tracker) process(p *packet.Packet, a *odp.CtParams, now int64, pi *pktI
 			return
 		}
 		state = CsNew
-		if z != nil && z.nexp.Load() > 0 && t.matchExpectation(z, &pi.key) {
+		if z != nil && z.nexp.Load() > 0 && z.expected(&pi.key, t.now()) {
 			state |= CsRelated
 		}
 		if !commit {
@@ -459,8 +419,10 @@ func (t *Tracker) process(p *packet.Packet, a *odp.CtParams, now int64, pi *pktI
 		if a.NAT != nil && c.nodes[0].nat != 0 {
 			state |= natPacket(p, pi, c, false)
 		}
-		t.setMarkLabel(c, a)
-		t.helperOnCommit(c, now)
+		c.setMarkLabel(a)
+		if k, ok := tftpExpectation(c); ok {
+			t.expect(k, now)
+		}
 		setMd(&p.Md, state, zid, c, nil)
 		return
 	}
@@ -470,10 +432,12 @@ func (t *Tracker) process(p *packet.Packet, a *odp.CtParams, now int64, pi *pktI
 		state |= p.Md.CtState & (CsSrcNAT | CsDstNAT)
 	}
 	if commit {
-		t.setMarkLabel(c, a)
+		c.setMarkLabel(a)
 	}
 	if c.helper == helperFTP {
-		t.helperOnPacket(p, pi, c, reply, now)
+		if k, ok := ftpExpectation(p, pi, c, reply); ok {
+			t.expect(k, now)
+		}
 	}
 	setMd(&p.Md, state, zid, c, nil)
 }
@@ -487,27 +451,6 @@ func validNew(pi *pktInfo) bool {
 		return icmpTable(pi.key.Family)[pi.key.SrcType].isRequest
 	}
 	return true
-}
-
-func (t *Tracker) setMarkLabel(c *Conn, a *odp.CtParams) {
-	if a.MarkMask == 0 && a.LabelMask == ([16]byte{}) {
-		return
-	}
-	c.mu.Lock()
-	if a.MarkMask != 0 {
-		c.mark.Store(c.mark.Load()&^a.MarkMask | a.Mark&a.MarkMask)
-	}
-	if a.LabelMask != ([16]byte{}) {
-		var l [16]byte
-		if old := c.label.Load(); old != nil {
-			l = *old
-		}
-		for i := range l {
-			l[i] = l[i]&^a.LabelMask[i] | a.Label[i]&a.LabelMask[i]
-		}
-		c.label.Store(&l)
-	}
-	c.mu.Unlock()
 }
 
 // commit creates and publishes a connection for a new packet. It returns
@@ -534,7 +477,7 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 	if c, _ := z.lookup(&pi.key, h0); c != nil && !c.expired(now) {
 		return c, true // a concurrent commit won
 	} else if c != nil && z.removeLocked(c) {
-		t.retireLocked(z, c)
+		t.reuse.retireLocked(z, c)
 		t.count.Add(-1)
 	}
 	if l := z.limit.Load(); l != 0 && z.count.Load() >= int64(l) {
@@ -551,7 +494,7 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 	var kind uint8
 	if a.NAT != nil && (a.NAT.Src || a.NAT.Dst) {
 		var ok bool
-		if rev, kind, ok = t.chooseNAT(z, &pi.key, a.NAT); !ok {
+		if rev, kind, ok = t.nat.choose(z, &pi.key, a.NAT); !ok {
 			t.count.Add(-1)
 			t.natExhausted.Add(1)
 			return nil, false
@@ -564,14 +507,14 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 		t.natExhausted.Add(1)
 		return nil, false
 	}
-	c := t.newConn(z)
+	c := t.reuse.newConn(z)
 	c.nodes[0].key, c.nodes[0].nat = pi.key, kind
 	c.nodes[1].key = rev
 	if related {
 		c.flags |= connAlgRelated
 	}
 	c.helper = helperByName(a.Helper)
-	pol := t.policy(z)
+	pol := t.cfg.policy(z)
 	switch {
 	case pi.key.Proto == protoTCP:
 		tcpNew(c, pi, pol, now)
@@ -581,7 +524,7 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 		otherNew(c, pol, now)
 	}
 	z.insertLocked(c, [2]uint64{h0, h1})
-	z.track(t, c)
+	z.track(&t.reuse, c)
 	return c, true
 }
 
@@ -589,7 +532,7 @@ func (t *Tracker) commitLocked(z *zone, pi *pktInfo, a *odp.CtParams, related bo
 func (t *Tracker) remove(z *zone, c *Conn) {
 	z.mu.Lock()
 	if !z.dead && z.removeLocked(c) {
-		t.retireLocked(z, c)
+		t.reuse.retireLocked(z, c)
 		t.count.Add(-1)
 	}
 	z.mu.Unlock()
@@ -642,54 +585,17 @@ type ZoneLimit struct {
 // SetLimits sets the default zone limit (if def is non-nil) and
 // per-zone limits, as dpctl/ct-set-limits; a limit of 0 means unlimited.
 func (t *Tracker) SetLimits(def *uint32, zones map[uint16]uint32) {
-	t.cfgMu.Lock()
-	defer t.cfgMu.Unlock()
-	old := t.limits.Load()
-	n := &limitSet{def: old.def, zone: make(map[uint16]uint32, len(old.zone)+len(zones))}
-	if def != nil {
-		n.def = *def
-	}
-	for k, v := range old.zone {
-		n.zone[k] = v
-	}
-	for k, v := range zones {
-		n.zone[k] = v
-	}
-	t.limits.Store(n)
-	t.applyLimits(n)
+	t.cfg.setLimits(&t.zones, def, zones)
 }
 
 // DeleteLimits removes per-zone limits (dpctl/ct-del-limits): the zones
 // fall back to the default limit.
-func (t *Tracker) DeleteLimits(zones ...uint16) {
-	t.cfgMu.Lock()
-	defer t.cfgMu.Unlock()
-	old := t.limits.Load()
-	n := &limitSet{def: old.def, zone: make(map[uint16]uint32, len(old.zone))}
-	for k, v := range old.zone {
-		n.zone[k] = v
-	}
-	for _, z := range zones {
-		delete(n.zone, z)
-	}
-	t.limits.Store(n)
-	t.applyLimits(n)
-}
-
-// applyLimits pushes the snapshot to every existing zone. It walks the
-// zone array (65,536 pointers) on a configuration change only.
-func (t *Tracker) applyLimits(n *limitSet) {
-	for i := range t.zones {
-		if z := t.zones[i].Load(); z != nil {
-			z.limit.Store(n.of(uint16(i)))
-		}
-	}
-}
+func (t *Tracker) DeleteLimits(zones ...uint16) { t.cfg.deleteLimits(&t.zones, zones) }
 
 // Limits returns the default limit and, for the requested zones (all
 // zones with an explicit limit if none are given), their limits and counts.
 func (t *Tracker) Limits(zones ...uint16) (def uint32, out []ZoneLimit) {
-	l := t.limits.Load()
+	l := t.cfg.limits.Load()
 	if len(zones) == 0 {
 		for z := range l.zone {
 			zones = append(zones, z)
@@ -712,44 +618,18 @@ func (t *Tracker) ZoneRefused(z uint16) uint64 {
 
 // SetDefaultTimeoutPolicy replaces the default timeout policy.
 func (t *Tracker) SetDefaultTimeoutPolicy(p TimeoutPolicy) {
-	t.cfgMu.Lock()
-	defer t.cfgMu.Unlock()
-	t.defPolicy.Store(&p)
-	for i := range t.zones {
-		if z := t.zones[i].Load(); z != nil && t.zonePolicies[uint16(i)] == nil {
-			z.policy.Store(&p)
-		}
-	}
+	t.cfg.setDefaultPolicy(&t.zones, p)
 }
 
 // SetZoneTimeoutPolicy sets zone z's timeout policy (OVSDB CT_Zone
 // timeout_policy); nil reverts to the default. Existing connections take
 // the new timeouts with their next packet.
 func (t *Tracker) SetZoneTimeoutPolicy(z uint16, p *TimeoutPolicy) {
-	t.cfgMu.Lock()
-	defer t.cfgMu.Unlock()
-	if p == nil {
-		delete(t.zonePolicies, z)
-		p = t.defPolicy.Load()
-	} else {
-		cp := *p
-		p = &cp
-		t.zonePolicies[z] = p
-	}
-	if zz := t.zones[z].Load(); zz != nil {
-		zz.policy.Store(p)
-	}
+	t.cfg.setZonePolicy(&t.zones, z, p)
 }
 
 // ZoneTimeoutPolicy returns the policy zone z uses.
-func (t *Tracker) ZoneTimeoutPolicy(z uint16) TimeoutPolicy {
-	t.cfgMu.Lock()
-	defer t.cfgMu.Unlock()
-	if p := t.zonePolicies[z]; p != nil {
-		return *p
-	}
-	return *t.defPolicy.Load()
-}
+func (t *Tracker) ZoneTimeoutPolicy(z uint16) TimeoutPolicy { return t.cfg.zonePolicy(z) }
 
 func sortU16(s []uint16) {
 	for i := 1; i < len(s); i++ {

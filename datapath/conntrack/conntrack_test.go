@@ -19,7 +19,7 @@ func TestTCPHandshakeTeardownStates(t *testing.T) {
 	p := run(t, tr, ct, tcp4(t, cA, cB, 1234, 80, fSYN, 100, 0, nil))
 	wantState(t, p, "+trk+new")
 	z := uint16(5)
-	if got, want := tr.DumpConntrack(&z), "tcp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1234,dport=80),reply=(src=10.0.0.2,dst=10.0.0.1,sport=80,dport=1234),zone=5,protoinfo=(state=SYN_SENT)\n"; got != want {
+	if got, want := FormatDump(tr.Dump(&z), false), "tcp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1234,dport=80),reply=(src=10.0.0.2,dst=10.0.0.1,sport=80,dport=1234),zone=5,protoinfo=(state=SYN_SENT)\n"; got != want {
 		t.Fatalf("dump after SYN:\n%s\nwant\n%s", got, want)
 	}
 	p = run(t, tr, "ct(zone=5)", tcp4(t, cB, cA, 80, 1234, fSYN|fACK, 500, 101, nil))
@@ -28,7 +28,7 @@ func TestTCPHandshakeTeardownStates(t *testing.T) {
 	wantState(t, p, "+trk+est")
 	p = run(t, tr, "ct(zone=5)", tcp4(t, cA, cB, 1234, 80, fACK, 101, 501, []byte("GET /")))
 	wantState(t, p, "+trk+est")
-	if got, want := tr.DumpConntrack(nil), "tcp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1234,dport=80),reply=(src=10.0.0.2,dst=10.0.0.1,sport=80,dport=1234),zone=5,protoinfo=(state=ESTABLISHED)\n"; got != want {
+	if got, want := FormatDump(tr.Dump(nil), false), "tcp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1234,dport=80),reply=(src=10.0.0.2,dst=10.0.0.1,sport=80,dport=1234),zone=5,protoinfo=(state=ESTABLISHED)\n"; got != want {
 		t.Fatalf("dump established:\n%s", got)
 	}
 	// Metadata carries the original tuple, also on replies.
@@ -100,7 +100,7 @@ func TestUDPStates(t *testing.T) {
 	wantState(t, run(t, tr, "ct", udp4(t, cA, cB, 5000, 53)), "+trk+new")
 	wantState(t, run(t, tr, "ct", udp4(t, cB, cA, 53, 5000)), "+trk+est+rpl")
 	wantState(t, run(t, tr, "ct", udp4(t, cA, cB, 5000, 53)), "+trk+est")
-	if got, want := tr.DumpConntrack(nil), "udp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=5000,dport=53),reply=(src=10.0.0.2,dst=10.0.0.1,sport=53,dport=5000)\n"; got != want {
+	if got, want := FormatDump(tr.Dump(nil), false), "udp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=5000,dport=53),reply=(src=10.0.0.2,dst=10.0.0.1,sport=53,dport=5000)\n"; got != want {
 		t.Fatalf("dump %q", got)
 	}
 }
@@ -109,7 +109,7 @@ func TestICMPEchoAndRelatedErrors(t *testing.T) {
 	tr, _ := newTracker(t)
 	wantState(t, run(t, tr, "ct(commit)", icmp4Echo(t, cA, cB, 8, 7)), "+trk+new")
 	wantState(t, run(t, tr, "ct", icmp4Echo(t, cB, cA, 0, 7)), "+trk+est+rpl")
-	if got, want := tr.DumpConntrack(nil), "icmp,orig=(src=10.0.0.1,dst=10.0.0.2,id=7,type=8,code=0),reply=(src=10.0.0.2,dst=10.0.0.1,id=7,type=0,code=0)\n"; got != want {
+	if got, want := FormatDump(tr.Dump(nil), false), "icmp,orig=(src=10.0.0.1,dst=10.0.0.2,id=7,type=8,code=0),reply=(src=10.0.0.2,dst=10.0.0.1,id=7,type=0,code=0)\n"; got != want {
 		t.Fatalf("dump %q", got)
 	}
 	// An echo reply without a request is invalid.
@@ -139,7 +139,7 @@ func TestIPv6TCPAndICMPv6(t *testing.T) {
 	z := uint16(2)
 	want := "icmpv6,orig=(src=fd00::1,dst=fd00::2,id=3,type=128,code=0),reply=(src=fd00::2,dst=fd00::1,id=3,type=129,code=0),zone=2\n" +
 		"tcp,orig=(src=fd00::1,dst=fd00::2,sport=40000,dport=22),reply=(src=fd00::2,dst=fd00::1,sport=22,dport=40000),zone=2,protoinfo=(state=ESTABLISHED)\n"
-	if got := tr.DumpConntrack(&z); got != want {
+	if got := FormatDump(tr.Dump(&z), false); got != want {
 		t.Fatalf("dump:\n%s\nwant\n%s", got, want)
 	}
 }
@@ -154,7 +154,7 @@ func TestMarkAndLabelMasked(t *testing.T) {
 	if p.Md.CtMark != 0x3412 {
 		t.Fatalf("mark %x", p.Md.CtMark)
 	}
-	if got := tr.DumpConntrack(nil); got != "udp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1,dport=2),reply=(src=10.0.0.2,dst=10.0.0.1,sport=2,dport=1),mark=13330,labels=0x100\n" {
+	if got := FormatDump(tr.Dump(nil), false); got != "udp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1,dport=2),reply=(src=10.0.0.2,dst=10.0.0.1,sport=2,dport=1),mark=13330,labels=0x100\n" {
 		t.Fatalf("dump %q", got)
 	}
 }
@@ -179,7 +179,7 @@ func TestSNATBothDirectionsByteExact(t *testing.T) {
 		t.Fatalf("md %+v", p.Md)
 	}
 	z := uint16(1)
-	if got, want := tr.DumpConntrack(&z), "tcp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1234,dport=80),reply=(src=10.0.0.2,dst=192.168.0.100,sport=80,dport=5000),zone=1,protoinfo=(state=ESTABLISHED)\n"; got != want {
+	if got, want := FormatDump(tr.Dump(&z), false), "tcp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1234,dport=80),reply=(src=10.0.0.2,dst=192.168.0.100,sport=80,dport=5000),zone=1,protoinfo=(state=ESTABLISHED)\n"; got != want {
 		t.Fatalf("dump %q", got)
 	}
 	// A second ct(nat) in the same zone after recirculation finds the
@@ -284,14 +284,14 @@ func TestZoneAndGlobalLimits(t *testing.T) {
 	if tr.ZoneCount(8) != 3 {
 		t.Fatalf("zone 8 count %d", tr.ZoneCount(8))
 	}
-	if got, want := tr.GetLimits(), "default limit=0\nzone=7,limit=2,count=2\n"; got != want {
+	if got, want := FormatLimits(tr.Limits()), "default limit=0\nzone=7,limit=2,count=2\n"; got != want {
 		t.Fatalf("limits %q", got)
 	}
 	tr.SetMaxConns(6)
 	for i := uint16(10); i < 13; i++ {
 		run(t, tr, "ct(commit,zone=9)", udp4(t, cA, cB, i, 2))
 	}
-	if tr.Count() != 6 || tr.Stats().Full != 2 || tr.GetMaxConns() != "6\n" {
+	if tr.Count() != 6 || tr.Stats().Full != 2 || tr.MaxConns() != 6 {
 		t.Fatalf("count %d stats %+v", tr.Count(), tr.Stats())
 	}
 	tr.DeleteLimits(7)
@@ -337,7 +337,7 @@ func TestFlushVariants(t *testing.T) {
 	if tr.ZoneCount(3) != 10 {
 		t.Fatalf("zone 3 has %d", tr.ZoneCount(3))
 	}
-	if n := tr.FlushAll(); n != 18 || tr.Count() != 0 || tr.DumpConntrack(nil) != "" {
+	if n := tr.FlushAll(); n != 18 || tr.Count() != 0 || FormatDump(tr.Dump(nil), false) != "" {
 		t.Fatalf("flush all: %d, count %d", n, tr.Count())
 	}
 	if _, err := ParseTuple("ct_nw_src=10.0.0.1"); err == nil {
@@ -455,15 +455,15 @@ func TestStatsShow(t *testing.T) {
 	run(t, tr, "ct(commit)", icmp4Echo(t, cA, cB, 8, 1))
 	run(t, tr, "ct(commit,zone=3)", tcp4(t, cA, cB, 7, 8, fSYN, 1, 0, nil))
 	want := "Connections Stats:\n    Total: 4\n  TCP: 2\n  UDP: 1\n  ICMP: 1\n"
-	if got := tr.StatsShow(nil, false); got != want {
+	if got := FormatStats(tr.Dump(nil), false); got != want {
 		t.Fatalf("stats:\n%s", got)
 	}
 	want = "Connections Stats:\n    Total: 4\n  TCP: 2\n    Conn per TCP states:\n\t  [SYN_SENT]=1\n\t  [ESTABLISHED]=1\n  UDP: 1\n  ICMP: 1\n"
-	if got := tr.StatsShow(nil, true); got != want {
+	if got := FormatStats(tr.Dump(nil), true); got != want {
 		t.Fatalf("stats -m:\n%q", got)
 	}
 	z := uint16(3)
-	if got := tr.DumpConntrackStats(&z, true); got != "tcp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=7,dport=8),reply=(src=10.0.0.2,dst=10.0.0.1,sport=8,dport=7),zone=3,timeout=30,protoinfo=(state=SYN_SENT)\n" {
+	if got := FormatDump(tr.Dump(&z), true); got != "tcp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=7,dport=8),reply=(src=10.0.0.2,dst=10.0.0.1,sport=8,dport=7),zone=3,timeout=30,protoinfo=(state=SYN_SENT)\n" {
 		t.Fatalf("dump -s: %q", got)
 	}
 }

@@ -118,11 +118,26 @@
 // importing tracker's limits and timeout policies apply. The daemon
 // frames it in an internal/statefile section.
 //
+// # Who owns what
+//
+// Tracker (conntrack.go) is the zone array and the packet path: lookup,
+// state update, commit, removal, and the public face of the rest.
+// zone (table.go) owns one zone's table, its connection list and its
+// helper expectations (helper.go: the helpers themselves are functions
+// from a packet to the expectation it announces). zoneConfig
+// (zonecfg.go) owns the zone limits and timeout policies and pushes
+// changes into the zones. natChooser (nat.go) owns the choice of NAT
+// tuples. reuse (reuse.go) owns memory reuse: every connection, bucket
+// array and list array is allocated and retired through it, and Reader
+// is its per-goroutine handle. Dump and the dpctl texts (dump.go:
+// FormatDump, FormatStats, FormatLimits) read what the Tracker reports;
+// ExportState and ImportState (state.go) carry it across restarts.
+//
 // Lock acquisition order (a goroutine holding a lock may take only locks
 // further down):
 //
 //  1. Tracker.sweepMu (the sweeper's cursor)
-//  2. Tracker.cfgMu (limits and timeout policies; on the packet path only
+//  2. zoneConfig.mu (limits and timeout policies; on the packet path only
 //     when a zone is created)
 //  3. zone.mu (one zone at a time; never two zones)
 //  4. Conn.mu (one connection at a time)

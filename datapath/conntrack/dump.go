@@ -150,13 +150,13 @@ func appendHexTrim(b []byte, v [16]byte) []byte {
 	return b
 }
 
-// DumpConntrack returns the text of `ovs-appctl dpctl/dump-conntrack
-// [-s] [zone=N]`: one line per connection, sorted for stable output.
-func (t *Tracker) DumpConntrack(zone *uint16) string { return t.DumpConntrackStats(zone, false) }
+// The texts of the dpctl commands are functions of what the Tracker
+// reports (Dump, Limits), not methods of it.
 
-// DumpConntrackStats is DumpConntrack with `-s` (timeouts) when stats.
-func (t *Tracker) DumpConntrackStats(zone *uint16, stats bool) string {
-	es := t.Dump(zone)
+// FormatDump returns the text of `ovs-appctl dpctl/dump-conntrack [-s]`
+// for the connections es (a Dump): one line per connection, sorted for
+// stable output, with timeouts when stats (-s).
+func FormatDump(es []Entry, stats bool) string {
 	lines := make([]string, len(es))
 	for i := range es {
 		lines[i] = es[i].Format(stats)
@@ -168,11 +168,11 @@ func (t *Tracker) DumpConntrackStats(zone *uint16, stats bool) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// StatsShow returns the text of `ovs-appctl dpctl/ct-stats-show [-m]
-// [zone=N]`, checked against Open vSwitch 3.1 (which lists TCP, UDP and
-// ICMP, and with -m the connections per TCP state).
-func (t *Tracker) StatsShow(zone *uint16, verbose bool) string {
-	es := t.Dump(zone)
+// FormatStats returns the text of `ovs-appctl dpctl/ct-stats-show [-m]`
+// for the connections es (a Dump), checked against Open vSwitch 3.1
+// (which lists TCP, UDP and ICMP, and with -m the connections per TCP
+// state).
+func FormatStats(es []Entry, verbose bool) string {
 	var perProto [256]int
 	tcpStates := map[string]int{}
 	for i := range es {
@@ -203,13 +203,9 @@ func (t *Tracker) StatsShow(zone *uint16, verbose bool) string {
 	return b.String()
 }
 
-// GetMaxConns returns the text of `ovs-appctl dpctl/ct-get-maxconns`.
-func (t *Tracker) GetMaxConns() string { return strconv.FormatUint(uint64(t.MaxConns()), 10) + "\n" }
-
-// GetLimits returns the text of `ovs-appctl dpctl/ct-get-limits
-// [zone=N,...]`.
-func (t *Tracker) GetLimits(zones ...uint16) string {
-	def, zl := t.Limits(zones...)
+// FormatLimits returns the text of `ovs-appctl dpctl/ct-get-limits` for
+// a default limit and zone limits (as Limits returns them).
+func FormatLimits(def uint32, zl []ZoneLimit) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "default limit=%d\n", def)
 	for _, z := range zl {

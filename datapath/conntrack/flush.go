@@ -27,7 +27,7 @@ func (t *Tracker) FlushZone(z uint16) int {
 		t.zones[z].sizeHint.Store(uint32(min(len(tab.heads), maxHintBuckets)))
 	}
 	t.count.Add(-n)
-	t.retireZone(conns, tab)
+	t.reuse.retireZone(conns, tab)
 	return int(n)
 }
 
@@ -63,7 +63,7 @@ func (t *Tracker) FlushTuple(k Key) bool {
 	z.mu.Lock()
 	ok := !z.dead && z.removeLocked(c)
 	if ok {
-		t.retireLocked(z, c)
+		t.reuse.retireLocked(z, c)
 	}
 	z.mu.Unlock()
 	if ok {
@@ -121,7 +121,7 @@ func (t *Tracker) Sweep(now int64, budget int) (removed int, wrapped bool) {
 			for _, c := range expired[:n] {
 				// Re-check under the lock: a packet may have refreshed it.
 				if !z.dead && c.expired(now) && z.removeLocked(c) {
-					t.retireLocked(z, c)
+					t.reuse.retireLocked(z, c)
 					t.count.Add(-1)
 					removed++
 				}

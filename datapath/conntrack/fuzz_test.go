@@ -29,7 +29,7 @@ func FuzzExecute(f *testing.F) {
 		runPkt(t, tr, "ct(zone=1,nat)", p)
 		q := packet.FromBytes(frame)
 		runPkt(t, tr, acts[int(sel)%len(acts)], q)
-		_ = tr.DumpConntrack(nil)
+		_ = FormatDump(tr.Dump(nil), false)
 		tr.Sweep(1<<62, 1000)
 	})
 }

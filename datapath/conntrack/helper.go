@@ -38,21 +38,31 @@ type expectation struct {
 	expires int64
 }
 
-// helperOnCommit records the expectations of a connection just
+// The helpers are functions from a packet of a connection to the
+// expectation it announces; the zone owns the expectations (expect,
+// expected), and the Tracker files each in its zone (Tracker.expect).
+
+// tftpExpectation returns the expectation of a connection just
 // committed with a helper. TFTP: the server answers a read or write
 // request from a new port, so expect server (any port) -> client port.
-func (t *Tracker) helperOnCommit(c *Conn, now int64) {
+func tftpExpectation(c *Conn) (Key, bool) {
 	if c.helper != helperTFTP || c.nodes[0].key.Proto != protoUDP {
-		return
+		return Key{}, false
 	}
 	k := c.nodes[1].key // server -> client as the server sends it
 	k.SrcPort = 0
-	t.expect(k, now)
+	return k, true
 }
 
-// expect adds an expectation for key k (SrcPort 0: any source port).
+// expect adds an expectation for key k (SrcPort 0: any source port) to
+// its zone.
 func (t *Tracker) expect(k Key, now int64) {
-	z := t.getZone(k.Zone, true)
+	t.getZone(k.Zone, true).expect(k, now)
+}
+
+// expect adds an expectation for key k, dropping the expired ones; a
+// zone holds at most maxExpectations.
+func (z *zone) expect(k Key, now int64) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	exps := z.exps[:0]
@@ -68,9 +78,8 @@ func (t *Tracker) expect(k Key, now int64) {
 	z.nexp.Store(int32(len(exps)))
 }
 
-// matchExpectation reports whether k is expected by a helper.
-func (t *Tracker) matchExpectation(z *zone, k *Key) bool {
-	now := t.now()
+// expected reports whether k is expected by a helper as of now.
+func (z *zone) expected(k *Key, now int64) bool {
 	q := *k
 	q.SrcPort = 0
 	z.mu.Lock()
@@ -83,14 +92,14 @@ func (t *Tracker) matchExpectation(z *zone, k *Key) bool {
 	return false
 }
 
-// helperOnPacket runs the FTP helper over a packet of an FTP control
+// ftpExpectation runs the FTP helper over a packet of an FTP control
 // connection: PORT/EPRT from the client and 227/229 passive replies from
 // the server announce the data connection, which becomes expected
 // (+rel). The payload is not rewritten, so FTP through NAT needs the
 // data connection's own NAT rules (gap: OVS rewrites the addresses).
-func (t *Tracker) helperOnPacket(p *packet.Packet, pi *pktInfo, c *Conn, reply bool, now int64) {
+func ftpExpectation(p *packet.Packet, pi *pktInfo, c *Conn, reply bool) (Key, bool) {
 	if c.helper != helperFTP || pi.key.Proto != protoTCP || pi.l7 <= 0 || pi.l7 >= pi.l4end {
-		return
+		return Key{}, false
 	}
 	payload := p.Data()[pi.l7:pi.l4end]
 	var addr [16]byte
@@ -114,12 +123,12 @@ func (t *Tracker) helperOnPacket(p *packet.Packet, pi *pktInfo, c *Conn, reply b
 		}
 	}
 	if !ok || port == 0 {
-		return
+		return Key{}, false
 	}
 	// Only trust announcements of the control connection's own
 	// endpoints: a bounce to a third host is not expected.
 	if active && addr != c.nodes[0].key.Src || !active && addr != c.nodes[0].key.Dst {
-		return
+		return Key{}, false
 	}
 	var k Key
 	k.Zone, k.Proto, k.Family = c.nodes[0].key.Zone, protoTCP, c.nodes[0].key.Family
@@ -130,7 +139,7 @@ func (t *Tracker) helperOnPacket(p *packet.Packet, pi *pktInfo, c *Conn, reply b
 		// The client connects to the announced server port.
 		k.Src, k.Dst, k.DstPort = c.nodes[0].key.Src, addr, port
 	}
-	t.expect(k, now)
+	return k, true
 }
 
 // parseFTPHostPort parses "h1,h2,h3,h4,p1,p2".

@@ -49,12 +49,20 @@ func addrSpan(lo, hi [16]byte, family uint8) uint64 {
 	return min(d, 1<<32-1) + 1
 }
 
-// chooseNAT picks the reply key of a new connection committed with nat:
+// natChooser owns the choice of the translated tuple of a new NATed
+// connection: its seed spreads connections over the address and port
+// ranges; the zone tables' seed finds the reply keys already in use.
+type natChooser struct {
+	natSeed *hashSeed // hashes the original tuple to a starting point
+	seed    *hashSeed // the zone tables' key hash seed
+}
+
+// choose picks the reply key of a new connection committed with nat:
 // the first translated tuple whose reply key is not in use in the zone.
 // It reports false when the address and port ranges are exhausted.
 //
 // Preconditions: z.mu is held (so no other commit takes the same tuple).
-func (t *Tracker) chooseNAT(z *zone, orig *Key, n *odp.CtNAT) (Key, uint8, bool) {
+func (t *natChooser) choose(z *zone, orig *Key, n *odp.CtNAT) (Key, uint8, bool) {
 	rev := orig.reverse()
 	if !n.Src && !n.Dst {
 		return rev, 0, true
@@ -106,18 +114,18 @@ func (t *Tracker) chooseNAT(z *zone, orig *Key, n *odp.CtNAT) (Key, uint8, bool)
 	a0 := h % naddr
 	for i := uint64(0); i < tries; i++ {
 		*addr = addrAdd(base, (a0+i)%naddr, orig.Family)
-		if t.natTry(z, &rev, port, pmin, pmax, h>>32) {
+		if t.try(z, &rev, port, pmin, pmax, h>>32) {
 			return rev, kind, true
 		}
-		if fallback && t.natTry(z, &rev, port, ephemeralMin, ephemeralMax, h>>32) {
+		if fallback && t.try(z, &rev, port, ephemeralMin, ephemeralMax, h>>32) {
 			return rev, kind, true
 		}
 	}
 	return rev, 0, false
 }
 
-// natTry searches ports lo..hi (from a hashed start) for a free reply key.
-func (t *Tracker) natTry(z *zone, rev *Key, port *uint16, lo, hi uint32, h uint64) bool {
+// try searches ports lo..hi (from a hashed start) for a free reply key.
+func (t *natChooser) try(z *zone, rev *Key, port *uint16, lo, hi uint32, h uint64) bool {
 	span := hi - lo + 1
 	start := uint32(h % uint64(span))
 	for j := uint32(0); j < span; j++ {

@@ -83,7 +83,12 @@ type connRun struct {
 // maxPooledLists bounds the arrays kept for zones' connection lists.
 const maxPooledLists = 8
 
-// reuse is the Tracker's limbo and pool.
+// reuse owns the Tracker's memory reuse: the limbo of retired
+// connections and bucket arrays waiting for a grace period, the pool
+// they then move to, the Reader registry and the counters of calls
+// without a Reader. Commits and zone creations allocate through it
+// (newConn, newList, newTable); removals and flushes retire through it
+// (retireLocked, retireZone).
 type reuse struct {
 	// epoch is bumped by every retirement; readers publish the value
 	// they saw at their quiescent points.
@@ -289,9 +294,8 @@ func (u *reuse) anonSafeLocked() uint64 {
 // zone's table, and drops it from the zone's list.
 //
 // Preconditions: z.mu is held and c was just removed from z.
-func (t *Tracker) retireLocked(z *zone, c *Conn) {
+func (u *reuse) retireLocked(z *zone, c *Conn) {
 	z.untrack(c)
-	u := &t.reuse
 	if u.off {
 		return
 	}
@@ -301,11 +305,10 @@ func (t *Tracker) retireLocked(z *zone, c *Conn) {
 }
 
 // retireZone records the connections and table of a flushed zone.
-func (t *Tracker) retireZone(conns []*Conn, tab *buckets) {
-	if t.reuse.off || len(conns) == 0 && (tab == nil || len(tab.heads) < minPooledTab) {
+func (u *reuse) retireZone(conns []*Conn, tab *buckets) {
+	if u.off || len(conns) == 0 && (tab == nil || len(tab.heads) < minPooledTab) {
 		return
 	}
-	u := &t.reuse
 	u.mu.Lock()
 	// Beyond the cap the rest of the run is left to the collector.
 	conns = truncRun(conns, u.limboCap)
@@ -409,10 +412,9 @@ func (u *reuse) advanceLocked() {
 // new one.
 //
 // Preconditions: z.mu is held.
-func (t *Tracker) newConn(z *zone) *Conn {
+func (u *reuse) newConn(z *zone) *Conn {
 	if z.spareHead == len(z.spare) {
 		z.spare, z.spareHead = z.spare[:0], 0
-		u := &t.reuse
 		if u.pooled.Load() > 0 || (u.nlimbo.Load() > 0 && z.sinceCheck%checkEvery == 0) {
 			u.mu.Lock()
 			if u.pooled.Load() == 0 {
@@ -482,8 +484,7 @@ func truncRun(conns []*Conn, n int) []*Conn {
 
 // newList returns an empty array for a zone's connection list: a
 // consumed run's if one is pooled (no page faults while it fills).
-func (t *Tracker) newList() []*Conn {
-	u := &t.reuse
+func (u *reuse) newList() []*Conn {
 	if u.nlists.Load() == 0 {
 		return nil
 	}
@@ -502,8 +503,7 @@ func (t *Tracker) newList() []*Conn {
 
 // newTable returns an empty bucket array of n buckets, a flushed zone's
 // whose grace period has ended if one of that size is pooled.
-func (t *Tracker) newTable(n int) *buckets {
-	u := &t.reuse
+func (u *reuse) newTable(n int) *buckets {
 	if n >= minPooledTab && u.nlimbo.Load()+u.ntabs.Load() > 0 {
 		u.mu.Lock()
 		if len(u.tabs) == 0 {
@@ -535,7 +535,8 @@ type ReuseStats struct {
 }
 
 // ReuseStats returns the reuse counters.
-func (t *Tracker) ReuseStats() ReuseStats {
-	u := &t.reuse
+func (t *Tracker) ReuseStats() ReuseStats { return t.reuse.stats() }
+
+func (u *reuse) stats() ReuseStats {
 	return ReuseStats{Reused: u.reused.Load(), ColdDropped: u.coldDropped.Load(), Pooled: u.pooled.Load(), Limbo: u.nlimbo.Load()}
 }

@@ -328,7 +328,7 @@ func (t *Tracker) importLocked(z *zone, s *stateConn, now, left int64) int {
 		t.full.Add(1)
 		return importRefused
 	}
-	c := t.newConn(z)
+	c := t.reuse.newConn(z)
 	c.nodes[0].key, c.nodes[0].nat = s.orig, s.nat
 	c.nodes[1].key = s.reply
 	c.flags, c.helper = s.flags, s.helper
@@ -348,6 +348,6 @@ func (t *Tracker) importLocked(z *zone, s *stateConn, now, left int64) int {
 	}
 	c.expires.Store(e | int64(s.pstate))
 	z.insertLocked(c, h)
-	z.track(t, c)
+	z.track(&t.reuse, c)
 	return importOK
 }

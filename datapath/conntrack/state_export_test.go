@@ -64,11 +64,11 @@ func TestExportImportGivesIdenticalDumpsAndCtResults(t *testing.T) {
 	if res.Imported != 5 || res.Expectations != 1 || res.Expired+res.Existing+res.Refused != 0 {
 		t.Fatalf("import: %v", res)
 	}
-	if got, want := b.DumpConntrackStats(nil, true), a.DumpConntrackStats(nil, true); got != want {
+	if got, want := FormatDump(b.Dump(nil), true), FormatDump(a.Dump(nil), true); got != want {
 		t.Fatalf("dump after import:\n%s\nexporter's:\n%s", got, want)
 	}
-	if !strings.Contains(a.DumpConntrack(nil), "reply=(src=10.0.0.2,dst=192.168.0.100,sport=80,dport=5000),zone=1,mark=42,labels=0x10,protoinfo=(state=ESTABLISHED)") {
-		t.Fatalf("populate did not build the NAT connection:\n%s", a.DumpConntrack(nil))
+	if !strings.Contains(FormatDump(a.Dump(nil), false), "reply=(src=10.0.0.2,dst=192.168.0.100,sport=80,dport=5000),zone=1,mark=42,labels=0x10,protoinfo=(state=ESTABLISHED)") {
+		t.Fatalf("populate did not build the NAT connection:\n%s", FormatDump(a.Dump(nil), false))
 	}
 	for i, f := range followUps(t) {
 		pa, pb := run(t, a, f.act, f.frame), run(t, b, f.act, bytes.Clone(f.frame))
@@ -79,7 +79,7 @@ func TestExportImportGivesIdenticalDumpsAndCtResults(t *testing.T) {
 			t.Fatalf("packet %d: importer gives %s (%+v), exporter %s", i, stateString(pb.Md.CtState), pb.Md, f.state)
 		}
 	}
-	if got, want := b.DumpConntrackStats(nil, true), a.DumpConntrackStats(nil, true); got != want {
+	if got, want := FormatDump(b.Dump(nil), true), FormatDump(a.Dump(nil), true); got != want {
 		t.Fatalf("dump after follow-ups:\n%s\nexporter's:\n%s", got, want)
 	}
 }
@@ -99,9 +99,9 @@ func TestImportTakesTheStoredTimeFromExpiriesAndKeepsExistingConnections(t *test
 		t.Fatal(err)
 	}
 	if res.Imported != 2 || res.Existing != 1 || res.Expired != 2 || res.Expectations != 0 {
-		t.Fatalf("import after 45 s: %v\n%s", res, b.DumpConntrackStats(nil, true))
+		t.Fatalf("import after 45 s: %v\n%s", res, FormatDump(b.Dump(nil), true))
 	}
-	if d := b.DumpConntrackStats(nil, true); !strings.Contains(d, "zone=1,timeout=86355,mark=42") {
+	if d := FormatDump(b.Dump(nil), true); !strings.Contains(d, "zone=1,timeout=86355,mark=42") {
 		t.Fatalf("TCP timeout not reduced by the storage time:\n%s", d)
 	}
 }
@@ -159,7 +159,7 @@ func FuzzImportState(f *testing.F) {
 		if _, err := tr.ImportState(b, 0); err != nil {
 			return
 		}
-		_ = tr.DumpConntrack(nil)
+		_ = FormatDump(tr.Dump(nil), false)
 		tr2, _ := newTracker(t)
 		if _, err := tr2.ImportState(tr.ExportState(), 0); err != nil {
 			t.Fatalf("re-import: %v", err)

@@ -119,9 +119,9 @@ func newZone(id uint16, tab *buckets) *zone {
 // track appends c, just inserted, to z.all.
 //
 // Preconditions: z.mu is held.
-func (z *zone) track(t *Tracker, c *Conn) {
+func (z *zone) track(u *reuse, c *Conn) {
 	if z.all == nil {
-		z.all = t.newList()
+		z.all = u.newList()
 	}
 	c.nodes[0].slot = uint32(len(z.all))
 	z.all = append(z.all, c)

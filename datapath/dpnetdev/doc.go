@@ -10,10 +10,19 @@
 // at most a share of its time on upcalls and drops (and counts) the other
 // misses (missbudget.go).
 //
-// Lock order: Datapath.mu (ports, flow index, configuration) is taken
-// before any classifier's internal writer lock. Workers never take
-// Datapath.mu on the packet path: they read atomic snapshots (ports,
-// handler, rx queue assignment) and their own classifier.
+// Who owns what: Datapath is the dpif.Datapath face and the composition
+// (configuration, workers, sweeper, pause, conntrack, meters, MAC
+// tables); portSet (ports.go) owns the ports and the assignment of their
+// receive queues to workers; megaflows (megaflows.go) owns the flow index
+// by UFID with each worker's copy, and puts, deletes, dumps and idle
+// expiry; worker (worker.go) owns one poll-mode thread's classifier,
+// cache, pool and counters.
+//
+// Locks: Datapath.mu guards the configuration; portSet.mu serialises port
+// changes; megaflows.mu guards the flow index and is taken before any
+// classifier's internal writer lock. None of them nests in another.
+// Workers never take them on the packet path: they read atomic snapshots
+// (ports, handler, rx queue assignment) and their own classifier.
 //
 // It imports only datapath/* packages and golang.org/x/sys.
 package dpnetdev

@@ -1,12 +1,7 @@
 package dpnetdev
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"log/slog"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,29 +17,6 @@ import (
 	"github.com/gvs-project/gvs/datapath/packet"
 )
 
-// maxPortNo bounds datapath port numbers so the fast-path port table can
-// be a slice.
-const maxPortNo = 1 << 16
-
-// port is a datapath port as the workers see it.
-type port struct {
-	no  dpif.PortNo
-	dev netdev.Device
-}
-
-// portTable is an immutable snapshot of the ports, published atomically.
-type portTable struct {
-	byNo   []*port // indexed by port number; nil where free
-	byName map[string]*port
-}
-
-func (t *portTable) get(no uint32) *port {
-	if int(no) < len(t.byNo) {
-		return t.byNo[no]
-	}
-	return nil
-}
-
 type handlerBox struct{ h dpif.UpcallHandler }
 
 // Datapath is the userspace datapath. Create it with New, add ports, set
@@ -54,9 +26,9 @@ type Datapath struct {
 	name string
 	cfg  dpif.Config
 
-	mu      sync.Mutex // ports, flows; see the lock order in doc.go
-	flows   map[dpif.UFID]*flowSet
-	ports   atomic.Pointer[portTable]
+	mu      sync.Mutex // cfg; see the lock order in doc.go
+	flows   *megaflows // the flow index (megaflows.go)
+	ports   *portSet   // ports and rx queue assignment (ports.go)
 	handler atomic.Pointer[handlerBox]
 	workers []*worker
 
@@ -106,7 +78,6 @@ func New(name string, cfg dpif.Config) *Datapath {
 	dp := &Datapath{
 		name:  name,
 		cfg:   cfg,
-		flows: make(map[dpif.UFID]*flowSet),
 		stop:  make(chan struct{}),
 		clock: time.Now,
 		ct:    conntrack.New(conntrack.Config{}),
@@ -114,11 +85,12 @@ func New(name string, cfg dpif.Config) *Datapath {
 
 		meters: meter.NewTable(nil),
 	}
-	dp.ports.Store(&portTable{byName: map[string]*port{}})
 	dp.missShare.Store(DefaultMissShare)
 	for i := 0; i < cfg.Workers; i++ {
 		dp.workers = append(dp.workers, newWorker(dp, i))
 	}
+	dp.flows = newMegaflows(name, &dp.cfg, dp.workers)
+	dp.ports = newPortSet(dp.workers)
 	dp.execWork = newWorker(dp, -1)
 	return dp
 }
@@ -158,408 +130,57 @@ func (dp *Datapath) SetUpcallHandler(h dpif.UpcallHandler) {
 // AddPort adds a device as port want (0 or PortNone: the lowest free
 // number from 1; the bridge's local port is added explicitly as 0).
 func (dp *Datapath) AddPort(dev netdev.Device, want dpif.PortNo) (dpif.PortNo, error) {
-	dp.mu.Lock()
-	defer dp.mu.Unlock()
-	old := dp.ports.Load()
-	if _, dup := old.byName[dev.Name()]; dup {
-		return 0, fmt.Errorf("dpnetdev: add port %q: %w", dev.Name(), dpif.ErrNameInUse)
-	}
-	no := want
-	if want == dpif.PortNone {
-		no = 0
-		for n := uint32(1); n < maxPortNo; n++ {
-			if old.get(n) == nil {
-				no = n
-				break
-			}
-		}
-		if no == 0 {
-			return 0, fmt.Errorf("dpnetdev: add port %q: no free port number", dev.Name())
-		}
-	} else if no >= maxPortNo {
-		return 0, fmt.Errorf("dpnetdev: add port %q: port number %d out of range", dev.Name(), no)
-	} else if old.get(no) != nil {
-		return 0, fmt.Errorf("dpnetdev: add port %q as %d: %w", dev.Name(), no, dpif.ErrPortInUse)
-	}
-	nt := &portTable{byName: make(map[string]*port, len(old.byName)+1)}
-	size := len(old.byNo)
-	if int(no) >= size {
-		size = int(no) + 1
-	}
-	nt.byNo = make([]*port, size)
-	copy(nt.byNo, old.byNo)
-	for k, v := range old.byName {
-		nt.byName[k] = v
-	}
-	p := &port{no: no, dev: dev}
-	nt.byNo[no] = p
-	nt.byName[dev.Name()] = p
-	dp.ports.Store(nt)
-	dp.assignQueuesLocked()
-	return no, nil
+	return dp.ports.add(dev, want)
 }
 
 // DelPort removes a port. Its device is not closed: the caller owns it.
-func (dp *Datapath) DelPort(no dpif.PortNo) error {
-	dp.mu.Lock()
-	defer dp.mu.Unlock()
-	old := dp.ports.Load()
-	p := old.get(no)
-	if p == nil {
-		return fmt.Errorf("dpnetdev: delete port %d: %w", no, dpif.ErrNoSuchPort)
-	}
-	nt := &portTable{byNo: make([]*port, len(old.byNo)), byName: make(map[string]*port, len(old.byName))}
-	copy(nt.byNo, old.byNo)
-	nt.byNo[no] = nil
-	for k, v := range old.byName {
-		if v != p {
-			nt.byName[k] = v
-		}
-	}
-	dp.ports.Store(nt)
-	dp.assignQueuesLocked()
-	return nil
-}
-
-func (dp *Datapath) portInfo(p *port) dpif.PortInfo {
-	return dpif.PortInfo{No: p.no, Name: p.dev.Name(), Type: p.dev.Type(), Device: p.dev}
-}
+func (dp *Datapath) DelPort(no dpif.PortNo) error { return dp.ports.del(no) }
 
 // Port returns a port by number.
 func (dp *Datapath) Port(no dpif.PortNo) (dpif.PortInfo, bool) {
-	p := dp.ports.Load().get(no)
+	p := dp.ports.load().get(no)
 	if p == nil {
 		return dpif.PortInfo{}, false
 	}
-	return dp.portInfo(p), true
+	return p.info(), true
 }
 
 // PortByName returns a port by device name.
 func (dp *Datapath) PortByName(name string) (dpif.PortInfo, bool) {
-	p := dp.ports.Load().byName[name]
+	p := dp.ports.load().byName[name]
 	if p == nil {
 		return dpif.PortInfo{}, false
 	}
-	return dp.portInfo(p), true
+	return p.info(), true
 }
 
 // Ports lists the ports in port-number order.
-func (dp *Datapath) Ports() []dpif.PortInfo {
-	t := dp.ports.Load()
-	var out []dpif.PortInfo
-	for _, p := range t.byNo {
-		if p != nil {
-			out = append(out, dp.portInfo(p))
-		}
-	}
-	return out
-}
-
-// assignQueuesLocked spreads every port's rx queues round-robin over the
-// workers and publishes each worker's new assignment. Workers reconcile
-// their pollers when they see a new assignment.
-func (dp *Datapath) assignQueuesLocked() {
-	assign := make([][]rxq, len(dp.workers))
-	i := 0
-	for _, p := range dp.ports.Load().byNo {
-		if p == nil {
-			continue
-		}
-		for q := 0; q < p.dev.NumRxQueues(); q++ {
-			w := i % len(dp.workers)
-			assign[w] = append(assign[w], rxq{port: p, q: q})
-			i++
-		}
-	}
-	for w, a := range assign {
-		a := a
-		dp.workers[w].rxqs.Store(&a)
-	}
-}
+func (dp *Datapath) Ports() []dpif.PortInfo { return dp.ports.list() }
 
 // FlowPut installs or modifies a megaflow in every worker.
 func (dp *Datapath) FlowPut(fp *dpif.FlowPut) error {
-	dp.logPut(fp)
-	m := fp.Match
-	m.Mask.MatchVLANPresence()
-	m.Normalize()
-	u := fp.UFID
-	if u == (dpif.UFID{}) {
-		u = dpif.UFIDFromMatch(&m)
-	}
-	acts := fp.Actions
-	dp.mu.Lock()
-	defer dp.mu.Unlock()
-	if set, ok := dp.flows[u]; ok {
-		if fp.Flags&dpif.PutModify == 0 {
-			return fmt.Errorf("dpnetdev: put %s: %w", u, dpif.ErrExists)
-		}
-		var old *odp.Actions
-		for _, f := range set.perWork {
-			if f != nil {
-				if old == nil {
-					old = f.actions.Load()
-				}
-				f.actions.Store(&acts)
-				if fp.Flags&dpif.PutZeroStats != 0 {
-					f.zeroStats()
-				}
-			}
-		}
-		if old != nil {
-			dp.logFlowChange(u, set.match, old, acts)
-		}
-		return nil
-	}
-	if fp.Flags&dpif.PutCreate == 0 {
-		return fmt.Errorf("dpnetdev: modify %s: %w", u, dpif.ErrNotFound)
-	}
-	set := &flowSet{match: &m, shown: fp.Match.Key, perWork: make([]*dpFlow, len(dp.workers))}
-	now := dp.clock().UnixNano()
-	for i, w := range dp.workers {
-		if w.nflows.Load() >= w.flowLimit.Load() {
-			dp.removeSetLocked(set)
-			return fmt.Errorf("dpnetdev: put %s on worker %d: %w", u, i, dpif.ErrFlowLimit)
-		}
-		f := &dpFlow{ufid: u, match: set.match, worker: i, created: now}
-		f.actions.Store(&acts)
-		if err := w.cls.Insert(f.match, f); err != nil {
-			dp.removeSetLocked(set)
-			return fmt.Errorf("dpnetdev: put %s: %w: %v", u, dpif.ErrExists, err)
-		}
-		w.nflows.Add(1)
-		set.perWork[i] = f
-	}
-	dp.flows[u] = set
-	dp.logFlowChange(u, &m, nil, acts)
-	return nil
-}
-
-// logFlowChange logs a megaflow's installation (old nil) or new actions
-// at debug level as Open vSwitch's log_netdev_flow_change does.
-func (dp *Datapath) logFlowChange(u dpif.UFID, m *flow.Match, old *odp.Actions, acts odp.Actions) {
-	if !dp.debugLogging() {
-		return
-	}
-	l := dp.cfg.Log
-	var b strings.Builder
-	if old != nil {
-		b.WriteString("flow_mod: ")
-	} else {
-		b.WriteString("flow_add: ")
-	}
-	// gvs keeps one UFID per megaflow: it is also the megaflow's.
-	fmt.Fprintf(&b, "ufid:%s mega_ufid:%s %s", u, u, m.Format(false))
-	if old != nil {
-		b.WriteString(", old_actions:")
-		b.WriteString(actionsText(*old))
-	}
-	b.WriteString(", actions:")
-	b.WriteString(actionsText(acts))
-	l.Debug(b.String())
-}
-
-// logPut logs a flow put as Open vSwitch's dpif module: the datapath
-// as TYPE@NAME (the type is the name without "ovs-"), the flags, the
-// key as given under its mask in full, the actions.
-func (dp *Datapath) logPut(fp *dpif.FlowPut) {
-	l := dp.cfg.PutLog
-	if l == nil || !l.Enabled(context.Background(), slog.LevelDebug) {
-		return
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s@%s: put", strings.TrimPrefix(dp.name, "ovs-"), dp.name)
-	for _, f := range []struct {
-		flag dpif.PutFlags
-		name string
-	}{{dpif.PutCreate, "[create]"}, {dpif.PutModify, "[modify]"}, {dpif.PutZeroStats, "[zero]"}} {
-		if fp.Flags&f.flag != 0 {
-			b.WriteString(f.name)
-		}
-	}
-	b.WriteByte(' ')
-	b.WriteString(fp.Match.Format(true))
-	b.WriteString(", actions:")
-	b.WriteString(actionsText(fp.Actions))
-	l.Debug(b.String())
-}
-
-// debugLogging reports whether the debug log is on.
-func (dp *Datapath) debugLogging() bool {
-	l := dp.cfg.Log
-	return l != nil && l.Enabled(context.Background(), slog.LevelDebug)
-}
-
-// actionsText is format_odp_actions: "drop" for none.
-func actionsText(a odp.Actions) string {
-	if len(a) == 0 {
-		return "drop"
-	}
-	return a.String()
-}
-
-// installFromUpcall installs a megaflow produced by a miss in worker w
-// only. It returns the new flow, or nil if not installed (limit, race with
-// another put of the same megaflow).
-// The debug log shows the packet's own key under the mask (pkt), as Open
-// vSwitch's does.
-func (dp *Datapath) installFromUpcall(w *worker, u dpif.UFID, m *flow.Match, acts odp.Actions, pkt *flow.Key) *dpFlow {
-	if w.id < 0 {
-		// The packet-out worker keeps no megaflows: a packet it
-		// recirculates that misses is executed with the reply's
-		// actions and the next packet of a worker installs them.
-		return nil
-	}
-	if w.nflows.Load() >= w.flowLimit.Load() {
-		w.stats.flowLimitHit.Add(1)
-		return nil
-	}
-	dp.mu.Lock()
-	defer dp.mu.Unlock()
-	set := dp.flows[u]
-	if set != nil && set.perWork[w.id] != nil {
-		return nil // another upcall in this worker already installed it
-	}
-	if set != nil {
-		m = set.match // share the match of the other workers' copies
-	}
-	f := &dpFlow{ufid: u, match: m, worker: w.id, created: dp.clock().UnixNano()}
-	f.actions.Store(&acts)
-	if err := w.cls.Insert(f.match, f); err != nil {
-		w.stats.putFail.Add(1)
-		return nil
-	}
-	w.nflows.Add(1)
-	if set == nil {
-		set = &flowSet{match: m, shown: *pkt, perWork: make([]*dpFlow, len(dp.workers))}
-		dp.flows[u] = set
-	}
-	set.perWork[w.id] = f
-	if dp.debugLogging() {
-		dp.logFlowChange(u, &flow.Match{Key: *pkt, Mask: m.Mask}, nil, acts)
-	}
-	return f
-}
-
-// removeSetLocked removes every worker copy of a flow set.
-func (dp *Datapath) removeSetLocked(set *flowSet) dpif.FlowStats {
-	var st dpif.FlowStats
-	for i, f := range set.perWork {
-		if f == nil {
-			continue
-		}
-		dp.removeCopy(i, f)
-		st.Add(f.stats())
-		set.perWork[i] = nil
-	}
-	return st
-}
-
-// removeCopy removes worker i's copy of a megaflow. The dead mark makes
-// any exact-match cache entry still pointing at it miss at once.
-func (dp *Datapath) removeCopy(i int, f *dpFlow) {
-	f.dead.Store(true)
-	if dp.workers[i].cls.Remove(f.match) {
-		dp.workers[i].nflows.Add(-1)
-	}
+	return dp.flows.put(fp, dp.clock().UnixNano())
 }
 
 // FlowGet returns a megaflow with its counters summed over workers.
-func (dp *Datapath) FlowGet(u dpif.UFID) (dpif.Flow, error) {
-	dp.mu.Lock()
-	defer dp.mu.Unlock()
-	set, ok := dp.flows[u]
-	if !ok {
-		return dpif.Flow{}, fmt.Errorf("dpnetdev: get %s: %w", u, dpif.ErrNotFound)
-	}
-	return dp.flowOfSet(u, set), nil
-}
-
-func (dp *Datapath) flowOfSet(u dpif.UFID, set *flowSet) dpif.Flow {
-	f := dpif.Flow{UFID: u, Match: *set.match, Shown: &set.shown}
-	for _, wf := range set.perWork {
-		if wf == nil {
-			continue
-		}
-		if f.Actions == nil {
-			f.Actions = *wf.actions.Load()
-		}
-		f.Stats.Add(wf.stats())
-		f.Workers++
-	}
-	return f
-}
+func (dp *Datapath) FlowGet(u dpif.UFID) (dpif.Flow, error) { return dp.flows.get(u) }
 
 // FlowDel deletes a megaflow from every worker and returns its final
 // counters.
-func (dp *Datapath) FlowDel(u dpif.UFID) (dpif.FlowStats, error) {
-	dp.mu.Lock()
-	defer dp.mu.Unlock()
-	set, ok := dp.flows[u]
-	if !ok {
-		return dpif.FlowStats{}, fmt.Errorf("dpnetdev: delete %s: %w", u, dpif.ErrNotFound)
-	}
-	delete(dp.flows, u)
-	return dp.removeSetLocked(set), nil
-}
+func (dp *Datapath) FlowDel(u dpif.UFID) (dpif.FlowStats, error) { return dp.flows.del(u) }
 
 // FlowFlush deletes every megaflow.
-func (dp *Datapath) FlowFlush() {
-	dp.mu.Lock()
-	defer dp.mu.Unlock()
-	for u, set := range dp.flows {
-		dp.removeSetLocked(set)
-		delete(dp.flows, u)
-	}
-}
+func (dp *Datapath) FlowFlush() { dp.flows.flush() }
 
 // FlowDump calls fn for each megaflow, sorted by UFID for stable output,
 // until fn returns false. fn runs without the datapath lock held.
-func (dp *Datapath) FlowDump(fn func(f *dpif.Flow) bool) {
-	dp.mu.Lock()
-	out := make([]dpif.Flow, 0, len(dp.flows))
-	for u, set := range dp.flows {
-		out = append(out, dp.flowOfSet(u, set))
-	}
-	dp.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].UFID, out[j].UFID
-		for k := range a {
-			if a[k] != b[k] {
-				return a[k] < b[k]
-			}
-		}
-		return false
-	})
-	for i := range out {
-		if !fn(&out[i]) {
-			return
-		}
-	}
-}
+func (dp *Datapath) FlowDump(fn func(f *dpif.Flow) bool) { dp.flows.dump(fn) }
 
 // ExpireIdle removes megaflows (worker copies) unused for longer than
 // maxIdle as of now, and returns how many worker copies it removed. The
 // sweeper calls it; tests call it with a chosen clock.
 func (dp *Datapath) ExpireIdle(now time.Time, maxIdle time.Duration) int {
-	limit := now.Add(-maxIdle).UnixNano()
-	n := 0
-	dp.mu.Lock()
-	defer dp.mu.Unlock()
-	for u, set := range dp.flows {
-		for i, f := range set.perWork {
-			if f == nil || f.lastActive() > limit {
-				continue
-			}
-			dp.removeCopy(i, f)
-			set.perWork[i] = nil
-			n++
-		}
-		if set.count() == 0 {
-			delete(dp.flows, u)
-		}
-	}
-	return n
+	return dp.flows.expireIdle(now, maxIdle)
 }
 
 // Execute runs actions on one packet outside the workers (packet-out). It
@@ -596,9 +217,7 @@ func (dp *Datapath) Stats() dpif.Stats {
 		s.Masks += uint64(w.cls.Subtables())
 	}
 	s.Hit = s.EMCHit + s.MegaflowHit
-	dp.mu.Lock()
-	s.Flows = uint64(len(dp.flows))
-	dp.mu.Unlock()
+	s.Flows = uint64(dp.flows.len())
 	return s
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gvs-project/gvs/datapath/conntrack"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/l2fib"
@@ -532,7 +533,7 @@ func TestCtActionTracksAndRecirculatesWithState(t *testing.T) {
 	if n1, n2 := len(s.ports[1].Captured()), len(s.ports[2].Captured()); n1 != 1 || n2 != 1 {
 		t.Fatalf("port1=%d port2=%d frames, want the reply on 1 and the request on 2", n1, n2)
 	}
-	if got := s.dp.Conntrack().DumpConntrack(nil); !strings.Contains(got, "udp,orig=(src=10.0.0.0,dst=11.0.0.3,sport=1027,dport=2000),reply=(src=11.0.0.3,dst=10.0.0.0,sport=2000,dport=1027),zone=5") {
+	if got := conntrack.FormatDump(s.dp.Conntrack().Dump(nil), false); !strings.Contains(got, "udp,orig=(src=10.0.0.0,dst=11.0.0.3,sport=1027,dport=2000),reply=(src=11.0.0.3,dst=10.0.0.0,sport=2000,dport=1027),zone=5") {
 		t.Fatalf("dump-conntrack:\n%s", got)
 	}
 	if n := s.dp.Conntrack().FlushZone(5); n != 1 {
@@ -600,7 +601,7 @@ func TestCtReassemblesFragmentsAndForwardsThemWithTheDatagramsState(t *testing.T
 	if len(got) != 2 || !bytes.Equal(got[0], first) || !bytes.Equal(got[1], second) {
 		t.Fatalf("port 2 sent %d frames, want both fragments unchanged", len(got))
 	}
-	if dump := s.dp.Conntrack().DumpConntrack(nil); !strings.Contains(dump, "udp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1234,dport=53)") || !strings.Contains(dump, "zone=7") {
+	if dump := conntrack.FormatDump(s.dp.Conntrack().Dump(nil), false); !strings.Contains(dump, "udp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=1234,dport=53)") || !strings.Contains(dump, "zone=7") {
 		t.Fatalf("dump-conntrack:\n%s", dump)
 	}
 }

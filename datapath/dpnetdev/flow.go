@@ -39,7 +39,7 @@ type dpFlow struct {
 	// base is the counter values at the last zeroing (flow put with
 	// PutZeroStats). Zeroing never writes the worker's counters, so it
 	// cannot race with them; readers subtract base. Guarded by
-	// Datapath.mu.
+	// megaflows.mu.
 	base dpif.FlowStats
 }
 
@@ -57,7 +57,7 @@ func (f *dpFlow) raw() dpif.FlowStats {
 }
 
 // stats returns the counters since the last zeroing. Callers hold
-// Datapath.mu.
+// megaflows.mu.
 func (f *dpFlow) stats() dpif.FlowStats {
 	s := f.raw()
 	s.Packets -= f.base.Packets
@@ -71,7 +71,7 @@ func (f *dpFlow) stats() dpif.FlowStats {
 	return s
 }
 
-// zeroStats restarts the counters from zero. Callers hold Datapath.mu.
+// zeroStats restarts the counters from zero. Callers hold megaflows.mu.
 func (f *dpFlow) zeroStats() {
 	f.base = f.raw()
 	if f.base.Used.IsZero() {

@@ -57,7 +57,7 @@ func (w *worker) tunnelType(no uint32) (tnl.Type, bool) {
 // tunnelDev returns the device of datapath port no if it is a tunnel
 // port.
 func (w *worker) tunnelDev(no uint32) (tunnelPort, bool) {
-	p := w.dp.ports.Load().get(no)
+	p := w.dp.ports.load().get(no)
 	if p == nil {
 		return nil, false
 	}

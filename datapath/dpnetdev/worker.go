@@ -334,7 +334,7 @@ func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 		if uf == (dpif.UFID{}) {
 			uf = dpif.UFIDFromMatch(m)
 		}
-		w.dp.installFromUpcall(w, uf, m, r.Actions, &fr.keys[i])
+		w.dp.flows.installFromUpcall(w, uf, m, r.Actions, &fr.keys[i], w.dp.clock)
 	}
 	// The packet that missed is executed on its own with the reply's
 	// actions and is not counted in the megaflow's statistics, as in
@@ -435,7 +435,7 @@ func (w *worker) execute(b *packet.Batch, acts odp.Actions) {
 // rx batch is done (output batching, as dpif-netdev does), so a batch
 // spread over many megaflows still costs one device send per port.
 func (w *worker) Output(_ *odp.Context, no uint32, b *packet.Batch) {
-	p := w.dp.ports.Load().get(no)
+	p := w.dp.ports.load().get(no)
 	if p == nil {
 		w.stats.outputNoPort.Add(uint64(b.N))
 		netdev.FreeBatch(b, w.pool)

@@ -8,15 +8,7 @@ import "github.com/gvs-project/gvs/ofproto/ofp"
 
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
-		ofp.ActBundle: func(c *ctx, a *ofp.Action) {
-			if a.Bundle != nil {
-				c.bundle(a.Bundle)
-			}
-		},
-		ofp.ActMultipath: func(c *ctx, a *ofp.Action) {
-			if a.Multipath != nil {
-				c.multipath(a.Multipath)
-			}
-		},
+		ofp.ActBundle:    bundle,
+		ofp.ActMultipath: multipath,
 	})
 }

@@ -13,8 +13,8 @@ import (
 
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
-		ofp.ActCT:      func(c *ctx, a *ofp.Action) { c.conntrack(a.CT) },
-		ofp.ActCTClear: func(c *ctx, _ *ofp.Action) { c.ctClear() },
+		ofp.ActCT:      conntrack,
+		ofp.ActCTClear: ctClear,
 	})
 	registerProps(map[ofp.ActionType]kindProps{
 		ofp.ActCT:      {final: 1, irreversible: true},

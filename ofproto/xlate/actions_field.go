@@ -12,8 +12,8 @@ import (
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
 		ofp.ActSetField:    func(c *ctx, a *ofp.Action) { c.setField(a.Field, a.Value, a.Mask) },
-		ofp.ActLoad:        (*ctx).load,
-		ofp.ActMove:        (*ctx).move,
+		ofp.ActLoad:        load,
+		ofp.ActMove:        move,
 		ofp.ActDeleteField: noEffect,
 	})
 	registerProps(map[ofp.ActionType]kindProps{

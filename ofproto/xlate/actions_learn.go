@@ -12,14 +12,14 @@ import (
 
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
-		ofp.ActLearn:      func(c *ctx, a *ofp.Action) { c.learn(a.Learn) },
-		ofp.ActFinTimeout: (*ctx).finTimeout,
+		ofp.ActLearn:      learn,
+		ofp.ActFinTimeout: finTimeout,
 	})
 }
 
 // finTimeout records fin_timeout for the rule. The datapath reports TCP
 // flags per flow; Open vSwitch makes nw_proto exact for it.
-func (c *ctx) finTimeout(a *ofp.Action) {
+func finTimeout(c *ctx, a *ofp.Action) {
 	c.wc.NwProto = 0xff
 	if c.rule != nil && a.FinTimeout != nil {
 		c.out.FinTimeouts = append(c.out.FinTimeouts, FinTimeout{Rule: c.rule, Idle: a.FinTimeout.Idle, Hard: a.FinTimeout.Hard})
@@ -47,7 +47,8 @@ type LearnedFlow struct {
 
 // learn builds the flow a learn action describes from the packet's
 // fields; it is installed by the switch after translation.
-func (c *ctx) learn(l *ofp.Learn) {
+func learn(c *ctx, a *ofp.Action) {
+	l := a.Learn
 	if l == nil {
 		return
 	}
@@ -61,8 +62,8 @@ func (c *ctx) learn(l *ofp.Learn) {
 		if sp.SrcImm {
 			copyBits(val, 0, sp.Imm, 0, sp.NBits)
 		} else if f := sp.Src.Field; f != nil {
-			c.orField(f, &c.wc, subfieldMask(f.Bytes, sp.Src.Ofs, sp.Src.NBits))
-			copyBits(val, 0, c.fieldBytes(f, &c.flow), sp.Src.Ofs, sp.NBits)
+			c.snap.orField(f, &c.wc, subfieldMask(f.Bytes, sp.Src.Ofs, sp.Src.NBits))
+			copyBits(val, 0, c.snap.fieldBytes(f, &c.flow), sp.Src.Ofs, sp.NBits)
 		}
 		switch sp.Dst {
 		case ofp.LearnMatch:

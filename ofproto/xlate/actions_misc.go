@@ -13,13 +13,13 @@ func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
 		ofp.ActNote:        noEffect,
 		ofp.ActConjunction: noEffect,
-		ofp.ActSample:      func(c *ctx, a *ofp.Action) { c.flowSample(a.Sample) },
-		ofp.ActClone:       func(c *ctx, a *ofp.Action) { c.clone(a.Nested) },
-		ofp.ActCheckPktLen: (*ctx).checkPktLen,
+		ofp.ActSample:      func(c *ctx, a *ofp.Action) { c.smp.flowSample(a.Sample) },
+		ofp.ActClone:       clone,
+		ofp.ActCheckPktLen: checkPktLen,
 		ofp.ActDebugSlow: func(c *ctx, _ *ofp.Action) {
 			c.out.SlowPath, c.out.Transient = true, true
 		},
-		ofp.ActDebugRecirc: func(c *ctx, _ *ofp.Action) { c.debugRecirc() },
+		ofp.ActDebugRecirc: debugRecirc,
 	})
 }
 
@@ -29,15 +29,16 @@ func init() {
 // later set actions, is translated in place; only the others become a
 // datapath clone, after committing pending changes so that they are not
 // emitted both inside and after it.
-func (c *ctx) clone(acts []ofp.Action) {
-	saveFlow, saveStack, saveDeep := c.flow, len(c.stack), c.mplsDeep
+func clone(c *ctx, a *ofp.Action) {
+	acts := a.Nested
+	saveFlow, saveStack, saveDeep := c.flow, len(c.stack), c.mpls.deep
 	// The clone runs a copy of the action set at its end; the original
 	// stays for the rest of the pipeline (Open vSwitch's clone).
-	saveSet, saveSetGroup := c.actset, c.actsetGroup
-	c.actset = append([]ofp.Action(nil), saveSet...)
+	saveSet, saveSetGroup := c.aset.acts, c.aset.hasGroup
+	c.aset.acts = append([]ofp.Action(nil), saveSet...)
 	restore := func() {
-		c.actset, c.actsetGroup = saveSet, saveSetGroup
-		c.flow, c.mplsDeep = saveFlow, saveDeep
+		c.aset.acts, c.aset.hasGroup = saveSet, saveSetGroup
+		c.flow, c.mpls.deep = saveFlow, saveDeep
 		c.stack = c.stack[:min(saveStack, len(c.stack))]
 		if c.err == nil {
 			c.exit = false
@@ -46,7 +47,7 @@ func (c *ctx) clone(acts []ofp.Action) {
 	if c.last || reversible(acts) {
 		c.noTail = !c.last
 		c.doActions(acts)
-		c.runActionSet()
+		c.aset.run()
 		restore()
 		return
 	}
@@ -61,13 +62,13 @@ func (c *ctx) clone(acts []ofp.Action) {
 // vSwitch); the caller restores the flow.
 func (c *ctx) dpClone(acts []ofp.Action) {
 	c.commit()
-	saveBase, saveBaseDeep, saveOut, saveCT, saveWasMPLS := c.base, c.baseDeep, c.out.Actions, c.conntracked, c.wasMPLS
+	saveBase, saveBaseDeep, saveOut, saveCT, saveWasMPLS := c.base, c.mpls.baseDeep, c.out.Actions, c.conntracked, c.mpls.was
 	c.out.Actions = nil
 	c.doActions(acts)
-	c.runActionSet()
+	c.aset.run()
 	sub := c.out.Actions
 	c.out.Actions = saveOut
-	c.base, c.baseDeep, c.conntracked, c.wasMPLS = saveBase, saveBaseDeep, saveCT, saveWasMPLS
+	c.base, c.mpls.baseDeep, c.conntracked, c.mpls.was = saveBase, saveBaseDeep, saveCT, saveWasMPLS
 	if len(sub) > 0 {
 		c.emit(odp.Clone(sub))
 	}
@@ -88,7 +89,7 @@ func reversible(acts []ofp.Action) bool {
 // the packet's length, so everything after this action is translated
 // twice, once with the result bit 1 (longer than N) and once with 0, into
 // the two branches of check_pkt_len, as Open vSwitch does.
-func (c *ctx) checkPktLen(a *ofp.Action) {
+func checkPktLen(c *ctx, a *ofp.Action) {
 	f := a.Dst.Field
 	if f == nil {
 		return
@@ -96,16 +97,16 @@ func (c *ctx) checkPktLen(a *ofp.Action) {
 	rest := c.continuation()
 	c.commit()
 	saveFlow, saveBase, saveOut, saveStack, saveFrames := c.flow, c.base, c.out.Actions, c.stack, c.frames
-	saveDeep, saveBaseDeep, saveWasMPLS := c.mplsDeep, c.baseDeep, c.wasMPLS
+	saveDeep, saveBaseDeep, saveWasMPLS := c.mpls.deep, c.mpls.baseDeep, c.mpls.was
 	var branch [2]odp.Actions
 	for bit := 1; bit >= 0; bit-- {
 		c.flow, c.base, c.stack, c.exit = saveFlow, saveBase, append([][]byte(nil), saveStack...), false
-		c.mplsDeep, c.baseDeep, c.wasMPLS = saveDeep, saveBaseDeep, saveWasMPLS
+		c.mpls.deep, c.mpls.baseDeep, c.mpls.was = saveDeep, saveBaseDeep, saveWasMPLS
 		v := make([]byte, f.Bytes)
 		if bit == 1 {
 			v = subfieldMask(f.Bytes, a.Dst.Ofs, 1)
 		}
-		c.setMasked(f, &c.flow, v, subfieldMask(f.Bytes, a.Dst.Ofs, 1))
+		c.snap.setMasked(f, &c.flow, v, subfieldMask(f.Bytes, a.Dst.Ofs, 1))
 		c.out.Actions = nil
 		c.frames = c.frames[:0:0]
 		c.noTail = bit == 1
@@ -113,7 +114,7 @@ func (c *ctx) checkPktLen(a *ofp.Action) {
 		branch[bit] = c.out.Actions
 	}
 	c.flow, c.base, c.out.Actions, c.frames = saveFlow, saveBase, saveOut, saveFrames
-	c.mplsDeep, c.baseDeep, c.wasMPLS = saveDeep, saveBaseDeep, saveWasMPLS
+	c.mpls.deep, c.mpls.baseDeep, c.mpls.was = saveDeep, saveBaseDeep, saveWasMPLS
 	c.emit(odp.CheckPktLen(uint32(a.Arg), branch[1], branch[0]))
 	c.exit = true
 }
@@ -121,7 +122,7 @@ func (c *ctx) checkPktLen(a *ofp.Action) {
 // debugRecirc recirculates for no reason (debug_recirc): the datapath
 // passes the packet back with the pipeline state frozen, and the rest of
 // the current action list runs in the next pass.
-func (c *ctx) debugRecirc() {
+func debugRecirc(c *ctx, _ *ofp.Action) {
 	c.commit()
 	fz, ok := c.freezeRest()
 	if !ok {

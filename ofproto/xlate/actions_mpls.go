@@ -12,16 +12,16 @@ import (
 
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
-		ofp.ActPushMPLS: func(c *ctx, a *ofp.Action) { c.pushMPLS(uint16(a.Arg)) },
-		ofp.ActPopMPLS:  func(c *ctx, a *ofp.Action) { c.popMPLS(uint16(a.Arg)) },
+		ofp.ActPushMPLS: func(c *ctx, a *ofp.Action) { c.mpls.push(uint16(a.Arg)) },
+		ofp.ActPopMPLS:  func(c *ctx, a *ofp.Action) { c.mpls.pop(uint16(a.Arg)) },
 		ofp.ActSetMPLSLabel: func(c *ctx, a *ofp.Action) {
-			c.setMPLSBits(uint32(a.Arg)<<odp.MPLSLabelShift, odp.MPLSLabelMask)
+			c.mpls.setBits(uint32(a.Arg)<<odp.MPLSLabelShift, odp.MPLSLabelMask)
 		},
 		ofp.ActSetMPLSTC: func(c *ctx, a *ofp.Action) {
-			c.setMPLSBits(uint32(a.Arg)<<odp.MPLSTCShift, odp.MPLSTCMask)
+			c.mpls.setBits(uint32(a.Arg)<<odp.MPLSTCShift, odp.MPLSTCMask)
 		},
-		ofp.ActSetMPLSTTL: func(c *ctx, a *ofp.Action) { c.setMPLSBits(uint32(a.Arg), odp.MPLSTTLMask) },
-		ofp.ActDecMPLSTTL: func(c *ctx, _ *ofp.Action) { c.stopList = c.decMPLSTTL() },
+		ofp.ActSetMPLSTTL: func(c *ctx, a *ofp.Action) { c.mpls.setBits(uint32(a.Arg), odp.MPLSTTLMask) },
+		ofp.ActDecMPLSTTL: func(c *ctx, _ *ofp.Action) { c.stopList = c.mpls.decTTL() },
 	})
 	registerProps(map[ofp.ActionType]kindProps{
 		ofp.ActPopMPLS:      {slot: 2},

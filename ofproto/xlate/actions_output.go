@@ -12,9 +12,9 @@ import (
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
 		ofp.ActOutput:      func(c *ctx, a *ofp.Action) { c.output(Port16(a.Port), a.MaxLen) },
-		ofp.ActOutputReg:   (*ctx).outputReg,
-		ofp.ActOutputTrunc: (*ctx).outputTrunc,
-		ofp.ActEnqueue:     (*ctx).enqueue,
+		ofp.ActOutputReg:   outputReg,
+		ofp.ActOutputTrunc: outputTrunc,
+		ofp.ActEnqueue:     enqueue,
 		ofp.ActSetQueue: func(c *ctx, a *ofp.Action) {
 			c.wc.Key.SkbPriority = ^uint32(0)
 			c.flow.Key.SkbPriority = uint32(a.Arg)
@@ -28,7 +28,7 @@ func init() {
 				c.controllerPause(ct.Reason, ct.MaxLen, ct.ID, ct.Userdata, ct.Pause, ct.MeterID)
 			}
 		},
-		ofp.ActGroup: func(c *ctx, a *ofp.Action) { c.group(uint32(a.Arg)) },
+		ofp.ActGroup: func(c *ctx, a *ofp.Action) { c.grp.run(uint32(a.Arg)) },
 	})
 	registerProps(map[ofp.ActionType]kindProps{
 		ofp.ActOutput:      {final: 4, needsL3: belowL3},
@@ -43,12 +43,12 @@ func init() {
 // outputReg outputs to the port a subfield holds. As Open vSwitch's
 // xlate_output_reg_action, the source bits join the megaflow only when
 // they name a port.
-func (c *ctx) outputReg(a *ofp.Action) {
+func outputReg(c *ctx, a *ofp.Action) {
 	f := a.Src.Field
 	if f == nil {
 		return
 	}
-	v := c.fieldBytes(f, &c.flow)
+	v := c.snap.fieldBytes(f, &c.flow)
 	p := make([]byte, 8)
 	copyBits(p, 0, v, a.Src.Ofs, a.Src.NBits)
 	var port uint64
@@ -56,15 +56,15 @@ func (c *ctx) outputReg(a *ofp.Action) {
 		port = port<<8 | uint64(x)
 	}
 	if port > 0xffff {
-		c.traceSkip("output port %d is out of range", port)
+		c.tr.skipf("output port %d is out of range", port)
 		return
 	}
-	c.trace("output port is %d", port)
-	c.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
+	c.tr.notef("output port is %d", port)
+	c.snap.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
 	c.output(uint16(port), a.MaxLen)
 }
 
-func (c *ctx) outputTrunc(a *ofp.Action) {
+func outputTrunc(c *ctx, a *ofp.Action) {
 	c.commit()
 	c.emit(odp.Trunc(uint32(a.Arg)))
 	c.output(Port16(a.Port), 0)
@@ -72,7 +72,7 @@ func (c *ctx) outputTrunc(a *ofp.Action) {
 
 // enqueue outputs with the queue's priority, which lasts only for the
 // output.
-func (c *ctx) enqueue(a *ofp.Action) {
+func enqueue(c *ctx, a *ofp.Action) {
 	k := &c.flow.Key
 	c.wc.Key.SkbPriority = ^uint32(0)
 	old := k.SkbPriority

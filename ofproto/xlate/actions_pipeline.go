@@ -9,14 +9,14 @@ import "github.com/gvs-project/gvs/ofproto/ofp"
 
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
-		ofp.ActResubmit:  (*ctx).resubmit,
+		ofp.ActResubmit:  resubmit,
 		ofp.ActGotoTable: func(c *ctx, a *ofp.Action) { c.lookupTable(a.Table, c.last) },
 		ofp.ActWriteMetadata: func(c *ctx, a *ofp.Action) {
 			c.flow.Metadata = c.flow.Metadata&^a.Arg2 | a.Arg&a.Arg2
 		},
-		ofp.ActWriteActions: func(c *ctx, a *ofp.Action) { c.writeActions(a.Nested) },
-		ofp.ActClearActions: func(c *ctx, _ *ofp.Action) { c.clearActions() },
-		ofp.ActMeter:        func(c *ctx, a *ofp.Action) { c.meter(uint32(a.Arg)) },
+		ofp.ActWriteActions: func(c *ctx, a *ofp.Action) { c.aset.write(a.Nested) },
+		ofp.ActClearActions: func(c *ctx, _ *ofp.Action) { c.aset.clear() },
+		ofp.ActMeter:        meter,
 		ofp.ActExit:         func(c *ctx, _ *ofp.Action) { c.exit = true },
 	})
 	registerProps(map[ofp.ActionType]kindProps{

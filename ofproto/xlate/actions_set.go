@@ -21,15 +21,15 @@ func init() {
 			c.wc.Key.EthDst = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 			c.flow.Key.EthDst = mac48(a.Arg)
 		},
-		ofp.ActSetNWSrc:  (*ctx).setNWAddr,
-		ofp.ActSetNWDst:  (*ctx).setNWAddr,
+		ofp.ActSetNWSrc:  setNWAddr,
+		ofp.ActSetNWDst:  setNWAddr,
 		ofp.ActSetNWTos:  func(c *ctx, a *ofp.Action) { c.setNWTosBits(0xfc, uint8(a.Arg)) },
 		ofp.ActSetNWECN:  func(c *ctx, a *ofp.Action) { c.setNWTosBits(0x03, uint8(a.Arg)) },
-		ofp.ActSetNWTTL:  (*ctx).setNWTTL,
-		ofp.ActSetTPSrc:  (*ctx).setTP,
-		ofp.ActSetTPDst:  (*ctx).setTP,
+		ofp.ActSetNWTTL:  setNWTTL,
+		ofp.ActSetTPSrc:  setTP,
+		ofp.ActSetTPDst:  setTP,
 		ofp.ActSetTunnel: func(c *ctx, a *ofp.Action) { c.flow.Key.TunID = a.Arg },
-		ofp.ActDecTTL:    func(c *ctx, a *ofp.Action) { c.decTTL(a.IDs) },
+		ofp.ActDecTTL:    decTTL,
 	})
 	registerProps(map[ofp.ActionType]kindProps{
 		ofp.ActSetDLSrc:  {setOrMove: true, needsL3: belowL3},
@@ -47,7 +47,7 @@ func init() {
 }
 
 // setNWAddr implements mod_nw_src and mod_nw_dst, on IPv4 only.
-func (c *ctx) setNWAddr(a *ofp.Action) {
+func setNWAddr(c *ctx, a *ofp.Action) {
 	k, w := &c.flow.Key, &c.wc.Key
 	if k.EthType != flow.EthTypeIPv4 {
 		return
@@ -71,7 +71,7 @@ func (c *ctx) setNWTosBits(bits, val uint8) {
 	k.NwTos = k.NwTos&^bits | val&bits
 }
 
-func (c *ctx) setNWTTL(a *ofp.Action) {
+func setNWTTL(c *ctx, a *ofp.Action) {
 	k, w := &c.flow.Key, &c.wc.Key
 	if isIP(k) {
 		w.NwTTL, w.NwProto = 0xff, 0xff
@@ -81,7 +81,7 @@ func (c *ctx) setNWTTL(a *ofp.Action) {
 
 // setTP implements mod_tp_src and mod_tp_dst, on TCP, UDP and SCTP first
 // fragments.
-func (c *ctx) setTP(a *ofp.Action) {
+func setTP(c *ctx, a *ofp.Action) {
 	k, w := &c.flow.Key, &c.wc.Key
 	if !isIP(k) || k.NwFrag&flow.FragLater != 0 || k.NwProto != flow.IPProtoTCP && k.NwProto != flow.IPProtoUDP && k.NwProto != flow.IPProtoSCTP {
 		return
@@ -105,7 +105,8 @@ func mac48(v uint64) [6]byte {
 
 // decTTL decrements the IP TTL; at 1 or 0 the packet goes to the
 // controllers named by ids with reason invalid_ttl and translation stops.
-func (c *ctx) decTTL(ids []uint16) {
+func decTTL(c *ctx, a *ofp.Action) {
+	ids := a.IDs
 	k := &c.flow.Key
 	if !isIP(k) {
 		return

@@ -8,18 +8,18 @@ import "github.com/gvs-project/gvs/ofproto/ofp"
 
 func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
-		ofp.ActStackPush: (*ctx).stackPush,
-		ofp.ActStackPop:  (*ctx).stackPop,
+		ofp.ActStackPush: stackPush,
+		ofp.ActStackPop:  stackPop,
 	})
 }
 
-func (c *ctx) stackPush(a *ofp.Action) {
+func stackPush(c *ctx, a *ofp.Action) {
 	f := a.Src.Field
 	if f == nil {
 		return
 	}
-	c.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
-	v := c.fieldBytes(f, &c.flow)
+	c.snap.orField(f, &c.wc, subfieldMask(f.Bytes, a.Src.Ofs, a.Src.NBits))
+	v := c.snap.fieldBytes(f, &c.flow)
 	// The byte past the value, within capacity, keeps the size
 	// Open vSwitch's stack gives the entry (stackBytes).
 	e := make([]byte, 16, 17)
@@ -28,13 +28,13 @@ func (c *ctx) stackPush(a *ofp.Action) {
 	c.stack = append(c.stack, e)
 }
 
-func (c *ctx) stackPop(a *ofp.Action) {
+func stackPop(c *ctx, a *ofp.Action) {
 	f := a.Dst.Field
 	if f == nil {
 		return
 	}
 	if len(c.stack) == 0 {
-		c.trace("stack underflow")
+		c.tr.notef("stack underflow")
 		return
 	}
 	e := c.stack[len(c.stack)-1]
@@ -42,6 +42,6 @@ func (c *ctx) stackPop(a *ofp.Action) {
 	v := make([]byte, f.Bytes)
 	copyBits(v, a.Dst.Ofs, e, 0, a.Dst.NBits)
 	m := subfieldMask(f.Bytes, a.Dst.Ofs, a.Dst.NBits)
-	c.orField(f, &c.wc, m)
-	c.setMasked(f, &c.flow, v, m)
+	c.snap.orField(f, &c.wc, m)
+	c.snap.setMasked(f, &c.flow, v, m)
 }

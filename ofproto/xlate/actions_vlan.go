@@ -22,8 +22,8 @@ func init() {
 			c.wc.Key.VLANs[0].TCI |= flow.VLANCFI
 			k.VLANs[0], k.VLANs[1] = k.VLANs[1], flow.VLAN{}
 		},
-		ofp.ActSetVLANVID: (*ctx).setVLAN,
-		ofp.ActSetVLANPCP: (*ctx).setVLAN,
+		ofp.ActSetVLANVID: setVLAN,
+		ofp.ActSetVLANPCP: setVLAN,
 	})
 	registerProps(map[ofp.ActionType]kindProps{
 		ofp.ActStripVLAN:  {slot: 1},
@@ -35,7 +35,7 @@ func init() {
 
 // setVLAN implements mod_vlan_vid and mod_vlan_pcp (OpenFlow 1.0 pushes a
 // tag when the packet has none).
-func (c *ctx) setVLAN(a *ofp.Action) {
+func setVLAN(c *ctx, a *ofp.Action) {
 	k, w := &c.flow.Key, &c.wc.Key
 	w.VLANs[0].TCI |= flow.VLANCFI
 	if k.VLANs[0].TCI&flow.VLANCFI == 0 {

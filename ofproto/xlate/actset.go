@@ -51,65 +51,80 @@ func actionSetList(set []ofp.Action) []ofp.Action {
 	return append(out, *final)
 }
 
-// writeActions adds actions to the action set and keeps actset_output:
+// actionSet is a translation's OpenFlow action set: the actions written,
+// whether one is a group (actset_output is then unset), and whether the
+// set is running (an output to the controller from it has its own
+// packet-in reason). c is the translation it belongs to.
+type actionSet struct {
+	c        *ctx
+	acts     []ofp.Action
+	hasGroup bool
+	running  bool
+}
+
+// write adds actions to the action set and keeps actset_output:
 // the last output's port, until a group is written (then unset).
-func (c *ctx) writeActions(acts []ofp.Action) {
-	if !c.actsetGroup {
+func (as *actionSet) write(acts []ofp.Action) {
+	c := as.c
+	if !as.hasGroup {
 		for i := range acts {
 			if acts[i].Type == ofp.ActOutput {
 				c.flow.ActsetOutput = uint32(Port16(acts[i].Port))
 			} else if acts[i].Type == ofp.ActGroup {
-				c.flow.ActsetOutput, c.actsetGroup = PortUnset, true
+				c.flow.ActsetOutput, as.hasGroup = PortUnset, true
 				break
 			}
 		}
 	}
-	c.actset = append(c.actset, acts...)
-	c.traceActionSet("is")
+	as.acts = append(as.acts, acts...)
+	as.trace("is")
 }
 
-// traceActionSet reports what the action set would run.
-func (c *ctx) traceActionSet(verb string) {
+// trace reports what the action set would run.
+func (as *actionSet) trace(verb string) {
+	c := as.c
 	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceActionSetIs, Indent: c.ind + 1, Text: verb, Actions: actionSetList(c.actset)})
+		c.in.Trace(&TraceEvent{Kind: TraceActionSetIs, Indent: c.tr.ind + 1, Text: verb, Actions: actionSetList(as.acts)})
 	}
 }
 
-// clearActions empties the action set.
-func (c *ctx) clearActions() {
-	c.traceActionSet("was")
-	c.actset, c.actsetGroup = nil, false
+// clear empties the action set.
+func (as *actionSet) clear() {
+	c := as.c
+	as.trace("was")
+	as.acts, as.hasGroup = nil, false
 	c.flow.ActsetOutput = PortUnset
 }
 
-// runActionSet executes the action set at the end of a pipeline, then
+// run executes the action set at the end of a pipeline, then
 // empties it.
-func (c *ctx) runActionSet() {
-	list := actionSetList(c.actset)
-	c.actset, c.actsetGroup = nil, false
+func (as *actionSet) run() {
+	c := as.c
+	list := actionSetList(as.acts)
+	as.acts, as.hasGroup = nil, false
 	if len(list) == 0 || c.exit || c.err != nil {
 		return
 	}
 	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceActionSet, Indent: c.ind - 4, ActIndent: c.ind})
+		c.in.Trace(&TraceEvent{Kind: TraceActionSet, Indent: c.tr.ind - 4, ActIndent: c.tr.ind})
 	}
-	c.inActionSet = true
+	as.running = true
 	c.doActions(list)
-	c.inActionSet = false
+	as.running = false
 }
 
-// encodeActionSet is the action set as frozen state keeps it (OpenFlow
+// encode is the action set as frozen state keeps it (OpenFlow
 // 1.5 actions, so that equal states compare equal).
-func (c *ctx) encodeActionSet() (string, error) {
-	if len(c.actset) == 0 {
+func (as *actionSet) encode() (string, error) {
+	if len(as.acts) == 0 {
 		return "", nil
 	}
-	b, err := ofp.AppendActions(nil, c.actset, mf.OF15)
+	b, err := ofp.AppendActions(nil, as.acts, mf.OF15)
 	return string(b), err
 }
 
-// restoreActionSet is encodeActionSet's inverse, on thawing.
-func (c *ctx) restoreActionSet(s string) error {
+// restore is encode's inverse, on thawing.
+func (as *actionSet) restore(s string) error {
 	if s == "" {
 		return nil
 	}
@@ -117,10 +132,10 @@ func (c *ctx) restoreActionSet(s string) error {
 	if err != nil {
 		return err
 	}
-	c.actset = acts
+	as.acts = acts
 	for i := range acts {
 		if acts[i].Type == ofp.ActGroup {
-			c.actsetGroup = true
+			as.hasGroup = true
 		}
 	}
 	return nil

@@ -29,7 +29,11 @@ const (
 // bundle runs bundle() (output to the chosen member) or bundle_load()
 // (the member's number loaded into Dst). No live member chooses
 // OFPP_NONE: bundle drops, bundle_load loads 0xffff.
-func (c *ctx) bundle(b *ofp.Bundle) {
+func bundle(c *ctx, a *ofp.Action) {
+	b := a.Bundle
+	if b == nil {
+		return
+	}
 	port := uint16(PortNone)
 	switch b.Algorithm {
 	case bundleActiveBackup:
@@ -82,7 +86,11 @@ func (c *ctx) memberEnabled(no uint16) bool {
 
 // multipath runs multipath(): the link chosen for the flow's hash is
 // loaded into Dst.
-func (c *ctx) multipath(m *ofp.Multipath) {
+func multipath(c *ctx, a *ofp.Action) {
+	m := a.Multipath
+	if m == nil {
+		return
+	}
 	k := &c.flow.Key
 	h := flow.FieldsHash(k, flow.HashFields(m.Fields), m.Basis)
 	link := multipathLink(h, m.Algorithm, uint32(m.MaxLink)+1, m.Arg)
@@ -94,7 +102,7 @@ func (c *ctx) multipath(m *ofp.Multipath) {
 // reportSubfield traces the value an action loaded into sf.
 func (c *ctx) reportSubfield(sf *ofp.Subfield) {
 	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceSubfield, Indent: c.ind + 1, Sub: sf, Value: c.fieldBytes(sf.Field, &c.flow)})
+		c.in.Trace(&TraceEvent{Kind: TraceSubfield, Indent: c.tr.ind + 1, Sub: sf, Value: c.snap.fieldBytes(sf.Field, &c.flow)})
 	}
 }
 
@@ -160,6 +168,6 @@ func (c *ctx) loadSubfield(sf *ofp.Subfield, v uint64) {
 	}
 	copyBits(val, sf.Ofs, src[:], 0, n)
 	m := subfieldMask(f.Bytes, sf.Ofs, sf.NBits)
-	c.orField(f, &c.wc, m)
-	c.setMasked(f, &c.flow, val, m)
+	c.snap.orField(f, &c.wc, m)
+	c.snap.setMasked(f, &c.flow, val, m)
 }

@@ -69,19 +69,19 @@ func (c *ctx) continuation() *Continuation {
 	for _, e := range c.stack {
 		ct.Stack = append(ct.Stack, slices.Clone(e))
 	}
-	ct.ActionSet = slices.Clone(c.actset)
-	ct.Mirrors = c.mirrors
+	ct.ActionSet = slices.Clone(c.aset.acts)
+	ct.Mirrors = c.mir.used
 	return ct
 }
 
 // resume runs a continuation's frames, innermost first.
 func (c *ctx) resume(ct *Continuation) {
 	c.stack = ct.Stack
-	c.mirrors = ct.Mirrors
-	c.actset = slices.Clone(ct.ActionSet)
-	for i := range c.actset {
-		if c.actset[i].Type == ofp.ActGroup {
-			c.actsetGroup = true
+	c.mir.used = ct.Mirrors
+	c.aset.acts = slices.Clone(ct.ActionSet)
+	for i := range c.aset.acts {
+		if c.aset.acts[i].Type == ofp.ActGroup {
+			c.aset.hasGroup = true
 		}
 	}
 	for i, f := range ct.Frames {

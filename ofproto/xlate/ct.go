@@ -27,17 +27,18 @@ var algNames = map[uint16]string{21: "ftp", 69: "tftp"}
 // datapath ct action and, with table=N, freeze the pipeline and
 // recirculate so that the next pass resumes at table N with the
 // connection's state in the flow.
-func (c *ctx) conntrack(ct *ofp.CT) {
+func conntrack(c *ctx, a *ofp.Action) {
+	ct := a.CT
 	if ct == nil {
 		return
 	}
 	zone := ct.ZoneImm
 	if ct.ZoneSrc.Field != nil {
-		v := c.fieldBytes(ct.ZoneSrc.Field, &c.flow)
+		v := c.snap.fieldBytes(ct.ZoneSrc.Field, &c.flow)
 		z := make([]byte, 2)
 		copyBits(z, 0, v, ct.ZoneSrc.Ofs, min(ct.ZoneSrc.NBits, 16))
 		zone = uint16(z[0])<<8 | uint16(z[1])
-		c.orField(ct.ZoneSrc.Field, &c.wc, subfieldMask(ct.ZoneSrc.Field.Bytes, ct.ZoneSrc.Ofs, ct.ZoneSrc.NBits))
+		c.snap.orField(ct.ZoneSrc.Field, &c.wc, subfieldMask(ct.ZoneSrc.Field.Bytes, ct.ZoneSrc.Ofs, ct.ZoneSrc.NBits))
 	}
 	c.commit()
 	var args []string
@@ -62,7 +63,7 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 		// Open vSwitch runs the nested actions through its translator,
 		// so its trace lists each at the ct action's indent.
 		if c.in.Trace != nil {
-			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.ind, Action: a})
+			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.tr.ind, Action: a})
 		}
 		switch {
 		case a.Type == ofp.ActSetField && a.Field != nil && a.Field.Name == "ct_mark":
@@ -79,8 +80,8 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 				// move: the source (a register, say) is known now; the
 				// megaflow depends on the bits read.
 				sf := a.Src.Field
-				c.orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
-				copyBits(v, a.Dst.Ofs, c.fieldBytes(sf, &c.flow), a.Src.Ofs, a.Src.NBits)
+				c.snap.orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
+				copyBits(v, a.Dst.Ofs, c.snap.fieldBytes(sf, &c.flow), a.Src.Ofs, a.Src.NBits)
 			}
 			w := &mark
 			if f.Name == "ct_label" {
@@ -127,12 +128,12 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 		fz := freeze(c.snap.Bridge, ct.Table, &c.flow)
 		fz.Conntracked = true
 		var err error
-		if fz.ActionSet, err = c.encodeActionSet(); err != nil {
+		if fz.ActionSet, err = c.aset.encode(); err != nil {
 			c.fail(err)
 			return
 		}
 		id := c.x.Recirc.ID(fz)
-		c.trace("A clone of the packet is forked to recirculate. The forked pipeline will be resumed at table %d.", ct.Table)
+		c.tr.notef("A clone of the packet is forked to recirculate. The forked pipeline will be resumed at table %d.", ct.Table)
 		c.emit(odp.Recirc(id))
 		if c.in.Trace != nil {
 			// The traced resumption sees the mark and label the nested
@@ -145,14 +146,14 @@ func (c *ctx) conntrack(ct *ofp.CT) {
 			for i := range min(len(label.v), len(fl.Key.CtLabel)) {
 				fl.Key.CtLabel[i] = fl.Key.CtLabel[i]&^label.m[i] | label.v[i]&label.m[i]
 			}
-			c.in.Trace(&TraceEvent{Kind: TraceRecirc, Indent: c.ind, Flow: &fl, RecircID: id, Ct: acts[0].Ct})
+			c.in.Trace(&TraceEvent{Kind: TraceRecirc, Indent: c.tr.ind, Flow: &fl, RecircID: id, Ct: acts[0].Ct})
 		}
 	}
 	// The connection's state is known only in the recirculated pass: the
 	// rest of this one sees an untracked packet (Open vSwitch clears the
 	// ct fields and its conntracked flag here, recirculation or not).
 	clearCt(&c.flow.Key)
-	c.trace("Sets the packet to an untracked state, and clears all the conntrack fields.")
+	c.tr.notef("Sets the packet to an untracked state, and clears all the conntrack fields.")
 	c.conntracked = false
 }
 
@@ -218,7 +219,7 @@ func isAllOnes(b []byte) bool {
 
 // ctClear translates ct_clear: the datapath forgets the connection and the
 // pipeline's ct fields become zero.
-func (c *ctx) ctClear() {
+func ctClear(c *ctx, _ *ofp.Action) {
 	if !c.conntracked {
 		return // as Open vSwitch: nothing to forget
 	}

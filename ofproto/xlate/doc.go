@@ -55,6 +55,25 @@
 // packet received on a source port, or output to a destination port, is
 // also sent to each mirror's output port or output VLAN, once per mirror.
 //
+// # Who owns what
+//
+// Xlator is one bridge's translator and its published configuration;
+// Snapshot its ports and TLV layout (and the field value helpers that
+// read and write through that layout); RecircTable the frozen states.
+// One translation is a ctx: the pipeline's flow, the packet as the
+// datapath actions so far leave it (base), the megaflow mask (wc), the
+// action lists being run and the output. ctx holds the parts of a
+// translation that own state of their own, each in its file:
+// tracer (xlate.go: the ofproto/trace recorder and its column),
+// actionSet (actset.go), groupXlate (group.go), mplsXlate (mpls.go:
+// the label stack below the outermost entry), tunnelXlate (tunnel.go:
+// tunnel reception, output and termination, the raw Geneve options),
+// mirrorXlate (mirror.go: the mirrors used) and sampleState (sample.go:
+// flow export). Those with a c field reach the rest of the translation
+// through it; ctx sets it when a translation starts. Actions that are
+// only a hook are functions of the hook table (func(c *ctx, a
+// *ofp.Action)) in their family's file, not methods.
+//
 // # Limits
 //
 // Translation depth 64 and 4,096 resubmits per translation, as Open

@@ -11,10 +11,10 @@ import (
 
 // fieldBytes returns f's value in fl (network order, f.Bytes long);
 // tun_metadata is read through the bridge's TLV layout.
-func (c *ctx) fieldBytes(f *mf.Field, fl *mf.Flow) []byte {
+func (s *Snapshot) fieldBytes(f *mf.Field, fl *mf.Flow) []byte {
 	b := make([]byte, f.Bytes)
 	if _, ok := f.TunIndex(); ok {
-		f.GetTun(fl, c.tunMap(), b)
+		f.GetTun(fl, s.tunMap(), b)
 		return b
 	}
 	f.Get(fl, b)
@@ -22,9 +22,9 @@ func (c *ctx) fieldBytes(f *mf.Field, fl *mf.Flow) []byte {
 }
 
 // setBytes stores a whole field value into fl.
-func (c *ctx) setBytes(f *mf.Field, fl *mf.Flow, v []byte) {
+func (s *Snapshot) setBytes(f *mf.Field, fl *mf.Flow, v []byte) {
 	if _, ok := f.TunIndex(); ok {
-		_ = f.SetTun(fl, c.tunMap(), v)
+		_ = f.SetTun(fl, s.tunMap(), v)
 		return
 	}
 	v = clampValid(f, v)
@@ -43,12 +43,12 @@ func (c *ctx) setBytes(f *mf.Field, fl *mf.Flow, v []byte) {
 }
 
 // orField ORs mask into f's bits of wc (un-wildcards them).
-func (c *ctx) orField(f *mf.Field, wc *mf.Flow, mask []byte) {
-	cur := c.fieldBytes(f, wc)
+func (s *Snapshot) orField(f *mf.Field, wc *mf.Flow, mask []byte) {
+	cur := s.fieldBytes(f, wc)
 	for i := range cur {
 		cur[i] |= mask[i]
 	}
-	c.setBytes(f, wc, cur)
+	s.setBytes(f, wc, cur)
 }
 
 // clampValid drops bits f cannot hold, so Set never refuses a mask.
@@ -70,8 +70,8 @@ func clampValid(f *mf.Field, v []byte) []byte {
 }
 
 // setMasked writes value under mask into f's bits of fl.
-func (c *ctx) setMasked(f *mf.Field, fl *mf.Flow, value, mask []byte) {
-	cur := c.fieldBytes(f, fl)
+func (s *Snapshot) setMasked(f *mf.Field, fl *mf.Flow, value, mask []byte) {
+	cur := s.fieldBytes(f, fl)
 	for i := range cur {
 		m := byte(0xff)
 		if mask != nil {
@@ -79,7 +79,7 @@ func (c *ctx) setMasked(f *mf.Field, fl *mf.Flow, value, mask []byte) {
 		}
 		cur[i] = cur[i]&^m | value[i]&m
 	}
-	c.setBytes(f, fl, cur)
+	s.setBytes(f, fl, cur)
 }
 
 func allOnes(n int) []byte {
@@ -163,7 +163,7 @@ func (c *ctx) setField(f *mf.Field, value, mask []byte) {
 		return
 	}
 	if !c.prereqsOK(f) {
-		c.trace("skipping set_field %s: prerequisites not met", f.Name)
+		c.tr.notef("skipping set_field %s: prerequisites not met", f.Name)
 		return
 	}
 	m := mask
@@ -173,8 +173,8 @@ func (c *ctx) setField(f *mf.Field, value, mask []byte) {
 	if isIPHeader(f) {
 		c.wc.NwProto = 0xff // as Open vSwitch does for IP header writes
 	}
-	c.orField(f, &c.wc, m)
-	c.setMasked(f, &c.flow, value, m)
+	c.snap.orField(f, &c.wc, m)
+	c.snap.setMasked(f, &c.flow, value, m)
 }
 
 // changed is a masked set's mask for one field: the consulted bits m if
@@ -221,7 +221,7 @@ func copyBits(dst []byte, dofs int, src []byte, sofs, n int) {
 	}
 }
 
-func (c *ctx) load(a *ofp.Action) {
+func load(c *ctx, a *ofp.Action) {
 	f := a.Dst.Field
 	if f == nil {
 		return
@@ -231,22 +231,22 @@ func (c *ctx) load(a *ofp.Action) {
 	c.setField(f, v, subfieldMask(f.Bytes, a.Dst.Ofs, a.Dst.NBits))
 }
 
-func (c *ctx) move(a *ofp.Action) {
+func move(c *ctx, a *ofp.Action) {
 	sf, df := a.Src.Field, a.Dst.Field
 	if sf == nil || df == nil {
 		return
 	}
 	if !c.prereqsOK(sf) || !c.prereqsOK(df) {
-		c.trace("skipping move: prerequisites not met")
+		c.tr.notef("skipping move: prerequisites not met")
 		return
 	}
-	c.orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
-	src := c.fieldBytes(sf, &c.flow)
+	c.snap.orField(sf, &c.wc, subfieldMask(sf.Bytes, a.Src.Ofs, a.Src.NBits))
+	src := c.snap.fieldBytes(sf, &c.flow)
 	v := make([]byte, df.Bytes)
 	copyBits(v, a.Dst.Ofs, src, a.Src.Ofs, a.Src.NBits)
 	m := subfieldMask(df.Bytes, a.Dst.Ofs, a.Dst.NBits)
-	c.orField(df, &c.wc, m)
-	c.setMasked(df, &c.flow, v, m)
+	c.snap.orField(df, &c.wc, m)
+	c.snap.setMasked(df, &c.flow, v, m)
 }
 
 // commit emits datapath actions that make the packet look like the
@@ -262,7 +262,7 @@ func (c *ctx) commit() {
 	}
 	mplsDone := odp.IsMPLS(b.EthType) && !odp.IsMPLS(f.EthType)
 	if mplsDone {
-		c.commitMPLS()
+		c.mpls.commit()
 	}
 	// The pipeline's flow has an L3 header only with a non-zero
 	// nw_proto (none after push_mpls); the header written is the one
@@ -272,7 +272,7 @@ func (c *ctx) commit() {
 		c.commitL4()
 	}
 	if !mplsDone {
-		c.commitMPLS()
+		c.mpls.commit()
 	}
 	c.commitVLAN()
 	if f.SkbPriority != b.SkbPriority {

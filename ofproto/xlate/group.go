@@ -63,8 +63,23 @@ func (u GroupUse) Credit(n, b uint64) {
 	}
 }
 
-// useGroup records that the translation ran bucket of g.
-func (c *ctx) useGroup(g *Group, bucket int) {
+// groupXlate is a translation's groups: which table of groups it sees,
+// running a group's buckets (all, indirect, fast failover, select by
+// hash or by dp_hash after a recirculation), and where in a group the
+// translation is, for the packet-in reason of an output to the
+// controller. c is the translation it belongs to.
+type groupXlate struct {
+	c *ctx
+	// nest is how many group buckets are running, one inside another.
+	nest int
+	// frames is len(ctx.frames) while a group bucket's own action list
+	// runs.
+	frames int
+}
+
+// use records that the translation ran bucket of g.
+func (gx *groupXlate) use(g *Group, bucket int) {
+	c := gx.c
 	if g.Stats != nil {
 		c.out.Groups = append(c.out.Groups, GroupUse{Stats: g.Stats, Bucket: bucket})
 	}
@@ -155,60 +170,63 @@ func (x *Xlator) Groups() map[uint32]*Group {
 	return nil
 }
 
-// groups is the group table of the bridge translating now: the
+// table is the group table of the bridge translating now: the
 // caller's staged groups (In.Groups) for their bridge, else the
 // published ones.
-func (c *ctx) groups() map[uint32]*Group {
+func (gx *groupXlate) table() map[uint32]*Group {
+	c := gx.c
 	if c.in.Groups != nil && c.x == c.in.GroupsOf {
 		return c.in.Groups
 	}
 	return c.x.Groups()
 }
 
-// group translates group:ID.
-func (c *ctx) group(id uint32) {
+// run translates group:ID.
+func (gx *groupXlate) run(id uint32) {
+	c := gx.c
 	if c.depth >= MaxDepth {
 		// Groups may chain to groups (themselves too): the same bound
 		// as resubmit.
-		c.traceError("over max translation depth %d", MaxDepth)
+		c.tr.errorf("over max translation depth %d", MaxDepth)
 		c.fail(ErrTooDeep)
 		return
 	}
-	g := c.groups()[id]
+	g := gx.table()[id]
 	if g == nil {
-		c.trace("group %d does not exist", id)
+		c.tr.notef("group %d does not exist", id)
 		return
 	}
 	switch g.Type {
 	case ofp.GroupTypeAll:
-		c.useGroup(g, -1)
+		gx.use(g, -1)
 		for i := range g.Buckets {
-			c.bucket(g, i, true)
+			gx.bucket(g, i, true)
 		}
 	case ofp.GroupTypeIndirect:
 		if len(g.Buckets) > 0 {
-			c.bucket(g, 0, false)
+			gx.bucket(g, 0, false)
 		}
 	case ofp.GroupTypeFF:
 		for i := range g.Buckets {
 			b := &g.Buckets[i]
-			if c.bucketLive(b) {
-				c.trace("using bucket %d", b.ID)
-				c.bucket(g, i, false)
+			if gx.live(b) {
+				c.tr.notef("using bucket %d", b.ID)
+				gx.bucket(g, i, false)
 				return
 			}
-			c.traceNotLive(b)
+			gx.traceNotLive(b)
 		}
-		c.trace("no live bucket")
+		c.tr.notef("no live bucket")
 	case ofp.GroupTypeSelect:
-		c.selectGroup(g)
+		gx.selectBucket(g)
 	}
 }
 
 // traceNotLive says why a fast-failover bucket was passed over, in Open
 // vSwitch's words (xlate_report_bucket_not_live, which calls a watched
 // group a port too).
-func (c *ctx) traceNotLive(b *ofp.Bucket) {
+func (gx *groupXlate) traceNotLive(b *ofp.Bucket) {
+	c := gx.c
 	if c.in.Trace == nil {
 		return
 	}
@@ -222,7 +240,7 @@ func (c *ctx) traceNotLive(b *ofp.Bucket) {
 		}
 		why += fmt.Sprintf("port %d", b.WatchGroup)
 	}
-	c.trace("bucket %d: not live due to %s", b.ID, why)
+	c.tr.notef("bucket %d: not live due to %s", b.ID, why)
 }
 
 // reservedPortName prints an OpenFlow port as ofputil_format_port does
@@ -236,15 +254,16 @@ func reservedPortName(p uint16) string {
 	return fmt.Sprint(p)
 }
 
-// bucketLive reports whether a fast-failover bucket's watched port
+// live reports whether a fast-failover bucket's watched port
 // exists and may forward (Port.Down) and its watched group exists.
-func (c *ctx) bucketLive(b *ofp.Bucket) bool {
+func (gx *groupXlate) live(b *ofp.Bucket) bool {
+	c := gx.c
 	if b.WatchPort != ofp.PortAny {
 		if p := c.snap.Ports[Port16(b.WatchPort)]; p == nil || p.Down {
 			return false
 		}
 	}
-	if b.WatchGroup != ofp.GroupAny && c.groups()[b.WatchGroup] == nil {
+	if b.WatchGroup != ofp.GroupAny && gx.table()[b.WatchGroup] == nil {
 		return false
 	}
 	return true
@@ -254,28 +273,29 @@ func (c *ctx) bucketLive(b *ofp.Bucket) bool {
 // from the pipeline state before the group, as Open vSwitch's
 // xlate_group_bucket: the state is restored after it, and header changes
 // a bucket committed are undone by the next commit (no datapath clone).
-func (c *ctx) bucket(g *Group, i int, restore bool) {
+func (gx *groupXlate) bucket(g *Group, i int, restore bool) {
+	c := gx.c
 	// A bucket's actions are an action set (Open vSwitch's
 	// xlate_group_bucket), and the pipeline state before the group comes
 	// back after it whatever the group type.
 	if !restore {
-		c.useGroup(g, i) // an all group counts once, in group
+		gx.use(g, i) // an all group counts once, in group
 	}
 	acts := actionSetList(g.Buckets[i].Actions)
-	saveFlow, saveStack, saveExit, saveInd := c.flow, len(c.stack), c.exit, c.ind
+	saveFlow, saveStack, saveExit, saveInd := c.flow, len(c.stack), c.exit, c.tr.ind
 	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceBucket, Indent: c.ind, Bucket: g.Buckets[i].ID})
+		c.in.Trace(&TraceEvent{Kind: TraceBucket, Indent: c.tr.ind, Bucket: g.Buckets[i].ID})
 	}
-	c.ind += 8
+	c.tr.ind += 8
 	c.depth++
-	c.inGroup++
-	saveFrames := c.bucketFrames
-	c.bucketFrames = len(c.frames) + 1 // the frame doActions pushes
+	gx.nest++
+	saveFrames := gx.frames
+	gx.frames = len(c.frames) + 1 // the frame doActions pushes
 	c.doActions(acts)
-	c.bucketFrames = saveFrames
-	c.inGroup--
+	gx.frames = saveFrames
+	gx.nest--
 	c.depth--
-	c.ind = saveInd
+	c.tr.ind = saveInd
 	c.flow = saveFlow
 	c.stack = c.stack[:min(saveStack, len(c.stack))]
 	if c.err == nil {
@@ -283,10 +303,11 @@ func (c *ctx) bucket(g *Group, i int, restore bool) {
 	}
 }
 
-// selectGroup picks a bucket: by a hash of the configured fields in
+// selectBucket picks a bucket: by a hash of the configured fields in
 // translation ("hash"), or by the datapath's dp_hash after a
 // recirculation (the default, as Open vSwitch's dp_hash method).
-func (c *ctx) selectGroup(g *Group) {
+func (gx *groupXlate) selectBucket(g *Group) {
+	c := gx.c
 	if len(g.hashMap) == 0 {
 		return
 	}
@@ -297,13 +318,13 @@ func (c *ctx) selectGroup(g *Group) {
 			if f == nil || !c.prereqsOK(f) {
 				continue
 			}
-			v := c.fieldBytes(f, &c.flow)
-			c.orField(f, &c.wc, allOnes(f.Bytes))
+			v := c.snap.fieldBytes(f, &c.flow)
+			c.snap.orField(f, &c.wc, allOnes(f.Bytes))
 			for _, x := range v {
 				h = (h ^ uint64(x)) * 0x100000001b3
 			}
 		}
-		c.bucket(g, g.hashMap[uint32(h)&g.hashMask], false)
+		gx.bucket(g, g.hashMap[uint32(h)&g.hashMask], false)
 		return
 	}
 	c.commit()
@@ -314,7 +335,7 @@ func (c *ctx) selectGroup(g *Group) {
 	}
 	fz.Group, fz.HasGroup = g.ID, true
 	id := c.x.Recirc.ID(fz)
-	c.trace("selection method dp_hash: recirc(%#x)", id)
+	c.tr.notef("selection method dp_hash: recirc(%#x)", id)
 	c.emit(odp.Recirc(id))
 	c.exit = true
 }
@@ -338,24 +359,25 @@ func (c *ctx) freezeFrom(i int) (Frozen, bool) {
 	}
 	fz := freeze(c.snap.Bridge, c.table, &c.flow)
 	fz.Rest, fz.Conntracked = string(tail), c.conntracked
-	if fz.ActionSet, err = c.encodeActionSet(); err != nil {
+	if fz.ActionSet, err = c.aset.encode(); err != nil {
 		c.fail(err)
 		return Frozen{}, false
 	}
-	c.actset, c.actsetGroup = nil, false
+	c.aset.acts, c.aset.hasGroup = nil, false
 	return fz, true
 }
 
-// resumeGroup continues a dp_hash select group after its recirculation:
+// resume continues a dp_hash select group after its recirculation:
 // the bucket dp_hash selects, then the rest of the action list.
-func (c *ctx) resumeGroup(fz *Frozen) {
-	g := c.groups()[fz.Group]
+func (gx *groupXlate) resume(fz *Frozen) {
+	c := gx.c
+	g := gx.table()[fz.Group]
 	if g == nil || len(g.hashMap) == 0 {
-		c.trace("group %d changed since the recirculation", fz.Group)
+		c.tr.notef("group %d changed since the recirculation", fz.Group)
 		return
 	}
 	c.wc.DPHash |= g.hashMask
-	c.bucket(g, g.hashMap[c.flow.DPHash&g.hashMask], false)
+	gx.bucket(g, g.hashMap[c.flow.DPHash&g.hashMask], false)
 	if fz.Rest != "" && !c.exit {
 		acts, err := decodeRest(fz.Rest) // checked when the flow was added
 		if err != nil {

@@ -26,10 +26,11 @@ func (x *Xlator) Meters() map[uint32]uint32 {
 // action) into the datapath meter(N) action, as Open vSwitch does: the
 // packets the meter passes go on through the rest of the actions. The
 // meter has no effect on the megaflow's mask.
-func (c *ctx) meter(id uint32) {
+func meter(c *ctx, a *ofp.Action) {
+	id := uint32(a.Arg)
 	dp, ok := c.x.Meters()[id]
 	if !ok {
-		c.trace("meter %d does not exist", id)
+		c.tr.notef("meter %d does not exist", id)
 		return
 	}
 	if dp == NoDPMeter {
@@ -42,19 +43,19 @@ func (c *ctx) meter(id uint32) {
 
 // dpMeter returns the datapath meter of OpenFlow meter id (a regular
 // meter, or the slowpath or controller virtual meter), if it has one.
-func (c *ctx) dpMeter(id uint32) (uint32, bool) {
-	dp, ok := c.x.Meters()[id]
+func (x *Xlator) dpMeter(id uint32) (uint32, bool) {
+	dp, ok := x.Meters()[id]
 	return dp, ok && dp != NoDPMeter
 }
 
 // controllerMeter is the datapath meter a controller action's packet-ins
 // pass through: the meter it names (meter_id), else the controller
 // virtual meter, as Open vSwitch's xlate_controller_action.
-func (c *ctx) controllerMeter(id uint32) (uint32, bool) {
+func (x *Xlator) controllerMeter(id uint32) (uint32, bool) {
 	if id != ofp.NoMeter {
-		if dp, ok := c.dpMeter(id); ok {
+		if dp, ok := x.dpMeter(id); ok {
 			return dp, true
 		}
 	}
-	return c.dpMeter(ofp.MeterController)
+	return x.dpMeter(ofp.MeterController)
 }

@@ -268,19 +268,33 @@ func buildMirrorPlan(set *mirrorSet, snap *Snapshot) *mirrorPlan {
 	return p
 }
 
-// mirrorOutPort reports whether p is some mirror's output port.
-func (c *ctx) mirrorOutPort(p *Port) bool {
+// mirrorXlate is a translation's port mirroring (mirror_packet and
+// friends): the mirrors the packet went to so far in the current bridge
+// and the snaplen of the mirror being output to. c is the translation
+// it belongs to.
+type mirrorXlate struct {
+	c *ctx
+	// used are the mirrors that got the packet.
+	used uint32
+	// snaplen is the snaplen of the mirror being output to.
+	snaplen uint16
+}
+
+// isOutput reports whether p is some mirror's output port.
+func (m *mirrorXlate) isOutput(p *Port) bool {
+	c := m.c
 	plan := c.x.mirrorPlan(c.snap)
 	return plan != nil && p != nil && plan.out[p.OFPort] != 0
 }
 
-// mirrorStart runs before the pipeline: it mirrors a packet received on
+// start runs before the pipeline: it mirrors a packet received on
 // a source port and reports whether the packet came in on a mirror's
 // output port and must be dropped. A recirculated pass emits nothing: its
 // first pass mirrored the packet on reception, so those mirrors are only
 // marked used (Open vSwitch keeps the used mirrors in the frozen state; a
 // destination mirror used before the recirculation is not remembered).
-func (c *ctx) mirrorStart() (drop bool) {
+func (m *mirrorXlate) start() (drop bool) {
+	c := m.c
 	plan := c.x.mirrorPlan(c.snap)
 	if plan == nil || c.in.Resume != nil {
 		return false
@@ -291,42 +305,45 @@ func (c *ctx) mirrorStart() (drop bool) {
 	}
 	if c.in.Key.RecircID != 0 {
 		if fz, ok := c.x.Recirc.Get(c.in.Key.RecircID); ok && fz.FromBridge == "" {
-			c.mirrorPacket(plan, in, plan.src[in.OFPort], false)
+			m.packet(plan, in, plan.src[in.OFPort], false)
 		}
 		return false
 	}
 	if plan.out[in.OFPort] != 0 {
-		c.trace("dropping packet received on port %s, which is reserved exclusively for mirroring", in.Name)
+		c.tr.notef("dropping packet received on port %s, which is reserved exclusively for mirroring", in.Name)
 		return true
 	}
 	if c.in.OFActions == nil && c.noRecv() {
 		return false
 	}
-	c.mirrorPacket(plan, in, plan.src[in.OFPort], true)
+	m.packet(plan, in, plan.src[in.OFPort], true)
 	return false
 }
 
-// mirrorEgress mirrors a packet just output to p (its destination
+// egress mirrors a packet just output to p (its destination
 // mirrors).
-func (c *ctx) mirrorEgress(p *Port) {
+func (m *mirrorXlate) egress(p *Port) {
+	c := m.c
 	if plan := c.x.mirrorPlan(c.snap); plan != nil {
-		c.mirrorPacket(plan, p, plan.dst[p.OFPort], true)
+		m.packet(plan, p, plan.dst[p.OFPort], true)
 	}
 }
 
-// tunnelOutputMirrored is an output to a tunnel port followed by its
+// tunnelOutput is an output to a tunnel port followed by its
 // destination mirrors.
-func (c *ctx) tunnelOutputMirrored(p *Port) {
-	c.tunnelOutput(p)
-	c.mirrorEgress(p)
+func (m *mirrorXlate) tunnelOutput(p *Port) {
+	c := m.c
+	c.tnl.output(p)
+	m.egress(p)
 }
 
-// mirrorPacket sends the packet, seen on port p, to the mirrors in
+// packet sends the packet, seen on port p, to the mirrors in
 // mirrors not used yet (mirror_packet). The VLAN is the packet's as
 // NORMAL would see it on p; a packet p would not accept is not mirrored.
 // Without send the mirrors are only marked used.
-func (c *ctx) mirrorPacket(plan *mirrorPlan, p *Port, mirrors uint32, send bool) {
-	mirrors &^= c.mirrors
+func (mx *mirrorXlate) packet(plan *mirrorPlan, p *Port, mirrors uint32, send bool) {
+	c := mx.c
+	mirrors &^= mx.used
 	if mirrors == 0 {
 		return
 	}
@@ -353,29 +370,30 @@ func (c *ctx) mirrorPacket(plan *mirrorPlan, p *Port, mirrors uint32, send bool)
 		}
 		// Marked before sending, so that the outputs below do not
 		// mirror to the same destination again.
-		c.mirrors |= m.dup
+		mx.used |= m.dup
 		if send {
-			c.useMirror(i)
-			c.mirrorSnaplen = m.snaplen
+			mx.use(i)
+			mx.snaplen = m.snaplen
 			switch {
 			case m.out != nil:
-				c.mirrorOutput(m.out, vlan, pcp)
+				mx.output(m.out, vlan, pcp)
 			case vlan != m.outVLAN && !reservedMAC(c.flow.EthDst):
 				for _, q := range c.snap.Sorted {
 					if includesVLAN(q, m.outVLAN) && plan.out[q.OFPort] == 0 {
-						c.mirrorOutput(q, m.outVLAN, pcp)
+						mx.output(q, m.outVLAN, pcp)
 					}
 				}
 			}
-			c.mirrorSnaplen = 0
+			mx.snaplen = 0
 		}
-		mirrors &^= c.mirrors
+		mirrors &^= mx.used
 	}
 }
 
-// useMirror records that the packet went to mirror slot i of the
+// use records that the packet went to mirror slot i of the
 // current bridge, for its statistics.
-func (c *ctx) useMirror(i int) {
+func (m *mirrorXlate) use(i int) {
+	c := m.c
 	for j := range c.out.Mirrors {
 		if u := &c.out.Mirrors[j]; u.X == c.x {
 			u.Mask |= 1 << i
@@ -385,10 +403,11 @@ func (c *ctx) useMirror(i int) {
 	c.out.Mirrors = append(c.out.Mirrors, MirrorUse{X: c.x, Mask: 1 << i})
 }
 
-// mirrorOutput sends the packet to q as NORMAL would send a packet of
+// output sends the packet to q as NORMAL would send a packet of
 // vlan (output_normal): tagged or not as q carries it, then q's own
 // destination mirrors.
-func (c *ctx) mirrorOutput(q *Port, vlan, pcp uint16) {
+func (m *mirrorXlate) output(q *Port, vlan, pcp uint16) {
+	c := m.c
 	saved := c.flow.VLANs[0]
 	if t := outputTCI(q, vlan, pcp); t != 0 {
 		tpid := saved.TPID
@@ -401,35 +420,36 @@ func (c *ctx) mirrorOutput(q *Port, vlan, pcp uint16) {
 	}
 	switch {
 	case q.NoFwd:
-		c.trace("OFPPC_NO_FWD set, skipping output")
-	case c.mirrorSnaplen != 0 && q.ODP == NoODP:
-		c.traceSkip("Mirror truncate to ODPP_NONE, skipping output")
+		c.tr.notef("OFPPC_NO_FWD set, skipping output")
+	case m.snaplen != 0 && q.ODP == NoODP:
+		c.tr.skipf("Mirror truncate to ODPP_NONE, skipping output")
 	case q.PeerBridge != "":
 		c.patch(q)
 	case q.Tunnel != nil:
-		c.tunnelOutputMirrored(q)
+		m.tunnelOutput(q)
 	case q.ODP != NoODP:
 		c.outputPort(q)
 	}
 	c.flow.VLANs[0] = saved
 }
 
-// peerMirrors starts translation in another bridge (a patch port): its
+// enterPeer starts translation in another bridge (a patch port): its
 // mirrors are its own, so none is used yet there. The returned mask is
-// for peerMirrorsDone.
-func (c *ctx) peerMirrors(peer *Xlator) (saved uint32, independent bool) {
+// for leavePeer.
+func (m *mirrorXlate) enterPeer(peer *Xlator) (saved uint32, independent bool) {
+	c := m.c
 	if peer == c.x {
 		return 0, false
 	}
-	saved, c.mirrors = c.mirrors, 0
+	saved, m.used = m.used, 0
 	return saved, true
 }
 
-// peerMirrorsDone restores this bridge's used mirrors after a patch
+// leavePeer restores this bridge's used mirrors after a patch
 // port's peer pipeline.
-func (c *ctx) peerMirrorsDone(saved uint32, independent bool) {
+func (m *mirrorXlate) leavePeer(saved uint32, independent bool) {
 	if independent {
-		c.mirrors = saved
+		m.used = saved
 	}
 }
 

@@ -12,14 +12,14 @@ import (
 //
 // The pipeline's label stack holds up to maxMPLS entries: the outermost
 // is the flow key's MPLSLSE (the only one the datapath key carries and a
-// megaflow can match), the ones below it live in ctx.mplsDeep (and, for
-// the packet as the datapath actions leave it, ctx.baseDeep). Pushes and
+// megaflow can match), the ones below it live in mplsXlate.deep (and, for
+// the packet as the datapath actions leave it, mplsXlate.baseDeep). Pushes and
 // pops change the stack and the Ethertype only; commit turns the
 // difference between the pipeline's stack and the packet's into
 // pop_mpls, set(mpls) and push_mpls actions (commit_mpls_action).
 //
-// A pop that leaves a non-MPLS packet sets wasMPLS: the pipeline cannot
-// see the L3 header the pop exposed, so before any action that would
+// A pop that leaves a non-MPLS packet sets mplsXlate.was: the pipeline
+// cannot see the L3 header the pop exposed, so before any action that would
 // look at it (a table lookup, an L3 write, ...) translation recirculates
 // and the rest of the action list runs on the re-extracted packet
 // (recirc_for_mpls).
@@ -59,22 +59,38 @@ func (s *lseStack) count(ethType uint16) int {
 	return n
 }
 
-// flowMPLSCount counts the pipeline's entries, un-wildcarding the bottom
+// mplsXlate is a translation's MPLS handling: the label stack entries
+// below the outermost, of the pipeline's flow and of the packet as the
+// datapath actions leave it, and whether a pop exposed an L3 header the
+// pipeline has not seen. c is the translation it belongs to.
+type mplsXlate struct {
+	c *ctx
+	// deep and baseDeep are the label stack entries below the
+	// outermost of the pipeline's flow and of ctx.base.
+	deep, baseDeep [maxMPLS - 1]uint32
+	// was says a pop_mpls left a non-MPLS packet whose L3 header the
+	// pipeline has not seen: actions that need it recirculate first.
+	was bool
+}
+
+// flowCount counts the pipeline's entries, un-wildcarding the bottom
 // of stack bit it looks at.
-func (c *ctx) flowMPLSCount() (lseStack, int) {
-	s := stackOf(c.flow.MPLSLSE, &c.mplsDeep)
+func (mp *mplsXlate) flowCount() (lseStack, int) {
+	c := mp.c
+	s := stackOf(c.flow.MPLSLSE, &mp.deep)
 	if odp.IsMPLS(c.flow.EthType) {
 		c.wc.MPLSLSE |= odp.MPLSBOSMask
 	}
 	return s, s.count(c.flow.EthType)
 }
 
-// pushMPLS is push_mpls:ethType (compose_mpls_push_action). The first
+// push is push_mpls:ethType (compose_mpls_push_action). The first
 // entry gets label 0 (2 for IPv6), the IP TTL (64 without one) and the
 // low bits of the DSCP as TC; later ones copy the entry above without
 // bottom of stack. After the first push the L3 and L4 fields are gone.
-func (c *ctx) pushMPLS(ethType uint16) {
-	s, n := c.flowMPLSCount()
+func (mp *mplsXlate) push(ethType uint16) {
+	c := mp.c
+	s, n := mp.flowCount()
 	if n == 0 {
 		c.commit()
 	} else if n >= maxMPLS {
@@ -105,7 +121,7 @@ func (c *ctx) pushMPLS(ethType uint16) {
 		clearL3L4(k)
 		k.DPHash = 0
 	}
-	s.store(&k.MPLSLSE, &c.mplsDeep)
+	s.store(&k.MPLSLSE, &mp.deep)
 	k.EthType = ethType
 }
 
@@ -120,14 +136,15 @@ func clearL3L4(k *flow.Key) {
 	k.NDOptType, k.NDReserved, k.IGMPGroup = 0, 0, 0
 }
 
-// popMPLS is pop_mpls:ethType (compose_mpls_pop_action).
-func (c *ctx) popMPLS(ethType uint16) {
-	s, n := c.flowMPLSCount()
+// pop is pop_mpls:ethType (compose_mpls_pop_action).
+func (mp *mplsXlate) pop(ethType uint16) {
+	c := mp.c
+	s, n := mp.flowCount()
 	k := &c.flow.Key
 	if popStack(&s, n, ethType, &k.EthType) {
-		s.store(&k.MPLSLSE, &c.mplsDeep)
+		s.store(&k.MPLSLSE, &mp.deep)
 		if !odp.IsMPLS(ethType) {
-			c.wasMPLS = true
+			mp.was = true
 		}
 	} else if n >= maxMPLS {
 		c.fail(ErrTooManyMPLS)
@@ -149,9 +166,10 @@ func popStack(s *lseStack, n int, ethType uint16, et *uint16) bool {
 	return true
 }
 
-// setMPLSBits writes bits of the outermost entry of an MPLS packet
+// setBits writes bits of the outermost entry of an MPLS packet
 // (set_mpls_label, set_mpls_tc, set_mpls_ttl).
-func (c *ctx) setMPLSBits(v, mask uint32) {
+func (mp *mplsXlate) setBits(v, mask uint32) {
+	c := mp.c
 	if !odp.IsMPLS(c.flow.EthType) {
 		return
 	}
@@ -159,11 +177,12 @@ func (c *ctx) setMPLSBits(v, mask uint32) {
 	c.flow.MPLSLSE = c.flow.MPLSLSE&^mask | v&mask
 }
 
-// decMPLSTTL is dec_mpls_ttl. It reports true when the rest of the action
+// decTTL is dec_mpls_ttl. It reports true when the rest of the action
 // list must not run: the TTL was 1 or 0 (the packet goes to the
 // controller with reason invalid_ttl, as Open vSwitch, to controller id
 // 0 only) or the packet is not MPLS.
-func (c *ctx) decMPLSTTL() bool {
+func (mp *mplsXlate) decTTL() bool {
+	c := mp.c
 	k := &c.flow.Key
 	if odp.IsMPLS(k.EthType) {
 		ttl := k.MPLSLSE & odp.MPLSTTLMask
@@ -174,16 +193,17 @@ func (c *ctx) decMPLSTTL() bool {
 		}
 		c.controller(ReasonInvalidTTL, 0xffff, 0, nil)
 	}
-	c.traceSkip("MPLS decrement TTL exception")
+	c.tr.skipf("MPLS decrement TTL exception")
 	return true
 }
 
-// commitMPLS makes the packet's label stack the pipeline's
+// commit makes the packet's label stack the pipeline's
 // (commit_mpls_action): pop what differs, rewrite the outermost common
 // entry with a whole set(mpls), push what is missing.
-func (c *ctx) commitMPLS() {
+func (mp *mplsXlate) commit() {
+	c := mp.c
 	f, b := &c.flow.Key, &c.base
-	fs, bs := stackOf(f.MPLSLSE, &c.mplsDeep), stackOf(b.MPLSLSE, &c.baseDeep)
+	fs, bs := stackOf(f.MPLSLSE, &mp.deep), stackOf(b.MPLSLSE, &mp.baseDeep)
 	baseN, flowN := bs.count(b.EthType), fs.count(f.EthType)
 	common := 0
 	for i := 0; i < min(baseN, flowN); i++ {
@@ -222,7 +242,7 @@ func (c *ctx) commitMPLS() {
 		b.EthType = f.EthType
 		baseN++
 	}
-	bs.store(&b.MPLSLSE, &c.baseDeep)
+	bs.store(&b.MPLSLSE, &mp.baseDeep)
 }
 
 // needsMPLSRecirc reports whether a must see the L3 header a pop_mpls
@@ -235,9 +255,10 @@ func needsMPLSRecirc(a *ofp.Action) bool {
 	return true
 }
 
-// mplsRecirc commits the packet and recirculates; the action list's
+// recirc commits the packet and recirculates; the action list's
 // remaining actions, from index i on, run in the next pass.
-func (c *ctx) mplsRecirc(i int) {
+func (mp *mplsXlate) recirc(i int) {
+	c := mp.c
 	c.commit()
 	fz, ok := c.freezeFrom(i)
 	if !ok {
@@ -247,20 +268,21 @@ func (c *ctx) mplsRecirc(i int) {
 	c.exit = true
 }
 
-// mplsRecircLookup recirculates in place of a table lookup that is not
+// recircLookup recirculates in place of a table lookup that is not
 // an action of the current list (a patch port's peer bridge, a
 // packet-out's output to TABLE): the next pass resumes with a lookup in
 // the current table, as Open vSwitch's frozen state without actions.
-func (c *ctx) mplsRecircLookup() {
+func (mp *mplsXlate) recircLookup() {
+	c := mp.c
 	c.commit()
 	fz := freeze(c.snap.Bridge, c.table, &c.flow)
 	fz.Conntracked = c.conntracked
 	var err error
-	if fz.ActionSet, err = c.encodeActionSet(); err != nil {
+	if fz.ActionSet, err = c.aset.encode(); err != nil {
 		c.fail(err)
 		return
 	}
-	c.actset, c.actsetGroup = nil, false
+	c.aset.acts, c.aset.hasGroup = nil, false
 	c.emit(odp.Recirc(c.x.Recirc.ID(fz)))
 	c.exit = true
 }

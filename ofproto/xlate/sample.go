@@ -53,8 +53,12 @@ const (
 // revalidated.
 func (x *Xlator) SetSampling(s *Sampling) { x.sampling.Store(s) }
 
-// sampleState is a translation's sampling bookkeeping.
+// sampleState is a translation's flow export sampling (sFlow, IPFIX,
+// NetFlow; Open vSwitch's compose_sflow_action and friends): the
+// configuration it started with and the bookkeeping of the outputs the
+// sFlow cookie and NetFlow report. c is the translation it belongs to.
 type sampleState struct {
+	c   *ctx
 	cfg *Sampling
 	// sflow is the sFlow cookie's userdata, rewritten at the end with
 	// the outputs (nil without sFlow).
@@ -76,12 +80,13 @@ func probabilityFor(n uint32) uint32 {
 // SampleProbability is the datapath sample chance for 1-in-n sampling.
 func SampleProbability(n uint32) uint32 { return probabilityFor(n) }
 
-// startSampling composes the reception samplers at the start of the
+// start composes the reception samplers at the start of the
 // actions and makes the NetFlow key exact. Packets thawed from
 // recirculation were sampled on reception already.
-func (c *ctx) startSampling() {
+func (sm *sampleState) start() {
+	c := sm.c
 	s := c.x.sampling.Load()
-	c.smp.cfg = s
+	sm.cfg = s
 	c.out.NetFlowOutput = NetFlowOutDrop
 	if s == nil {
 		return
@@ -98,23 +103,24 @@ func (c *ctx) startSampling() {
 	inPort := uint16(c.flow.InPort)
 	if s.SFlowProbability != 0 {
 		ck := odp.Cookie{Type: odp.CookieSFlow, InPort: inPort}
-		c.smp.sflow = c.emitSample(s.SFlowProbability, &ck, true)
+		sm.sflow = sm.emit(s.SFlowProbability, &ck, true)
 	}
 	if s.IPFIXProbability != 0 && s.IPFIXInput {
 		ck := odp.Cookie{Type: odp.CookieIPFIX, InPort: inPort, OutputPort: odp.PortNone}
-		c.emitSample(s.IPFIXProbability, &ck, false)
+		sm.emit(s.IPFIXProbability, &ck, false)
 	}
 }
 
-// emitSample composes a userspace action with a sampling cookie, inside
+// emit composes a userspace action with a sampling cookie, inside
 // a sample action unless every packet is sampled, and returns the
 // cookie's userdata.
-func (c *ctx) emitSample(probability uint32, ck *odp.Cookie, withActions bool) []byte {
+func (sm *sampleState) emit(probability uint32, ck *odp.Cookie, withActions bool) []byte {
+	c := sm.c
 	ud := ck.Marshal()
 	us := odp.Userspace(0, odp.UserspaceParams{Userdata: ud, WithActions: withActions})
 	// The slowpath meter, when configured, limits what reaches userspace
 	// (Open vSwitch's compose_sample_action).
-	meter, metered := c.dpMeter(ofp.MeterSlowpath)
+	meter, metered := c.x.dpMeter(ofp.MeterSlowpath)
 	switch {
 	case metered:
 		c.emit(odp.Sample(probability, odp.Actions{odp.Meter(meter), us}))
@@ -126,16 +132,17 @@ func (c *ctx) emitSample(probability uint32, ck *odp.Cookie, withActions bool) [
 	return ud
 }
 
-// sampleOutput is called before an output to datapath port no (after the
+// output is called before an output to datapath port no (after the
 // header changes are committed): per-bridge IPFIX output sampling, and the
 // sFlow and NetFlow output bookkeeping.
-func (c *ctx) sampleOutput(no uint32) {
-	s := c.smp.cfg
+func (sm *sampleState) output(no uint32) {
+	c := sm.c
+	s := sm.cfg
 	if s == nil {
 		return
 	}
-	c.smp.sflowN++
-	c.smp.sflowODP = no
+	sm.sflowN++
+	sm.sflowODP = no
 	if s.NetFlow {
 		var of uint16 = PortNone
 		if p := c.snap.ByODP[no]; p != nil {
@@ -151,51 +158,54 @@ func (c *ctx) sampleOutput(no uint32) {
 	}
 	if s.IPFIXProbability != 0 && s.IPFIXOutput && c.flow.InPort != PortNone {
 		ck := odp.Cookie{Type: odp.CookieIPFIX, InPort: uint16(c.flow.InPort), OutputPort: no}
-		c.emitSample(s.IPFIXProbability, &ck, false)
+		sm.emit(s.IPFIXProbability, &ck, false)
 	}
 }
 
-// sampleFlood records a flood for NetFlow and sFlow: FLOOD and ALL
-// (counted: their outputs went through sampleOutput) or NORMAL's
+// flood records a flood for NetFlow and sFlow: FLOOD and ALL
+// (counted: their outputs went through output) or NORMAL's
 // learn-and-forward, whose ports the datapath picks.
-func (c *ctx) sampleFlood(counted bool) {
-	if c.smp.cfg == nil {
+func (sm *sampleState) flood(counted bool) {
+	c := sm.c
+	if sm.cfg == nil {
 		return
 	}
 	if !counted {
-		c.smp.sflowMul = true
+		sm.sflowMul = true
 	}
-	if c.smp.cfg.NetFlow {
+	if sm.cfg.NetFlow {
 		c.out.NetFlowOutput = NetFlowOutFlood
 	}
 }
 
-// finishSampling writes the outputs into the sFlow cookie: one ifindex,
+// finish writes the outputs into the sFlow cookie: one ifindex,
 // the number of ports, or a discard.
-func (c *ctx) finishSampling() {
-	if c.smp.sflow == nil {
+func (sm *sampleState) finish() {
+	c := sm.c
+	if sm.sflow == nil {
 		return
 	}
 	var out uint32
 	switch {
-	case c.smp.sflowMul:
+	case sm.sflowMul:
 		out = sflowOutMultiple
-	case c.smp.sflowN == 0:
+	case sm.sflowN == 0:
 		out = sflowOutDiscard
-	case c.smp.sflowN == 1 && c.smp.cfg.IfIndex != nil && c.smp.cfg.IfIndex(c.smp.sflowODP) != 0:
-		out = c.smp.cfg.IfIndex(c.smp.sflowODP)
+	case sm.sflowN == 1 && sm.cfg.IfIndex != nil && sm.cfg.IfIndex(sm.sflowODP) != 0:
+		out = sm.cfg.IfIndex(sm.sflowODP)
 	default:
-		out = sflowOutMultiple | uint32(c.smp.sflowN)
+		out = sflowOutMultiple | uint32(sm.sflowN)
 	}
-	odp.SetSFlowOutput(c.smp.sflow, c.base.VLANs[0].TCI, out)
+	odp.SetSFlowOutput(sm.sflow, c.base.VLANs[0].TCI, out)
 }
 
 // flowSample translates the OpenFlow sample action: a flow_sample upcall
 // for the IPFIX collector set, taken with the action's probability.
-func (c *ctx) flowSample(a *ofp.Sample) {
-	s := c.smp.cfg
+func (sm *sampleState) flowSample(a *ofp.Sample) {
+	c := sm.c
+	s := sm.cfg
 	if a == nil || s == nil || !s.FlowSample {
-		c.traceSkip("sample: no IPFIX exporter on this bridge")
+		c.tr.skipf("sample: no IPFIX exporter on this bridge")
 		return
 	}
 	if a.Probability == 0 {
@@ -205,7 +215,7 @@ func (c *ctx) flowSample(a *ofp.Sample) {
 	if a.SamplingPort != PortNone && uint32(a.SamplingPort) != c.flow.InPort {
 		p := c.snap.Ports[a.SamplingPort]
 		if p == nil || p.ODP == NoODP {
-			c.trace("can't use unknown port %d in flow sample action", a.SamplingPort)
+			c.tr.notef("can't use unknown port %d in flow sample action", a.SamplingPort)
 			return
 		}
 		out = p.ODP
@@ -215,5 +225,5 @@ func (c *ctx) flowSample(a *ofp.Sample) {
 		CollectorSetID: a.CollectorSetID, ObsDomainID: a.ObsDomainID, ObsPointID: a.ObsPointID,
 		OutputPort: out, Direction: a.Direction}
 	// The 16-bit probability scaled to 32 bits keeps the percentage.
-	c.emitSample(uint32(a.Probability)<<16|uint32(a.Probability), &ck, false)
+	sm.emit(uint32(a.Probability)<<16|uint32(a.Probability), &ck, false)
 }

@@ -162,12 +162,26 @@ func fromV4(a netip.Addr) uint32 {
 	return binary.BigEndian.Uint32(b[:])
 }
 
-// tunnelReceive starts a translation of a packet that came in on a
+// tunnelXlate is a translation's native tunnelling: reception on a
+// tunnel vport, output to a tunnel port (tnl_push through the underlay
+// bridge's route, ARP/ND) and termination of tunnel packets addressed to
+// the bridge. It owns the packet's raw Geneve options; c is the
+// translation it belongs to.
+type tunnelXlate struct {
+	c *ctx
+	// udpif holds the packet's raw Geneve options (udpifLen bytes) when
+	// they were converted to tun_metadata, for the megaflow mask.
+	udpif    [len(flow.Key{}.TunMeta)]byte
+	udpifLen int
+}
+
+// receive starts a translation of a packet that came in on a
 // tunnel vport: in_port becomes the tunnel's OpenFlow port, the tunnel
 // fields it was chosen by are un-wildcarded (tnl_wc_init) and raw Geneve
 // options become tun_metadata through the TLV table. It reports false
 // when no tunnel port takes the packet.
-func (c *ctx) tunnelReceive() bool {
+func (tx *tunnelXlate) receive() bool {
+	c := tx.c
 	k := &c.in.Key
 	if k.TunDst == 0 && k.TunIPv6Dst == [16]byte{} {
 		return false
@@ -191,20 +205,21 @@ func (c *ctx) tunnelReceive() bool {
 
 var allOnes16 = [16]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 
-// udpifToMetadata converts the raw Geneve options of the flow into the
+// fromUDPIF converts the raw Geneve options of the flow into the
 // bridge's tun_metadata layout; options without a mapping are left out
 // (as Open vSwitch, which matches them only through their raw form).
-func (c *ctx) udpifToMetadata() {
+func (tx *tunnelXlate) fromUDPIF() {
+	c := tx.c
 	k := &c.flow.Key
 	if k.TunFlags&flow.TunFlagUDPIF == 0 {
 		return
 	}
 	n := int(min(k.TunMetaPresent, uint64(len(k.TunMeta))))
 	raw := k.TunMeta
-	c.udpif, c.udpifLen = raw, n
+	tx.udpif, tx.udpifLen = raw, n
 	k.TunMeta, k.TunMetaPresent = [len(k.TunMeta)]byte{}, 0
 	k.TunFlags &^= flow.TunFlagUDPIF
-	tm := c.tunMap()
+	tm := c.snap.tunMap()
 	for off := 0; off+4 <= n; {
 		l := int(raw[off+3]&0x1f) * 4
 		if off+4+l > n {
@@ -222,21 +237,22 @@ func (c *ctx) udpifToMetadata() {
 	}
 }
 
-// udpifMask turns the tun_metadata bits consulted into the raw-option
+// maskUDPIF turns the tun_metadata bits consulted into the raw-option
 // mask of the megaflow: an option whose field was consulted is matched
 // on its class, type, length and the consulted data bits.
-func (c *ctx) udpifMask(m *flow.Mask) {
-	if c.udpifLen == 0 && c.in.Key.TunFlags&flow.TunFlagUDPIF == 0 {
+func (tx *tunnelXlate) maskUDPIF(m *flow.Mask) {
+	c := tx.c
+	if tx.udpifLen == 0 && c.in.Key.TunFlags&flow.TunFlagUDPIF == 0 {
 		return
 	}
 	var raw [len(m.TunMeta)]byte
-	tm := c.tunMap()
-	for off := 0; off+4 <= c.udpifLen; {
-		l := int(c.udpif[off+3]&0x1f) * 4
-		if off+4+l > c.udpifLen {
+	tm := c.snap.tunMap()
+	for off := 0; off+4 <= tx.udpifLen; {
+		l := int(tx.udpif[off+3]&0x1f) * 4
+		if off+4+l > tx.udpifLen {
 			break
 		}
-		class, typ := binary.BigEndian.Uint16(c.udpif[off:]), c.udpif[off+2]
+		class, typ := binary.BigEndian.Uint16(tx.udpif[off:]), tx.udpif[off+2]
 		for _, t := range c.snap.TLVs {
 			if t.Class != class || t.Type != typ || int(t.Len) != l || c.wc.TunMetaPresent&(1<<t.Index) == 0 {
 				continue
@@ -252,23 +268,24 @@ func (c *ctx) udpifMask(m *flow.Mask) {
 	m.TunFlags |= flow.TunFlagUDPIF
 }
 
-func (c *ctx) tunMap() *mf.TunMap {
-	if c.snap.TunMap == nil {
+// tunMap returns the bridge's tun_metadata layout (an empty one if none).
+func (s *Snapshot) tunMap() *mf.TunMap {
+	if s.TunMap == nil {
 		return &mf.TunMap{}
 	}
-	return c.snap.TunMap
+	return s.TunMap
 }
 
 // geneveOptions encodes the present tun_metadata fields as Geneve options
 // in field order (tun_metadata_to_geneve_header).
-func (c *ctx) geneveOptions(k *flow.Key) []byte {
+func (s *Snapshot) geneveOptions(k *flow.Key) []byte {
 	var out []byte
-	tm := c.tunMap()
+	tm := s.tunMap()
 	for i := 0; i < 64; i++ {
 		if k.TunMetaPresent&(1<<i) == 0 {
 			continue
 		}
-		for _, t := range c.snap.TLVs {
+		for _, t := range s.TLVs {
 			if int(t.Index) != i {
 				continue
 			}
@@ -280,11 +297,12 @@ func (c *ctx) geneveOptions(k *flow.Key) []byte {
 	return out
 }
 
-// tunnelOutput is output to a native tunnel port.
-func (c *ctx) tunnelOutput(p *Port) {
+// output is output to a native tunnel port.
+func (tx *tunnelXlate) output(p *Port) {
+	c := tx.c
 	env := c.x.Recirc.tunnelEnv()
 	if env == nil {
-		c.trace("native tunnelling is not configured")
+		c.tr.notef("native tunnelling is not configured")
 		return
 	}
 	c.commit()
@@ -338,19 +356,19 @@ func (c *ctx) tunnelOutput(p *Port) {
 	if t.OutKeyPresent {
 		k.TunFlags |= packet.TunFlagKey
 	}
-	c.trace("output to native tunnel")
+	c.tr.notef("output to native tunnel")
 	dst := tunDst(k)
 	if !dst.IsValid() || dst.IsUnspecified() {
-		c.trace("native tunnel routing failed")
+		c.tr.notef("native tunnel routing failed")
 		return
 	}
 	if orig := tunDst(&c.in.Key); orig.IsValid() && !orig.IsUnspecified() && orig == dst {
-		c.trace("Not tunneling to our own address")
+		c.tr.notef("Not tunneling to our own address")
 		return
 	}
 	dev, gw, src, ok := env.Route(dst, k.PktMark)
 	if !ok {
-		c.trace("native tunnel routing failed")
+		c.tr.notef("native tunnel routing failed")
 		return
 	}
 	nh := dst
@@ -362,10 +380,10 @@ func (c *ctx) tunnelOutput(p *Port) {
 	}
 	ox, op := c.x.Recirc.devicePort(dev)
 	if op == nil {
-		c.trace("native tunnel routing failed")
+		c.tr.notef("native tunnel routing failed")
 		return
 	}
-	c.trace("tunneling to %s via %s", dst, dev)
+	c.tr.notef("tunneling to %s via %s", dst, dev)
 	obridge := ox.snap.Load().Bridge
 	dmac, ok := env.Neighbor(obridge, nh)
 	if !ok {
@@ -373,21 +391,21 @@ func (c *ctx) tunnelOutput(p *Port) {
 		if !nh.Is4() {
 			kind = "ND"
 		}
-		c.trace("neighbor cache miss for %s on bridge %s, sending %s request", nh, obridge, kind)
+		c.tr.notef("neighbor cache miss for %s on bridge %s, sending %s request", nh, obridge, kind)
 		c.out.Transient = true
 		if env.NeighborMiss(obridge, nh) {
 			c.out.Injects = append(c.out.Injects, Inject{Bridge: obridge, InPort: op.OFPort, Data: env.Request(op.MAC, src, nh)})
 		}
 		return
 	}
-	c.trace("tunneling from %s %s to %s %s", macString(op.MAC), src, macString(dmac), nh)
+	c.tr.notef("tunneling from %s %s to %s %s", macString(op.MAC), src, macString(dmac), nh)
 	hp := tnl.Params{EthDst: dmac, EthSrc: op.MAC, Src: src, Dst: dst, Tos: k.TunTos, TTL: k.TunTTL,
 		DontFragment: k.TunFlags&packet.TunFlagDontFragment != 0, UDPDst: t.DstPort, Csum: k.TunFlags&packet.TunFlagCsum != 0,
 		VNI: uint32(k.TunID), OAM: k.TunFlags&packet.TunFlagOAM != 0}
 	switch t.Type {
 	case "geneve":
 		hp.Type = tnl.TypeGeneve
-		hp.GeneveOpts = c.geneveOptions(k)
+		hp.GeneveOpts = c.snap.geneveOptions(k)
 	case "vxlan":
 		hp.Type = tnl.TypeVXLAN
 	case "gre", "ip6gre":
@@ -398,7 +416,7 @@ func (c *ctx) tunnelOutput(p *Port) {
 	}
 	h, err := tnl.Build(&hp)
 	if err != nil {
-		c.trace("native tunnel header build failed")
+		c.tr.notef("native tunnel header build failed")
 		return
 	}
 	last := c.last
@@ -409,7 +427,7 @@ func (c *ctx) tunnelOutput(p *Port) {
 	if t.isGRE() {
 		proto = ipProtoGRE
 	}
-	c.underlay(ox, op, src, dst, dmac, proto, last)
+	tx.underlay(ox, op, src, dst, dmac, proto, last)
 	sub := c.out.Actions
 	c.out.Actions = saveOut
 	if len(sub) <= 1 {
@@ -426,15 +444,16 @@ func (c *ctx) tunnelOutput(p *Port) {
 // owns the route's device, as if it came in on that device, with its own
 // wildcards (the outer headers follow from the tunnel configuration, not
 // from the inner packet) and without side effects.
-func (c *ctx) underlay(ox *Xlator, op *Port, src, dst netip.Addr, dmac [6]byte, proto uint8, last bool) {
+func (tx *tunnelXlate) underlay(ox *Xlator, op *Port, src, dst netip.Addr, dmac [6]byte, proto uint8, last bool) {
+	c := tx.c
 	saveX, saveSnap, saveV := c.x, c.snap, c.v
 	saveFlow, saveBase, saveWC := c.flow, c.base, c.wc
-	saveTable, saveRule, saveStack, saveIn, saveInd := c.table, c.rule, c.stack, c.in, c.ind
+	saveTable, saveRule, saveStack, saveIn, saveInd := c.table, c.rule, c.stack, c.in, c.tr.ind
 	saveCT := c.conntracked
 	defer func() {
 		c.x, c.snap, c.v = saveX, saveSnap, saveV
 		c.flow, c.base, c.wc = saveFlow, saveBase, saveWC
-		c.table, c.rule, c.stack, c.in, c.ind = saveTable, saveRule, saveStack, saveIn, saveInd
+		c.table, c.rule, c.stack, c.in, c.tr.ind = saveTable, saveRule, saveStack, saveIn, saveInd
 		c.conntracked = saveCT
 		if c.err == nil {
 			c.exit = false
@@ -468,9 +487,9 @@ func (c *ctx) underlay(ox *Xlator, op *Port, src, dst netip.Addr, dmac [6]byte, 
 	// The outer packet's pipeline nests in the trace unless the tunnel
 	// output was the last action.
 	hdr := 0
-	c.ind = 4
+	c.tr.ind = 4
 	if !last {
-		hdr, c.ind = saveInd, saveInd+8
+		hdr, c.tr.ind = saveInd, saveInd+8
 	}
 	if saveIn.Trace != nil {
 		saveIn.Trace(&TraceEvent{Kind: TraceBridge, Indent: hdr, Text: c.snap.Bridge})
@@ -576,7 +595,8 @@ func (v tunnelVports) greVport() (uint32, bool) {
 // so it emits tnl_pop and reports true. Otherwise an ARP reply or
 // neighbour advertisement for p's addresses is snooped into the
 // neighbour cache (terminate_native_tunnel).
-func (c *ctx) terminate(p *Port) bool {
+func (tx *tunnelXlate) terminate(p *Port) bool {
+	c := tx.c
 	if p.Tunnel != nil || p.ODP == NoODP {
 		return false
 	}
@@ -590,7 +610,7 @@ func (c *ctx) terminate(p *Port) bool {
 	}
 	vports := c.x.Recirc.tunnelVports()
 	k, w := &c.flow.Key, &c.wc.Key
-	if no, ok := c.tnlPortLookup(p, addrs, vports); ok {
+	if no, ok := tx.portLookup(p, addrs, vports); ok {
 		if c.in.SideEffects && isIP(k) {
 			var s netip.Addr
 			if k.EthType == flow.EthTypeIPv4 {
@@ -633,12 +653,13 @@ func hasAddr(addrs []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-// tnlPortLookup is the tunnel port map lookup: Ethernet destination p's
+// portLookup is the tunnel port map lookup: Ethernet destination p's
 // address, no VLAN, IP destination one of p's addresses, UDP to a tunnel
 // vport's port or GRE (any port: Open vSwitch's entry for GRE does not
 // match tp_dst). Like a staged classifier lookup, it un-wildcards the
 // fields of each stage it reaches.
-func (c *ctx) tnlPortLookup(p *Port, addrs []netip.Prefix, all tunnelVports) (uint32, bool) {
+func (tx *tunnelXlate) portLookup(p *Port, addrs []netip.Prefix, all tunnelVports) (uint32, bool) {
+	c := tx.c
 	k, w := &c.flow.Key, &c.wc.Key
 	if len(all.udp) == 0 && len(all.gre) == 0 {
 		return 0, false

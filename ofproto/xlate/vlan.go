@@ -162,18 +162,18 @@ func outputTCI(p *Port, vlan, pcp uint16) uint16 {
 func (c *ctx) normal() {
 	in := c.snap.Ports[uint16(c.flow.InPort)]
 	if in == nil {
-		c.trace("NORMAL: no input port")
+		c.tr.notef("NORMAL: no input port")
 		return
 	}
 	c.wc.VLANs[0].TCI |= 0xffff
-	if c.mirrorOutPort(in) {
-		c.trace("NORMAL: input port is mirror output port, dropping")
+	if c.mir.isOutput(in) {
+		c.tr.notef("NORMAL: input port is mirror output port, dropping")
 		return
 	}
 	outer := c.flow.VLANs[0]
 	tagged := outer.TCI&flow.VLANCFI != 0
 	if !tagged && (c.flow.EthType == flow.EthTypeVLAN || c.flow.EthType == flow.EthTypeQinQ) {
-		c.trace("NORMAL: dropping packet with partial VLAN tag received on port %s", in.Name)
+		c.tr.notef("NORMAL: dropping packet with partial VLAN tag received on port %s", in.Name)
 		return
 	}
 	vlan, ok := inputVLAN(in, outer.TCI)
@@ -183,9 +183,9 @@ func (c *ctx) normal() {
 			vid = outer.TCI & 0xfff
 		}
 		if in.vlanMode() == VLANAccess {
-			c.trace("NORMAL: dropping VLAN %d tagged packet received on port %s configured as VLAN %d access port", vid, in.Name, in.nativeVLAN())
+			c.tr.notef("NORMAL: dropping VLAN %d tagged packet received on port %s configured as VLAN %d access port", vid, in.Name, in.nativeVLAN())
 		} else {
-			c.trace("NORMAL: dropping VLAN %d packet received on port %s not configured for trunking VLAN %d", vid, in.Name, vid)
+			c.tr.notef("NORMAL: dropping VLAN %d packet received on port %s not configured for trunking VLAN %d", vid, in.Name, vid)
 		}
 		return
 	}
@@ -203,7 +203,7 @@ func (c *ctx) normal() {
 	var bundles []*Bundle // those already in p.Ports
 	for _, q := range c.snap.Sorted {
 		// A mirror's output port gets only mirrored packets.
-		if !includesVLAN(q, vlan) || c.mirrorOutPort(q) {
+		if !includesVLAN(q, vlan) || c.mir.isOutput(q) {
 			continue
 		}
 		switch {
@@ -236,7 +236,7 @@ func (c *ctx) normal() {
 		case q.ODP != NoODP:
 			// A tunnel packet for the address of a port it would reach
 			// is decapsulated instead (terminate_native_tunnel).
-			if q != in && c.terminate(q) {
+			if q != in && c.tnl.terminate(q) {
 				return
 			}
 			p.Ports = append(p.Ports, odp.MACLearnPort{Port: q.ODP, Tagged: outputTCI(q, vlan, pcp) != 0})
@@ -256,7 +256,7 @@ func (c *ctx) normal() {
 	}
 	c.emit(a)
 	c.flow.VLANs[0] = outer
-	c.sampleFlood(false)
+	c.smp.flood(false)
 }
 
 // PatchFDBPort is the number a patch port (OpenFlow port ofport) has in

@@ -499,12 +499,10 @@ type ctx struct {
 	// ctOrigLookup makes the next table lookup use the conntrack
 	// original tuple (resubmit's ct variant).
 	ctOrigLookup bool
-	// ind is the trace column of the current action list; last says
-	// the action being translated is the last of its list.
-	ind  int
+	// tr records the trace (ofproto/trace) and its layout.
+	tr tracer
+	// last says the action being translated is the last of its list.
 	last bool
-	// mirrorSnaplen is the snaplen of the mirror being output to.
-	mirrorSnaplen uint16
 	// peerClone makes the next lookup translate a non-reversible
 	// rule's actions in a datapath clone (a patch port that is not the
 	// last action).
@@ -518,20 +516,15 @@ type ctx struct {
 	stack  [][]byte
 	exit   bool
 	err    error
-	// actset is the OpenFlow action set (actset.go); actsetGroup says it
-	// holds a group.
-	actset      []ofp.Action
-	actsetGroup bool
+	// aset is the OpenFlow action set (actset.go).
+	aset actionSet
 	// resumeFrames are the outer action lists of a continuation being
 	// resumed, still to run after the current one.
 	resumeFrames []ContinuationFrame
-	// inActionSet and inGroup (a depth) say where an output to the
-	// controller is, for its packet-in reason.
-	inActionSet bool
-	inGroup     int
-	// bucketFrames is len(frames) while a group bucket's own action
-	// list runs.
-	bucketFrames int
+	// grp is the group translation (group.go); grp.nest and
+	// aset.running say where an output to the controller is, for its
+	// packet-in reason.
+	grp groupXlate
 	// patchBase is len(frames) when translation entered the current
 	// patch peer (0 outside one): a continuation holds frames from it on.
 	patchBase int
@@ -544,20 +537,14 @@ type ctx struct {
 	// recirculation that started it): only then does ct_clear act.
 	conntracked bool
 	smp         sampleState
-	// udpif holds the packet's raw Geneve options (udpifLen bytes) when
-	// they were converted to tun_metadata, for the megaflow mask.
-	udpif    [len(flow.Key{}.TunMeta)]byte
-	udpifLen int
-	// mplsDeep and baseDeep are the label stack entries below the
-	// outermost (mpls.go) of the pipeline's flow and of base.
-	mplsDeep, baseDeep [maxMPLS - 1]uint32
-	// wasMPLS says a pop_mpls left a non-MPLS packet whose L3 header the
-	// pipeline has not seen: actions that need it recirculate first.
-	wasMPLS bool
+	// tnl is the native tunnelling of the translation (tunnel.go).
+	tnl tunnelXlate
+	// mpls is the MPLS label stack handling (mpls.go).
+	mpls mplsXlate
 	// stopList ends the current action list only (dec_mpls_ttl).
 	stopList bool
-	// mirrors are the mirrors that got the packet (mirror.go).
-	mirrors uint32
+	// mir is the port mirroring of the translation (mirror.go).
+	mir mirrorXlate
 }
 
 // Translate runs in through the bridge's pipeline.
@@ -568,6 +555,13 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	x.Recirc.Readers.RLock()
 	defer x.Recirc.Readers.RUnlock()
 	c := &ctx{x: x, snap: x.snap.Load(), in: in, out: out, v: x.Tables.Version(), inODP: in.Key.InPort}
+	c.mir.c = c
+	c.smp.c = c
+	c.tnl.c = c
+	c.mpls.c = c
+	c.grp.c = c
+	c.aset.c = c
+	c.tr.fn = in.Trace
 	if in.Version != 0 {
 		c.v = in.Version
 	}
@@ -594,7 +588,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		switch {
 		case p != nil:
 			c.flow.InPort = uint32(p.OFPort)
-		case c.tunnelReceive():
+		case c.tnl.receive():
 		default:
 			c.flow.InPort = PortNone
 		}
@@ -619,7 +613,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 				c.out.Patches = append(c.out.Patches, PatchCrossing{fz.FromBridge, fz.FromPort, fz.Bridge, uint16(fz.InPort)})
 			}
 			fz.Restore(&c.flow)
-			if err := c.restoreActionSet(fz.ActionSet); err != nil {
+			if err := c.aset.restore(fz.ActionSet); err != nil {
 				c.fail(err)
 			}
 			c.conntracked = fz.Conntracked
@@ -633,7 +627,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 			c.conntracked = true
 		}
 	}
-	c.udpifToMetadata()
+	c.tnl.fromUDPIF()
 	// A pass that entered a patch peer through NORMAL's recirculation is
 	// Open vSwitch's patch_port_output into that port.
 	patchEntry := in.Key.RecircID != 0 && frozen.FromBridge != ""
@@ -646,15 +640,15 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		// the first table's rule of an input port is looked up and
 		// counted, as Open vSwitch looks it up before process_special.
 		if !patchEntry {
-			c.ind = 4
+			c.tr.ind = 4
 			c.skipActions, c.firstLookup = true, true
 			c.lookupTable(start, true)
 		}
 		c.finish()
 		return
 	}
-	c.startSampling()
-	mirrorDrop := c.mirrorStart()
+	c.smp.start()
+	mirrorDrop := c.mir.start()
 	switch {
 	case in.Resume != nil:
 		if in.Resume.Bridge != c.snap.Bridge {
@@ -665,36 +659,36 @@ func (x *Xlator) Translate(in *In, out *Out) {
 			}
 			c.switchBridge(px)
 		}
-		c.ind = 4
+		c.tr.ind = 4
 		c.resume(in.Resume)
 	case in.OFActions != nil:
-		c.ind = 4
+		c.tr.ind = 4
 		if !mirrorDrop {
 			c.doActions(in.OFActions)
 		}
 	case resumeGroup:
-		c.ind, c.table = 4, start
-		c.resumeGroup(&frozen)
+		c.tr.ind, c.table = 4, start
+		c.grp.resume(&frozen)
 	case frozen.Rest != "":
 		// debug_recirc: the rest of the action list it interrupted.
-		c.ind, c.table = 4, start
+		c.tr.ind, c.table = 4, start
 		if acts, err := decodeRest(frozen.Rest); err != nil {
 			c.fail(err)
 		} else {
 			c.doActions(acts)
 		}
 	case in.Key.RecircID == 0 && x.failOpen.Load():
-		c.trace("fail-open: the controllers are unreachable, NORMAL for every packet")
+		c.tr.notef("fail-open: the controllers are unreachable, NORMAL for every packet")
 		c.normal()
 	default:
-		c.ind = 4
+		c.tr.ind = 4
 		// OFPPC_NO_RECV: the first table's rule (or miss) is looked up
 		// and counted, but its actions do not run, as in Open vSwitch.
 		c.skipActions = c.noRecv() || mirrorDrop
 		c.firstLookup = true
 		c.lookupTable(start, true)
 	}
-	c.runActionSet()
+	c.aset.run()
 	c.finish()
 }
 
@@ -707,17 +701,33 @@ func (c *ctx) noRecv() bool {
 
 func isIP(k *flow.Key) bool { return k.EthType == flow.EthTypeIPv4 || k.EthType == flow.EthTypeIPv6 }
 
-// traceSkip reports an action that did nothing.
-func (c *ctx) traceSkip(format string, args ...any) {
-	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceSkip, Indent: c.ind + 1, Text: fmt.Sprintf(format, args...)})
+// tracer records a translation's steps for ofproto/trace, when In.Trace
+// asks for them, at the column Open vSwitch prints them: ind is the
+// column of the current action list.
+type tracer struct {
+	fn  func(ev *TraceEvent) // In.Trace; nil when not tracing
+	ind int
+}
+
+// notef reports a note.
+func (t *tracer) notef(format string, args ...any) {
+	if t.fn != nil {
+		t.fn(&TraceEvent{Kind: TraceNote, Indent: t.ind + 1, Text: fmt.Sprintf(format, args...)})
 	}
 }
 
-// trace reports a note.
-func (c *ctx) trace(format string, args ...any) {
-	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceNote, Indent: c.ind + 1, Text: fmt.Sprintf(format, args...)})
+// skipf reports an action that did nothing.
+func (t *tracer) skipf(format string, args ...any) {
+	if t.fn != nil {
+		t.fn(&TraceEvent{Kind: TraceSkip, Indent: t.ind + 1, Text: fmt.Sprintf(format, args...)})
+	}
+}
+
+// errorf reports why the translation fails (Open vSwitch's
+// xlate_report_error).
+func (t *tracer) errorf(format string, args ...any) {
+	if t.fn != nil {
+		t.fn(&TraceEvent{Kind: TraceError, Indent: t.ind + 1, Text: fmt.Sprintf(format, args...)})
 	}
 }
 
@@ -736,14 +746,6 @@ func (c *ctx) stackBytes() int {
 		n += size + 1
 	}
 	return n
-}
-
-// traceError reports in a trace why the translation fails (Open
-// vSwitch's xlate_report_error).
-func (c *ctx) traceError(format string, args ...any) {
-	if c.in.Trace != nil {
-		c.in.Trace(&TraceEvent{Kind: TraceError, Indent: c.ind + 1, Text: fmt.Sprintf(format, args...)})
-	}
 }
 
 // reasons are Open vSwitch's names (xlate_strerror) of the errors it
@@ -778,7 +780,7 @@ func (c *ctx) fail(err error) {
 // finish builds the mask and applies Open vSwitch's last adjustments
 // (xlate_wc_finish).
 func (c *ctx) finish() {
-	c.finishSampling()
+	c.smp.finish()
 	if c.err != nil {
 		c.out.Err = c.err
 		c.out.Actions = nil
@@ -815,7 +817,7 @@ func (c *ctx) finish() {
 	}
 	c.out.Mask = flow.Mask(*k)
 	c.out.Mask.InPort = ^uint32(0)
-	c.udpifMask(&c.out.Mask)
+	c.tnl.maskUDPIF(&c.out.Mask)
 	c.slowPath()
 	if c.in.Trace != nil {
 		c.out.Final = c.flow
@@ -834,14 +836,14 @@ func (c *ctx) lookupTable(table uint8, tail bool) { c.lookupTableIn(table, tail,
 // lookupTableIn is lookupTable with in_port inPort for the lookup only:
 // the rule's actions see the pipeline's in_port (resubmit(port,table)).
 func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss bool) {
-	if c.wasMPLS {
+	if c.mpls.was {
 		// The lookup could match the L3 header a pop_mpls exposed
 		// (xlate_table_action): the next pass looks up instead.
-		c.mplsRecircLookup()
+		c.mpls.recircLookup()
 		return
 	}
 	if c.depth >= MaxDepth {
-		c.traceError("over max translation depth %d", MaxDepth)
+		c.tr.errorf("over max translation depth %d", MaxDepth)
 		c.fail(ErrTooDeep)
 		return
 	}
@@ -893,13 +895,13 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 	}
 	c.out.Tables = append(c.out.Tables, TableLookup{Bridge: c.snap.Bridge, Table: table, Matched: r != nil || fragDrop})
 	c.flow.InPort = oldIn
-	oldInd := c.ind
-	line := c.ind - 3
+	oldInd := c.tr.ind
+	line := c.tr.ind - 3
 	if !tail {
-		line, c.ind = c.ind+1, c.ind+8
+		line, c.tr.ind = c.tr.ind+1, c.tr.ind+8
 	}
 	if c.in.Trace != nil {
-		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.ind, Table: shown, Rule: r, Skipped: c.skipActions}
+		ev := &TraceEvent{Kind: TraceMiss, Indent: line, ActIndent: c.tr.ind, Table: shown, Rule: r, Skipped: c.skipActions}
 		switch {
 		case fragDrop:
 			ev.Kind = TraceFragDrop
@@ -940,7 +942,7 @@ func (c *ctx) lookupTableIn(table uint8, tail bool, inPort uint32, honorMiss boo
 		}
 		c.table, c.rule = oldTable, oldRule
 	}
-	c.ind = oldInd
+	c.tr.ind = oldInd
 }
 
 // miss applies the miss behaviour of table, where the lookup found
@@ -988,17 +990,17 @@ func (c *ctx) doActions(acts []ofp.Action) {
 		a := &acts[i]
 		c.last = i == len(acts)-1 && tailOK
 		c.frames[len(c.frames)-1].i = i
-		if c.wasMPLS && needsMPLSRecirc(a) {
-			c.mplsRecirc(i)
+		if c.mpls.was && needsMPLSRecirc(a) {
+			c.mpls.recirc(i)
 			return
 		}
 		if c.in.Trace != nil {
-			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.ind, Action: a})
+			c.in.Trace(&TraceEvent{Kind: TraceAction, Indent: c.tr.ind, Action: a})
 		}
 		if h := hookOf(a.Type); h != nil {
 			h(c, a)
 		} else {
-			c.trace("unsupported action %s", a.Raw)
+			c.tr.notef("unsupported action %s", a.Raw)
 			c.fail(fmt.Errorf("%w: %s", ErrUnsupported, a.Raw))
 		}
 		if c.stopList {
@@ -1009,15 +1011,15 @@ func (c *ctx) doActions(acts []ofp.Action) {
 }
 
 // resubmit implements resubmit(port,table) and its ct variant.
-func (c *ctx) resubmit(a *ofp.Action) {
+func resubmit(c *ctx, a *ofp.Action) {
 	c.resubmits++
 	if c.resubmits > MaxResubmits {
-		c.traceError("over %d resubmit actions", MaxResubmits)
+		c.tr.errorf("over %d resubmit actions", MaxResubmits)
 		c.fail(ErrTooManyResubs)
 		return
 	}
 	if len(c.stack)*17 >= maxStackBytes && c.stackBytes() >= maxStackBytes {
-		c.traceError("resubmits yielded over 64 kB of stack")
+		c.tr.errorf("resubmits yielded over 64 kB of stack")
 		c.fail(ErrStackTooDeep)
 		return
 	}
@@ -1033,7 +1035,7 @@ func (c *ctx) resubmit(a *ofp.Action) {
 		// resubmit(,T,ct): the lookup sees the conntrack original
 		// tuple in place of the packet's L3/L4 fields.
 		if c.flow.Key.CtNwProto == 0 || !isIP(&c.flow.Key) {
-			c.trace("resubmit(ct) with non-tracked or non-IP packet!")
+			c.tr.notef("resubmit(ct) with non-tracked or non-IP packet!")
 			return
 		}
 		c.ctOrigLookup = true
@@ -1075,15 +1077,15 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		p := c.snap.Ports[uint16(c.flow.InPort)]
 		switch {
 		case p != nil && p.NoFwd:
-			c.trace("OFPPC_NO_FWD set, skipping output")
+			c.tr.notef("OFPPC_NO_FWD set, skipping output")
 		case p != nil && p.PeerBridge != "":
 			c.patch(p)
 		case p != nil && p.Tunnel != nil:
-			c.tunnelOutputMirrored(p)
+			c.mir.tunnelOutput(p)
 		case p != nil && p.ODP != NoODP:
 			c.outputPort(p)
 		default:
-			c.trace("IN_PORT: input port %d has no datapath port", c.flow.InPort)
+			c.tr.notef("IN_PORT: input port %d has no datapath port", c.flow.InPort)
 		}
 	case PortTable:
 		if c.in.OFActions != nil {
@@ -1100,7 +1102,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 				continue
 			}
 			if p.NoFwd {
-				c.trace("OFPPC_NO_FWD set, skipping output")
+				c.tr.notef("OFPPC_NO_FWD set, skipping output")
 				continue
 			}
 			if p.PeerBridge != "" {
@@ -1108,15 +1110,15 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 				continue
 			}
 			if p.Tunnel != nil {
-				c.tunnelOutputMirrored(p)
+				c.mir.tunnelOutput(p)
 				continue
 			}
-			c.sampleOutput(p.ODP)
+			c.smp.output(p.ODP)
 			c.emit(odp.Output(p.ODP))
-			c.mirrorEgress(p)
+			c.mir.egress(p)
 		}
 		c.last = last
-		c.sampleFlood(true)
+		c.smp.flood(true)
 	case PortController:
 		// OpenFlow 1.4's refinements of "action" (each connection's
 		// version maps them back: ofswitch's wireReason).
@@ -1124,27 +1126,27 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		switch {
 		case c.in.OFActions != nil:
 			reason = ReasonPacketOut
-		case c.inGroup > 0 && len(c.frames) == c.bucketFrames:
+		case c.grp.nest > 0 && len(c.frames) == c.grp.frames:
 			// Only an output in the bucket's own actions; one in a
 			// table a bucket resubmitted to is an "action".
 			reason = ReasonGroup
-		case c.inActionSet:
+		case c.aset.running:
 			reason = ReasonActionSet
 		}
 		c.controller(reason, maxLen, 0, nil)
 	case PortNone:
 	default:
 		if uint32(port) == c.flow.InPort {
-			c.traceSkip("skipping output to input port")
+			c.tr.skipf("skipping output to input port")
 			return
 		}
 		p := c.snap.Ports[port]
 		if p == nil {
-			c.traceSkip("Nonexistent output port")
+			c.tr.skipf("Nonexistent output port")
 			return
 		}
 		if p.NoFwd {
-			c.trace("OFPPC_NO_FWD set, skipping output")
+			c.tr.notef("OFPPC_NO_FWD set, skipping output")
 			return
 		}
 		if p.PeerBridge != "" {
@@ -1152,11 +1154,11 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 			return
 		}
 		if p.Tunnel != nil {
-			c.tunnelOutputMirrored(p)
+			c.mir.tunnelOutput(p)
 			return
 		}
 		if p.ODP == NoODP {
-			c.trace("output to port %d without a datapath port", port)
+			c.tr.notef("output to port %d without a datapath port", port)
 			return
 		}
 		c.outputPort(p)
@@ -1166,12 +1168,12 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 // outputPort outputs to a port with a datapath port of its own, unless
 // the packet is a tunnel packet arriving for the port's address.
 func (c *ctx) outputPort(p *Port) {
-	if c.terminate(p) {
-		c.mirrorEgress(p)
+	if c.tnl.terminate(p) {
+		c.mir.egress(p)
 		return
 	}
 	c.outputODP(p.ODP)
-	c.mirrorEgress(p)
+	c.mir.egress(p)
 }
 
 // switchBridge makes translation continue with another bridge's tables
@@ -1186,23 +1188,23 @@ func (c *ctx) switchBridge(x *Xlator) {
 func (c *ctx) patch(p *Port) {
 	px := c.x.Recirc.bridge(p.PeerBridge)
 	if px == nil {
-		c.trace("patch port %s: peer bridge %s not found", p.Name, p.PeerBridge)
+		c.tr.notef("patch port %s: peer bridge %s not found", p.Name, p.PeerBridge)
 		return
 	}
 	c.out.Patches = append(c.out.Patches, PatchCrossing{c.snap.Bridge, p.OFPort, p.PeerBridge, p.PeerPort})
 	last := c.last
 	saveX, saveSnap, saveV := c.x, c.snap, c.v
 	saveFlow, saveTable, saveRule, saveStack := c.flow, c.table, c.rule, c.stack
-	saveDeep, saveWasMPLS := c.mplsDeep, c.wasMPLS
-	saveMirrors, ownMirrors := c.peerMirrors(px)
+	saveDeep, saveWasMPLS := c.mpls.deep, c.mpls.was
+	saveMirrors, ownMirrors := c.mir.enterPeer(px)
 	// A pause in the peer freezes only the peer's actions; this bridge
 	// goes on after the patch port (Open vSwitch finishes freezing in
 	// patch_port_output).
 	savePatchBase := c.patchBase
 	c.patchBase = len(c.frames)
 	c.switchBridge(px)
-	saveInd := c.ind
-	c.ind = 4
+	saveInd := c.tr.ind
+	c.tr.ind = 4
 	if c.in.Trace != nil {
 		c.in.Trace(&TraceEvent{Kind: TraceBridge, Text: px.snap.Load().Bridge})
 	}
@@ -1210,8 +1212,8 @@ func (c *ctx) patch(p *Port) {
 	c.flow.Regs, c.flow.Metadata, c.flow.ActsetOutput = [mf.NumRegs]uint32{}, 0, PortUnset
 	c.stack = nil
 	// The peer's pipeline has an action set of its own.
-	saveSet, saveSetGroup := c.actset, c.actsetGroup
-	c.actset, c.actsetGroup = nil, false
+	saveSet, saveSetGroup := c.aset.acts, c.aset.hasGroup
+	c.aset.acts, c.aset.hasGroup = nil, false
 	pp := c.snap.Ports[p.PeerPort]
 	if pp != nil && pp.BFD != nil {
 		c.out.BFDRx = append(c.out.BFDRx, pp.BFD)
@@ -1225,18 +1227,18 @@ func (c *ctx) patch(p *Port) {
 		// clone_xlate_actions for patch ports).
 		c.peerClone = !last
 		c.lookupTable(0, true)
-		c.runActionSet()
+		c.aset.run()
 	}
-	c.actset, c.actsetGroup = saveSet, saveSetGroup
+	c.aset.acts, c.aset.hasGroup = saveSet, saveSetGroup
 	c.patchBase = savePatchBase
 	c.x, c.snap, c.v = saveX, saveSnap, saveV
-	c.peerMirrorsDone(saveMirrors, ownMirrors)
+	c.mir.leavePeer(saveMirrors, ownMirrors)
 	// This bridge's view of the packet comes back; what the peer
 	// committed stays in the datapath actions, and a later commit here
 	// restores headers the peer changed, as Open vSwitch does.
-	c.flow, c.mplsDeep, c.wasMPLS = saveFlow, saveDeep, saveWasMPLS
+	c.flow, c.mpls.deep, c.mpls.was = saveFlow, saveDeep, saveWasMPLS
 	c.table, c.rule, c.stack = saveTable, saveRule, saveStack
-	c.ind = saveInd
+	c.tr.ind = saveInd
 	if c.err == nil {
 		c.exit = false
 	}
@@ -1244,8 +1246,8 @@ func (c *ctx) patch(p *Port) {
 
 func (c *ctx) outputODP(no uint32) {
 	c.commit()
-	c.sampleOutput(no)
-	if n := c.mirrorSnaplen; n != 0 && n != 0xffff {
+	c.smp.output(no)
+	if n := c.mir.snaplen; n != 0 && n != 0xffff {
 		// A mirror's snaplen truncates this copy only.
 		c.emit(odp.Trunc(uint32(n)))
 	}
@@ -1285,7 +1287,7 @@ func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata [
 			ck.RuleCookie = c.rule.Cookie
 		}
 		us := odp.Userspace(0, odp.UserspaceParams{Userdata: ck.Marshal()})
-		if dp, ok := c.controllerMeter(meterID); ok && !pause {
+		if dp, ok := c.x.controllerMeter(meterID); ok && !pause {
 			c.emit(odp.Sample(math.MaxUint32, odp.Actions{odp.Meter(dp), us}))
 		} else {
 			c.emit(us)

@@ -31,7 +31,7 @@ func (d *Commands) List() []unixctl.Command {
 		{Name: "dpctl/flush-conntrack", Usage: "[dp] [zone=N] [ct-orig-tuple]", MaxArgs: 3, Run: d.cmdFlushConntrack},
 		{Name: "dpctl/ct-stats-show", Usage: "[dp] [zone=N] [verbose]", MaxArgs: 3, Run: d.cmdCtStatsShow},
 		{Name: "dpctl/ct-get-nconns", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string { return fmt.Sprintf("%d\n", t.Count()) })},
-		{Name: "dpctl/ct-get-maxconns", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string { return t.GetMaxConns() })},
+		{Name: "dpctl/ct-get-maxconns", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string { return strconv.FormatUint(uint64(t.MaxConns()), 10) + "\n" })},
 		{Name: "dpctl/ct-set-maxconns", Usage: "[dp] maxconns", MinArgs: 1, MaxArgs: 2, Run: d.cmdCtSetMaxConns},
 		{Name: "dpctl/ct-enable-tcp-seq-chk", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string {
 			t.SetTCPLiberal(false)
@@ -128,7 +128,7 @@ func (d *Commands) cmdDumpConntrack(_ context.Context, args []string) (string, e
 	if err != nil {
 		return "", err
 	}
-	return t.DumpConntrackStats(zone, stats), nil
+	return conntrack.FormatDump(t.Dump(zone), stats), nil
 }
 
 func (d *Commands) cmdFlushConntrack(_ context.Context, args []string) (string, error) {
@@ -177,7 +177,7 @@ func (d *Commands) cmdCtStatsShow(_ context.Context, args []string) (string, err
 	if err != nil {
 		return "", err
 	}
-	return t.StatsShow(zone, verbose), nil
+	return conntrack.FormatStats(t.Dump(zone), verbose), nil
 }
 
 func (d *Commands) cmdCtSetMaxConns(_ context.Context, args []string) (string, error) {
@@ -270,5 +270,5 @@ func (d *Commands) cmdCtGetLimits(_ context.Context, args []string) (string, err
 			return "", err
 		}
 	}
-	return t.GetLimits(zs...), nil
+	return conntrack.FormatLimits(t.Limits(zs...)), nil
 }
