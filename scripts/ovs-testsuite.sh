@@ -15,6 +15,9 @@
 #   --real           run the suite with Open vSwitch's own ovs-vswitchd (the
 #                    baseline: what fails then is the sandbox, not gvs)
 #   --no-build       do not (re)build gvs-vswitchd
+#   --daemon         run every group that starts ovs-vswitchd (694 in 3.1.0:
+#                    all of the eleven files the first runs covered, and the
+#                    groups of the other files whose test starts the daemon)
 # TESTSUITE-ARGS are passed to tests/testsuite: group numbers or ranges
 # (`1010-1020 1100`), `-k keyword,keyword`, `-l` to list.
 # Examples:
@@ -31,6 +34,7 @@ OUT=""
 JOBS=1
 MODE=gvs
 BUILD_GVS=1
+DAEMON_SET=0
 # gvs-cpu limits CPU-heavy commands on shared machines; plain exec elsewhere.
 CPU=""
 command -v gvs-cpu >/dev/null 2>&1 && CPU=gvs-cpu
@@ -44,7 +48,8 @@ while [ $# -gt 0 ]; do
     -j*) JOBS=${1#-j}; shift ;;
     --real) MODE=real; shift ;;
     --no-build) BUILD_GVS=0; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --daemon) DAEMON_SET=1; shift ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     *) break ;;
   esac
@@ -107,6 +112,23 @@ fi
 . "$REPO/scripts/lib/autotest.sh"
 APATH=$(autotest_path "utilities:vswitchd:ovsdb:vtep:tests:ipsec:") || exit 1
 one_run_per_tree
+
+# The daemon set: whole files for the eleven the first runs covered, and in
+# the others each group whose AT_SETUP..AT_CLEANUP block starts the daemon.
+daemon_groups() {
+  local full='^(ovs-ofctl|tunnel|tunnel-push-pop|tunnel-push-pop-ipv6|ovs-vswitchd|ofproto|dpif-netdev|dpctl|ofproto-dpif|bridge|packet-type-aware)\.at$'
+  (cd tests && ./testsuite -l) | awk '/^ *[0-9]+: [a-z0-9_-]+\.at:[0-9]+/ {split($2, a, ":"); print $1+0, a[1], a[2]}' |
+    while read -r n f line; do
+      if [[ $f =~ $full ]] || awk -v s="$line" 'NR >= s { print; if (/AT_CLEANUP/) exit }' "tests/$f" |
+        grep -qE 'OVS_VSWITCHD_START|OVS_TRAFFIC_VSWITCHD_START|ovs-vswitchd|add_of_br'; then
+        echo "$n"
+      fi
+    done
+}
+if [ "$DAEMON_SET" = 1 ]; then
+  set -- $(daemon_groups) "$@"
+  log "daemon set: $# groups"
+fi
 
 # 5. Run the suite; autotest leaves testsuite.log and a directory per
 # failed group, which are moved to $OUT so runs do not overwrite each other.
