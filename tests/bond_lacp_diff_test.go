@@ -39,6 +39,8 @@ func bondShowSteps() []ofStep {
 		appctl("bond/set-active-member", "nope", "p4"),
 		appctl("bond/enable-member", "slb", "p9"),
 		appctl("bond/hash", "50:54:00:00:00:01", "3", "9"),
+		appctl("bond/enable-slave", "slb", "p9"),
+		appctl("bond/disable-slave", "nope", "p6"),
 	}
 }
 

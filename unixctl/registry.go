@@ -30,6 +30,10 @@ type Command struct {
 	MaxArgs int // Unlimited for no limit
 	Run     Handler
 	RunJSON JSONHandler // optional
+	// Hidden leaves the command out of list-commands, as Open vSwitch
+	// does with the commands it registers without a usage (old names
+	// kept for compatibility).
+	Hidden bool
 }
 
 // Format is a connection's output format.
@@ -145,6 +149,9 @@ func (r *Registry) listCommands(context.Context, []string) (string, error) {
 	var b strings.Builder
 	b.WriteString("The available commands are:\n")
 	for _, c := range r.Commands() {
+		if c.Hidden {
+			continue
+		}
 		// Name left-justified in 23 columns, as ovs-vswitchd prints it;
 		// longer names push the usage right.
 		fmt.Fprintf(&b, "  %-23s %s\n", c.Name, c.Usage)

@@ -139,6 +139,7 @@ func TestListCommandsFormat(t *testing.T) {
 	h := func(context.Context, []string) (string, error) { return "", nil }
 	must(reg.Register("dpif-dummy/change-port-number", "dp port new-number", 3, 3, h))
 	must(reg.Register("fdb/show", "bridge", 1, 1, h))
+	must(reg.RegisterCommand(Command{Name: "bond/enable-slave", MinArgs: 2, MaxArgs: 2, Run: h, Hidden: true}))
 	got, _ := reg.listCommands(context.Background(), nil)
 	want := "The available commands are:\n" +
 		"  dpif-dummy/change-port-number dp port new-number\n" +

@@ -21,6 +21,10 @@ func (d *Commands) bondCommands() []unixctl.Command {
 		{Name: "bond/enable-member", Usage: "port member", MinArgs: 2, MaxArgs: 2, Run: run(b.EnableMemberCommand)},
 		{Name: "bond/disable-member", Usage: "port member", MinArgs: 2, MaxArgs: 2, Run: run(b.DisableMemberCommand)},
 		{Name: "bond/hash", Usage: "mac [vlan] [basis]", MinArgs: 1, MaxArgs: 3, Run: run(bond.HashCommand)},
+		// The names before Open vSwitch 2.16, still accepted, not listed.
+		{Name: "bond/set-active-slave", MinArgs: 2, MaxArgs: 2, Run: run(b.SetActiveMemberCommand), Hidden: true},
+		{Name: "bond/enable-slave", MinArgs: 2, MaxArgs: 2, Run: run(b.EnableMemberCommand), Hidden: true},
+		{Name: "bond/disable-slave", MinArgs: 2, MaxArgs: 2, Run: run(b.DisableMemberCommand), Hidden: true},
 		{Name: "lacp/show", Usage: "[port]", MaxArgs: 1, Run: run(l.ShowCommand)},
 		{Name: "lacp/show-stats", Usage: "[port]", MaxArgs: 1, Run: run(l.ShowStatsCommand)},
 	}
