@@ -139,6 +139,15 @@ func bondCase(t *testing.T, mode string, startA, startB chassisSwitch) {
 	if s := a.appctl("lacp/show", "bond0"); !strings.Contains(s, fmt.Sprintf("member: %s: current attached", a2)) {
 		t.Errorf("lacp/show after the link loss:\n%s", s)
 	}
+	// The active member, now the remaining one, is recorded in
+	// Port.bond_active_slave for the next start.
+	mac := strings.TrimSpace(nstest.InNetns(t, a.ns, "cat", "/sys/class/net/"+a2+"/address"))
+	waitFor(t, "bond_active_slave "+mac, func() bool {
+		c := exec.Command("ovs-vsctl", "--timeout=5", "get", "port", "bond0", "bond_active_slave")
+		c.Env = a.env
+		out, _ := c.Output()
+		return strings.Trim(strings.TrimSpace(string(out)), `"`) == mac
+	})
 }
 
 // TestLACPBondBetweenTwoGVSOverVeths: two gvs-vswitchd bond two veth

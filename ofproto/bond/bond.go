@@ -108,6 +108,7 @@ type Bond struct {
 	nextRebal  int64
 	revalidate bool
 	macChanged bool // the active member changed since ActiveMACChanged
+	chosen     bool // an active member was chosen once
 
 	rl *logrl.Limit
 }
@@ -410,8 +411,16 @@ func (b *Bond) activeChanged() {
 	if b.active != nil {
 		b.activeMAC = b.active.mac
 	}
-	b.macChanged = true
+	b.macChanged, b.chosen = true, true
 	b.revalidate = true
+}
+
+// ActiveMAC returns the active member's MAC (zero when none), and false
+// until the bond has chosen an active member once.
+func (b *Bond) ActiveMAC() ([6]byte, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.activeMAC, b.chosen
 }
 
 // ActiveMACChanged returns the active member's MAC when it changed since

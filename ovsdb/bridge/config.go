@@ -140,6 +140,9 @@ type Status struct {
 	// Mirrors are Mirror.statistics (tx_packets, tx_bytes) by Mirror
 	// UUID, for switches that are MirrorStatusers.
 	Mirrors map[string]map[string]int64
+	// BondActive is Port.bond_active_slave by Port UUID, for switches
+	// that are BondStatusers.
+	BondActive map[string]string
 	// ConntrackErr is the Switch's error applying Config.Datapaths (nil
 	// when fine or not attempted); it is retried on the next Apply.
 	ConntrackErr error

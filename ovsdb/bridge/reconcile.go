@@ -146,6 +146,7 @@ func (r *Reconciler) Apply(cfg *Config) Status {
 		r.applyFlowExport(ab, bc)
 		r.applyMirrors(ab, bc)
 		r.mirrorStatus(bc, &st)
+		r.bondStatus(bc, &st) // bond.go
 		st.Bridges[bc.UUID] = r.sw.BridgeStatus(name)
 		if hasCS {
 			for target, cu := range bc.ControllerRows {

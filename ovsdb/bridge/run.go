@@ -133,6 +133,7 @@ func (r *Runner) writeBack(txn *client.Txn, snap *client.Snapshot, st *Status) {
 		r.writeCapabilities(txn, snap, root)
 	}
 	writeMirrorStats(txn, snap, st)
+	writeBondStatus(txn, snap, st)
 	for id, bs := range st.Bridges {
 		u, err := model.ParseUUID(id)
 		if err != nil {

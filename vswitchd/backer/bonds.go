@@ -2,6 +2,7 @@ package backer
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -327,3 +328,21 @@ func (s *bonds) runOnce() {
 		s.republish(b)
 	}
 }
+
+// BondActiveMember is bridge.BondStatuser: the active member's MAC of a
+// bond port, for Port.bond_active_slave.
+func (s *Backer) BondActiveMember(bridgeName, port string) (string, bool) {
+	s.mu.Lock()
+	st := s.bnd.byBridge[bridgeName][port]
+	s.mu.Unlock()
+	if st == nil || st.x.Bond == nil {
+		return "", false
+	}
+	mac, ok := st.x.Bond.ActiveMAC()
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]), true
+}
+
+var _ bridge.BondStatuser = (*Backer)(nil)
