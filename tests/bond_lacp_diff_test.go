@@ -1,9 +1,16 @@
 package tests
 
 import (
+	"encoding/hex"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/internal/pcapfile"
 )
 
 // bondShowSteps configure bonds on dummy ports as Open vSwitch's lacp.at
@@ -64,4 +71,66 @@ func TestBondAndLACPShowLikeOpenVSwitch(t *testing.T) {
 		}
 		return rebalance.ReplaceAllString(s, "next rebalance: <t> ms")
 	})
+}
+
+// bondFailoverLearning runs an active-backup bond (p1, p2, capturing what
+// they send) beside p3 on a NORMAL bridge, learns two MACs on p3 (VLAN 0
+// and 10), makes the other member active and returns the learning
+// packets (RARPs) that member sent, hex-encoded.
+func bondFailoverLearning(t *testing.T, env []string, target string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
+		"--", "add-bond", "br0", "bond0", "p1", "p2", "bond_mode=active-backup",
+		"--", "set", "interface", "p1", "type=dummy", "ofport_request=1", "options:tx_pcap="+filepath.Join(dir, "p1.pcap"),
+		"--", "set", "interface", "p2", "type=dummy", "ofport_request=2", "options:tx_pcap="+filepath.Join(dir, "p2.pcap"),
+		"--", "add-port", "br0", "p3", "--", "set", "interface", "p3", "type=dummy", "ofport_request=3")
+	run(t, env, "ovs-appctl", "-t", target, "netdev-dummy/set-admin-state", "up")
+	run(t, env, "ovs-ofctl", "add-flow", "br0", "actions=NORMAL")
+	run(t, env, "ovs-appctl", "-t", target, "netdev-dummy/receive", "p3",
+		"in_port(3),eth(src=50:54:00:00:00:07,dst=ff:ff:ff:ff:ff:ff),eth_type(0x1234)")
+	run(t, env, "ovs-appctl", "-t", target, "netdev-dummy/receive", "p3",
+		"in_port(3),eth(src=50:54:00:00:00:08,dst=ff:ff:ff:ff:ff:ff),eth_type(0x8100),vlan(vid=10,pcp=0),encap(eth_type(0x1234))")
+	time.Sleep(300 * time.Millisecond)
+	other := "p1"
+	if show := run(t, env, "ovs-appctl", "-t", target, "bond/show", "bond0"); strings.Contains(show, "member p1: enabled\n  active member\n") {
+		other = "p2"
+	}
+	run(t, env, "ovs-appctl", "-t", target, "bond/set-active-member", "bond0", other)
+	var got []string
+	waitFor(t, "learning packets on "+other, func() bool {
+		frames, err := pcapfile.ReadFrames(filepath.Join(dir, other+".pcap"))
+		if err != nil {
+			return false
+		}
+		got = nil
+		for _, f := range frames {
+			if h := hex.EncodeToString(f); strings.Contains(h[24:min(len(h), 40)], "8035") {
+				got = append(got, h)
+			}
+		}
+		return len(got) >= 2
+	})
+	return got
+}
+
+// TestBondFailoverSendsOpenVSwitchsLearningPackets: after an
+// active-backup bond's active member changes, the new one sends a RARP
+// for every MAC learned elsewhere, in its VLAN, as Open vSwitch does.
+func TestBondFailoverSendsOpenVSwitchsLearningPackets(t *testing.T) {
+	t.Parallel()
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
+	want := bondFailoverLearning(t, ovsEnv, "ovs-vswitchd")
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	got := bondFailoverLearning(t, gvsEnv, "gvs-vswitchd")
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("learning packets:\n gvs %q\nOpen vSwitch %q", got, want)
+	}
 }

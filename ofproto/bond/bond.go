@@ -109,6 +109,9 @@ type Bond struct {
 	revalidate bool
 	macChanged bool // the active member changed since ActiveMACChanged
 	chosen     bool // an active member was chosen once
+	// sendLearning: the active member changed or a member went down, so
+	// the other side must learn again where this side's MACs are.
+	sendLearning bool
 
 	rl *logrl.Limit
 }
@@ -270,6 +273,7 @@ func (b *Bond) enable(m *member, on bool) {
 	if on {
 		b.enabled = append(b.enabled, m)
 	} else {
+		b.sendLearning = true
 		b.enabled = slices.DeleteFunc(b.enabled, func(x *member) bool { return x == m })
 	}
 	b.env.Log.Info(fmt.Sprintf("member %s: %s", m.name, map[bool]string{true: "enabled", false: "disabled"}[on]))
@@ -390,6 +394,7 @@ func (b *Bond) chooseActive() {
 	b.active = b.chooseMember()
 	switch {
 	case b.active != nil:
+		b.sendLearning = true
 		if b.active.enabled {
 			b.infoRL(fmt.Sprintf("bond %s: active member is now %s", b.set.Name, b.active.name))
 		} else {
@@ -413,6 +418,49 @@ func (b *Bond) activeChanged() {
 	}
 	b.macChanged, b.chosen = true, true
 	b.revalidate = true
+}
+
+// ShouldSendLearningPackets reports, once, whether the switch must now
+// send a gratuitous learning packet through the bond for every MAC it
+// learned elsewhere (after a failover of an active-backup or balance-slb
+// bond without LACP, or one falling back to active-backup), so that the
+// switches on the other side learn where they are again.
+func (b *Bond) ShouldSendLearningPackets() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	may := ((b.lacpStatus == lacp.Disabled && (b.set.Mode == BalanceSLB || b.set.Mode == ActiveBackup)) ||
+		(b.set.LACPFallbackAB && b.lacpStatus == lacp.Configured)) && b.active != nil
+	send := b.sendLearning && may
+	b.sendLearning = false
+	return send
+}
+
+// LearningPacket is the gratuitous learning packet for a MAC in a VLAN (a
+// RARP from it, 802.1Q-tagged when vlan is not 0) and the member it
+// leaves by, as the bond would send a packet from that MAC.
+func (b *Bond) LearningPacket(mac [6]byte, vlan uint16) (frame []byte, ofport uint16, ok bool) {
+	_, ofport, ok = b.Output(HashMAC(mac, vlan, b.Basis()))
+	if !ok {
+		return nil, 0, false
+	}
+	return rarp(mac, vlan), ofport, true
+}
+
+// rarp is Open vSwitch's compose_rarp: a broadcast RARP request whose
+// sender and target hardware addresses are mac, with the VLAN's tag.
+func rarp(mac [6]byte, vlan uint16) []byte {
+	bcast := [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	f := append(bcast[:], mac[:]...)
+	if vlan != 0 {
+		f = binary.BigEndian.AppendUint16(f, 0x8100)
+		f = binary.BigEndian.AppendUint16(f, vlan&0xfff)
+	}
+	f = binary.BigEndian.AppendUint16(f, 0x8035) // RARP
+	f = append(f, 0, 1, 0x08, 0, 6, 4, 0, 3)     // Ethernet, IPv4, 6, 4, op 3 (RARP request)
+	f = append(f, mac[:]...)
+	f = append(f, 0, 0, 0, 0)
+	f = append(f, mac[:]...)
+	return append(f, 0, 0, 0, 0)
 }
 
 // ActiveMAC returns the active member's MAC (zero when none), and false

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gvs-project/gvs/internal/logrl"
 	"github.com/gvs-project/gvs/internal/ovsoracle"
+	"github.com/gvs-project/gvs/internal/pcapfile"
 	"github.com/gvs-project/gvs/ofproto/lacp"
 )
 
@@ -314,4 +315,50 @@ func FuzzUnixctlArguments(f *testing.F) {
 		r.MigrateCommand([]string{"b", b, "p1"})
 		r.SetActiveMemberCommand([]string{a, c})
 	})
+}
+
+// After a failover an active-backup bond without LACP asks for learning
+// packets once; they are byte for byte the RARPs Open vSwitch sends
+// (testdata/gen-ovs-learning.sh) and leave by the new active member.
+func TestLearningPacketsAfterAFailoverAreOpenVSwitchs(t *testing.T) {
+	want, err := pcapfile.ReadFrames("testdata/ovs-learning.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{}
+	b, _ := newBond(t, clock, "active-backup", nil, 0, 0)
+	b.Register("p1", 1, mac(1), true)
+	b.Register("p2", 2, mac(2), true)
+	b.SetMayEnable("p1", true)
+	b.SetMayEnable("p2", true)
+	b.Run(lacp.Disabled)
+	b.ShouldSendLearningPackets() // the first choice of an active member
+	if b.ShouldSendLearningPackets() {
+		t.Fatal("learning packets asked for twice")
+	}
+	var r Registry
+	r.Add(b)
+	if _, err := r.SetActiveMemberCommand([]string{"bond0", "p2"}); err != nil {
+		t.Fatal(err)
+	}
+	if !b.ShouldSendLearningPackets() {
+		t.Fatal("no learning packets after the failover")
+	}
+	for i, in := range []struct {
+		mac  [6]byte
+		vlan uint16
+	}{{[6]byte{0x50, 0x54, 0, 0, 0, 7}, 0}, {[6]byte{0x50, 0x54, 0, 0, 0, 8}, 10}} {
+		f, ofport, ok := b.LearningPacket(in.mac, in.vlan)
+		if !ok || ofport != 2 || !bytes.Equal(f, want[i]) {
+			t.Errorf("learning packet %d on port %d (%v):\n got %x\nwant %x", i, ofport, ok, f, want[i])
+		}
+	}
+	// A LACP bond needs none: its partner knows the aggregate.
+	lb, _ := newBond(t, clock, "active-backup", nil, 0, 0)
+	lb.Register("p1", 1, mac(1), true)
+	lb.SetMayEnable("p1", true)
+	lb.Run(lacp.Negotiated)
+	if lb.ShouldSendLearningPackets() {
+		t.Fatal("a negotiated LACP bond asked for learning packets")
+	}
 }

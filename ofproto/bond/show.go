@@ -141,6 +141,7 @@ func (r *Registry) SetActiveMemberCommand(args []string) (string, error) {
 	}
 	b.active = m
 	b.env.Log.Info(fmt.Sprintf("bond %s: active member is now %s", b.set.Name, m.name))
+	b.sendLearning = true
 	b.activeChanged()
 	return "done", nil
 }

@@ -2,37 +2,24 @@ package lacp
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/gvs-project/gvs/internal/pcapfile"
 )
 
 type fakeClock struct{ ms int64 }
 
 func (c *fakeClock) Now() int64 { return c.ms }
 
-// readPcap returns the frames of a classic little-endian pcap file.
+// readPcap returns the frames of a capture.
 func readPcap(t *testing.T, path string) [][]byte {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	frames, err := pcapfile.ReadFrames(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if len(b) < 24 || binary.LittleEndian.Uint32(b) != 0xa1b2c3d4 {
-		t.Fatalf("%s: not a little-endian pcap file", path)
-	}
-	var frames [][]byte
-	for off := 24; off+16 <= len(b); {
-		n := int(binary.LittleEndian.Uint32(b[off+8:]))
-		off += 16
-		if off+n > len(b) {
-			t.Fatalf("%s: truncated record", path)
-		}
-		frames = append(frames, b[off:off+n])
-		off += n
 	}
 	return frames
 }

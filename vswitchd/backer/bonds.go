@@ -248,10 +248,14 @@ func (s *bonds) run(ctx context.Context) {
 	}
 }
 
+// packetSender is a bridge's OpenFlow side sending the switch's own
+// packets (ofswitch.Bridge.SendPacket).
+type packetSender interface {
+	SendPacket(ofport uint16, frame []byte, oam bool) error
+}
+
 type lacpSend struct {
-	of interface {
-		SendPacket(uint16, []byte, bool) error
-	}
+	of     packetSender
 	ofport uint16
 	mac    [6]byte
 }
@@ -297,9 +301,31 @@ func (s *bonds) runOnce() {
 			}
 		})
 	}
+	learning := s.runBondsLocked()
+	// Learning packets after a failover leave through the members as the
+	// switch's own packets (SendPacket), outside the lock.
+	for _, l := range learning {
+		if err := l.of.SendPacket(l.ofport, l.frame, false); err != nil {
+			s.logger("bond").Debug(err.Error())
+		}
+	}
+}
+
+type learningSend struct {
+	of     packetSender
+	ofport uint16
+	frame  []byte
+}
+
+// runBondsLocked gives each bond its members' may_enable and runs it,
+// republishes the bridges whose bonds changed, and returns the learning
+// packets the bonds that failed over must send: one for each MAC the
+// bridge learned elsewhere (bundle_send_learning_packets).
+func (s *bonds) runBondsLocked() []learningSend {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var republish []*dpBridge
+	var learning []learningSend
 	for _, b := range s.bridges {
 		changed := false
 		for _, st := range s.byBridge[b.name] {
@@ -316,8 +342,21 @@ func (s *bonds) runOnce() {
 					st.x.Bond.SetMayEnable(m, may)
 				}
 			}
-			if st.x.Bond != nil && st.x.Bond.Run(st.x.LACP.Status()) {
+			if st.x.Bond == nil {
+				continue
+			}
+			if st.x.Bond.Run(st.x.LACP.Status()) {
 				changed = true
+			}
+			if st.x.Bond.ShouldSendLearningPackets() && b.fdb != nil && b.of != nil {
+				for _, e := range b.fdb.Dump() {
+					if e.Port == st.x.FDB {
+						continue
+					}
+					if f, ofport, ok := st.x.Bond.LearningPacket(e.MAC, e.VLAN); ok {
+						learning = append(learning, learningSend{of: b.of, ofport: ofport, frame: f})
+					}
+				}
 			}
 		}
 		if changed {
@@ -327,6 +366,7 @@ func (s *bonds) runOnce() {
 	for _, b := range republish {
 		s.republish(b)
 	}
+	return learning
 }
 
 // BondActiveMember is bridge.BondStatuser: the active member's MAC of a
