@@ -140,7 +140,7 @@ func (h *Handler) Revalidate() {
 			}
 			uk.seq = seq
 			uk.rules, uk.tables, uk.learned, uk.fins, uk.nfOut, uk.patches = out.Rules, out.Tables, out.Learned, out.FinTimeouts, out.NetFlowOutput, out.Patches
-			uk.mirrors, uk.groups, uk.bfdRx = out.Mirrors, out.Groups, out.BFDRx
+			uk.mirrors, uk.groups, uk.bfdRx, uk.bonds = out.Mirrors, out.Groups, out.BFDRx, out.Bonds
 			continue
 		}
 		del = append(del, id)
@@ -265,6 +265,7 @@ func (h *Handler) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
 	h.cfg.Switch.NetFlowAccount(&uk.key, uk.nfOut, dp, db, st.TCPFlags, used)
 	h.creditPatches(uk.patches, dp, db)
 	creditMirrors(uk.mirrors, dp, db)
+	creditBonds(uk.bonds, db)
 	for _, s := range uk.bfdRx {
 		s.AccountRx(dp)
 	}

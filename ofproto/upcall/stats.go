@@ -123,6 +123,14 @@ func (h *Handler) countLookups(ls []xlate.TableLookup, n uint64) {
 	}
 }
 
+// creditBonds adds the bytes sent through balanced bonds to their
+// buckets' load (Open vSwitch's bond_account).
+func creditBonds(uses []xlate.BondUse, bytes uint64) {
+	for _, u := range uses {
+		u.Bond.Account(u.Hash, bytes)
+	}
+}
+
 // creditMirrors counts packets sent to port mirrors (Mirror.statistics).
 func creditMirrors(uses []xlate.MirrorUse, packets, bytes uint64) {
 	for _, u := range uses {
@@ -155,6 +163,7 @@ func (h *Handler) CreditPacket(out *xlate.Out, n uint64) {
 	}
 	h.creditPatches(out.Patches, 1, n)
 	creditMirrors(out.Mirrors, 1, n)
+	creditBonds(out.Bonds, n)
 	for _, s := range out.BFDRx {
 		s.AccountRx(1)
 	}

@@ -204,6 +204,8 @@ type ukey struct {
 	patches []xlate.PatchCrossing
 	// mirrors are the port mirrors its packets are sent to.
 	mirrors []xlate.MirrorUse
+	// bonds are the balanced bonds its packets leave through.
+	bonds []xlate.BondUse
 	// bfdRx are the BFD sessions whose interfaces receive its packets.
 	bfdRx []*bfd.Session
 	seq   uint64 // change sequence at translation
@@ -282,7 +284,7 @@ func (h *Handler) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 		h.ukeys.mu.Lock()
 		uk := h.ukeys.m[r.UFID]
 		if uk == nil {
-			uk = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, fins: out.FinTimeouts, groups: out.Groups, patches: out.Patches, mirrors: out.Mirrors, bfdRx: out.BFDRx, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+			uk = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, fins: out.FinTimeouts, groups: out.Groups, patches: out.Patches, mirrors: out.Mirrors, bonds: out.Bonds, bfdRx: out.BFDRx, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
 			h.ukeys.m[r.UFID] = uk
 		}
 		h.ukeys.mu.Unlock()

@@ -29,6 +29,14 @@ func BondFDBPort(n uint16) uint32 { return bondFDBBase | uint32(n) }
 
 const bondFDBBase = 0xfffd0000
 
+// BondUse is a balanced bond a translation sends through and the bucket
+// hash of its packets: the upcall layer credits the megaflow's bytes to
+// that bucket (Bond.Account).
+type BondUse struct {
+	Bond *bond.Bond
+	Hash uint32
+}
+
 // bondInput applies the bond's admissibility to a packet received on
 // member in (bond_check_admissibility) and learns it on the bond: false
 // drops the packet. The verdict reads the destination's multicast bit.
@@ -73,6 +81,11 @@ func (c *ctx) bondOutput(bd *Bundle, vlan uint16) (odpPort uint32, ok bool) {
 	_, ofport, ok := bd.Bond.Output(h)
 	if !ok {
 		return 0, false
+	}
+	if bd.Bond.Mode() != bond.ActiveBackup {
+		// What the megaflow sends counts towards the bucket's load
+		// (bond_account), from which the bond rebalances.
+		c.out.Bonds = append(c.out.Bonds, BondUse{Bond: bd.Bond, Hash: h})
 	}
 	m := c.snap.Ports[ofport]
 	if m == nil || m.ODP == NoODP {

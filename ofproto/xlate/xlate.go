@@ -427,6 +427,9 @@ type Out struct {
 	// BFD are the sessions the packet is a control packet for (on the
 	// input port, or a patch peer's): the switch hands them the packet.
 	BFD []*bfd.Session
+	// Bonds are the balanced bonds the packets leave through, with their
+	// bucket hash, for the bonds' load accounting (bond.go).
+	Bonds []BondUse
 	// LACP are the members (with their bonds' LACP) the packet is a
 	// LACPDU for: the switch hands it to them (special.go).
 	LACP []*Port

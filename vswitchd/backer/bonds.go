@@ -348,6 +348,11 @@ func (s *bonds) runBondsLocked() []learningSend {
 			if st.x.Bond.Run(st.x.LACP.Status()) {
 				changed = true
 			}
+			// Buckets move from the most to the least loaded member
+			// every bond-rebalance-interval (bond_rebalance).
+			if st.x.Bond.Rebalance() {
+				changed = true
+			}
 			if st.x.Bond.ShouldSendLearningPackets() && b.fdb != nil && b.of != nil {
 				for _, e := range b.fdb.Dump() {
 					if e.Port == st.x.FDB {

@@ -273,8 +273,8 @@ func (d *Commands) cmdDelFlows(_ context.Context, args []string) (string, error)
 
 // cmdDummyReceive injects packets into a dummy port, as Open vSwitch's
 // netdev-dummy/receive: each argument is a packet in hex or a datapath
-// flow to compose a packet from ("--len N" pads the next one to N bytes,
-// "--qid N" picks the receive queue).
+// flow to compose a packet from ("--len N" after a flow pads its packet
+// to N bytes; "--qid N" before the packets picks the receive queue).
 func (d *Commands) cmdDummyReceive(_ context.Context, args []string) (string, error) {
 	var dev *dummy.Device
 	for _, dp := range d.datapaths() {
@@ -287,23 +287,31 @@ func (d *Commands) cmdDummyReceive(_ context.Context, args []string) (string, er
 	if dev == nil {
 		return "", fmt.Errorf("no such dummy netdev '%s'", args[0])
 	}
-	qid, size := 0, 0
+	qid := 0
 	queues := map[int]bool{}
 	rest := args[1:]
+	// "--qid N" comes first, as Open vSwitch reads it.
+	if len(rest) > 1 && rest[0] == "--qid" {
+		n, err := strconv.Atoi(rest[1])
+		if err != nil || n < 0 || n >= dev.NumRxQueues() {
+			return "", errors.New("bad rx queue id.")
+		}
+		qid, rest = n, rest[2:]
+	}
 	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		if (a == "--len" || a == "--qid") && i+1 < len(rest) {
-			n, err := strconv.Atoi(rest[i+1])
-			if err != nil || n < 0 {
-				return "", fmt.Errorf("%s: bad number %q", a, rest[i+1])
+		a, size := rest[i], 0
+		// "--len N" right after a flow pads the packet composed from
+		// it to N bytes (Open vSwitch's SEND_TCP_BOND_PKTS).
+		if i+1 < len(rest) && rest[i+1] == "--len" && !isHexFrame(a) {
+			n := 0
+			if i+2 < len(rest) {
+				n, _ = strconv.Atoi(rest[i+2])
 			}
-			if a == "--len" {
-				size = n
-			} else {
-				qid = n
+			if n < 60 {
+				return "", errors.New("too small packet len")
 			}
-			i++
-			continue
+			size = n
+			i += 2
 		}
 		frame, err := packetArg(a, size)
 		if err != nil {
@@ -315,7 +323,6 @@ func (d *Commands) cmdDummyReceive(_ context.Context, args []string) (string, er
 		if dev.InjectQueue(qid, frame) {
 			queues[qid] = true
 		}
-		size = 0
 	}
 	// Open vSwitch's main thread handles a dummy port's packets before
 	// the command returns, and scripts check the effects right after:
@@ -330,6 +337,13 @@ func (d *Commands) cmdDummyReceive(_ context.Context, args []string) (string, er
 // datapath to process what it injected (a port no worker polls, or an
 // overloaded datapath, must not hang the command).
 const dummyReceiveWait = 2 * time.Second
+
+// isHexFrame reports whether a netdev-dummy/receive argument is a packet
+// in hex (else it is a flow).
+func isHexFrame(a string) bool {
+	b, err := hex.DecodeString(strings.Join(strings.Fields(a), ""))
+	return err == nil && len(b) >= 14
+}
 
 // packetArg turns a netdev-dummy/receive argument into a frame.
 func packetArg(a string, size int) ([]byte, error) {
