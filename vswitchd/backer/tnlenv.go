@@ -219,8 +219,10 @@ func (e *tunnelEnv) commands() []router.Command {
 		cmds = append(cmds, c)
 	}
 	cmds = append(cmds, router.Command{Name: "tnl/ports/show", Usage: "-v", MinArgs: 0, MaxArgs: 1, Run: e.portsShow})
-	for _, n := range []string{"netdev-dummy/ip4addr", "netdev-dummy/ip6addr"} {
-		cmds = append(cmds, router.Command{Name: n, Usage: "[netdev] ipaddr/mask-prefix-len", MinArgs: 2, MaxArgs: 2, Run: e.setDummyAddr})
+	// Usages as Open vSwitch registers them (its shell completion reads
+	// them).
+	for n, usage := range map[string]string{"netdev-dummy/ip4addr": "[netdev] ipaddr/mask-prefix-len", "netdev-dummy/ip6addr": "[netdev] ip6addr"} {
+		cmds = append(cmds, router.Command{Name: n, Usage: usage, MinArgs: 2, MaxArgs: 2, Run: e.setDummyAddr})
 	}
 	return cmds
 }

@@ -29,7 +29,7 @@ func (d *Commands) List() []unixctl.Command {
 	return []unixctl.Command{
 		{Name: "dpctl/dump-conntrack", Usage: "[-m] [-s] [dp] [zone=N]", MaxArgs: 4, Run: d.cmdDumpConntrack},
 		{Name: "dpctl/flush-conntrack", Usage: "[dp] [zone=N] [ct-orig-tuple]", MaxArgs: 3, Run: d.cmdFlushConntrack},
-		{Name: "dpctl/ct-stats-show", Usage: "[dp] [zone=N] [verbose]", MaxArgs: 3, Run: d.cmdCtStatsShow},
+		{Name: "dpctl/ct-stats-show", Usage: "[dp] [zone=N]", MaxArgs: 3, Run: d.cmdCtStatsShow},
 		{Name: "dpctl/ct-get-nconns", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string { return fmt.Sprintf("%d\n", t.Count()) })},
 		{Name: "dpctl/ct-get-maxconns", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string { return strconv.FormatUint(uint64(t.MaxConns()), 10) + "\n" })},
 		{Name: "dpctl/ct-set-maxconns", Usage: "[dp] maxconns", MinArgs: 1, MaxArgs: 2, Run: d.cmdCtSetMaxConns},

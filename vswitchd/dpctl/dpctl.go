@@ -41,12 +41,12 @@ func (d *Commands) List() []unixctl.Command {
 	cmds := []unixctl.Command{
 		{Name: "dpif/show", Run: d.cmdDpifShow},
 		{Name: "dpctl/show", Usage: "[-s] [dp...]", MaxArgs: unixctl.Unlimited, Run: d.cmdDpctlShow},
-		{Name: "dpctl/dump-flows", Usage: "[-m] [--names | --no-names] [dp] [filter=..] [type=..] [pmd=..]", MaxArgs: 6, Run: d.cmdDumpFlows},
+		{Name: "dpctl/dump-flows", Usage: "[-m] [--names] [dp] [filter=..] [type=..] [pmd=..]", MaxArgs: 6, Run: d.cmdDumpFlows},
 		{Name: "dpctl/add-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutCreate)},
 		{Name: "dpctl/mod-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutModify)},
 		{Name: "dpctl/del-flow", Usage: "[dp] flow", MinArgs: 1, MaxArgs: 2, Run: d.cmdDelFlow},
 		{Name: "dpctl/del-flows", Usage: "[dp] [file]", MaxArgs: 2, Run: d.cmdDelFlows},
-		{Name: "netdev-dummy/receive", Usage: "name packet|flow...", MinArgs: 2, MaxArgs: unixctl.Unlimited, Run: d.cmdDummyReceive},
+		{Name: "netdev-dummy/receive", Usage: "name [--qid queue_id] packet|flow [--len packet_len]", MinArgs: 2, MaxArgs: unixctl.Unlimited, Run: d.cmdDummyReceive},
 	}
 	cmds = append(cmds, d.pmdCommands()...)
 	cmds = append(cmds, d.dpctlCommands()...)

@@ -21,8 +21,8 @@ import (
 // Open vSwitch's ofproto/* and dpif/* commands.
 func (d *Commands) ofCommands() []unixctl.Command {
 	return []unixctl.Command{
-		{Name: "ofproto/trace", Usage: "{[dp_name] odp_flow | bridge br_flow} [OPTIONS] [-generate|packet]", MinArgs: 1, MaxArgs: unixctl.Unlimited, Run: d.cmdTrace},
-		{Name: "ofproto/trace-packet-out", Usage: "[-consistent] {[dp_name] odp_flow | bridge br_flow} [packet] actions", MinArgs: 2, MaxArgs: 5, Run: d.cmdTracePacketOut},
+		{Name: "ofproto/trace", Usage: "{[dp_name] odp_flow | bridge br_flow} [OPTIONS...] [-generate|packet]", MinArgs: 1, MaxArgs: unixctl.Unlimited, Run: d.cmdTrace},
+		{Name: "ofproto/trace-packet-out", Usage: "[-consistent] {[dp_name] odp_flow | bridge br_flow} [OPTIONS...] [-generate|packet] actions", MinArgs: 2, MaxArgs: 5, Run: d.cmdTracePacketOut},
 		{Name: "dpif/dump-flows", Usage: "[-m] bridge", MinArgs: 1, MaxArgs: 2, Run: d.cmdDpifDumpFlows},
 		{Name: "revalidator/wait", Run: d.cmdRevalidatorWait},
 		{Name: "ofproto/list", Run: d.cmdOfprotoList},
