@@ -97,6 +97,8 @@ type Backer struct {
 	portErrs map[string]string
 	// bfd runs the interfaces' BFD sessions (bfd.go).
 	bfd *bfdMonitor
+	// ho is the ports handed over by a predecessor (handover.go).
+	ho handoverState
 }
 
 type dpBridge struct {
@@ -789,7 +791,11 @@ func (s *Backer) devType(b *dpBridge, ic *bridge.IfaceConfig) string {
 // openDevice opens an interface's device by type, as Open vSwitch's
 // netdev providers do.
 func (s *Backer) openDevice(b *dpBridge, ic *bridge.IfaceConfig) (netdev.Device, error) {
-	switch typ := s.devType(b, ic); typ {
+	typ := s.devType(b, ic)
+	if dev, _, ok, err := s.adoptDevice(b, ic.Name, typ); ok { // handover.go
+		return dev, err
+	}
+	switch typ {
 	case "dummy":
 		mac := b.localDummyMAC
 		if ic.Name != b.name || ic.Type != "internal" || mac == ([6]byte{}) {
@@ -871,6 +877,9 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 		want := dpif.PortNone
 		if b.dpTyp == "dummy" {
 			want = dummyPortNo(s.Datapath(b.dpTyp), ic.Name)
+		}
+		if no, ok := s.adoptedPortNo(ic.Name); ok {
+			want = no // the number it had in the predecessor
 		}
 		no, err := s.Datapath(b.dpTyp).AddPort(dev, want)
 		if err != nil {

@@ -1,0 +1,303 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gvs-project/gvs/internal/version"
+)
+
+// handoverVersion is the version string of the second build the
+// handover tests hand over to.
+const handoverVersion = "9.9.9-handover"
+
+var (
+	otherBuildOnce sync.Once
+	otherBuildDir  string
+	otherBuildErr  error
+)
+
+// otherBuild is gvs-vswitchd built from this tree with another version
+// string (an upgrade), once per test binary.
+func otherBuild(t *testing.T) string {
+	t.Helper()
+	otherBuildOnce.Do(func() {
+		otherBuildDir, otherBuildErr = os.MkdirTemp("", "gvs-other")
+		if otherBuildErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-ldflags", "-X github.com/gvs-project/gvs/internal/version.build="+handoverVersion,
+			"-o", filepath.Join(otherBuildDir, "gvs-vswitchd"), "github.com/gvs-project/gvs/cmd/gvs-vswitchd").CombinedOutput()
+		if err != nil {
+			otherBuildErr = fmt.Errorf("building gvs-vswitchd %s: %v\n%s", handoverVersion, err, out)
+		}
+	})
+	if otherBuildErr != nil {
+		t.Fatal(otherBuildErr)
+	}
+	return filepath.Join(otherBuildDir, "gvs-vswitchd")
+}
+
+// handover starts bin (the rig's binary when "") with the rig's command
+// line plus --handover and env, and waits until the running daemon has
+// exited: the new one then runs the switch. It returns how long the
+// handover took from the successor's start.
+func (r *restartRig) handover(bin string, env []string, args ...string) time.Duration {
+	r.t.Helper()
+	if bin == "" {
+		bin = r.bin
+	}
+	var out bytes.Buffer
+	c := exec.Command(bin, append(append([]string{"--no-chdir", "--pidfile", "--log-file"}, args...), "--handover")...)
+	c.Env, c.Dir = append(append([]string(nil), r.env...), env...), r.dir
+	c.Stdout, c.Stderr = &out, &out
+	t0 := time.Now()
+	if err := c.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() {
+		if c.ProcessState == nil {
+			c.Process.Kill()
+			c.Wait()
+		}
+	})
+	old := r.cmd
+	for end := time.Now().Add(30 * time.Second); !exited(old.Process); {
+		if exited(c.Process) {
+			err := c.Wait()
+			r.t.Fatalf("the successor exited (%v) before taking over:\n%s", err, out.String())
+		}
+		if time.Now().After(end) {
+			c.Process.Kill()
+			c.Wait()
+			r.t.Fatalf("no handover in 30 s:\n%s", out.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	old.Wait()
+	took := time.Since(t0)
+	if code := old.ProcessState.ExitCode(); code != 0 {
+		r.t.Fatalf("the old daemon exited with status %d after the handover", code)
+	}
+	r.cmd = c
+	return took
+}
+
+// exited reports whether a child process has ended (a zombie, not yet
+// waited for, or gone), without waiting for it.
+func exited(p *os.Process) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+}
+
+// handoverRefused starts a successor as handover does and expects it to
+// fail: it returns its exit status and output; the old daemon must
+// still run.
+func (r *restartRig) handoverRefused(env []string, args ...string) (int, string) {
+	r.t.Helper()
+	c := exec.Command(r.bin, append(append([]string{"--no-chdir", "--pidfile", "--log-file"}, args...), "--handover")...)
+	c.Env, c.Dir = append(append([]string(nil), r.env...), env...), r.dir
+	out, err := c.CombinedOutput()
+	if err == nil {
+		r.t.Fatalf("the successor took over:\n%s", out)
+	}
+	if r.cmd.Process.Signal(syscall.Signal(0)) != nil {
+		r.t.Fatalf("the old daemon is gone after a refused handover")
+	}
+	return c.ProcessState.ExitCode(), string(out)
+}
+
+// pingRun pings b from a every 10 ms in the background.
+type pingRun struct {
+	c   *exec.Cmd
+	out bytes.Buffer
+}
+
+func startPing(t *testing.T, r *restartRig, n int) *pingRun {
+	t.Helper()
+	p := &pingRun{c: exec.Command("ip", "netns", "exec", r.a.ns, "ping", "-n", "-q", "-i", "0.01", "-c", strconv.Itoa(n), "-W", "1", r.b.ip)}
+	p.c.Stdout, p.c.Stderr = &p.out, &p.out
+	if err := p.c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p.c.ProcessState == nil {
+			p.c.Process.Kill()
+			p.c.Wait()
+		}
+	})
+	return p
+}
+
+var pingSummary = regexp.MustCompile(`(\d+) packets transmitted, (\d+) received`)
+
+// result waits for ping to end and returns requests sent and replies
+// received.
+func (p *pingRun) result(t *testing.T) (sent, got int) {
+	t.Helper()
+	p.c.Wait()
+	m := pingSummary.FindStringSubmatch(p.out.String())
+	if m == nil {
+		t.Fatalf("ping: %s", p.out.String())
+	}
+	sent, _ = strconv.Atoi(m[1])
+	got, _ = strconv.Atoi(m[2])
+	return sent, got
+}
+
+// openflowState is what the OpenFlow clients see of br0: flows without
+// their counters and ages, groups, meters and the TLV map.
+func (r *restartRig) openflowState() string {
+	r.t.Helper()
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"-O", "OpenFlow15", "dump-flows", "--no-stats", "br0"},
+		{"-O", "OpenFlow15", "dump-groups", "br0"},
+		{"-O", "OpenFlow15", "dump-meters", "br0"},
+		{"dump-tlv-map", "br0"},
+	} {
+		b.WriteString(r.ofctl(args...))
+	}
+	return b.String()
+}
+
+// addHandoverState gives br0 what a handover must carry besides the
+// firewall: a flow with a cookie, timeouts, flags and importance, a
+// group, a meter and a TLV mapping.
+func (r *restartRig) addHandoverState() {
+	r.t.Helper()
+	r.ofctl("add-tlv-map", "br0", "{class=0xffff,type=0,len=4}->tun_metadata0")
+	r.ofctl("-O", "OpenFlow15", "add-meter", "br0", "meter=7,pktps,band=type=drop,rate=100000")
+	r.ofctl("-O", "OpenFlow15", "add-group", "br0", "group_id=5,type=all,bucket=bucket_id=0,actions=output:2")
+	r.ofctl("-O", "OpenFlow15", "add-flow", "br0",
+		"table=5,cookie=0x1234,priority=7,idle_timeout=600,hard_timeout=900,importance=9,send_flow_rem,tun_metadata0=0x99,actions=meter:7,group:5")
+}
+
+// TestHandoverKeepsEveryPacketAndConnection runs a UDP stream (one
+// datagram a millisecond), a long-lived TCP connection through the
+// ct(commit)/+est firewall with its drop of +new from the far side, and
+// a ping through gvs-vswitchd, and hands the switch over twice while
+// they run: to a new process of the same build, then to a build with
+// another version string (an upgrade). Not a datagram is lost, every
+// ping is answered, the TCP connection carries on (its far side's
+// segments are +est in the new processes: none hits the drop flow),
+// dpctl/dump-conntrack shows the same connections, ovs-ofctl shows the
+// same flows, groups, meters and TLV map, and ovs-vsctl and ovs-appctl
+// work with the new process.
+func TestHandoverKeepsEveryPacketAndConnection(t *testing.T) {
+	r := newRestartRig(t)
+	r.addFirewallFlows()
+	r.addHandoverState()
+	conn := startTCPPush(t, r, 5011)
+	u := startUDPStream(t, r, 6*time.Second)
+	ping := startPing(t, r, 500)
+	time.Sleep(time.Second)
+	ctBefore := r.conntrackLines()
+	ofBefore := r.openflowState()
+	if !strings.Contains(strings.Join(ctBefore, "\n"), "dport=5011") || !strings.Contains(strings.Join(ctBefore, "\n"), "dport=6000") {
+		t.Fatalf("conntrack before the handover: %q", ctBefore)
+	}
+
+	took1 := r.handover("", nil)
+	time.Sleep(time.Second)
+	took2 := r.handover(otherBuild(t), nil)
+	time.Sleep(500 * time.Millisecond)
+
+	if got := r.appctl("version"); !strings.Contains(got, handoverVersion) {
+		t.Fatalf("ovs-appctl version after the upgrade: %q", got)
+	}
+	if got := r.openflowState(); got != ofBefore {
+		t.Fatalf("OpenFlow state after the handovers:\n%s\nbefore:\n%s", got, ofBefore)
+	}
+	if got := r.conntrackLines(); strings.Join(got, "\n") != strings.Join(ctBefore, "\n") {
+		t.Fatalf("conntrack after the handovers:\n%s\nbefore:\n%s", strings.Join(got, "\n"), strings.Join(ctBefore, "\n"))
+	}
+	r.vsctl("set", "bridge", "br0", "external_ids:handed=yes")
+	if got := r.vsctl("get", "bridge", "br0", "external_ids:handed"); got != "yes\n" {
+		t.Fatalf("ovs-vsctl get: %q", got)
+	}
+	r.ofctl("add-flow", "br0", "table=9,priority=1,actions=drop")
+	if got := r.ofctl("dump-flows", "br0", "table=9"); !strings.Contains(got, "priority=1 actions=drop") {
+		t.Fatalf("a flow added after the handovers: %q", got)
+	}
+	n0 := conn.bytes()
+	waitFor(t, "data over the TCP connection after the handovers", func() bool { conn.alive(); return conn.bytes() >= n0+400 })
+	conn.alive()
+	if d := r.farSideDrops(); d != 0 {
+		t.Fatalf("%d far-side packets dropped as +new after the handovers", d)
+	}
+	sent, got, gap := u.result(t)
+	if sent < 5000 || got != sent {
+		t.Fatalf("UDP: %d of %d datagrams arrived (longest gap %d ms)\n%s%s", got, sent, gap, r.appctl("dpctl/show"), r.ofctl("dump-ports", "br0"))
+	}
+	psent, pgot := ping.result(t)
+	if psent != 500 || pgot != psent {
+		t.Fatalf("ping: %d replies to %d requests", pgot, psent)
+	}
+	logb, _ := os.ReadFile(filepath.Join(r.dir, "gvs-vswitchd.log"))
+	for _, want := range []string{"handed over to the successor: exiting without closing ports",
+		"handover: took over 3 ports from gvs " + version.String(), "handover: took over 3 ports from gvs " + version.String()} {
+		if !strings.Contains(string(logb), want) {
+			t.Fatalf("the log does not say %q:\n%s", want, logb)
+		}
+	}
+	t.Logf("handovers took %v and %v; UDP %d/%d, longest gap %d ms; ping %d/%d", took1.Round(time.Millisecond), took2.Round(time.Millisecond), got, sent, gap, pgot, psent)
+}
+
+// TestHandoverRefusedStateLeavesTheOldDaemonForwarding starts a
+// successor that reads another version of the OpenFlow state (the
+// test-only GVS_TEST_HANDOVER_OPENFLOW_STATE_VERSION): it exits non-zero
+// saying why, applies nothing, and the running daemon goes on
+// forwarding (no datagram of a UDP stream lost, the TCP connection
+// kept) with its pidfile, flows and conntrack; a handover after that
+// works.
+func TestHandoverRefusedStateLeavesTheOldDaemonForwarding(t *testing.T) {
+	r := newRestartRig(t)
+	r.addFirewallFlows()
+	conn := startTCPPush(t, r, 5012)
+	u := startUDPStream(t, r, 3*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	ofBefore := r.openflowState()
+	pid := r.cmd.Process.Pid
+
+	code, out := r.handoverRefused([]string{"GVS_TEST_HANDOVER_OPENFLOW_STATE_VERSION=99"})
+	want := "gvs-vswitchd: handover: applying what " + version.String() + " handed over: state from gvs " + version.String() +
+		" refused: section openflow/br0 has version 1, this gvs (" + version.String() + ") reads version 99\n"
+	if code != 1 || out != want {
+		t.Fatalf("the refused successor exited %d saying:\n%q\nwant:\n%q", code, out, want)
+	}
+	b, _ := os.ReadFile(filepath.Join(r.dir, "gvs-vswitchd.pid"))
+	if strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
+		t.Fatalf("pidfile after a refused handover: %q, want %d", b, pid)
+	}
+	if got := r.openflowState(); got != ofBefore {
+		t.Fatalf("OpenFlow state after a refused handover:\n%s\nbefore:\n%s", got, ofBefore)
+	}
+	sent, got, gap := u.result(t)
+	if sent < 2500 || got != sent {
+		t.Fatalf("UDP: %d of %d datagrams arrived (longest gap %d ms)", got, sent, gap)
+	}
+	n0 := conn.bytes()
+	waitFor(t, "data over the TCP connection", func() bool { conn.alive(); return conn.bytes() >= n0+400 })
+	logb, _ := os.ReadFile(filepath.Join(r.dir, "gvs-vswitchd.log"))
+	if !strings.Contains(string(logb), "handover to "+version.String()+" failed, forwarding again: successor: state from gvs") {
+		t.Fatalf("the old daemon's log does not say the handover failed:\n%s", logb)
+	}
+	r.handover("", nil)
+	n1 := conn.bytes()
+	waitFor(t, "data over the TCP connection after the handover", func() bool { conn.alive(); return conn.bytes() >= n1+400 })
+}
