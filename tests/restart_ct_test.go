@@ -567,7 +567,7 @@ func (u *udpStream) result(t *testing.T) (sent, got, gapMs int) {
 
 // TestRestartLossSideBySide is the restart harness
 // (tests/perf/restart/run.sh, GVS_RESTART_HARNESS=1): for gvs-vswitchd
-// (plain restart, restart with --conntrack-state, kill -9) and Open
+// (handover, plain restart, restart with --conntrack-state, kill -9) and Open
 // vSwitch's ovs-vswitchd on the netdev datapath (ovs-appctl exit and
 // start with flow-restore-wait, kill -9), each behind the same ct
 // firewall, it restarts the switch while a UDP stream (1 datagram/ms,
@@ -575,7 +575,9 @@ func (u *udpStream) result(t *testing.T) (sent, got, gapMs int) {
 // run through it, and prints the datagrams lost, the longest gap in
 // arrivals and whether the TCP connection carried on. A restart is
 // ovs-ctl's sequence (flows saved, flow-restore-wait, stop, start,
-// replace-flows --bundle, flow-restore-wait cleared); after a kill -9
+// replace-flows --bundle, flow-restore-wait cleared); a handover is a
+// successor started with --handover (the time is until the old daemon
+// exited); after a kill -9
 // the saved flows are reinstalled as soon as the bridge answers (a
 // controller at its fastest).
 func TestRestartLossSideBySide(t *testing.T) {
@@ -587,8 +589,9 @@ func TestRestartLossSideBySide(t *testing.T) {
 		name string
 		ovs  bool
 		args []string
-		stop string // "exit": ovs-ctl restart; "kill": kill -9
+		stop string // "exit": ovs-ctl restart; "kill": kill -9; "handover": --handover
 	}{
+		{"gvs, handover", false, nil, "handover"},
 		{"gvs, plain restart", false, nil, "exit"},
 		{"gvs, restart with --conntrack-state", false, []string{state}, "exit"},
 		{"gvs, kill -9", false, []string{state}, "kill"},
@@ -604,7 +607,9 @@ func TestRestartLossSideBySide(t *testing.T) {
 			u := startUDPStream(t, r, 5*time.Second)
 			time.Sleep(1500 * time.Millisecond)
 			var down time.Duration
-			if c.stop == "kill" {
+			if c.stop == "handover" {
+				down = r.handover("", nil, c.args...) // handover_test.go
+			} else if c.stop == "kill" {
 				flows := r.saveFlows()
 				t0 := time.Now()
 				r.stop("kill")
