@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,7 +200,10 @@ func (r *restartRig) addHandoverState() {
 // same flows, groups, meters and TLV map, and ovs-vsctl and ovs-appctl
 // work with the new process.
 func TestHandoverKeepsEveryPacketAndConnection(t *testing.T) {
-	r := newRestartRig(t)
+	dbPort, ofPort, mxPort := freePort(t), freePort(t), freePort(t)
+	args := []string{"--remote=punix:db2.sock", "--remote=ptcp:" + dbPort + ":127.0.0.1", "--metrics-address=127.0.0.1:" + mxPort}
+	r := newRestartRig(t, args...)
+	r.vsctl("set-controller", "br0", "ptcp:"+ofPort+":127.0.0.1")
 	r.addFirewallFlows()
 	r.addHandoverState()
 	conn := startTCPPush(t, r, 5011)
@@ -212,9 +216,9 @@ func TestHandoverKeepsEveryPacketAndConnection(t *testing.T) {
 		t.Fatalf("conntrack before the handover: %q", ctBefore)
 	}
 
-	took1 := r.handover("", nil)
+	took1 := r.handover("", nil, args...)
 	time.Sleep(time.Second)
-	took2 := r.handover(otherBuild(t), nil)
+	took2 := r.handover(otherBuild(t), nil, args...)
 	time.Sleep(500 * time.Millisecond)
 
 	if got := r.appctl("version"); !strings.Contains(got, handoverVersion) {
@@ -227,8 +231,21 @@ func TestHandoverKeepsEveryPacketAndConnection(t *testing.T) {
 		t.Fatalf("conntrack after the handovers:\n%s\nbefore:\n%s", strings.Join(got, "\n"), strings.Join(ctBefore, "\n"))
 	}
 	r.vsctl("set", "bridge", "br0", "external_ids:handed=yes")
-	if got := r.vsctl("get", "bridge", "br0", "external_ids:handed"); got != "yes\n" {
-		t.Fatalf("ovs-vsctl get: %q", got)
+	for _, db := range []string{"unix:" + filepath.Join(r.dir, "db2.sock"), "tcp:127.0.0.1:" + dbPort} {
+		if got := r.vsctl("--db="+db, "get", "bridge", "br0", "external_ids:handed"); got != "yes\n" {
+			t.Fatalf("ovs-vsctl --db=%s get: %q", db, got)
+		}
+	}
+	if got := r.ofctl("dump-flows", "tcp:127.0.0.1:"+ofPort, "table=5"); !strings.Contains(got, "cookie=0x1234") {
+		t.Fatalf("dump-flows over the ptcp controller listener: %q", got)
+	}
+	resp, err := http.Get("http://127.0.0.1:" + mxPort + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics after the handovers: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("metrics after the handovers: %s", resp.Status)
 	}
 	r.ofctl("add-flow", "br0", "table=9,priority=1,actions=drop")
 	if got := r.ofctl("dump-flows", "br0", "table=9"); !strings.Contains(got, "priority=1 actions=drop") {
@@ -249,6 +266,9 @@ func TestHandoverKeepsEveryPacketAndConnection(t *testing.T) {
 		t.Fatalf("ping: %d replies to %d requests", pgot, psent)
 	}
 	logb, _ := os.ReadFile(filepath.Join(r.dir, "gvs-vswitchd.log"))
+	if strings.Contains(string(logb), "listen attempt failed") || strings.Contains(string(logb), "Address already in use") {
+		t.Fatalf("a listener was not handed over:\n%s", logb)
+	}
 	for _, want := range []string{"handed over to the successor: exiting without closing ports",
 		"handover: took over 3 ports from gvs " + version.String(), "handover: took over 3 ports from gvs " + version.String()} {
 		if !strings.Contains(string(logb), want) {

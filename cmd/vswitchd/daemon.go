@@ -280,13 +280,13 @@ func start(cfg *Config, in *takeover) (*Daemon, error) {
 	if err := d.startBridges(); err != nil {
 		return nil, err
 	}
-	if in != nil {
-		if err := in.finish(d); err != nil {
-			return nil, err
-		}
-	}
 	if err := d.startMetrics(); err != nil {
 		return nil, err
+	}
+	if in != nil {
+		if err := in.finish(d); err != nil { // handover.go
+			return nil, err
+		}
 	}
 	ok = true
 	d.started = true

@@ -6,23 +6,75 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 )
 
-// Handed is a daemon's listening unix sockets, by path, for a handover
-// to a successor process (vswitchd/handover): the running daemon sends
-// their descriptors, and the successor, whose Listen calls find them
-// here, serves the same sockets, so that clients never find a path
-// without a listener. A Perm carries it to every Listen of the daemon.
+// Handed is a daemon's listening sockets, unix ones by path and TCP ones
+// by "tcp:" and their address, for a handover to a successor process
+// (vswitchd/handover): the running daemon sends their descriptors, and
+// the successor, whose Listen and ListenTCP calls find them here, serves
+// the same sockets, so that clients never find a path or port without a
+// listener. A Perm carries it to every Listen of the daemon.
 type Handed struct {
 	mu        sync.Mutex
-	live      map[string]*net.UnixListener
+	live      map[string]handedListener
 	inherited map[string]*os.File
+}
+
+// handedListener is what the unix and TCP listeners have in common.
+type handedListener interface {
+	net.Listener
+	SyscallConn() (syscall.RawConn, error)
+	SetDeadline(time.Time) error
 }
 
 // NewHanded returns an empty set.
 func NewHanded() *Handed {
-	return &Handed{live: map[string]*net.UnixListener{}, inherited: map[string]*os.File{}}
+	return &Handed{live: map[string]handedListener{}, inherited: map[string]*os.File{}}
+}
+
+// ListenTCP listens on a TCP address ("IP:PORT", ":PORT") as net.Listen
+// does, through p.Handed when set: a TCP listener a predecessor handed
+// over for the same address is taken instead.
+func ListenTCP(network, addr string, p Perm) (net.Listener, error) {
+	if p.Handed == nil {
+		return net.Listen(network, addr)
+	}
+	key := "tcp:" + addr
+	h := p.Handed
+	h.mu.Lock()
+	f := h.inherited[key]
+	delete(h.inherited, key)
+	h.mu.Unlock()
+	var l handedListener
+	if f != nil {
+		fl, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("listening on %s: handed socket: %w", addr, err)
+		}
+		tl, ok := fl.(*net.TCPListener)
+		if !ok {
+			fl.Close()
+			return nil, fmt.Errorf("listening on %s: handed socket is not a TCP socket", addr)
+		}
+		l = tl
+	} else {
+		nl, err := net.Listen(network, addr)
+		if err != nil {
+			return nil, err
+		}
+		tl, ok := nl.(*net.TCPListener)
+		if !ok {
+			return nl, nil
+		}
+		l = tl
+	}
+	h.mu.Lock()
+	h.live[key] = l
+	h.mu.Unlock()
+	return l, nil
 }
 
 // Inherit records a listening socket a predecessor handed over for path;
@@ -81,7 +133,8 @@ func (h *Handed) listen(path string, open func() (*net.UnixListener, error)) (*n
 	return l, nil
 }
 
-// Listener is one listening socket's path and descriptor.
+// Listener is one listening socket's path (or "tcp:" and address) and
+// descriptor.
 type Listener struct {
 	Path string
 	Fd   int
@@ -110,7 +163,7 @@ func (h *Handed) Listeners() []Listener {
 	return out
 }
 
-func sortedPaths(m map[string]*net.UnixListener) []string {
+func sortedPaths(m map[string]handedListener) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -124,7 +177,7 @@ func sortedPaths(m map[string]*net.UnixListener) []string {
 // the servers retry, until resume.
 func (h *Handed) Hold() (resume func()) {
 	h.mu.Lock()
-	ls := make([]*net.UnixListener, 0, len(h.live))
+	ls := make([]handedListener, 0, len(h.live))
 	for _, l := range h.live {
 		ls = append(ls, l)
 	}
