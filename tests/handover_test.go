@@ -317,6 +317,9 @@ func TestHandoverRefusedStateLeavesTheOldDaemonForwarding(t *testing.T) {
 	if !strings.Contains(string(logb), "handover to "+version.String()+" failed, forwarding again: successor: state from gvs") {
 		t.Fatalf("the old daemon's log does not say the handover failed:\n%s", logb)
 	}
+	if !strings.Contains(string(logb), "|vswitchd|ERR|"+strings.TrimSuffix(strings.TrimPrefix(want, "gvs-vswitchd: "), "\n")) {
+		t.Fatalf("the successor's log line is missing:\n%s", logb)
+	}
 	r.handover("", nil)
 	n1 := conn.bytes()
 	waitFor(t, "data over the TCP connection after the handover", func() bool { conn.alive(); return conn.bytes() >= n1+400 })

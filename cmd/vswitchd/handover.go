@@ -16,6 +16,7 @@ import (
 	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ovsdb/server"
 	"github.com/gvs-project/gvs/unixctl"
+	"github.com/gvs-project/gvs/unixctl/vlog"
 	"github.com/gvs-project/gvs/vswitchd/backer"
 	"github.com/gvs-project/gvs/vswitchd/handover"
 )
@@ -230,6 +231,7 @@ func startTakingOver(cfg *Config) (*Daemon, error) {
 			d.keepSockets = true
 			d.Close()
 		}
+		logFailure(cfg, err)
 		return nil, err
 	}
 	d.keepSockets = false
@@ -237,6 +239,21 @@ func startTakingOver(cfg *Config) (*Daemon, error) {
 		d.log.Warn(err.Error())
 	}
 	return d, nil
+}
+
+// logFailure writes why a handover failed to the log file, as an ERR
+// line of module vswitchd (the console gets it from Main).
+func logFailure(cfg *Config, err error) {
+	if cfg.LogFile == "" {
+		return
+	}
+	f := vlog.New(vlog.Options{Program: cfg.Program})
+	lg := f.Logger("vswitchd")
+	if f.Set("console:off") != nil || f.SetLogFile(cfg.LogFile) != nil {
+		return
+	}
+	lg.Error(err.Error())
+	f.CloseFile()
 }
 
 // newTakeover sorts a received bundle and checks its state's container
