@@ -324,3 +324,32 @@ func TestHandoverRefusedStateLeavesTheOldDaemonForwarding(t *testing.T) {
 	n1 := conn.bytes()
 	waitFor(t, "data over the TCP connection after the handover", func() bool { conn.alive(); return conn.bytes() >= n1+400 })
 }
+
+// TestHandoverWithAnExternalDatabase hands over a gvs-vswitchd that uses
+// Open vSwitch's ovsdb-server (DATABASE given, as Debian runs it): the
+// successor steals the ovs_vswitchd lock from the old daemon's session,
+// and a UDP stream and a TCP connection through the firewall go on
+// without a loss; ovs-vsctl and ovs-ofctl work with the new process.
+func TestHandoverWithAnExternalDatabase(t *testing.T) {
+	r := newRestartRigDB(t, false, true)
+	args := []string{"unix:" + filepath.Join(r.dir, "db.sock")}
+	r.addFirewallFlows()
+	conn := startTCPPush(t, r, 5013)
+	u := startUDPStream(t, r, 3*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	ofBefore := r.openflowState()
+	r.handover("", nil, args...)
+	if got := r.openflowState(); got != ofBefore {
+		t.Fatalf("OpenFlow state after the handover:\n%s\nbefore:\n%s", got, ofBefore)
+	}
+	r.vsctl("set", "bridge", "br0", "external_ids:handed=yes")
+	if got := r.vsctl("get", "bridge", "br0", "external_ids:handed"); got != "yes\n" {
+		t.Fatalf("ovs-vsctl get: %q", got)
+	}
+	sent, got, gap := u.result(t)
+	if sent < 2500 || got != sent {
+		t.Fatalf("UDP: %d of %d datagrams arrived (longest gap %d ms)", got, sent, gap)
+	}
+	n0 := conn.bytes()
+	waitFor(t, "data over the TCP connection after the handover", func() bool { conn.alive(); return conn.bytes() >= n0+400 })
+}

@@ -41,6 +41,15 @@ func newRestartRig(t *testing.T, args ...string) *restartRig {
 
 func newRestartRigFor(t *testing.T, ovs bool, args ...string) *restartRig {
 	t.Helper()
+	return newRestartRigDB(t, ovs, ovs, args...)
+}
+
+// newRestartRigDB is newRestartRigFor with Open vSwitch's ovsdb-server
+// serving RUNDIR/db.sock when extDB is set (gvs then gets
+// unix:RUNDIR/db.sock as its DATABASE after args: pass it again to
+// later starts).
+func newRestartRigDB(t *testing.T, ovs, extDB bool, args ...string) *restartRig {
+	t.Helper()
 	nstest.Require(t, "tests", "python3")
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
@@ -49,9 +58,13 @@ func newRestartRigFor(t *testing.T, ovs bool, args ...string) *restartRig {
 	r.env = append(os.Environ(), "OVS_RUNDIR="+r.dir, "OVS_DBDIR="+r.dir, "OVS_LOGDIR="+r.dir)
 	if ovs {
 		nstest.RequireBinary(t, "ovs-vswitchd", "openvswitch-switch")
+		r.prog = "ovs-vswitchd"
+	} else {
+		r.bin = daemonBinary(t)
+	}
+	if extDB {
 		nstest.RequireBinary(t, "ovsdb-server", "openvswitch-switch")
 		nstest.RequireBinary(t, "ovsdb-tool", "openvswitch-common")
-		r.prog = "ovs-vswitchd"
 		r.env = append(r.env, "OVS_SYSCONFDIR="+r.dir, "OVS_PKGDATADIR=/usr/share/openvswitch")
 		db := filepath.Join(r.dir, "conf.db")
 		run(t, r.env, "ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema")
@@ -66,8 +79,9 @@ func newRestartRigFor(t *testing.T, ovs bool, args ...string) *restartRig {
 				syscall.Kill(pid, syscall.SIGTERM)
 			}
 		})
-	} else {
-		r.bin = daemonBinary(t)
+		if !ovs {
+			args = append(args, "unix:"+filepath.Join(r.dir, "db.sock"))
+		}
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

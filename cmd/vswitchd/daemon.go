@@ -84,6 +84,7 @@ type Daemon struct {
 	ho          *handoverListener
 	frozen      *frozenDaemon
 	keepSockets bool
+	takingOver  bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -191,7 +192,7 @@ func Start(cfg *Config) (*Daemon, error) {
 // start starts the daemon, from scratch or (in not nil) with what a
 // predecessor handed over.
 func start(cfg *Config, in *takeover) (*Daemon, error) {
-	d := &Daemon{cfg: cfg, keepSockets: in != nil}
+	d := &Daemon{cfg: cfg, keepSockets: in != nil, takingOver: in != nil}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	var dirs dirMaker
 	ok := false
@@ -463,7 +464,13 @@ func (d *Daemon) setDBClient(c *client.Client) bool {
 // runBridges takes the ovs_vswitchd lock, waiting while another daemon
 // holds it, and runs the bridge layer until the daemon stops.
 func (d *Daemon) runBridges(c *client.Client) {
-	lock, err := c.Lock(d.ctx, ovsdbLock)
+	take := c.Lock
+	if d.takingOver {
+		// The predecessor's session still holds it (an external
+		// database); it exits once this daemon forwards.
+		take = c.Steal
+	}
+	lock, err := take(d.ctx, ovsdbLock)
 	if err != nil {
 		if d.ctx.Err() == nil {
 			d.log.Error("requesting the " + ovsdbLock + " database lock: " + err.Error())
