@@ -329,7 +329,9 @@ func TestHandoverRefusedStateLeavesTheOldDaemonForwarding(t *testing.T) {
 // Open vSwitch's ovsdb-server (DATABASE given, as Debian runs it): the
 // successor steals the ovs_vswitchd lock from the old daemon's session,
 // and a UDP stream and a TCP connection through the firewall go on
-// without a loss; ovs-vsctl and ovs-ofctl work with the new process.
+// without a loss; ovs-vsctl and ovs-ofctl work with the new process. A
+// successor that fails after stealing the lock (its ports cannot be
+// adopted) leaves the old daemon forwarding and configuring.
 func TestHandoverWithAnExternalDatabase(t *testing.T) {
 	r := newRestartRigDB(t, false, true)
 	args := []string{"unix:" + filepath.Join(r.dir, "db.sock")}
@@ -338,6 +340,16 @@ func TestHandoverWithAnExternalDatabase(t *testing.T) {
 	u := startUDPStream(t, r, 3*time.Second)
 	time.Sleep(500 * time.Millisecond)
 	ofBefore := r.openflowState()
+	// A successor that fails once it runs its bridges (it would make
+	// every interface a dummy: the handed ports cannot be adopted) has
+	// stolen the lock by then: the old daemon goes on forwarding, and
+	// ovsdb-server gives it the lock back when the successor's session
+	// ends (a victim of "steal" that asked with "lock" stays queued).
+	code, out := r.handoverRefused(nil, append([]string{"--enable-dummy=override"}, args...)...)
+	if code != 1 || !strings.Contains(out, "gvs-vswitchd: handover: applying what "+version.String()+" handed over: adopting ports: handed port") {
+		t.Fatalf("the failing successor exited %d saying:\n%s", code, out)
+	}
+	r.vsctl("set", "bridge", "br0", "external_ids:after=failed") // the old daemon reconfigures: waited for by ovs-vsctl
 	r.handover("", nil, args...)
 	if got := r.openflowState(); got != ofBefore {
 		t.Fatalf("OpenFlow state after the handover:\n%s\nbefore:\n%s", got, ofBefore)
