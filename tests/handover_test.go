@@ -283,8 +283,10 @@ func TestHandoverKeepsEveryPacketAndConnection(t *testing.T) {
 // test-only GVS_TEST_HANDOVER_OPENFLOW_STATE_VERSION): it exits non-zero
 // saying why, applies nothing, and the running daemon goes on
 // forwarding (no datagram of a UDP stream lost, the TCP connection
-// kept) with its pidfile, flows and conntrack; a handover after that
-// works.
+// kept) with its pidfile, flows and conntrack. A successor that fails
+// later, once its bridge layer ran on the handed database, leaves the
+// database file as the old daemon knows it (it writes nothing before it
+// has taken over). A handover after that works.
 func TestHandoverRefusedStateLeavesTheOldDaemonForwarding(t *testing.T) {
 	r := newRestartRig(t)
 	r.addFirewallFlows()
@@ -320,7 +322,22 @@ func TestHandoverRefusedStateLeavesTheOldDaemonForwarding(t *testing.T) {
 	if !strings.Contains(string(logb), "|vswitchd|ERR|"+strings.TrimSuffix(strings.TrimPrefix(want, "gvs-vswitchd: "), "\n")) {
 		t.Fatalf("the successor's log line is missing:\n%s", logb)
 	}
+	// A successor that fails after its bridge layer ran on the handed
+	// database (the handed ports cannot be adopted as dummies) wrote
+	// nothing to it: the old daemon goes on with the file as it knows it,
+	// and the next successor opens it.
+	code, out = r.handoverRefused(nil, "--enable-dummy=override")
+	if code != 1 || !strings.Contains(out, "adopting ports: handed port") {
+		t.Fatalf("the failing successor exited %d saying:\n%s", code, out)
+	}
+	if db, _ := os.ReadFile(filepath.Join(r.dir, "conf.db")); bytes.Contains(db, []byte("the database says dummy")) {
+		t.Fatal("the failed successor wrote its interface errors to the database")
+	}
+	r.vsctl("set", "bridge", "br0", "external_ids:after=failed")
 	r.handover("", nil)
+	if got := r.vsctl("get", "bridge", "br0", "external_ids:after"); got != "failed\n" {
+		t.Fatalf("after the handover: %q", got)
+	}
 	n1 := conn.bytes()
 	waitFor(t, "data over the TCP connection after the handover", func() bool { conn.alive(); return conn.bytes() >= n1+400 })
 }

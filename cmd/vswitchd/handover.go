@@ -347,6 +347,11 @@ func (in *takeover) finish(d *Daemon) error {
 	if err != nil {
 		return err
 	}
+	if d.db != nil {
+		if err := d.db.FlushDeferred(); err != nil {
+			return err
+		}
+	}
 	d.sw.ResumeDatapaths()
 	if unclaimed := in.handed.CloseUnclaimed(); len(unclaimed) > 0 {
 		d.log.Info("handover: closed handed sockets nothing listens on", "paths", strings.Join(unclaimed, " "))
@@ -374,7 +379,8 @@ func (d *Daemon) openDatabase(in *takeover) (*server.Database, error) {
 	if err != nil {
 		return nil, fmt.Errorf("with the handed lock: %w", err)
 	}
-	in.dbLock = nil // the database's now
+	in.dbLock = nil  // the database's now
+	db.DeferWrites() // nothing written until the handover succeeded (finish)
 	return db, nil
 }
 

@@ -34,3 +34,27 @@ func OpenDatabaseFileLocked(path string, lock *os.File) (*Database, storage.Open
 		return storage.OpenLocked(p, lock)
 	})
 }
+
+// DeferWrites keeps db's transactions in memory, not in its log, until
+// the server's FlushDeferred (storage.File.Defer): a daemon taking over
+// writes nothing before it has taken over.
+func (db *Database) DeferWrites() {
+	if db.log != nil {
+		db.log.Defer()
+	}
+}
+
+// FlushDeferred writes every database's deferred transactions to its
+// log.
+func (s *Server) FlushDeferred() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.dbs {
+		if e.db.log != nil {
+			if err := e.db.log.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
