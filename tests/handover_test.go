@@ -340,6 +340,13 @@ func TestHandoverRefusedStateLeavesTheOldDaemonForwarding(t *testing.T) {
 	}
 	n1 := conn.bytes()
 	waitFor(t, "data over the TCP connection after the handover", func() bool { conn.alive(); return conn.bytes() >= n1+400 })
+	// The successor's sockets are its own: they go when it exits.
+	r.stop("exit")
+	for _, f := range []string{"db.sock", "br0.mgmt", "br0.snoop", "gvs-vswitchd.handover", "gvs-vswitchd.pid"} {
+		if _, err := os.Stat(filepath.Join(r.dir, f)); !os.IsNotExist(err) {
+			t.Errorf("%s after the successor's exit: %v", f, err)
+		}
+	}
 }
 
 // TestHandoverWithAnExternalDatabase hands over a gvs-vswitchd that uses

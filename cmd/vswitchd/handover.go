@@ -235,6 +235,7 @@ func startTakingOver(cfg *Config) (*Daemon, error) {
 		return nil, err
 	}
 	d.keepSockets = false
+	d.handed.Own()
 	if err := d.listenHandover(); err != nil {
 		d.log.Warn(err.Error())
 	}

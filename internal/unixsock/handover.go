@@ -20,6 +20,9 @@ type Handed struct {
 	mu        sync.Mutex
 	live      map[string]handedListener
 	inherited map[string]*os.File
+	// taken are the unix listeners made of inherited sockets: their
+	// files are the predecessor's until Own.
+	taken []*net.UnixListener
 }
 
 // handedListener is what the unix and TCP listeners have in common.
@@ -120,7 +123,11 @@ func (h *Handed) listen(path string, open func() (*net.UnixListener, error)) (*n
 			fl.Close()
 			return nil, fmt.Errorf("listening on %s: handed socket is not a unix socket", path)
 		}
+		ul.SetUnlinkOnClose(false) // until Own: a failed successor leaves them alone
 		l = ul
+		h.mu.Lock()
+		h.taken = append(h.taken, ul)
+		h.mu.Unlock()
 	} else {
 		var err error
 		if l, err = open(); err != nil {
@@ -131,6 +138,18 @@ func (h *Handed) listen(path string, open func() (*net.UnixListener, error)) (*n
 	h.live[path] = l
 	h.mu.Unlock()
 	return l, nil
+}
+
+// Own makes the inherited unix listeners this process's: closing one
+// from now on removes its file, as closing one this process created
+// does. A successor calls it once it has taken over.
+func (h *Handed) Own() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, l := range h.taken {
+		l.SetUnlinkOnClose(true)
+	}
+	h.taken = nil
 }
 
 // Listener is one listening socket's path (or "tcp:" and address) and
