@@ -25,16 +25,18 @@ import (
 // "Handover between two processes"). Every daemon listens on
 // RUNDIR/PROGRAM.handover (mode 0600). A successor started with the
 // same command line plus --handover connects to it and receives the
-// kernel ports, the listening unix sockets (db.sock, punix: remotes,
-// an explicit --unixctl socket, each bridge's .mgmt and .snoop and
-// punix: controller listeners), the database's lock and, as a state
-// file, each bridge's OpenFlow state, MAC table and port numbers and
-// each datapath's conntrack. It starts as an ordinary daemon would,
-// except that it serves the handed sockets, adopts the handed ports as
-// the bridge layer adds them, keeps its datapaths paused until the state
-// is applied, and only then forwards and says "done"; the old daemon
-// then exits without closing anything. Any failure leaves the old daemon
-// forwarding and the successor exits non-zero saying why.
+// kernel ports, the listening sockets (unixsock.Handed: db.sock,
+// punix:/ptcp:/pssl: remotes, an explicit --unixctl socket, each
+// bridge's .mgmt and .snoop, controller listeners, the metrics
+// listener), the database's lock and, as a state file, each bridge's
+// OpenFlow state, MAC table and port numbers and each datapath's
+// conntrack. It starts as an ordinary daemon would, except that it
+// serves the handed sockets, adopts the handed ports as the bridge layer
+// adds them, keeps its datapaths paused and its database writes in
+// memory until the state is applied, and only then forwards and says
+// "done"; the old daemon then exits without closing anything. Any
+// failure leaves the old daemon forwarding and the successor exits
+// non-zero saying why.
 
 // handoverTimeout bounds a whole handover, each side.
 const handoverTimeout = 20 * time.Second
@@ -121,7 +123,8 @@ func (d *Daemon) exitHandedOver() {
 // daemonSource is the running daemon as handover.Source.
 type daemonSource struct{ d *Daemon }
 
-// frozen is what Thaw undoes.
+// frozenDaemon is what Thaw undoes: the database hold, the listeners'
+// hold and the backer's freeze.
 type frozenDaemon struct {
 	release, accept func()
 	fr              *backer.Frozen
