@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,31 +21,17 @@ import (
 // handover tests hand over to.
 const handoverVersion = "9.9.9-handover"
 
-var (
-	otherBuildOnce sync.Once
-	otherBuildDir  string
-	otherBuildErr  error
-)
-
 // otherBuild is gvs-vswitchd built from this tree with another version
-// string (an upgrade), once per test binary.
+// string (an upgrade), in t.TempDir().
 func otherBuild(t *testing.T) string {
 	t.Helper()
-	otherBuildOnce.Do(func() {
-		otherBuildDir, otherBuildErr = os.MkdirTemp("", "gvs-other")
-		if otherBuildErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-ldflags", "-X github.com/gvs-project/gvs/internal/version.build="+handoverVersion,
-			"-o", filepath.Join(otherBuildDir, "gvs-vswitchd"), "github.com/gvs-project/gvs/cmd/gvs-vswitchd").CombinedOutput()
-		if err != nil {
-			otherBuildErr = fmt.Errorf("building gvs-vswitchd %s: %v\n%s", handoverVersion, err, out)
-		}
-	})
-	if otherBuildErr != nil {
-		t.Fatal(otherBuildErr)
+	bin := filepath.Join(t.TempDir(), "gvs-vswitchd")
+	out, err := exec.Command("go", "build", "-ldflags", "-X github.com/gvs-project/gvs/internal/version.build="+handoverVersion,
+		"-o", bin, "github.com/gvs-project/gvs/cmd/gvs-vswitchd").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building gvs-vswitchd %s: %v\n%s", handoverVersion, err, out)
 	}
-	return filepath.Join(otherBuildDir, "gvs-vswitchd")
+	return bin
 }
 
 // handover starts bin (the rig's binary when "") with the rig's command
@@ -200,6 +185,7 @@ func (r *restartRig) addHandoverState() {
 // same flows, groups, meters and TLV map, and ovs-vsctl and ovs-appctl
 // work with the new process.
 func TestHandoverKeepsEveryPacketAndConnection(t *testing.T) {
+	upgrade := otherBuild(t) // before the traffic: building takes seconds
 	dbPort, ofPort, mxPort := freePort(t), freePort(t), freePort(t)
 	args := []string{"--remote=punix:db2.sock", "--remote=ptcp:" + dbPort + ":127.0.0.1", "--metrics-address=127.0.0.1:" + mxPort}
 	r := newRestartRig(t, args...)
@@ -218,7 +204,7 @@ func TestHandoverKeepsEveryPacketAndConnection(t *testing.T) {
 
 	took1 := r.handover("", nil, args...)
 	time.Sleep(time.Second)
-	took2 := r.handover(otherBuild(t), nil, args...)
+	took2 := r.handover(upgrade, nil, args...)
 	time.Sleep(500 * time.Millisecond)
 
 	if got := r.appctl("version"); !strings.Contains(got, handoverVersion) {
