@@ -16,9 +16,12 @@ import (
 // flows, encoded with this package's own codec as the OpenFlow 1.5
 // messages that recreate them (tlv_table_mod, meter_mod, group_mod,
 // flow_mod add), in that order, each preceded by its length (4 bytes,
-// big endian). The successor applies them through the checks a
-// controller's messages go through. Rule counters and ages restart;
-// timeouts count again from the handover.
+// big endian); each flow_mod is followed by a flow stats reply for that
+// flow with its packet and byte counts (no actions, no duration). The
+// successor applies them through the checks a controller's messages go
+// through and adds the counts to the recreated flows. Flow ages and
+// group and meter counters restart; timeouts count again from the
+// handover.
 
 // StateVersion is the version of the encoding ExportState writes and
 // ImportState reads.
@@ -110,6 +113,11 @@ func (b *Bridge) exportLocked(tlv []ofp.TLVMap) ([]byte, error) {
 		if err := add(fm); err != nil {
 			return nil, fmt.Errorf("flow in table %d: %w", r.Table, err)
 		}
+		fs := ofp.FlowStats{TableID: r.Table, Priority: r.Priority, Cookie: r.Cookie, Match: r.Match, IdleAge: -1, HardAge: -1,
+			PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load()}
+		if err := add(&ofp.FlowStatsReply{Format: ofp.FormatOXM, Stats: []ofp.FlowStats{fs}}); err != nil {
+			return nil, fmt.Errorf("counters of a flow in table %d: %w", r.Table, err)
+		}
 	}
 	return out, nil
 }
@@ -161,6 +169,7 @@ func (b *Bridge) ImportState(state []byte) error {
 			if body.Command != ofp.FlowAdd {
 				return fmt.Errorf("%w: message %d: flow command %d", ErrState, len(msgs), body.Command)
 			}
+		case *ofp.FlowStatsReply:
 		default:
 			return fmt.Errorf("%w: message %d is %s", ErrState, len(msgs), m.Raw)
 		}
@@ -169,6 +178,7 @@ func (b *Bridge) ImportState(state []byte) error {
 	}
 	st := &connState{}
 	var fms []*oftable.FlowMod
+	var counts []ofp.FlowStats
 	for i, m := range msgs {
 		var err error
 		switch body := m.Body.(type) {
@@ -183,6 +193,8 @@ func (b *Bridge) ImportState(state []byte) error {
 			if err = b.decodeFlowMod(fm, body, m.Version, st); err == nil {
 				fms = append(fms, fm)
 			}
+		case *ofp.FlowStatsReply:
+			counts = append(counts, body.Stats...)
 		}
 		if err != nil {
 			return fmt.Errorf("bridge %s: applying OpenFlow state message %d (%s): %w", b.cfg.Name, i, m.Raw, err)
@@ -190,6 +202,17 @@ func (b *Bridge) ImportState(state []byte) error {
 	}
 	if err := b.applyFlowMods(fms); err != nil {
 		return fmt.Errorf("bridge %s: applying %d flows: %w", b.cfg.Name, len(fms), err)
+	}
+	tm := b.xl.Snapshot().TunMap
+	for i := range counts {
+		c := &counts[i]
+		if c.Match.Relayout(tm) != nil {
+			continue
+		}
+		if r := b.tables.FindStrict(c.TableID, &c.Match, c.Priority); r != nil && r.Cookie == c.Cookie {
+			r.Stats.Packets.Add(c.PacketCount)
+			r.Stats.Bytes.Add(c.ByteCount)
+		}
 	}
 	return nil
 }

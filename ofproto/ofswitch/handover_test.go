@@ -59,12 +59,16 @@ func sampleState(t testing.TB) []byte {
 // TestHandedOpenFlowStateIsTheSameSwitch: a bridge that imports another's
 // held state holds the same TLV map, meters, groups and flows (its own
 // export is byte for byte the same), with each flow's cookie, timeouts,
-// importance and flags.
+// importance, flags and packet and byte counts.
 func TestHandedOpenFlowStateIsTheSameSwitch(t *testing.T) {
 	a := newStateBridge(t)
 	if err := a.ImportState(sampleState(t)); err != nil {
 		t.Fatal(err)
 	}
+	m := matchInPort(1)
+	ra := a.Tables().FindStrict(3, &m, 77)
+	ra.Stats.Packets.Add(5)
+	ra.Stats.Bytes.Add(300)
 	st, release, err := a.HoldState()
 	if err != nil {
 		t.Fatal(err)
@@ -82,13 +86,15 @@ func TestHandedOpenFlowStateIsTheSameSwitch(t *testing.T) {
 	if !bytes.Equal(st, st2) {
 		t.Fatalf("re-exported state differs:\n%x\n%x", st, st2)
 	}
-	m := matchInPort(1)
 	r := b.Tables().FindStrict(3, &m, 77)
 	if r == nil {
 		t.Fatal("the flow in table 3 is missing")
 	}
 	if idle, hard := r.Timeouts(); r.Cookie != 0xabc || idle != 600 || hard != 900 || r.Importance != 9 || r.Flags&1 == 0 {
 		t.Fatalf("flow: cookie %#x timeouts %d/%d importance %d flags %#x", r.Cookie, idle, hard, r.Importance, r.Flags)
+	}
+	if p, by := r.Stats.Packets.Load(), r.Stats.Bytes.Load(); p != 5 || by != 300 {
+		t.Fatalf("flow counters %d packets %d bytes, want 5 and 300", p, by)
 	}
 	if n := b.Tables().Count(); n != 2 {
 		t.Fatalf("%d flows, want 2", n)
