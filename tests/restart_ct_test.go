@@ -41,6 +41,15 @@ func newRestartRig(t *testing.T, args ...string) *restartRig {
 
 func newRestartRigFor(t *testing.T, ovs bool, args ...string) *restartRig {
 	t.Helper()
+	return newRestartRigDB(t, ovs, ovs, args...)
+}
+
+// newRestartRigDB is newRestartRigFor with Open vSwitch's ovsdb-server
+// serving RUNDIR/db.sock when extDB is set (gvs then gets
+// unix:RUNDIR/db.sock as its DATABASE after args: pass it again to
+// later starts).
+func newRestartRigDB(t *testing.T, ovs, extDB bool, args ...string) *restartRig {
+	t.Helper()
 	nstest.Require(t, "tests", "python3")
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
@@ -49,9 +58,13 @@ func newRestartRigFor(t *testing.T, ovs bool, args ...string) *restartRig {
 	r.env = append(os.Environ(), "OVS_RUNDIR="+r.dir, "OVS_DBDIR="+r.dir, "OVS_LOGDIR="+r.dir)
 	if ovs {
 		nstest.RequireBinary(t, "ovs-vswitchd", "openvswitch-switch")
+		r.prog = "ovs-vswitchd"
+	} else {
+		r.bin = daemonBinary(t)
+	}
+	if extDB {
 		nstest.RequireBinary(t, "ovsdb-server", "openvswitch-switch")
 		nstest.RequireBinary(t, "ovsdb-tool", "openvswitch-common")
-		r.prog = "ovs-vswitchd"
 		r.env = append(r.env, "OVS_SYSCONFDIR="+r.dir, "OVS_PKGDATADIR=/usr/share/openvswitch")
 		db := filepath.Join(r.dir, "conf.db")
 		run(t, r.env, "ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema")
@@ -66,8 +79,9 @@ func newRestartRigFor(t *testing.T, ovs bool, args ...string) *restartRig {
 				syscall.Kill(pid, syscall.SIGTERM)
 			}
 		})
-	} else {
-		r.bin = daemonBinary(t)
+		if !ovs {
+			args = append(args, "unix:"+filepath.Join(r.dir, "db.sock"))
+		}
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -567,7 +581,7 @@ func (u *udpStream) result(t *testing.T) (sent, got, gapMs int) {
 
 // TestRestartLossSideBySide is the restart harness
 // (tests/perf/restart/run.sh, GVS_RESTART_HARNESS=1): for gvs-vswitchd
-// (plain restart, restart with --conntrack-state, kill -9) and Open
+// (handover, plain restart, restart with --conntrack-state, kill -9) and Open
 // vSwitch's ovs-vswitchd on the netdev datapath (ovs-appctl exit and
 // start with flow-restore-wait, kill -9), each behind the same ct
 // firewall, it restarts the switch while a UDP stream (1 datagram/ms,
@@ -575,7 +589,9 @@ func (u *udpStream) result(t *testing.T) (sent, got, gapMs int) {
 // run through it, and prints the datagrams lost, the longest gap in
 // arrivals and whether the TCP connection carried on. A restart is
 // ovs-ctl's sequence (flows saved, flow-restore-wait, stop, start,
-// replace-flows --bundle, flow-restore-wait cleared); after a kill -9
+// replace-flows --bundle, flow-restore-wait cleared); a handover is a
+// successor started with --handover (the time is until the old daemon
+// exited); after a kill -9
 // the saved flows are reinstalled as soon as the bridge answers (a
 // controller at its fastest).
 func TestRestartLossSideBySide(t *testing.T) {
@@ -587,8 +603,9 @@ func TestRestartLossSideBySide(t *testing.T) {
 		name string
 		ovs  bool
 		args []string
-		stop string // "exit": ovs-ctl restart; "kill": kill -9
+		stop string // "exit": ovs-ctl restart; "kill": kill -9; "handover": --handover
 	}{
+		{"gvs, handover", false, nil, "handover"},
 		{"gvs, plain restart", false, nil, "exit"},
 		{"gvs, restart with --conntrack-state", false, []string{state}, "exit"},
 		{"gvs, kill -9", false, []string{state}, "kill"},
@@ -604,7 +621,9 @@ func TestRestartLossSideBySide(t *testing.T) {
 			u := startUDPStream(t, r, 5*time.Second)
 			time.Sleep(1500 * time.Millisecond)
 			var down time.Duration
-			if c.stop == "kill" {
+			if c.stop == "handover" {
+				down = r.handover("", nil, c.args...) // handover_test.go
+			} else if c.stop == "kill" {
 				flows := r.saveFlows()
 				t0 := time.Now()
 				r.stop("kill")

@@ -27,8 +27,14 @@ type Pidfile struct {
 // if a live process holds the existing pidfile's lock. The file is written
 // under a temporary name and renamed into place, so readers never see it
 // half written.
-func CreatePidfile(path string) (*Pidfile, error) {
-	if pid, err := lockOwner(path); err == nil && pid != 0 && pid != os.Getpid() {
+func CreatePidfile(path string) (*Pidfile, error) { return createPidfile(path, 0) }
+
+// TakePidfile is CreatePidfile in a process taking over from process
+// handing (a handover): that process may still hold the old file's lock.
+func TakePidfile(path string, handing int) (*Pidfile, error) { return createPidfile(path, handing) }
+
+func createPidfile(path string, handing int) (*Pidfile, error) {
+	if pid, err := lockOwner(path); err == nil && pid != 0 && pid != os.Getpid() && pid != handing {
 		return nil, fmt.Errorf("appctl: pidfile %s is locked by running process %d", path, pid)
 	}
 	tmp := path + ".tmp"

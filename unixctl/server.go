@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -98,7 +99,9 @@ func (s *Server) Serve(ln net.Listener) error {
 		nc, err := ln.Accept()
 		if err != nil && acceptRetryable(err) {
 			// Out of descriptors or an aborted handshake: keep serving.
-			s.log.Warn("unixctl: accept failed, retrying", "error", err)
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				s.log.Warn("unixctl: accept failed, retrying", "error", err)
+			}
 			select {
 			case <-time.After(50 * time.Millisecond):
 				continue
@@ -130,7 +133,8 @@ func (s *Server) Serve(ln net.Listener) error {
 
 func acceptRetryable(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
-		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) ||
+		errors.Is(err, os.ErrDeadlineExceeded) // accepting held (a handover)
 }
 
 func (s *Server) track(nc net.Conn) bool {

@@ -75,6 +75,9 @@ type Config struct {
 	// ConntrackState is a file the conntrack tables are saved to at a
 	// planned stop and restored from at start ("" for none; ctstate.go).
 	ConntrackState string
+	// Handover starts the daemon by taking over from the running one
+	// (its ports, sockets and state; handover.go).
+	Handover bool
 }
 
 // defaultDir returns the Open vSwitch environment variable's value or a
@@ -221,6 +224,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.StringVar(&cfg.SSLProtocols, "ssl-protocols", "", "SSL/TLS versions allowed, e.g. TLSv1.2,TLSv1.3 (default TLS 1.2 and 1.3)")
 	f.StringVar(&cfg.SSLCiphers, "ssl-ciphers", "", "OpenSSL cipher suite names allowed for TLS 1.2 and earlier (default: Go's secure suites)")
 	f.BoolVarP(&showVersion, "version", "V", false, "print the version and exit")
+	f.BoolVar(&cfg.Handover, "handover", false, "take over from the gvs-vswitchd running with this run directory (its ports, listening sockets, database lock, flows, MAC tables and conntrack) without losing a packet; it exits once this one forwards")
 	f.BoolVar(&cfg.DisableSystem, "disable-system", false, "disable the kernel datapath type: bridges of datapath_type system get no kernel devices (their system ports are refused, internal ports are dummies); netdev bridges are unaffected")
 	for _, n := range ignoredOVSFlags {
 		f.Bool(n, false, "accepted for ovs-vswitchd compatibility; ignored")

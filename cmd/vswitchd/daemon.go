@@ -75,6 +75,17 @@ type Daemon struct {
 	// the conntrack state.
 	started bool
 
+	// Handover (handover.go): the listening sockets that can be handed
+	// over, the database file (its lock), the handover socket, what a
+	// failed handover thaws, and keepSockets while a successor's start
+	// may still fail (the socket files are the predecessor's).
+	handed      *unixsock.Handed
+	dbFile      *server.Database
+	ho          *handoverListener
+	frozen      *frozenDaemon
+	keepSockets bool
+	takingOver  bool
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -106,6 +117,9 @@ func Run(cfg *Config) error {
 	case s := <-sig:
 		d.log.Info("received signal, exiting", "signal", s.String())
 	case <-d.ctx.Done():
+	case <-d.handedOver():
+		d.exitHandedOver()
+		return nil
 	}
 	return d.Close()
 }
@@ -161,7 +175,24 @@ func detach(cfg *Config) error {
 // Start brings the daemon up: directories, logging, pidfile, database,
 // control socket. It returns once every socket accepts connections.
 func Start(cfg *Config) (*Daemon, error) {
-	d := &Daemon{cfg: cfg}
+	if cfg.Handover {
+		return startTakingOver(cfg) // handover.go
+	}
+	d, err := start(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.listenHandover(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// start starts the daemon, from scratch or (in not nil) with what a
+// predecessor handed over.
+func start(cfg *Config, in *takeover) (*Daemon, error) {
+	d := &Daemon{cfg: cfg, keepSockets: in != nil, takingOver: in != nil}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	var dirs dirMaker
 	ok := false
@@ -199,15 +230,20 @@ func Start(cfg *Config) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.handed = unixsock.NewHanded()
+	if in != nil {
+		d.handed = in.handed
+	}
+	perm.Handed = d.handed
 	d.sockPerm = perm
-	if cfg.Pidfile != "" {
+	if cfg.Pidfile != "" && in == nil { // a successor takes it once forwarding (handover.go)
 		p, err := unixctl.CreatePidfile(cfg.Pidfile)
 		if err != nil {
 			return nil, err
 		}
 		d.pid = p
 	}
-	if err := d.startDatabase(); err != nil {
+	if err := d.startDatabase(in); err != nil {
 		return nil, err
 	}
 	if err := d.startControl(); err != nil {
@@ -230,6 +266,9 @@ func Start(cfg *Config) (*Daemon, error) {
 		OFDebug:         vconnLog{d.logs.Logger("vconn")},
 		DatapathCreated: d.ct.Restore,
 	})
+	if in != nil {
+		d.sw.Handover().Adopt(in.ports)
+	}
 	d.dpctl = dpctl.New(d.sw, dpctl.Config{Program: cfg.Program, DummyOverride: cfg.DummyOverride})
 	if err := d.registerCommands(); err != nil {
 		return nil, err
@@ -244,6 +283,11 @@ func Start(cfg *Config) (*Daemon, error) {
 	}
 	if err := d.startMetrics(); err != nil {
 		return nil, err
+	}
+	if in != nil {
+		if err := in.finish(d); err != nil { // handover.go
+			return nil, err
+		}
 	}
 	ok = true
 	d.started = true
@@ -260,7 +304,7 @@ func (d *Daemon) databaseName() string {
 // startDatabase opens (or creates from the embedded Open_vSwitch schema)
 // the database file and serves it on RUNDIR/db.sock, unless an external
 // database was given.
-func (d *Daemon) startDatabase() error {
+func (d *Daemon) startDatabase(in *takeover) error {
 	if d.cfg.Database != "" {
 		return nil
 	}
@@ -271,11 +315,12 @@ func (d *Daemon) startDatabase() error {
 			return fmt.Errorf("creating database %s: %w", d.cfg.DBFile, err)
 		}
 	} else {
-		db, _, err = server.OpenDatabaseFile(d.cfg.DBFile)
+		db, err = d.openDatabase(in)
 		if err != nil {
 			return fmt.Errorf("opening database %s: %w", d.cfg.DBFile, err)
 		}
 	}
+	d.dbFile = db
 	d.db = server.New()
 	d.db.SetLimits(server.Limits{StallTimeout: stallTimeoutFromEnv()})
 	dblog := d.logs.Logger("ovsdb_server")
@@ -419,7 +464,13 @@ func (d *Daemon) setDBClient(c *client.Client) bool {
 // runBridges takes the ovs_vswitchd lock, waiting while another daemon
 // holds it, and runs the bridge layer until the daemon stops.
 func (d *Daemon) runBridges(c *client.Client) {
-	lock, err := c.Lock(d.ctx, ovsdbLock)
+	take := c.Lock
+	if d.takingOver {
+		// The predecessor's session still holds it (an external
+		// database); it exits once this daemon forwards.
+		take = c.Steal
+	}
+	lock, err := take(d.ctx, ovsdbLock)
 	if err != nil {
 		if d.ctx.Err() == nil {
 			d.log.Error("requesting the " + ovsdbLock + " database lock: " + err.Error())
@@ -466,6 +517,9 @@ func (d *Daemon) Exit() { d.cancel() }
 // Close stops everything and removes the sockets and pidfile.
 func (d *Daemon) Close() error {
 	d.cancel()
+	if d.ho != nil {
+		d.ho.l.Close() // removes the handover socket
+	}
 	if d.mx != nil {
 		d.mx.Close()
 	}
@@ -497,7 +551,7 @@ func (d *Daemon) Close() error {
 	if d.ctlPath != "" {
 		os.Remove(d.ctlPath)
 	}
-	if d.dbSock != "" {
+	if d.dbSock != "" && !d.keepSockets {
 		os.Remove(d.dbSock)
 	}
 	if d.pid != nil {

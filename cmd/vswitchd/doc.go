@@ -17,5 +17,11 @@
 // tunnels) is vswitchd/backer; this package creates it and registers its
 // commands (bfdcmds.go: bfd/show, bfd/set-forwarding).
 //
+// With --handover it starts by taking over from the running daemon
+// instead (handover.go: every daemon listens on RUNDIR/PROGRAM.handover
+// and implements vswitchd/handover's Source; the successor serves the
+// handed sockets, adopts the handed ports and applies the state before
+// it forwards).
+//
 // It is the only package that imports every layer.
 package vswitchd

@@ -3,6 +3,8 @@ package vswitchd
 import (
 	"net"
 
+	"github.com/gvs-project/gvs/internal/unixsock"
+
 	"github.com/gvs-project/gvs/vswitchd/metrics"
 )
 
@@ -11,7 +13,8 @@ func (d *Daemon) startMetrics() error {
 	if d.cfg.MetricsAddress == "" {
 		return nil
 	}
-	mx, err := metrics.Start(metrics.Config{Address: d.cfg.MetricsAddress, Switch: d.sw, DB: d.db, Log: d.log})
+	mx, err := metrics.Start(metrics.Config{Address: d.cfg.MetricsAddress, Switch: d.sw, DB: d.db, Log: d.log,
+		Listen: func(network, addr string) (net.Listener, error) { return unixsock.ListenTCP(network, addr, d.sockPerm) }})
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ func TestMACLearnTextRoundTrips(t *testing.T) {
 		"mac_learn(table=2,vlan=10,in_tagged,ports(1,2:tagged,3))":                                            "mac_learn(table=2,vlan=10,in_tagged,ports(1,2:tagged,3))",
 		"mac_learn(ports(3,1:tagged),table=0x5,vlan=0)":                                                       "mac_learn(table=5,ports(1:tagged,3))",
 		"mac_learn(table=1,ports())":                                                                          "mac_learn(table=1)",
-		"mac_learn(table=3,drop_if_moved,learn_port=4293787649,ports(2,4293787649:tagged:out=0x6))": "mac_learn(table=3,learn_port=4293787649,drop_if_moved,ports(2,4293787649:tagged:out=6))",
+		"mac_learn(table=3,drop_if_moved,learn_port=4293787649,ports(2,4293787649:tagged:out=0x6))":           "mac_learn(table=3,learn_port=4293787649,drop_if_moved,ports(2,4293787649:tagged:out=6))",
 		"mac_learn(table=3,learn_port=4293918722,ports(1,4293918721:tagged:recirc=0x1f,4293918723:recirc=7))": "mac_learn(table=3,learn_port=4293918722,ports(1,4293918721:tagged:recirc=0x1f,4293918723:recirc=0x7))",
 	} {
 		acts, err := odp.ParseActions(in)

@@ -17,5 +17,11 @@
 // Linux copies to the file it creates, so the process-wide umask is never
 // changed), then its group is set, then its mode widened.
 //
+// Handed (handover.go) records the daemon's listeners, unix ones by path
+// and TCP ones (ListenTCP) by address, so that a handover can send their
+// descriptors to a successor, whose Listen and ListenTCP take the handed
+// socket for the same path or address instead of binding a new one; Hold
+// stops this process accepting on them meanwhile.
+//
 // It imports only the standard library and golang.org/x/sys.
 package unixsock

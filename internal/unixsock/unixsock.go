@@ -28,6 +28,9 @@ type Perm struct {
 	// otherwise the file keeps the group bind gave it (the daemon's).
 	GID    int
 	SetGID bool
+	// Handed, if set, records the listeners for a handover and gives
+	// back those a predecessor handed over (handover.go).
+	Handed *Handed
 }
 
 func (p Perm) mode() os.FileMode {
@@ -63,6 +66,13 @@ var ErrInUse = errors.New("socket in use by another process")
 // on it with the permissions p, and returns the listener; closing it
 // removes the file.
 func Listen(path string, p Perm) (*net.UnixListener, error) {
+	if p.Handed != nil {
+		return p.Handed.listen(path, func() (*net.UnixListener, error) { return listen(path, p) })
+	}
+	return listen(path, p)
+}
+
+func listen(path string, p Perm) (*net.UnixListener, error) {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
 		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 			c.Close()

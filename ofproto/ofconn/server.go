@@ -66,7 +66,7 @@ func (s *Server) Listen(target string) (net.Listener, error) {
 	if network == "unix" {
 		l, err = unixsock.Listen(addr, s.UnixPerm)
 	} else {
-		l, err = net.Listen(network, addr)
+		l, err = unixsock.ListenTCP(network, addr, s.UnixPerm) // handed over when the daemon took over
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ofconn: listening on %s: %w", target, err)

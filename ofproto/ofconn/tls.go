@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/gvs-project/gvs/internal/unixsock"
 	"net"
 	"os"
 	"strings"
@@ -218,7 +219,7 @@ func (s *Server) ListenTarget(target string, ts *TLSSettings) (net.Listener, err
 	if err != nil {
 		return nil, fmt.Errorf("ofconn: unsupported listen target %q", target)
 	}
-	l, err := net.Listen("tcp", addr)
+	l, err := unixsock.ListenTCP("tcp", addr, s.UnixPerm)
 	if err != nil {
 		return nil, fmt.Errorf("ofconn: listening on %s: %w", target, err)
 	}

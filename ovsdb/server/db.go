@@ -128,7 +128,11 @@ func CreateDatabaseFile(path string, schemaJSON []byte) (*Database, error) {
 // OpenDatabaseFile opens a database file written by ovsdb-tool,
 // ovsdb-server or gvs, replays its transactions and truncates a torn tail.
 func OpenDatabaseFile(path string) (*Database, storage.OpenInfo, error) {
-	f, recs, info, err := storage.Open(path)
+	return openDatabaseFile(path, storage.Open)
+}
+
+func openDatabaseFile(path string, open func(string) (*storage.File, [][]byte, storage.OpenInfo, error)) (*Database, storage.OpenInfo, error) {
+	f, recs, info, err := open(path)
 	if err != nil {
 		return nil, info, err
 	}

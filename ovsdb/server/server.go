@@ -162,6 +162,7 @@ func (s *Server) Serve(l net.Listener) error {
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond) // a deadline holds accepting (a handover)
 				continue
 			}
 			return fmt.Errorf("ovsdb server: accept: %w", err)

@@ -60,3 +60,32 @@ func checkHandedLock(path string, lock *os.File) error {
 	}
 	return nil
 }
+
+// Defer makes Append keep records in memory instead of writing them,
+// until Flush: a successor taking over writes nothing to the log until
+// the handover has succeeded, so that a failed one leaves the file as
+// the running process knows it. Deferred records are not durable.
+func (lf *File) Defer() { lf.deferred = true }
+
+// Flush writes the records deferred since Defer, syncs them and makes
+// Append write again.
+func (lf *File) Flush() error {
+	if !lf.deferred {
+		return nil
+	}
+	lf.deferred = false
+	if len(lf.pending) == 0 {
+		return nil
+	}
+	if _, err := lf.f.Write(lf.pending); err != nil {
+		lf.rewind()
+		return fmt.Errorf("storage: append to %s: %w", lf.path, err)
+	}
+	if err := lf.f.Sync(); err != nil {
+		lf.rewind()
+		return fmt.Errorf("storage: sync %s: %w", lf.path, err)
+	}
+	lf.size += int64(len(lf.pending))
+	lf.pending = nil
+	return nil
+}

@@ -83,3 +83,44 @@ func TestOpenLockedRefusesADescriptorThatDoesNotHoldTheLock(t *testing.T) {
 		t.Fatalf("the refused descriptor was closed: %v", err)
 	}
 }
+
+// TestDeferredAppendsReachTheFileOnlyAtFlush: while deferred, appended
+// records are not written (a failed handover's successor leaves the log
+// as it was); Flush writes them in order, and they read back.
+func TestDeferredAppendsReachTheFileOnlyAtFlush(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conf.db")
+	lf, err := Create(path, []byte(`{"name":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	before := fi.Size()
+	lf.Defer()
+	for _, rec := range []string{`{"a":1}`, `{"b":2}`} {
+		if err := lf.Append([]byte(rec)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, _ := os.Stat(path); fi.Size() != before || lf.ShouldCompact(0) {
+		t.Fatalf("deferred records written (%d bytes, was %d) or compaction allowed", fi.Size(), before)
+	}
+	if err := lf.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := lf.Append([]byte(`{"c":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	lf.Close()
+	lf, recs, _, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	var got []string
+	for _, r := range recs {
+		got = append(got, string(r))
+	}
+	if want := []string{`{"name":"x"}`, `{"a":1}`, `{"b":2}`, `{"c":3}`}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("records %q, want %q", got, want)
+	}
+}

@@ -28,6 +28,10 @@ type File struct {
 	// base is the size right after the last compaction (or open), used to
 	// decide when to compact again.
 	base int64
+	// deferred keeps appended records in pending instead of writing
+	// them (handover.go).
+	deferred bool
+	pending  []byte
 }
 
 // OpenInfo reports what Open found.
@@ -233,6 +237,10 @@ func AppendRecord(dst, js []byte) []byte {
 // Append writes one record and syncs it to disk.
 func (lf *File) Append(js []byte) error {
 	rec := AppendRecord(nil, js)
+	if lf.deferred {
+		lf.pending = append(lf.pending, rec...)
+		return nil
+	}
 	if _, err := lf.f.Write(rec); err != nil {
 		lf.rewind()
 		return fmt.Errorf("storage: append to %s: %w", lf.path, err)
@@ -260,7 +268,7 @@ func (lf *File) Size() int64 { return lf.size }
 // has grown past minSize and to at least four times its size after the
 // last compaction.
 func (lf *File) ShouldCompact(minSize int64) bool {
-	return lf.size >= minSize && lf.size >= 4*lf.base
+	return !lf.deferred && lf.size >= minSize && lf.size >= 4*lf.base
 }
 
 // Compact replaces the log with one holding the schema and a single

@@ -100,6 +100,9 @@ type Backer struct {
 	bfd *bfdMonitor
 	// bnd runs the bonded ports and their LACP (bonds.go).
 	bnd *bonds
+	// hand is the handover side: the state given to a successor, the
+	// ports handed over by a predecessor (handover.go).
+	hand *Handover
 }
 
 type dpBridge struct {
@@ -191,6 +194,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 	s.devs = &devices{disableSystem: cfg.DisableSystem, dummySystem: cfg.DummySystem, dummyOverride: cfg.DummyOverride,
 		runDir: cfg.RunDir, logger: cfg.Logger, dps: s.dps}
 	s.view = &View{mu: &s.mu, bridges: s.bridges, dps: s.dps}
+	s.hand = &Handover{mu: &s.mu, bridges: s.bridges, dps: s.dps}
 	s.vports = &vportTable{dps: s.dps, m: map[string]map[string]*vportRef{}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.portErrs.logger = cfg.Logger
@@ -697,13 +701,21 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 			return -1, err
 		}
 	} else {
-		dev, err := s.devs.open(b, ic)
+		// A device handed over by a predecessor is adopted, not opened
+		// (handover.go).
+		dev, _, adopted, err := s.hand.adoptDevice(b, ic.Name, s.devs.devType(b, ic))
+		if !adopted {
+			dev, err = s.devs.open(b, ic)
+		}
 		if err != nil {
 			return -1, err
 		}
 		want := dpif.PortNone
 		if b.dpTyp == "dummy" {
 			want = dummyPortNo(s.Datapath(b.dpTyp), ic.Name)
+		}
+		if no, ok := s.hand.adoptedPortNo(ic.Name); ok {
+			want = no // the number it had in the predecessor
 		}
 		no, err := s.Datapath(b.dpTyp).AddPort(dev, want)
 		if err != nil {

@@ -37,6 +37,10 @@ type datapathSet struct {
 	// aa:55:aa:55:00:00, :01, ... in creation order as Open vSwitch's
 	// netdev-dummy gives them (its test suite expects them).
 	dummyMACs atomic.Uint32
+	// pauseNew pauses datapaths as they are created, until the handed
+	// state is applied (handover.go); resumes lets them go.
+	pauseNew atomic.Bool
+	resumes  []func()
 }
 
 // get returns the datapath of a type, creating and starting it on first
@@ -72,6 +76,10 @@ func (ds *datapathSet) get(typ string) *dpnetdev.Datapath {
 	}
 	if err := dp.Start(); err != nil {
 		ds.log.Error("starting datapath", "type", typ, "err", err)
+	} else if ds.pauseNew.Load() {
+		if resume, err := dp.Pause(time.Second); err == nil {
+			ds.resumes = append(ds.resumes, resume)
+		}
 	}
 	ds.dps[typ] = dp
 	return dp

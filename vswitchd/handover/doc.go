@@ -12,7 +12,8 @@
 //     its own user, and an executable built from the same main package
 //     (Go build information of /proc/PID/exe): another program is
 //     refused. A different protocol version is refused; the successor
-//     then falls back to the ordinary restart.
+//     then exits saying why (gvs-vswitchd), and the ordinary restart
+//     remains.
 //  3. bundle (running daemon): it freezes (Source.Freeze: forwarding
 //     paused at a batch boundary, nothing that is handed over changes)
 //     and sends the ports' descriptors and positions (netdev.Handoff),

@@ -34,6 +34,9 @@ type Config struct {
 	// DB is the embedded database server; nil with an external one.
 	DB  *server.Server
 	Log *slog.Logger
+	// Listen opens the listener (a handed-over one in a daemon that took
+	// over); nil: net.Listen.
+	Listen func(network, address string) (net.Listener, error)
 }
 
 // Server is a running metrics listener.
@@ -56,7 +59,11 @@ func Start(cfg Config) (*Server, error) {
 	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	ln, err := net.Listen("tcp", cfg.Address)
+	listen := cfg.Listen
+	if listen == nil {
+		listen = net.Listen
+	}
+	ln, err := listen("tcp", cfg.Address)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listening on %s: %w", cfg.Address, err)
 	}

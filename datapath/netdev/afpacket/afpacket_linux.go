@@ -16,8 +16,12 @@ import (
 
 // Defaults for zero Config fields.
 const (
-	DefaultBlockSize    = 128 << 10
-	DefaultNumBlocks    = 32
+	// 4 MiB a ring, in many small blocks: at low rates each block is
+	// retired with a frame or two after BlockTimeout, so the number of
+	// blocks is how long the ring holds frames while nobody reads it
+	// (128 ms: a handover's pause, dpnetdev.Datapath.Pause).
+	DefaultBlockSize    = 32 << 10
+	DefaultNumBlocks    = 128
 	DefaultBlockTimeout = time.Millisecond
 )
 

@@ -20,7 +20,9 @@
 //
 // At low rates a frame waits for its block's retire timeout
 // (Config.BlockTimeout, 1 ms by default) before Recv sees it; at high
-// rates blocks fill first.
+// rates blocks fill first. While nobody reads (a paused datapath during
+// a handover) the ring holds frames for NumBlocks retire timeouts at low
+// rates (128 ms by default), its 4 MiB at high rates.
 //
 // Frames the kernel left with a partial checksum (TP_STATUS_CSUMNOTREADY:
 // sent by a local stack with checksum offload) have their TCP or UDP

@@ -2,6 +2,7 @@ package afpacket
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -147,7 +148,8 @@ func TestAdoptRefusesStateThatFailsItsChecks(t *testing.T) {
 		{"other port", with(func(h *netdev.Handoff) { h.Name = "eth9" }), `handed a system port "eth9"`},
 		{"newer format", with(func(h *netdev.Handoff) { h.State[0] = 2 }), "state version 2, this build reads 1"},
 		{"missing descriptor", with(func(h *netdev.Handoff) { h.Fds = h.Fds[:1] }), "1 queues, 23 bytes of state and 1 descriptors do not agree"},
-		{"block outside the ring", with(func(h *netdev.Handoff) { binary.BigEndian.PutUint32(h.State[3+8:], 32) }), "rx queue 0: current block 32 of 32"},
+		{"block outside the ring", with(func(h *netdev.Handoff) { binary.BigEndian.PutUint32(h.State[3+8:], DefaultNumBlocks) }),
+			fmt.Sprintf("rx queue 0: current block %d of %d", DefaultNumBlocks, DefaultNumBlocks)},
 		{"pipe for a socket", with(func(h *netdev.Handoff) { h.Fds[0] = int(r.Fd()) }), "is not a socket"},
 		{"tx socket as rx", with(func(h *netdev.Handoff) { h.Fds[0] = h.Fds[1] }), "rx queue 0: socket uses TPACKET version 1, not V3"},
 		{"wrong ring size", with(func(h *netdev.Handoff) { binary.BigEndian.PutUint32(h.State[3+4:], 16) }), "mapping a ring of 16 blocks"},

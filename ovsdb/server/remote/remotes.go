@@ -310,7 +310,7 @@ func (r *remote) runPassive(ctx context.Context, t remoteTarget) {
 		if t.network == "unix" {
 			l, err = unixsock.Listen(t.addr, r.rs.perm)
 		} else {
-			l, err = net.Listen("tcp", t.addr)
+			l, err = unixsock.ListenTCP("tcp", t.addr, r.rs.perm)
 		}
 		if err != nil {
 			r.rs.log.Warn("listen attempt failed", "target", r.target, "err", err)
@@ -385,6 +385,7 @@ func (r *remote) serve(l net.Listener, t remoteTarget) error {
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond) // a deadline holds accepting (a handover)
 				continue
 			}
 			return err

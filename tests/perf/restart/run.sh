@@ -1,9 +1,10 @@
 #!/bin/bash
 # What a restart of the switch costs, side by side: runs
 # tests/restart_ct_test.go's TestRestartLossSideBySide with gvs-vswitchd
-# (plain restart, restart with --conntrack-state, kill -9) and Open
-# vSwitch's ovs-vswitchd on the netdev datapath (ovs-appctl exit + start
-# with flow-restore-wait, kill -9), each behind the same ct(commit)/+est
+# (handover with --handover, plain restart, restart with
+# --conntrack-state, kill -9) and Open vSwitch's ovs-vswitchd on the
+# netdev datapath (ovs-appctl exit + start with flow-restore-wait,
+# kill -9), each behind the same ct(commit)/+est
 # firewall between two namespaces, and prints per run: UDP datagrams lost
 # of a 1/ms stream, the longest gap between arrivals, and whether a TCP
 # connection whose far side speaks first carried on. Needs root and Open
