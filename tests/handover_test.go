@@ -261,7 +261,18 @@ func TestHandoverKeepsEveryPacketAndConnection(t *testing.T) {
 			t.Fatalf("the log does not say %q:\n%s", want, logb)
 		}
 	}
-	t.Logf("handovers took %v and %v; UDP %d/%d, longest gap %d ms; ping %d/%d", took1.Round(time.Millisecond), took2.Round(time.Millisecond), got, sent, gap, pgot, psent)
+	// The successors start with their predecessor's first-pass
+	// megaflows (the UDP, TCP and ping flows at least), translated again.
+	warm := regexp.MustCompile(`handover: took over 3 ports .*netdev: (\d+) megaflows`).FindAllStringSubmatch(string(logb), -1)
+	if len(warm) != 2 {
+		t.Fatalf("the log does not say how many megaflows each successor prewarmed:\n%s", logb)
+	}
+	for _, w := range warm {
+		if n, _ := strconv.Atoi(w[1]); n < 3 {
+			t.Fatalf("a successor prewarmed %s megaflows, want at least 3:\n%s", w[1], logb)
+		}
+	}
+	t.Logf("handovers took %v and %v; UDP %d/%d, longest gap %d ms; ping %d/%d; megaflows prewarmed %s and %s", took1.Round(time.Millisecond), took2.Round(time.Millisecond), got, sent, gap, pgot, psent, warm[0][1], warm[1][1])
 }
 
 // TestHandoverRefusedStateLeavesTheOldDaemonForwarding starts a

@@ -270,3 +270,43 @@ func TestLearnActionOfMissInstallsFlow(t *testing.T) {
 		t.Fatalf("table 1 after the miss: %d rules, want the learned flow", len(learned))
 	}
 }
+
+// Prewarm puts the megaflow a miss would, with its ukey (revalidation
+// keeps it), without crediting any rule; a recirculation pass's key is
+// not prewarmed, and an existing megaflow is left alone.
+func TestPrewarmInstallsTheMegaflowAMissWouldWithoutSideEffects(t *testing.T) {
+	e := newEnv(t, "priority=100,in_port=1 actions=output:2")
+	k := key(t, pktTCP)
+	if ok, err := e.h.Prewarm(&k); !ok || err != nil {
+		t.Fatalf("Prewarm: %v, %v", ok, err)
+	}
+	puts := e.dp.Puts()
+	if len(puts) != 1 || puts[0].Actions.String() != "2" || puts[0].Flags != dpif.PutCreate {
+		t.Fatalf("puts %+v, want one create with actions 2", puts)
+	}
+	m := flow.Match{Key: puts[0].Match.Key.Masked(&puts[0].Match.Mask), Mask: puts[0].Match.Mask}
+	if got := m.String(); got != "recirc_id(0),in_port(1),packet_type(ns=0,id=0),eth_type(0x0800),ipv4(frag=no)" {
+		t.Errorf("put match %s", got)
+	}
+	if c := e.h.Counters(); c.Upcalls != 0 || c.Ukeys != 1 {
+		t.Errorf("counters %+v, want no upcall and 1 ukey", c)
+	}
+	for r := range e.tables.Rules(0, nil) {
+		if n := r.Stats.Packets.Load(); n != 0 {
+			t.Fatalf("the rule was credited %d packets", n)
+		}
+	}
+	if ok, _ := e.h.Prewarm(&k); ok {
+		t.Fatal("an existing megaflow was put again")
+	}
+	e.dp.Reset()
+	e.h.Revalidate()
+	if dels := e.dp.Dels(); len(dels) != 0 {
+		t.Fatalf("revalidation deleted the prewarmed megaflow: %v", dels)
+	}
+	r := k
+	r.RecircID = 5
+	if ok, _ := e.h.Prewarm(&r); ok {
+		t.Fatal("a recirculation pass was prewarmed")
+	}
+}

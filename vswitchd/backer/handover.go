@@ -11,6 +11,7 @@ import (
 
 	"github.com/gvs-project/gvs/datapath/conntrack"
 	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/netdev/afpacket"
@@ -41,9 +42,14 @@ const (
 	secMAC       = "mac/"
 	secPorts     = "ports/"
 	secConntrack = "conntrack/"
+	secMegaflows = "megaflows/"
 	// PortsStateVersion is the version of a ports section: one
 	// "NAME OFPORT" line per port.
 	PortsStateVersion uint16 = 1
+	// MegaflowsStateVersion is the version of a megaflows section: one
+	// line per first-pass megaflow, its match as dpctl/dump-flows -m
+	// prints it (flow.Match.Format).
+	MegaflowsStateVersion uint16 = 1
 )
 
 // Handover is the backer's side of a handover (Backer.Handover): it
@@ -147,6 +153,7 @@ func (s *Handover) Freeze(timeout time.Duration) (*Frozen, error) {
 	for _, t := range sortedKeys(s.dps.dps) {
 		dp := s.dps.dps[t]
 		fr.Sections = append(fr.Sections, statefile.Section{Name: secConntrack + t, Version: conntrack.StateVersion, Data: dp.Conntrack().ExportState()})
+		fr.Sections = append(fr.Sections, statefile.Section{Name: secMegaflows + t, Version: MegaflowsStateVersion, Data: megaflowLines(dp)})
 	}
 	fr.Thaw = thaw
 	return fr, nil
@@ -237,7 +244,7 @@ func (s *Handover) CheckState(f *statefile.File, versions map[string]uint16) err
 			return fmt.Errorf("state section %s has version %d (written by gvs %s); this gvs reads version %d", sec.Name, sec.Version, f.GVSVersion, want)
 		}
 		switch kind + "/" {
-		case secConntrack:
+		case secConntrack, secMegaflows:
 			if _, ok := s.dps.dps[name]; !ok {
 				return fmt.Errorf("state section %s: no datapath %s here", sec.Name, name)
 			}
@@ -259,7 +266,7 @@ func (s *Handover) CheckState(f *statefile.File, versions map[string]uint16) err
 // StateVersions are the section versions this build reads, by kind.
 func StateVersions() map[string]uint16 {
 	return map[string]uint16{secOpenFlow: ofswitch.StateVersion, secMAC: l2fib.StateVersion,
-		secPorts: PortsStateVersion, secConntrack: conntrack.StateVersion}
+		secPorts: PortsStateVersion, secConntrack: conntrack.StateVersion, secMegaflows: MegaflowsStateVersion}
 }
 
 // checkPorts checks that every port of a ports section has the same
@@ -313,10 +320,73 @@ func (s *Handover) ApplyState(f *statefile.File) (string, error) {
 				return "", fmt.Errorf("datapath %s: conntrack: %w", name, err)
 			}
 			sum = append(sum, fmt.Sprintf("%s: conntrack %s", name, res.String()))
+		case secMegaflows:
+			n, err := s.prewarmLocked(name, sec.Data)
+			if err != nil {
+				return "", fmt.Errorf("datapath %s: megaflows: %w", name, err)
+			}
+			sum = append(sum, fmt.Sprintf("%s: %d megaflows", name, n))
 		}
 	}
 	sort.Strings(sum)
 	return strings.Join(sum, ", "), nil
+}
+
+// megaflowLines lists a datapath's first-pass megaflows (recirculation id
+// 0: later passes' ids are this process's) as their matches' text.
+func megaflowLines(dp interface{ FlowDump(func(*dpif.Flow) bool) }) []byte {
+	var b strings.Builder
+	seen := map[dpif.UFID]bool{}
+	dp.FlowDump(func(f *dpif.Flow) bool {
+		if f.Match.Key.RecircID == 0 && !seen[f.UFID] {
+			seen[f.UFID] = true // one line per megaflow, not per worker's copy
+			b.WriteString(f.Match.Format(true))
+			b.WriteByte('\n')
+		}
+		return true
+	})
+	return []byte(b.String())
+}
+
+// prewarmLocked installs a predecessor's megaflows in datapath typ: each
+// match is translated again by the bridge owning its input port (the
+// same OpenFlow state was applied first), so the successor starts with
+// the megaflows its traffic needs instead of a miss for every flow. A
+// line that does not parse is an error; a match no bridge owns, or whose
+// translation is transient, is skipped. Called with the backer's lock
+// held and the datapaths paused.
+func (s *Handover) prewarmLocked(typ string, data []byte) (int, error) {
+	owner := map[uint32]*dpBridge{}
+	for _, b := range s.bridges {
+		if b.dpTyp != typ || b.of == nil {
+			continue
+		}
+		for _, p := range b.ports {
+			if p.dev != nil {
+				owner[uint32(p.odp)] = b
+			}
+		}
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		m, err := flow.ParseMatch(line)
+		if err != nil {
+			return n, fmt.Errorf("bad megaflow %q: %w", line, err)
+		}
+		b := owner[m.Key.InPort]
+		if b == nil {
+			continue
+		}
+		if ok, err := b.of.Upcalls().Prewarm(&m.Key); err != nil {
+			return n, err
+		} else if ok {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // ResumeDatapaths starts forwarding on the datapaths paused since their

@@ -1,0 +1,45 @@
+package upcall
+
+import (
+	"time"
+
+	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/ofproto/xlate"
+)
+
+// Prewarm installs the megaflow for a key without a packet: it
+// translates the key as a miss would, without side effects (no learn, no
+// packet-in, no statistics), records the ukey and puts the flow. A
+// handover's successor prewarms the megaflows its predecessor had, so
+// that traffic does not all come up as misses at once. Keys of a
+// recirculation pass are not prewarmed (their recirculation ids were the
+// predecessor's); a key whose translation is transient, or that the flow
+// limit refuses, is skipped. It reports whether a flow was installed.
+func (h *Handler) Prewarm(k *flow.Key) (bool, error) {
+	if k.RecircID != 0 {
+		return false, nil
+	}
+	seq := h.seq.Load()
+	in := xlate.In{Key: *k}
+	var out xlate.Out
+	h.xl.Translate(&in, &out)
+	if out.Err != nil || out.Transient || (h.flowLimit != nil && !h.flowLimit.Admit(h.cfg.DP.FlowCount())) {
+		return false, nil
+	}
+	m := flow.Match{Key: *k, Mask: out.Mask}
+	m.Normalize()
+	ufid := dpif.UFIDFromMatch(&m)
+	h.ukeys.mu.Lock()
+	if h.ukeys.m[ufid] == nil {
+		h.ukeys.m[ufid] = &ukey{key: *k, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned,
+			fins: out.FinTimeouts, groups: out.Groups, patches: out.Patches, mirrors: out.Mirrors, bonds: out.Bonds, bfdRx: out.BFDRx,
+			seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+	}
+	h.ukeys.mu.Unlock()
+	err := h.cfg.DP.FlowPut(&dpif.FlowPut{UFID: ufid, Match: m, Actions: out.Actions, Flags: dpif.PutCreate})
+	if err == dpif.ErrExists {
+		return false, nil
+	}
+	return err == nil, err
+}
