@@ -206,7 +206,7 @@ func New(cfg Config) (*Bridge, error) {
 		debugActions: cfg.DebugActions, bfdProcessed: cfg.BFDProcessed, lacpProcessed: cfg.LACPProcessed}
 	b.bundles = &bundler{name: cfg.Name, conns: b.conns, idleTimeout: cfg.BundleIdleTimeout, groups: &b.groups, tables: t,
 		xl: b.xl, up: b.up, fmd: b.fmd, exec: b.exec, notify: b.notify, debugf: cfg.Debugf}
-	b.tracer = &tracer{name: cfg.Name, xl: b.xl, recirc: cfg.Recirc}
+	b.tracer = &tracer{name: cfg.Name, xl: b.xl, recirc: cfg.Recirc, learn: b.up.ApplyLearned}
 	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns}
 	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.notify.sendFlowRemoved
 	b.tabs.name, b.tabs.logf = cfg.Name, cfg.Logf

@@ -66,6 +66,10 @@ type tracer struct {
 	name   string
 	xl     *xlate.Xlator
 	recirc *xlate.RecircTable
+	// learn applies the flows a traced packet's learn actions make: a
+	// trace with a packet (-generate, or one given) has that side
+	// effect, as Open vSwitch's (allow_side_effects with a packet).
+	learn func([]xlate.LearnedFlow)
 }
 
 // trace is Bridge.Trace.
@@ -234,6 +238,9 @@ func (tr *tracer) passActions(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt
 	}
 	var out xlate.Out
 	tr.xl.Translate(&xin, &out)
+	if pkt != nil && tr.learn != nil {
+		tr.learn(out.Learned)
+	}
 	final := out.Final
 	final.InPort = fl.InPort
 	final.RecircID = fl.RecircID
