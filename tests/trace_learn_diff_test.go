@@ -3,6 +3,8 @@ package tests
 import (
 	"strings"
 	"testing"
+
+	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
 
 // traceLearnSteps are Open vSwitch's learn.at "standard VLAN+MAC
@@ -33,4 +35,58 @@ func TestTraceWithAPacketLearnsLikeOpenVSwitch(t *testing.T) {
 		}
 		return s
 	})
+}
+
+// deleteLearnedSteps are Open vSwitch's learn.at "delete_learned
+// feature": flows go with the last rule whose learn(delete_learned)
+// targets their table and cookie, whoever installed them, when it is
+// deleted or modified to learn elsewhere, in cascades.
+func deleteLearnedSteps() []ofStep {
+	dump := ofctl("dump-flows", "br0", "--no-stats")
+	return []ofStep{
+		{tool: "file", args: []string{"flows.txt", `reg0=0x1 actions=learn(delete_learned,cookie=0x123)
+reg0=0x2 actions=learn(delete_learned,cookie=0x123)
+cookie=0x123, table=1, reg0=0x3 actions=drop
+cookie=0x123, table=1, reg0=0x4 actions=drop
+cookie=0x123, table=2, reg0=0x5 actions=drop
+cookie=0x234, table=1, reg0=0x6 actions=drop
+`}},
+		ofctl("add-flows", "br0", "flows.txt"),
+		dump,
+		ofctl("del-flows", "br0", "table=0 reg0=1"),
+		dump,
+		ofctl("mod-flows", "br0", "table=0 reg0=2 actions=output:1,learn(delete_learned,cookie=0x123)"),
+		dump,
+		ofctl("mod-flows", "br0", "table=0 reg0=2 actions=learn(delete_learned,cookie=0x234)"),
+		dump,
+		ofctl("add-flow", "br0", "table=0 reg0=2 actions=learn(delete_learned,cookie=0x234),output:2"),
+		dump,
+		ofctl("del-flows", "br0", "table=0"),
+		dump,
+		{tool: "file", args: []string{"flows.txt", `reg0=0x1 actions=learn(table=1,delete_learned,cookie=0x123)
+reg0=0x2 actions=learn(table=2,delete_learned,cookie=0x234)
+cookie=0x123, table=1, reg0=0x3 actions=learn(table=3,delete_learned,cookie=0x345)
+cookie=0x234, table=2, reg0=0x3 actions=learn(table=4,delete_learned,cookie=0x456)
+cookie=0x345, table=3, reg0=0x4 actions=learn(table=5,delete_learned,cookie=0x567)
+cookie=0x456, table=4, reg0=0x5 actions=learn(table=5,delete_learned,cookie=0x567)
+cookie=0x567, table=5, reg0=0x6 actions=drop
+cookie=0x567, table=5, reg0=0x7 actions=drop
+cookie=0x567, table=5, reg0=0x8 actions=drop
+`}},
+		ofctl("del-flows", "br0"),
+		ofctl("add-flows", "br0", "flows.txt"),
+		dump,
+		ofctl("del-flows", "br0", "table=0 reg0=1"),
+		dump,
+		ofctl("del-flows", "br0", "table=0 reg0=2"),
+		dump,
+	}
+}
+
+// TestDeleteLearnedGoesByCookieLikeOpenVSwitch: the flows left after
+// each step are Open vSwitch's.
+func TestDeleteLearnedGoesByCookieLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	// The first line is the step's command; the flows are in hash order.
+	diffOneBridgeAgainstOpenVSwitch(t, deleteLearnedSteps, func(s string) string { return ovsoracle.SortLines(s, 1) })
 }

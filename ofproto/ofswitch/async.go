@@ -31,11 +31,13 @@ const (
 // also keeps the translator told whether table misses make packet-ins
 // (updateMissPacketIn) and counts the packet-ins sent.
 type notifier struct {
-	name   string
-	conns  *connmgr.Manager[connExt]
-	xl     *xlate.Xlator
-	recirc *xlate.RecircTable
-	tables *oftable.Tables
+	// cookies are the learned cookies whose flows go after a commit.
+	cookies *learnedCookies
+	name    string
+	conns   *connmgr.Manager[connExt]
+	xl      *xlate.Xlator
+	recirc  *xlate.RecircTable
+	tables  *oftable.Tables
 	// up is told of translation changes and keeps the learned flows
 	// (ForgetLearned).
 	up           *upcall.Handler
@@ -263,10 +265,10 @@ func (n *notifier) sendPortStatusTo(s ofconn.Sender, st *connState, ev portEvent
 // sendFlowRemoved sends flow_removed for removed rules that asked for it
 // (and deletes what removed learning flows learned with delete_learned).
 func (n *notifier) sendFlowRemoved(rs []oftable.Removal) {
+	defer n.deleteLearned(rs)
 	if len(rs) == 0 {
 		return
 	}
-	defer n.deleteLearned(rs)
 	now := time.Now()
 	for _, rm := range rs {
 		r := rm.Rule
@@ -342,10 +344,17 @@ func (n *notifier) decodeContinuation(raw []byte, v uint8) (*xlate.Continuation,
 	return ct, nil
 }
 
-// deleteLearned deletes the flows learned by removed learning flows
-// (learn's delete_learned), which the upcall handler keeps track of.
+// deleteLearned forgets the removed flows in the learn limits' records
+// and deletes the flows of the cookies that no rule learns into with
+// delete_learned any more (Open vSwitch's learned_cookies_flush).
 func (n *notifier) deleteLearned(rs []oftable.Removal) {
-	fms := n.up.ForgetLearned(rs)
+	if len(rs) > 0 {
+		n.up.ForgetLearned(rs)
+	}
+	if n.cookies == nil || !n.cookies.on.Load() {
+		return
+	}
+	fms := n.cookies.takeDead()
 	if len(fms) == 0 {
 		return
 	}

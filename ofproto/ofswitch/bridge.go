@@ -189,7 +189,10 @@ func New(cfg Config) (*Bridge, error) {
 		RevalidateInterval: cfg.RevalidateInterval, Logf: cfg.Logf, Switch: upcallSwitch{b}})
 	t.OnChange(b.up.Changed)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	b.notify = &notifier{name: cfg.Name, xl: b.xl, recirc: cfg.Recirc, tables: t, up: b.up, logf: cfg.Logf, debugf: cfg.Debugf}
+	// One commit hook for the flow monitors and delete_learned's
+	// learned cookies (learncookies.go).
+	hooks := &commitHooks{tables: t, cookies: &learnedCookies{}}
+	b.notify = &notifier{cookies: hooks.cookies, name: cfg.Name, xl: b.xl, recirc: cfg.Recirc, tables: t, up: b.up, logf: cfg.Logf, debugf: cfg.Debugf}
 	b.conns = connmgr.New(connmgr.Config[connExt]{Name: cfg.Name, RunDir: cfg.RunDir, SocketPerm: cfg.SocketPerm,
 		TLS: cfg.TLS, OFDebug: cfg.OFDebug, Logf: cfg.Logf, Debugf: cfg.Debugf,
 		Serve: b.serveConn, OnChange: b.notify.updateMissPacketIn,
@@ -201,13 +204,14 @@ func New(cfg Config) (*Bridge, error) {
 		flowsRemoved: b.notify.sendFlowRemoved}
 	b.groups = groupTable{mu: &b.gmu, m: map[uint32]*groupEntry{}, xl: b.xl, tables: t, meters: &b.meters, changed: b.up.Changed,
 		flowsRemoved: b.notify.sendFlowRemoved}
-	b.fmd = &fmDecoder{xl: b.xl, groups: &b.groups, debugActions: cfg.DebugActions}
+	b.fmd = &fmDecoder{xl: b.xl, groups: &b.groups, debugActions: cfg.DebugActions, hooks: hooks}
 	b.exec = &executor{name: cfg.Name, dp: cfg.DP, xl: b.xl, up: b.up, groups: &b.groups, notify: b.notify,
 		debugActions: cfg.DebugActions, bfdProcessed: cfg.BFDProcessed, lacpProcessed: cfg.LACPProcessed}
 	b.bundles = &bundler{name: cfg.Name, conns: b.conns, idleTimeout: cfg.BundleIdleTimeout, groups: &b.groups, tables: t,
 		xl: b.xl, up: b.up, fmd: b.fmd, exec: b.exec, notify: b.notify, debugf: cfg.Debugf}
 	b.tracer = &tracer{name: cfg.Name, xl: b.xl, recirc: cfg.Recirc, learn: b.up.ApplyLearned}
-	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns}
+	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns, hooks: hooks}
+	hooks.monitors = b.mons.monitorCommit
 	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.notify.sendFlowRemoved
 	b.tabs.name, b.tabs.logf = cfg.Name, cfg.Logf
 	b.fe.xl, b.fe.datapathID, b.fe.ports, b.fe.portStats = b.xl, cfg.DatapathID, b.Ports, cfg.PortStats

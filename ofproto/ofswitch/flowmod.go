@@ -15,6 +15,9 @@ type fmDecoder struct {
 	groups *groupTable
 	// debugActions is Config.DebugActions.
 	debugActions bool
+	// hooks learns of a learn with delete_learned before its rule is
+	// committed (learncookies.go); nil in tests that need no counting.
+	hooks *commitHooks
 }
 
 // decode turns a wire flow_mod into the tables' version-independent
@@ -103,6 +106,9 @@ func (d *fmDecoder) decodeNoGroups(out *oftable.FlowMod, fm *ofp.FlowMod, v uint
 	acts, err := d.ofpacts(fm.Instructions, v, fm.Format == ofp.FormatOXM)
 	if err != nil {
 		return err
+	}
+	if d.hooks != nil && len(learnTargets(acts)) > 0 {
+		d.hooks.enableCookies()
 	}
 	if fm.Command == ofp.FlowAdd || fm.Command == ofp.FlowModify || fm.Command == ofp.FlowModifyStrict {
 		table := out.Table

@@ -106,6 +106,7 @@ type monitorSet struct {
 	tables *oftable.Tables
 	xl     *xlate.Xlator
 	conns  *connmgr.Manager[connExt]
+	hooks  *commitHooks
 }
 
 // monitors returns the connection's monitor state, creating it.
@@ -116,7 +117,7 @@ func (mset *monitorSet) monitors(s ofconn.Sender, st *connState, v uint8) *monit
 	ms := &monitorState{s: s, v: v, mons: map[uint32]*flowMonitor{}}
 	ms.idle = sync.NewCond(&ms.mu)
 	st.X.fm.Store(ms)
-	mset.tables.OnCommit(mset.monitorCommit)
+	mset.hooks.enableMonitors()
 	return ms
 }
 

@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
-	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
@@ -19,9 +18,9 @@ type flowKey struct {
 
 func keyOf(r *oftable.Rule) flowKey { return flowKey{r.Table, r.Priority, r.Match} }
 
-// learnedSet tracks the flows learn actions installed, by learning flow,
-// for delete_learned (they go when the learning flow is deleted) and for
-// learn's limit.
+// learnedSet tracks the flows learn actions with a limit installed, by
+// learning flow, for learn's limit (delete_learned is the switch's: it
+// goes by cookie, as Open vSwitch's learned cookies).
 type learnedSet struct {
 	mu sync.Mutex
 	by map[flowKey]map[flowKey]bool
@@ -30,7 +29,7 @@ type learnedSet struct {
 // admit records a learned flow and reports whether it may be installed
 // (its learner is under its limit, or already has it).
 func (ls *learnedSet) admit(lf *xlate.LearnedFlow) bool {
-	if lf.Learner == nil || (!lf.DeleteLearned && lf.Limit == 0) {
+	if lf.Learner == nil || lf.Limit == 0 {
 		return true
 	}
 	ls.mu.Lock()
@@ -55,42 +54,24 @@ func (ls *learnedSet) admit(lf *xlate.LearnedFlow) bool {
 	return true
 }
 
-// removed drops the records of removed flows and returns the flows
-// learned by removed learning flows, to delete.
-func (ls *learnedSet) removed(rs []oftable.Removal) []flowKey {
+// removed drops the records of removed flows: a removed learning flow's
+// learned set, and removed learned flows from their learners' sets.
+func (ls *learnedSet) removed(rs []oftable.Removal) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if len(ls.by) == 0 {
-		// No learn flow with delete_learned or a limit ever ran: no
-		// need to build each removed rule's key (it copies the match).
-		return nil
+		// No learn flow with a limit ever ran: no need to build each
+		// removed rule's key (it copies the match).
+		return
 	}
-	var del []flowKey
 	for _, rm := range rs {
 		k := keyOf(rm.Rule)
-		for fk := range ls.by[k] {
-			del = append(del, fk)
-		}
 		delete(ls.by, k)
 		for _, set := range ls.by {
 			delete(set, k)
 		}
 	}
-	return del
 }
 
-// ForgetLearned drops the records of removed flows and returns the
-// deletes of the flows that removed learning flows learned (with
-// delete_learned), for the switch to apply.
-func (h *Handler) ForgetLearned(rs []oftable.Removal) []*oftable.FlowMod {
-	del := h.learned.removed(rs)
-	if len(del) == 0 {
-		return nil
-	}
-	fms := make([]*oftable.FlowMod, len(del))
-	for i, fk := range del {
-		fms[i] = &oftable.FlowMod{Command: ofp.FlowDeleteStrict, Table: fk.table, Priority: fk.priority, Match: fk.match,
-			OutPort: oftable.PortAny, OutGroup: oftable.GroupAny, NewCookie: oftable.CookieUnchanged}
-	}
-	return fms
-}
+// ForgetLearned drops removed flows from the learn limits' records.
+func (h *Handler) ForgetLearned(rs []oftable.Removal) { h.learned.removed(rs) }
