@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -266,6 +267,10 @@ func (r *Reconciler) applyPorts(ab *appliedBridge, bc *BridgeConfig, owner map[s
 		}
 		if _, err := r.sw.AddPort(bc.Name, &ic); err != nil {
 			ab.failed[name] = err.Error()
+			var lo *LogOnlyError
+			if errors.As(err, &lo) {
+				ab.failed[name] = ""
+			}
 			continue
 		}
 		ab.ifaces[name] = ic

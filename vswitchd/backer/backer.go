@@ -670,6 +670,9 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 	if b == nil {
 		return -1, fmt.Errorf("no bridge %s", bname)
 	}
+	if err := bridge.ReservedName(ic.Name, s.cfg.dpTypeNames()); err != nil {
+		return -1, err
+	}
 	p := &dpPort{name: ic.Name, typ: ic.Type, odp: dpif.PortNone, mtuReq: ic.MTURequest, lacp: ic.LACP}
 	// A port with BFD enabled is announced not live (OFPPS_LIVE clear):
 	// its session starts down, and Open vSwitch configures BFD before the

@@ -99,3 +99,13 @@ func (d *devices) open(b *dpBridge, ic *bridge.IfaceConfig) (netdev.Device, erro
 	}
 	return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
 }
+
+// dpTypeNames are the datapath types this switch offers, as
+// Open_vSwitch.datapath_types lists them ("ovs-TYPE" is a reserved
+// interface name): dummy and netdev, and system unless --disable-system.
+func (c *Config) dpTypeNames() []string {
+	if c.DisableSystem {
+		return []string{"dummy", "netdev"}
+	}
+	return []string{"dummy", "netdev", "system"}
+}
