@@ -27,3 +27,25 @@ func TestReservedInterfaceNamesAreRefusedLikeOpenVSwitch(t *testing.T) {
 		return logDir.ReplaceAllString(s, `The default log directory is "<dir>"`)
 	})
 }
+
+// internalMACSteps set Interface.mac on internal interfaces
+// (netdev-type.at "set MAC address of internal port"): applied when the
+// interface is created and when the column changes, a multicast address
+// refused.
+func internalMACSteps() []ofStep {
+	return []ofStep{
+		vsctl("set", "Interface", "p1", "type=internal", `mac="aa:55:c0:ff:ee:00"`),
+		vsctl("get", "Interface", "p1", "mac_in_use"),
+		vsctl("set", "Interface", "p1", `mac="aa:55:c0:ff:ee:01"`),
+		vsctl("get", "Interface", "p1", "mac_in_use"),
+		vsctl("set", "Interface", "p1", `mac="01:55:c0:ff:ee:02"`),
+		vsctl("get", "Interface", "p1", "mac_in_use"),
+	}
+}
+
+// TestInternalInterfaceMACLikeOpenVSwitch: mac_in_use follows
+// Interface.mac as in Open vSwitch.
+func TestInternalInterfaceMACLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	diffOneBridgeAgainstOpenVSwitch(t, internalMACSteps)
+}

@@ -93,6 +93,9 @@ type IfaceConfig struct {
 	// OtherConfig is Interface.other_config (lacp-port-id,
 	// lacp-port-priority, lacp-aggregation-key).
 	OtherConfig map[string]string
+	// MAC is Interface.mac: the address an internal interface takes
+	// (applied without re-adding it).
+	MAC string
 	// LACP says the interface's Port runs LACP: it is not live until
 	// LACP lets it be (a change does not re-add the interface).
 	LACP bool

@@ -122,6 +122,9 @@ type dpBridge struct {
 	// vSwitch opens that port first; zero when the port is not a dummy.
 	localDummyMAC [6]byte
 	ports         map[string]*dpPort // by interface name
+	// macErrs is the Interface.mac problem last logged per interface
+	// (ifacemac.go).
+	macErrs map[string]string
 
 	// OpenFlow port allocation, as Open vSwitch does it: a rotating
 	// cursor, and the time each number was last freed so that a number
@@ -410,6 +413,7 @@ func (s *Backer) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 			next[ic.Name] = v
 		}
 	}
+	applyIfaceMACs(b, ports, s.cfg.Logger("bridge")) // ifacemac.go
 	changed := s.bfd.configureLocked(b, ports)
 	changed = s.bnd.configureLocked(b, ports) || changed // bonds.go
 	changed = changed || len(next) != len(b.vlans)
