@@ -52,7 +52,7 @@ func TestFrozenStateAppliesToTheSameSwitchOnly(t *testing.T) {
 	for _, sec := range fr.Sections {
 		names = append(names, sec.Name)
 	}
-	if got := strings.Join(names, " "); got != "openflow/br0 mac/br0 ports/br0 conntrack/dummy" {
+	if got := strings.Join(names, " "); got != "openflow/br0 mac/br0 ports/br0 conntrack/dummy megaflows/dummy" {
 		t.Fatalf("sections: %s", got)
 	}
 	f := &statefile.File{GVSVersion: "test", Written: time.Now(), Sections: fr.Sections}
