@@ -21,6 +21,12 @@ func traceLearnSteps() []ofStep {
 		ofctl("dump-flows", "br0", "table=1", "--no-stats", "--sort"),
 		appctl("ofproto/trace", "ovs-dummy", arp, "-generate"),
 		ofctl("dump-flows", "br0", "table=1", "--no-stats", "--sort"),
+		// learn.at "TCPv6 port learning": a 128-bit load is learned as
+		// two 64-bit loads.
+		ofctl("del-flows", "br0"),
+		ofctl("add-flow", "br0", "table=0 tcp6 actions=learn(table=1, hard_timeout=60, eth_type=0x86dd, nw_proto=6, NXM_NX_IPV6_SRC[]=NXM_NX_IPV6_DST[], ipv6_dst=2001:0db8:85a3:0000:0000:8a2e:0370:7334, NXM_OF_TCP_SRC[]=NXM_OF_TCP_DST[], NXM_OF_TCP_DST[]=NXM_OF_TCP_SRC[], load(0x20010db885a308d313198a2e03707348->NXM_NX_IPV6_DST[])), flood"),
+		appctl("ofproto/trace", "ovs-dummy", "in_port(3),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:06),eth_type(0x86dd),ipv6(src=fec0::2,dst=fec0::1,label=0,proto=6,tclass=0,hlimit=255,frag=no),tcp(src=40000,dst=80)", "-generate"),
+		ofctl("dump-flows", "br0", "--no-stats", "--sort"),
 	}
 }
 

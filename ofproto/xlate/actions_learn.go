@@ -85,10 +85,16 @@ func learn(c *ctx, a *ofp.Action) {
 			if f == nil {
 				continue
 			}
-			v8 := make([]byte, 8)
-			copyBits(v8, 0, val, 0, min(sp.NBits, 64))
-			lf.Actions = append(lf.Actions, ofp.Action{Type: ofp.ActLoad, Raw: ofp.RawActNXAST_REG_LOAD,
-				Dst: ofp.Subfield{Field: f, Ofs: sp.DstSub.Ofs, NBits: sp.NBits}, Value: v8})
+			// A load wider than 64 bits is loads of 64 bits from the
+			// lowest up, as Open vSwitch's masked set_field encodes
+			// (NXAST_REG_LOAD carries 64 bits).
+			for ofs := 0; ofs < int(sp.NBits); ofs += 64 {
+				n := min(int(sp.NBits)-ofs, 64)
+				v8 := make([]byte, 8)
+				copyBits(v8, 0, val, ofs, n)
+				lf.Actions = append(lf.Actions, ofp.Action{Type: ofp.ActLoad, Raw: ofp.RawActNXAST_REG_LOAD,
+					Dst: ofp.Subfield{Field: f, Ofs: sp.DstSub.Ofs + ofs, NBits: n}, Value: v8})
+			}
 		case ofp.LearnOutput:
 			var port uint16
 			for _, x := range val[12:] {
