@@ -27,6 +27,11 @@ func traceLearnSteps() []ofStep {
 		ofctl("add-flow", "br0", "table=0 tcp6 actions=learn(table=1, hard_timeout=60, eth_type=0x86dd, nw_proto=6, NXM_NX_IPV6_SRC[]=NXM_NX_IPV6_DST[], ipv6_dst=2001:0db8:85a3:0000:0000:8a2e:0370:7334, NXM_OF_TCP_SRC[]=NXM_OF_TCP_DST[], NXM_OF_TCP_DST[]=NXM_OF_TCP_SRC[], load(0x20010db885a308d313198a2e03707348->NXM_NX_IPV6_DST[])), flood"),
 		appctl("ofproto/trace", "ovs-dummy", "in_port(3),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:06),eth_type(0x86dd),ipv6(src=fec0::2,dst=fec0::1,label=0,proto=6,tclass=0,hlimit=255,frag=no),tcp(src=40000,dst=80)", "-generate"),
 		ofctl("dump-flows", "br0", "--no-stats", "--sort"),
+		// learn.at "fin_timeout feature": the learned flow carries it.
+		ofctl("del-flows", "br0"),
+		ofctl("add-flow", "br0", "actions=learn(fin_hard_timeout=10, fin_idle_timeout=5, NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[], output:NXM_OF_IN_PORT[])"),
+		appctl("ofproto/trace", "ovs-dummy", "in_port(1),eth(src=50:54:00:00:00:05,dst=ff:ff:ff:ff:ff:ff),eth_type(0x0806),arp(sip=192.168.0.1,tip=192.168.0.2,op=1,sha=50:54:00:00:00:05,tha=00:00:00:00:00:00)", "-generate"),
+		ofctl("dump-flows", "br0", "table=1", "--no-stats"),
 	}
 }
 

@@ -57,6 +57,12 @@ func learn(c *ctx, a *ofp.Action) {
 	if l.Flags&ofp.LearnSendFlowRem != 0 {
 		lf.Flags |= 1
 	}
+	if l.FinIdleTimeout != 0 || l.FinHardTimeout != 0 {
+		// The learned flow starts with the fin_timeout the learn asks
+		// for, as Open vSwitch's learn_execute.
+		lf.Actions = append(lf.Actions, ofp.Action{Type: ofp.ActFinTimeout, Raw: ofp.RawActNXAST_FIN_TIMEOUT,
+			FinTimeout: &ofp.FinTimeout{Idle: l.FinIdleTimeout, Hard: l.FinHardTimeout}})
+	}
 	for _, sp := range l.Specs {
 		val := make([]byte, 16)
 		if sp.SrcImm {
