@@ -35,6 +35,33 @@ func traceLearnSteps() []ofStep {
 	}
 }
 
+// learnRefreshSteps are learn.at "learn refreshes hard_age": learning an
+// existing flow again restarts its hard timeout, which dump-flows shows
+// as a hard_age apart from its duration.
+func learnRefreshSteps() []ofStep {
+	const icmp = "in_port(3),eth(src=50:54:00:00:00:07,dst=50:54:00:00:00:05),eth_type(0x0800),ipv4(src=192.168.0.2,dst=192.168.0.1,proto=1,tos=0,ttl=64,frag=no),icmp(type=0,code=0)"
+	return []ofStep{
+		ofctl("add-flow", "br0", "table=0 actions=learn(table=1, hard_timeout=10, NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[], output:NXM_OF_IN_PORT[]), resubmit(,1)"),
+		ofctl("add-flow", "br0", "table=1 priority=0 actions=flood"),
+		appctl("ofproto/trace", "ovs-dummy", icmp, "-generate"),
+		{tool: "sleep", args: []string{"1100ms"}},
+		appctl("ofproto/trace", "ovs-dummy", icmp, "-generate"),
+		ofctl("dump-flows", "br0", "table=1"),
+	}
+}
+
+// TestLearnRefreshRestartsTheHardTimeoutLikeOpenVSwitch: dump-flows
+// shows the refreshed flow's hard_age, as Open vSwitch's.
+func TestLearnRefreshRestartsTheHardTimeoutLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	diffOneBridgeAgainstOpenVSwitch(t, learnRefreshSteps, func(s string) string {
+		if strings.Contains(s, "ofproto/trace") {
+			return "trace"
+		}
+		return ovsoracle.SortLines(ovsoracle.MaskAges(ovsoracle.MaskDurations(s)), 2)
+	})
+}
+
 // TestTraceWithAPacketLearnsLikeOpenVSwitch: after the traces, table 1
 // holds the same flows as in Open vSwitch (the traces' own text is
 // compared elsewhere).

@@ -157,8 +157,8 @@ func flowStatsEntry(r *oftable.Rule, format ofp.FlowFormat, v uint8, now time.Ti
 		// Open vSwitch: idle_age counts from the last hit or the add,
 		// not from a modify.
 		fs.IdleAge = int(now.Sub(r.LastUsed()) / time.Second)
-		if r.Modified != r.Created {
-			fs.HardAge = int(now.Sub(r.Modified) / time.Second)
+		if m := r.ModifiedAt(); !m.Equal(r.Created) {
+			fs.HardAge = int(now.Sub(m) / time.Second)
 		}
 	}
 	return fs, nil

@@ -173,7 +173,7 @@ func (r *Rule) expiry() (time.Time, bool) {
 	}
 	var exp time.Time
 	if hardTO != 0 {
-		exp = r.Modified.Add(time.Duration(hardTO) * time.Second)
+		exp = r.ModifiedAt().Add(time.Duration(hardTO) * time.Second)
 	}
 	if idleTO != 0 {
 		idle := r.LastUsed().Add(time.Duration(idleTO) * time.Second)

@@ -61,6 +61,9 @@ type Counters struct {
 	// finIdle and finHard are the timeouts a fin_timeout action
 	// reduced the rule's to (0: not reduced).
 	finIdle, finHard atomic.Uint32
+	// refreshed is when a learn action last learned the rule again
+	// (UnixNano; 0 never): its hard timeout counts from then.
+	refreshed atomic.Int64
 }
 
 // Add accounts n packets of b bytes seen at now.
@@ -113,6 +116,28 @@ type Rule struct {
 	cr *classifier.Rule[*Rule]
 	// removeReason is set when the rule is removed by this package.
 	removeReason int
+}
+
+// ModifiedAt is when the rule's hard timeout and hard_age count from:
+// its last modification, or a later learn refresh (RefreshHard).
+func (r *Rule) ModifiedAt() time.Time {
+	if t := r.Stats.refreshed.Load(); t > r.Modified.UnixNano() {
+		return time.Unix(0, t)
+	}
+	return r.Modified
+}
+
+// RefreshHard restarts the rule's hard timeout at now, as a learn action
+// that learns an existing flow again does (Open vSwitch's
+// ofproto_flow_mod_learn_refresh); the rule is not modified otherwise.
+func (r *Rule) RefreshHard(now time.Time) {
+	t := now.UnixNano()
+	for {
+		old := r.Stats.refreshed.Load()
+		if old >= t || r.Stats.refreshed.CompareAndSwap(old, t) {
+			return
+		}
+	}
 }
 
 // Timeouts returns the rule's idle and hard timeouts in seconds (0:
@@ -805,7 +830,7 @@ func (t *Tables) Expire(now time.Time) []Removal {
 				continue
 			}
 			reason := -1
-			if hardTO != 0 && now.Sub(r.Modified) >= time.Duration(hardTO)*time.Second {
+			if hardTO != 0 && now.Sub(r.ModifiedAt()) >= time.Duration(hardTO)*time.Second {
 				reason = RemovedHardTimeout
 			} else if idleTO != 0 {
 				if now.Sub(r.LastUsed()) >= time.Duration(idleTO)*time.Second {

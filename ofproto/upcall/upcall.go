@@ -318,9 +318,11 @@ func (h *Handler) ApplyLearned(lfs []xlate.LearnedFlow) {
 	for i := range lfs {
 		lf := &lfs[i]
 		// A flow learned before with the same actions is only marked
-		// used (its idle timeout restarts); no table change.
+		// used: its idle and hard timeouts restart (Open vSwitch's learn
+		// refresh); no table change.
 		if r := h.tables.FindStrict(lf.Table, &lf.Match, lf.Priority); r != nil && sameActions(r.Actions, lf.Actions) {
 			r.Stats.Touch(now)
+			r.RefreshHard(now)
 			continue
 		}
 		if !h.learned.admit(lf) {
