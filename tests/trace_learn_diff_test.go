@@ -128,3 +128,28 @@ func TestDeleteLearnedGoesByCookieLikeOpenVSwitch(t *testing.T) {
 	// The first line is the step's command; the flows are in hash order.
 	diffOneBridgeAgainstOpenVSwitch(t, deleteLearnedSteps, func(s string) string { return ovsoracle.SortLines(s, 1) })
 }
+
+// learnLimitSteps are learn.at "limit": a learn with limit=1 keeps one
+// learned flow; once it is deleted the next packet learns again.
+func learnLimitSteps() []ofStep {
+	recv := func(src string) ofStep {
+		return appctl("netdev-dummy/receive", "p1", "in_port(1),eth(src=50:54:00:00:00:"+src+",dst=50:54:00:00:00:ff),eth_type(0x1234)")
+	}
+	return []ofStep{
+		ofctl("add-flow", "br0", "table=0 in_port=1 actions=learn(table=1,dl_dst=dl_src,cookie=0x1,limit=1),2"),
+		recv("01"), recv("02"),
+		{tool: "wait", args: []string{"revalidator/wait"}},
+		ofctl("dump-flows", "br0", "table=1", "--no-stats"),
+		ofctl("del-flows", "br0", "table=1"),
+		{tool: "wait", args: []string{"revalidator/wait"}},
+		recv("02"), recv("01"),
+		{tool: "wait", args: []string{"revalidator/wait"}},
+		ofctl("dump-flows", "br0", "table=1", "--no-stats"),
+	}
+}
+
+// TestLearnLimitLikeOpenVSwitch: the learned flows are Open vSwitch's.
+func TestLearnLimitLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	diffOneBridgeAgainstOpenVSwitch(t, learnLimitSteps)
+}

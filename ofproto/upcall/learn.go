@@ -73,5 +73,17 @@ func (ls *learnedSet) removed(rs []oftable.Removal) {
 	}
 }
 
+// limitedLearnsInstalled reports whether every learned flow of a learn
+// with a limit is in its table.
+func (h *Handler) limitedLearnsInstalled(lfs []xlate.LearnedFlow) bool {
+	for i := range lfs {
+		lf := &lfs[i]
+		if lf.Limit != 0 && h.tables.FindStrict(lf.Table, &lf.Match, lf.Priority) == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // ForgetLearned drops removed flows from the learn limits' records.
 func (h *Handler) ForgetLearned(rs []oftable.Removal) { h.learned.removed(rs) }

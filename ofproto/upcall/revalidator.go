@@ -119,6 +119,14 @@ func (h *Handler) Revalidate() {
 			out.Mask = flow.PacketMask(&uk.key)
 		}
 		h.stats.revalidated.Add(1)
+		if !h.limitedLearnsInstalled(out.Learned) {
+			// A learn with a limit whose flow is not in its table (it
+			// was refused, or has gone since): the megaflow is not kept,
+			// so that its next packet learns again at once, in arrival
+			// order (Open vSwitch's avoid_caching).
+			del = append(del, id)
+			continue
+		}
 		// The datapath's mask: the translation's plus the VLAN-tag
 		// presence bits the datapath always matches.
 		inst := uk.mask
