@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,24 +170,64 @@ func ping(ns, ip string) bool {
 	return false
 }
 
+// listening is the line a python3 server script passed to startListener
+// runs right after listen(): it tells the test, on descriptor 3, that
+// connections are accepted from now on.
+const listening = "__import__('os').write(3, b'listening'); __import__('os').close(3)"
+
+// startListener starts a python3 server script in namespace ns (stdout
+// and stderr to the given writers, nil: discarded) and returns once the
+// script has run the listening line, so that a client started next is
+// not refused however long python3 took to start. The caller stops it.
+func startListener(t *testing.T, ns, script string, stdout, stderr io.Writer) *exec.Cmd {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	srv := exec.Command("ip", "netns", "exec", ns, "python3", "-c", script)
+	srv.Stdout, srv.Stderr = stdout, stderr
+	srv.ExtraFiles = []*os.File{w}
+	err = srv.Start()
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(r) // until the script closes descriptor 3 or exits
+		ready <- string(b)
+	}()
+	var got string
+	select {
+	case got = <-ready:
+	case <-time.After(30 * time.Second):
+		got = "nothing within 30 s"
+	}
+	if got != "listening" {
+		srv.Process.Kill()
+		srv.Wait()
+		t.Fatalf("server in %s did not start listening (%s)", ns, got)
+	}
+	return srv
+}
+
 // tcpTransfer sends n bytes from ns to ip:port where a server in srvNS
 // counts them, and returns the count the server reports.
 func tcpTransfer(t *testing.T, ns, srvNS, ip string, port, n int) string {
 	t.Helper()
-	srv := exec.Command("ip", "netns", "exec", srvNS, "python3", "-c", fmt.Sprintf(`
+	srv := startListener(t, srvNS, fmt.Sprintf(`
 import socket
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0',%d)); s.listen(1); s.settimeout(20)
+`+listening+`
 c,a=s.accept(); d=0
 while True:
     x=c.recv(65536)
     if not x: break
     d+=len(x)
-c.sendall(b'got %%d' %% d); c.close()`, port))
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+c.sendall(b'got %%d' %% d); c.close()`, port), nil, nil)
 	defer func() { srv.Process.Kill(); srv.Wait() }()
-	time.Sleep(300 * time.Millisecond)
 	out, err := exec.Command("ip", "netns", "exec", ns, "python3", "-c", fmt.Sprintf(`
 import socket
 s=socket.create_connection(('%s',%d),timeout=10); s.sendall(b'x'*%d); s.shutdown(socket.SHUT_WR); print(s.recv(100).decode())`, ip, port, n)).CombinedOutput()
@@ -303,24 +344,6 @@ func lbSpread(t *testing.T, ns, vip string, port, n int, backends ...string) str
 	t.Helper()
 	var srvs []*exec.Cmd
 	var outs []*strings.Builder
-	for _, b := range backends {
-		srv := exec.Command("ip", "netns", "exec", b, "python3", "-c", fmt.Sprintf(`
-import socket
-s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0',%d)); s.listen(64); s.settimeout(15)
-n=0
-try:
-    while n < %d:
-        c,a=s.accept(); c.sendall(b'hello'); c.close(); n+=1
-        print(n, flush=True)
-except socket.timeout:
-    pass`, port, n))
-		var out strings.Builder
-		srv.Stdout = &out
-		if err := srv.Start(); err != nil {
-			t.Fatal(err)
-		}
-		srvs, outs = append(srvs, srv), append(outs, &out)
-	}
 	stop := func() {
 		for _, srv := range srvs {
 			srv.Process.Kill()
@@ -328,7 +351,21 @@ except socket.timeout:
 		}
 	}
 	defer stop()
-	time.Sleep(300 * time.Millisecond)
+	for _, b := range backends {
+		var out strings.Builder
+		srv := startListener(t, b, fmt.Sprintf(`
+import socket
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0',%d)); s.listen(64); s.settimeout(15)
+`+listening+`
+n=0
+try:
+    while n < %d:
+        c,a=s.accept(); c.sendall(b'hello'); c.close(); n+=1
+        print(n, flush=True)
+except socket.timeout:
+    pass`, port, n), &out, nil)
+		srvs, outs = append(srvs, srv), append(outs, &out)
+	}
 	out, err := exec.Command("ip", "netns", "exec", ns, "python3", "-c", fmt.Sprintf(`
 import socket
 ok=0
