@@ -36,8 +36,9 @@ s=socket.create_connection(('%s',%d),timeout=10); print(s.recv(100).decode())`, 
 // (dnat_and_snat): its connections leave as the floating IP and the
 // external host reaches it through that address.
 func TestOVNGatewayRouterSNATAndFloatingIP(t *testing.T) {
-	o := startOVN(t)
-	r := runGatewayScenario(t, o)
+	parallelHolding(t, &brIntDevices)
+	requireOVN(t)
+	r, _ := onGvs(t, gatewayOVNScenario, runGatewayScenario)
 	for _, s := range r.steps {
 		if !strings.HasSuffix(s, ": ok") {
 			t.Error(s)
