@@ -344,6 +344,7 @@ func checkFailover(t *testing.T, r failoverRun) {
 // tunnel, gw2 claims the gateway port, and new connections leave through
 // gw2's SNAT zone.
 func TestOVNGatewayFailoverWhenTheActiveSwitchDies(t *testing.T) {
+	t.Parallel()
 	requireOVN(t)
 	ft := newFailoverTopo(t, gvsChassis(daemonBinary(t)), 100)
 	r := ft.failover(t, func() { ft.gw1.killSwitch(t) })
@@ -356,6 +357,7 @@ func TestOVNGatewayFailoverWhenTheActiveSwitchDies(t *testing.T) {
 // TestOVNGatewayFailoverWhenTheTunnelLinkGoesDown: the same with gw1
 // alive but cut from the underlay (its link set down).
 func TestOVNGatewayFailoverWhenTheTunnelLinkGoesDown(t *testing.T) {
+	t.Parallel()
 	requireOVN(t)
 	ft := newFailoverTopo(t, gvsChassis(daemonBinary(t)), 100)
 	r := ft.failover(t, func() { nstest.InNetns(t, ft.uns, "ip", "link", "set", ft.underlay[ft.gw1], "down") })
