@@ -34,6 +34,7 @@ func startBFDTunnelEnd(t *testing.T, start chassisSwitch, underlay, local, remot
 // sessions come up, and killing Open vSwitch takes gvs's session down
 // within the detect time.
 func TestBFDOverTunnelsInteroperatesWithOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs BFD sessions in real time for 18 s")
 	}

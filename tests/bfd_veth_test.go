@@ -110,6 +110,7 @@ func bfdKillCase(t *testing.T, startA, startB chassisSwitch) {
 // up, and killing one switch takes the other's session down within the
 // detect time.
 func TestBFDBetweenTwoGVSOverVeth(t *testing.T) {
+	t.Parallel()
 	nstest.Require(t, "tests")
 	for _, bin := range []string{"ovs-vsctl", "ovs-appctl"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
@@ -123,6 +124,7 @@ func TestBFDBetweenTwoGVSOverVeth(t *testing.T) {
 // the sessions come up, and killing either switch takes the other's
 // session down within the detect time.
 func TestBFDInteroperatesWithOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	nstest.Require(t, "tests")
 	for _, bin := range []string{"ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")

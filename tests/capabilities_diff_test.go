@@ -61,6 +61,7 @@ func parseOVSMap(s string) map[string]string {
 // only those), true where gvs really supports the feature; the values
 // differ from Open vSwitch's only where capsDifferences says.
 func TestDatapathCapabilitiesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-vsctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

@@ -117,6 +117,7 @@ func TestStartFailureNamesPathAndLeavesNoRunDir(t *testing.T) {
 // the same after a restart: Open vSwitch's choice, the Bridge row's
 // UUID made a locally administered MAC, which the local port takes.
 func TestMissingDeviceWarnsAndDatapathIDSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	dir := t.TempDir()
 	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
@@ -188,6 +189,7 @@ func uuidMAC(uuid string) string {
 // bridge's datapath ID is uuidMAC of its row, and a missing device gives
 // the same WARN line in its log.
 func TestOpenVSwitchAgreesOnDatapathIDAndMissingDeviceWarning(t *testing.T) {
+	t.Parallel()
 	nstest.RequireBinary(t, "ovs-vswitchd", "openvswitch-switch")
 	env, _ := startOpenVSwitch(t)
 	get := func(args ...string) string {
@@ -225,6 +227,7 @@ func TestOpenVSwitchAgreesOnDatapathIDAndMissingDeviceWarning(t *testing.T) {
 // Each command reports the one version the build gave the project, in
 // Open vSwitch's shape, for --version and -V.
 func TestEveryCommandReportsTheBuildVersion(t *testing.T) {
+	t.Parallel()
 	bin := t.TempDir()
 	const v = "9.8.7+test"
 	cmds := []string{"gvs-vswitchd", "gvs-ofctl", "gvs-vsctl", "gvs-appctl"}
@@ -264,6 +267,7 @@ func TestEveryCommandReportsTheBuildVersion(t *testing.T) {
 // in a private mount namespace (tests/testdata/deploy_deb.sh): the host's
 // files and daemons are untouched, which the test checks.
 func TestDebPackageInstallsNextToOpenVSwitchAndReplacesOvsVswitchd(t *testing.T) {
+	t.Parallel()
 	nstest.Require(t, "openvswitch-switch", "unshare", "dpkg", "update-alternatives", "make", "ovsdb-server", "ovs-vsctl", "ovs-appctl", "man")
 	before, err := os.Readlink("/etc/alternatives/ovs-vswitchd")
 	if err != nil {

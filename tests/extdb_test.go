@@ -20,6 +20,7 @@ var nPacketsRE = regexp.MustCompile(`n_packets=(\d+)`)
 // database comes back on the same file, gvs reconnects: a port added then
 // is applied, and the existing ports keep their OpenFlow numbers.
 func TestForwardingSurvivesExternalOVSDBRestart(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

@@ -16,6 +16,7 @@ import (
 // probe intervals, and stops doing so once a controller connects, as Open
 // vSwitch does. A secure bridge never fails open.
 func TestStandaloneBridgeFailsOpenWithoutItsController(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits 15 s for fail-open")
 	}

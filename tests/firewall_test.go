@@ -69,6 +69,7 @@ func secureBridge(t *testing.T) ([]string, func(...string) string) {
 // the other way is refused by the firewall; the conntrack table lists
 // the connection in its zone.
 func TestStatefulFirewallOverVeths(t *testing.T) {
+	parallelHolding(t, &br0Devices)
 	env, vsctl := secureBridge(t)
 	inside := vethPort(t, vsctl, "in", "10.9.0.1", 1)
 	outside := vethPort(t, vsctl, "out", "10.9.0.2", 2)

@@ -103,6 +103,7 @@ const (
 // UDP stream between two namespaces through gvs system ports, and decodes
 // what reaches loopback collectors with goflow2's decoders.
 func TestFlowExportToGoflow2(t *testing.T) {
+	parallelHolding(t, &br0Devices)
 	env, vsctl := secureBridge(t)
 	a := flowVethPort(t, vsctl, "10.31.0.1", 1)
 	b := flowVethPort(t, vsctl, "10.31.0.2", 2)

@@ -304,6 +304,7 @@ func checkPauseTranscript(t *testing.T, who, s string) {
 // pause-and-resume scenario against Open vSwitch and against gvs and
 // applies its checks to both transcripts.
 func TestFlowMonitorPausesAndResumesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

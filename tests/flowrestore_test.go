@@ -170,6 +170,7 @@ func TestFlowRestoreWaitAtStartHoldsUpcallsAndControllersUntilCleared(t *testing
 // (500 ms) and keeps forwarding while new flows are neither upcalled nor
 // installed; once the key is cleared idle expiry and upcalls resume.
 func TestFlowRestoreWaitSetAtRunTimeKeepsInstalledMegaflows(t *testing.T) {
+	t.Parallel()
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	nstest.RequireBinary(t, "ovs-ofctl", "openvswitch-common")
 	_, env := startDaemon(t)
@@ -221,6 +222,7 @@ func TestFlowRestoreWaitSetAtRunTimeKeepsInstalledMegaflows(t *testing.T) {
 // does (the revalidators' dynamic limit starts at the smaller of
 // flow-limit and 10,000).
 func TestFlowLimitFromOVSDBLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

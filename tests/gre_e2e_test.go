@@ -62,6 +62,7 @@ func startGREEnd(t *testing.T, start chassisSwitch, underlay, local, remote, typ
 // together, which Open vSwitch cannot peer with (its checksum misses the
 // sequence number).
 func TestGREInteroperatesWithOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	nstest.Require(t, "tests", "ping")
 	for _, bin := range []string{"ovs-vsctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")

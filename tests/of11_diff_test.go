@@ -52,5 +52,6 @@ func of11Steps() []onlineStep {
 // with ovs-ofctl and gvs-ofctl against Open vSwitch (dummy datapath) and
 // gvs-vswitchd: the same transcripts (durations and ages masked).
 func TestOpenFlow11FlowsMatchOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	compareOfctlSessions(t, of11Steps(), true)
 }

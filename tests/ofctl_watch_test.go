@@ -51,6 +51,7 @@ func TestOfctlWatchPrintsTheSameFlowUpdatesAsOVSOfctl(t *testing.T) {
 // (ofctl/block and ofctl/unblock on its control socket) against Open
 // vSwitch and against gvs, and applies Open vSwitch's checks.
 func TestOfctlWatchPausesAndResumesLikeOVSOfctl(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

@@ -43,6 +43,7 @@ var zoneFlushLogRE = regexp.MustCompile(`br-int: flushed conntrack zone (\d+) \(
 // zones keep theirs, and the time the flush took in the switch is
 // reported.
 func TestOVNZoneFlushRemovesOnlyThatZone(t *testing.T) {
+	parallelHolding(t, &brIntDevices)
 	o := startOVN(t)
 	o.nbctl("ls-add", "sw0")
 	for _, vm := range []string{"vm1", "vm2", "vm3"} {

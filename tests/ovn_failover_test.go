@@ -187,9 +187,11 @@ var pingReply = regexp.MustCompile(`(?m)^\[(\d+\.\d+)\] \d+ bytes from .*icmp_se
 func (ft *failoverTopo) failover(t *testing.T, fault func()) failoverRun {
 	t.Helper()
 	const count, interval = 400, 20 * time.Millisecond
-	srv := exec.Command("ip", "netns", "exec", ft.ext, "python3", "-c", `
+	var srvOut strings.Builder
+	srv := startListener(t, ft.ext, `
 import socket
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0',9100)); s.listen(1); s.settimeout(30)
+`+listening+`
 c,a=s.accept(); c.settimeout(30); d=0; err='eof'
 try:
     while True:
@@ -198,14 +200,8 @@ try:
         d+=len(x)
 except Exception as e:
     err=type(e).__name__
-print('%d %s' % (d, err))`)
-	var srvOut strings.Builder
-	srv.Stdout, srv.Stderr = &srvOut, &srvOut
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+print('%d %s' % (d, err))`, &srvOut, &srvOut)
 	defer func() { srv.Process.Kill(); srv.Wait() }()
-	time.Sleep(300 * time.Millisecond)
 	// 1 kB every 10 ms for as long as the ping stream runs.
 	cli := exec.Command("ip", "netns", "exec", ft.vm1, "python3", "-c", fmt.Sprintf(`
 import socket, time
@@ -348,6 +344,7 @@ func checkFailover(t *testing.T, r failoverRun) {
 // tunnel, gw2 claims the gateway port, and new connections leave through
 // gw2's SNAT zone.
 func TestOVNGatewayFailoverWhenTheActiveSwitchDies(t *testing.T) {
+	t.Parallel()
 	requireOVN(t)
 	ft := newFailoverTopo(t, gvsChassis(daemonBinary(t)), 100)
 	r := ft.failover(t, func() { ft.gw1.killSwitch(t) })
@@ -360,6 +357,7 @@ func TestOVNGatewayFailoverWhenTheActiveSwitchDies(t *testing.T) {
 // TestOVNGatewayFailoverWhenTheTunnelLinkGoesDown: the same with gw1
 // alive but cut from the underlay (its link set down).
 func TestOVNGatewayFailoverWhenTheTunnelLinkGoesDown(t *testing.T) {
+	t.Parallel()
 	requireOVN(t)
 	ft := newFailoverTopo(t, gvsChassis(daemonBinary(t)), 100)
 	r := ft.failover(t, func() { nstest.InNetns(t, ft.uns, "ip", "link", "set", ft.underlay[ft.gw1], "down") })

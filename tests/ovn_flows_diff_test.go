@@ -211,6 +211,7 @@ func bodyLines(dump string) []string {
 // megaflows and datapath actions from gvs's ofproto/trace as from Open
 // vSwitch's, pass by pass through every conntrack recirculation.
 func TestOVNFlowTablesForwardLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	requireOVN(t)
 	for _, bin := range []string{"ovs-ofctl", "ovs-appctl", "ovs-vswitchd"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gvs-project/gvs/internal/nstest"
 )
@@ -14,15 +13,12 @@ import (
 // with the address it sees the connection come from.
 func peerAddr(t *testing.T, ns, srvNS, ip string, port int) string {
 	t.Helper()
-	srv := exec.Command("ip", "netns", "exec", srvNS, "python3", "-c", fmt.Sprintf(`
+	srv := startListener(t, srvNS, fmt.Sprintf(`
 import socket
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0',%d)); s.listen(1); s.settimeout(20)
-c,a=s.accept(); c.sendall(a[0].encode()); c.close()`, port))
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+`+listening+`
+c,a=s.accept(); c.sendall(a[0].encode()); c.close()`, port), nil, nil)
 	defer func() { srv.Process.Kill(); srv.Wait() }()
-	time.Sleep(300 * time.Millisecond)
 	out, err := exec.Command("ip", "netns", "exec", ns, "python3", "-c", fmt.Sprintf(`
 import socket
 s=socket.create_connection(('%s',%d),timeout=10); print(s.recv(100).decode())`, ip, port)).CombinedOutput()
@@ -40,8 +36,9 @@ s=socket.create_connection(('%s',%d),timeout=10); print(s.recv(100).decode())`, 
 // (dnat_and_snat): its connections leave as the floating IP and the
 // external host reaches it through that address.
 func TestOVNGatewayRouterSNATAndFloatingIP(t *testing.T) {
-	o := startOVN(t)
-	r := runGatewayScenario(t, o)
+	parallelHolding(t, &brIntDevices)
+	requireOVN(t)
+	r, _ := onGvs(t, gatewayOVNScenario, runGatewayScenario)
 	for _, s := range r.steps {
 		if !strings.HasSuffix(s, ": ok") {
 			t.Error(s)

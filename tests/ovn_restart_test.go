@@ -24,6 +24,7 @@ var pingSummaryRE = regexp.MustCompile(`(\d+) packets transmitted, (\d+) receive
 // and a packet in that window is lost whatever the switch (1 of 300 in
 // one of three runs here).
 func TestOVNControllerRestartKeepsTrafficAndZones(t *testing.T) {
+	parallelHolding(t, &brIntDevices)
 	o := startOVN(t)
 	o.nbctl("ls-add", "sw0")
 	o.nbctl("lsp-add", "sw0", "vm1", "--", "lsp-set-addresses", "vm1", "50:54:00:00:00:01 10.0.0.1")

@@ -2,12 +2,14 @@ package tests
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -169,24 +171,64 @@ func ping(ns, ip string) bool {
 	return false
 }
 
+// listening is the line a python3 server script passed to startListener
+// runs right after listen(): it tells the test, on descriptor 3, that
+// connections are accepted from now on.
+const listening = "__import__('os').write(3, b'listening'); __import__('os').close(3)"
+
+// startListener starts a python3 server script in namespace ns (stdout
+// and stderr to the given writers, nil: discarded) and returns once the
+// script has run the listening line, so that a client started next is
+// not refused however long python3 took to start. The caller stops it.
+func startListener(t *testing.T, ns, script string, stdout, stderr io.Writer) *exec.Cmd {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	srv := exec.Command("ip", "netns", "exec", ns, "python3", "-c", script)
+	srv.Stdout, srv.Stderr = stdout, stderr
+	srv.ExtraFiles = []*os.File{w}
+	err = srv.Start()
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(r) // until the script closes descriptor 3 or exits
+		ready <- string(b)
+	}()
+	var got string
+	select {
+	case got = <-ready:
+	case <-time.After(30 * time.Second):
+		got = "nothing within 30 s"
+	}
+	if got != "listening" {
+		srv.Process.Kill()
+		srv.Wait()
+		t.Fatalf("server in %s did not start listening (%s)", ns, got)
+	}
+	return srv
+}
+
 // tcpTransfer sends n bytes from ns to ip:port where a server in srvNS
 // counts them, and returns the count the server reports.
 func tcpTransfer(t *testing.T, ns, srvNS, ip string, port, n int) string {
 	t.Helper()
-	srv := exec.Command("ip", "netns", "exec", srvNS, "python3", "-c", fmt.Sprintf(`
+	srv := startListener(t, srvNS, fmt.Sprintf(`
 import socket
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0',%d)); s.listen(1); s.settimeout(20)
+`+listening+`
 c,a=s.accept(); d=0
 while True:
     x=c.recv(65536)
     if not x: break
     d+=len(x)
-c.sendall(b'got %%d' %% d); c.close()`, port))
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+c.sendall(b'got %%d' %% d); c.close()`, port), nil, nil)
 	defer func() { srv.Process.Kill(); srv.Wait() }()
-	time.Sleep(300 * time.Millisecond)
 	out, err := exec.Command("ip", "netns", "exec", ns, "python3", "-c", fmt.Sprintf(`
 import socket
 s=socket.create_connection(('%s',%d),timeout=10); s.sendall(b'x'*%d); s.shutdown(socket.SHUT_WR); print(s.recv(100).decode())`, ip, port, n)).CombinedOutput()
@@ -303,24 +345,6 @@ func lbSpread(t *testing.T, ns, vip string, port, n int, backends ...string) str
 	t.Helper()
 	var srvs []*exec.Cmd
 	var outs []*strings.Builder
-	for _, b := range backends {
-		srv := exec.Command("ip", "netns", "exec", b, "python3", "-c", fmt.Sprintf(`
-import socket
-s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0',%d)); s.listen(64); s.settimeout(15)
-n=0
-try:
-    while n < %d:
-        c,a=s.accept(); c.sendall(b'hello'); c.close(); n+=1
-        print(n, flush=True)
-except socket.timeout:
-    pass`, port, n))
-		var out strings.Builder
-		srv.Stdout = &out
-		if err := srv.Start(); err != nil {
-			t.Fatal(err)
-		}
-		srvs, outs = append(srvs, srv), append(outs, &out)
-	}
 	stop := func() {
 		for _, srv := range srvs {
 			srv.Process.Kill()
@@ -328,7 +352,21 @@ except socket.timeout:
 		}
 	}
 	defer stop()
-	time.Sleep(300 * time.Millisecond)
+	for _, b := range backends {
+		var out strings.Builder
+		srv := startListener(t, b, fmt.Sprintf(`
+import socket
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0',%d)); s.listen(64); s.settimeout(15)
+`+listening+`
+n=0
+try:
+    while n < %d:
+        c,a=s.accept(); c.sendall(b'hello'); c.close(); n+=1
+        print(n, flush=True)
+except socket.timeout:
+    pass`, port, n), &out, nil)
+		srvs, outs = append(srvs, srv), append(outs, &out)
+	}
 	out, err := exec.Command("ip", "netns", "exec", ns, "python3", "-c", fmt.Sprintf(`
 import socket
 ok=0
@@ -377,19 +415,62 @@ func controllerTrouble(log string) []string {
 	return trouble
 }
 
+// The names of the OVN scenarios, for onGvs and the subtests.
+const (
+	mainOVNScenario    = "switch, router, ACLs, load balancer, DHCP"
+	gatewayOVNScenario = "gateway router SNAT and floating IP"
+)
+
+// gvsOVNRuns keeps what each OVN scenario did on gvs-vswitchd, by name,
+// until another test has judged it. Each scenario is judged by two tests
+// (every check passes; the checks come out as on Open vSwitch), which so
+// start OVN and move its traffic on gvs once between them. A run cut
+// short by a failed test is not kept, and a test never takes a run it
+// made itself (under -count=N each round runs it anew).
+var gvsOVNRuns = struct {
+	sync.Mutex
+	kept map[string]gvsOVNRun
+}{kept: map[string]gvsOVNRun{}}
+
+type gvsOVNRun struct {
+	r   ovnScenario
+	log string // ovn-controller's log
+	by  string // the test that ran it
+}
+
+// onGvs returns what scenario did on gvs-vswitchd under OVN (startOVN)
+// and ovn-controller's log: the run another test left, or a new one,
+// which it leaves for the next test. The caller holds brIntDevices.
+func onGvs(t *testing.T, name string, scenario func(*testing.T, *ovnCluster) ovnScenario) (ovnScenario, string) {
+	t.Helper()
+	gvsOVNRuns.Lock()
+	defer gvsOVNRuns.Unlock()
+	if run, ok := gvsOVNRuns.kept[name]; ok && run.by != t.Name() {
+		delete(gvsOVNRuns.kept, name)
+		t.Logf("judging the run of %q on gvs that %s made", name, run.by)
+		return run.r, run.log
+	}
+	o := startOVN(t)
+	run := gvsOVNRun{r: scenario(t, o), by: t.Name()}
+	log, _ := os.ReadFile(filepath.Join(o.dir, "controller.log"))
+	run.log = string(log)
+	gvsOVNRuns.kept[name] = run
+	return run.r, run.log
+}
+
 // TestOVNDrivesGvs runs Debian's OVN (northd, NB/SB databases and
 // ovn-controller) against gvs-vswitchd through runOVNScenario: every check
 // passes and no OpenFlow error or warning appears in ovn-controller's log.
 func TestOVNDrivesGvs(t *testing.T) {
-	o := startOVN(t)
-	r := runOVNScenario(t, o)
+	parallelHolding(t, &brIntDevices)
+	requireOVN(t)
+	r, log := onGvs(t, mainOVNScenario, runOVNScenario)
 	for _, s := range r.steps {
 		if !strings.HasSuffix(s, ": ok") {
 			t.Error(s)
 		}
 	}
-	log, _ := os.ReadFile(filepath.Join(o.dir, "controller.log"))
-	if trouble := controllerTrouble(string(log)); len(trouble) > 0 {
+	if trouble := controllerTrouble(log); len(trouble) > 0 {
 		t.Errorf("ovn-controller logged:\n%s", strings.Join(trouble, "\n"))
 	}
 }
@@ -399,18 +480,19 @@ func TestOVNDrivesGvs(t *testing.T) {
 // against gvs-vswitchd: every check must come out the same, and
 // ovn-controller must install the same number of flows into both.
 func TestOVNScenarioSameOnOpenVSwitch(t *testing.T) {
+	parallelHolding(t, &brIntDevices)
 	requireOVN(t)
 	nstest.RequireBinary(t, "ovs-vswitchd", "openvswitch-switch")
 	for _, sc := range []struct {
 		name string
 		run  func(*testing.T, *ovnCluster) ovnScenario
-	}{{"switch, router, ACLs, load balancer, DHCP", runOVNScenario}, {"gateway router SNAT and floating IP", runGatewayScenario}} {
+	}{{mainOVNScenario, runOVNScenario}, {gatewayOVNScenario, runGatewayScenario}} {
 		t.Run(sc.name, func(t *testing.T) {
 			ovsEnv, stopOVS := startOpenVSwitchNetdev(t)
 			run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
 			want := sc.run(t, startOVNOn(t, ovsEnv, "netdev"))
 			stopOVS()
-			got := sc.run(t, startOVN(t))
+			got, _ := onGvs(t, sc.name, sc.run)
 			if strings.Join(got.steps, "\n") != strings.Join(want.steps, "\n") {
 				t.Errorf("the scenario differs\n--- Open vSwitch (netdev):\n%s\n--- gvs:\n%s",
 					strings.Join(want.steps, "\n"), strings.Join(got.steps, "\n"))

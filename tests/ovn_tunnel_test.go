@@ -200,6 +200,7 @@ func runTwoChassis(t *testing.T, start chassisSwitch) (ovnScenario, *ovnCluster,
 // encapsulate with tnl_push carrying OVN's Geneve option, and neither
 // ovn-controller logs a warning.
 func TestOVNTwoChassisOverGeneve(t *testing.T) {
+	t.Parallel()
 	requireOVN(t)
 	r, o, chs := runTwoChassis(t, gvsChassis(daemonBinary(t)))
 	for _, s := range r.steps {
@@ -231,6 +232,7 @@ func TestOVNTwoChassisOverGeneve(t *testing.T) {
 // Open vSwitch (netdev datapath) chassis and with gvs chassis: the checks
 // come out the same and ovn-controller installs as many flows.
 func TestOVNTwoChassisSameOnOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	requireOVN(t)
 	nstest.RequireBinary(t, "ovs-vswitchd", "openvswitch-switch")
 	want, _, _ := runTwoChassis(t, ovsChassis)

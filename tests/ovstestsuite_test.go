@@ -106,6 +106,7 @@ func suiteAppctl(t *testing.T, env []string, args ...string) (string, string, in
 // after warping 2 s), and revalidator/purge empties the datapath's
 // flow table.
 func TestTimeCommandsAndRevalidatorPurgeAnswerAsOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	dir, env, link := ovsSuiteEnv(t)
 	startSuiteDaemon(t, dir, env, link)
 	addOfBr0(t, env)
@@ -402,6 +403,7 @@ func TestSecondDaemonWaitsForTheLockThenTakesOver(t *testing.T) {
 // exit) while its database socket does not exist, and logs no WARN or
 // ERR line about it.
 func TestUnreachableDatabaseIsRetriedQuietly(t *testing.T) {
+	t.Parallel()
 	for _, b := range []string{"ovs-appctl"} {
 		nstest.RequireBinary(t, b, "openvswitch-switch")
 	}

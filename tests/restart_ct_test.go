@@ -359,6 +359,7 @@ func (p *tcpPush) stop() {
 // far side's segments of the same connection are +new and dropped, and
 // no data arrives.
 func TestConntrackStateFileKeepsTCPThroughFirewallAcrossRestart(t *testing.T) {
+	parallelHolding(t, &br0Devices)
 	state := "--conntrack-state=ct.state" // relative to the daemon's directory
 	r := newRestartRig(t, state)
 	r.addFirewallFlows()
@@ -421,6 +422,7 @@ func (r *restartRig) bytes(p *tcpPush) int { return p.bytes() }
 // checks the errors for a missing file, a file that is not a state file
 // and a damaged one.
 func TestCtSaveAndRestoreCommands(t *testing.T) {
+	parallelHolding(t, &br0Devices)
 	r := newRestartRig(t)
 	r.addFirewallFlows()
 	conn := startTCPPush(t, r, 5003)

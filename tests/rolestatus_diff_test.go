@@ -88,6 +88,7 @@ func TestRoleStatusLikeOpenVSwitch(t *testing.T) {
 // TestDefaultAsyncConfigLikeOpenVSwitch: a new connection's get-async
 // reply (OpenFlow 1.3, 1.4, 1.5) is Open vSwitch's default configuration.
 func TestDefaultAsyncConfigLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}

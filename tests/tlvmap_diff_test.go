@@ -67,6 +67,7 @@ func tlvMapSteps() []onlineStep {
 // gvs-ofctl has the TLV commands, it runs the session too and must print
 // what ovs-ofctl prints against the same switch.
 func TestTLVMapSessionMatchesOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	gvsOfctl := gvsOfctlBinary(t)
 	help, _ := exec.Command(gvsOfctl, "--help").Output()
 	withGvsOfctl := strings.Contains(string(help), "add-tlv-map")

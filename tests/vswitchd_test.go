@@ -3,11 +3,13 @@ package tests
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gvs-project/gvs/cmd/vswitchd"
 	"github.com/gvs-project/gvs/datapath/flow"
@@ -304,5 +306,40 @@ func odpPorts(t *testing.T, env []string) func(name string) string {
 		}
 		t.Fatalf("no port %s in:\n%s", name, show)
 		return ""
+	}
+}
+
+// TestManagementConnectionIsProbedAfterAMinuteAsOpenVSwitch: a
+// connection to <br>.mgmt that sends nothing gets an echo request after
+// 60 s, Open vSwitch's fixed interval for its service connections, and
+// is closed 60 s later when the echo goes unanswered (waitProbe in
+// hardening_test.go). Not run with -short: it takes two minutes.
+func TestManagementConnectionIsProbedAfterAMinuteAsOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("waits two minutes for the probe and the close")
+	}
+	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
+	_, env := startDaemon(t)
+	run(t, env, "ovs-vsctl", "--timeout=20", "init")
+	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "fail-mode=secure")
+	var dir string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "OVS_RUNDIR="); ok {
+			dir = v
+		}
+	}
+	c, err := net.Dial("unix", filepath.Join(dir, "br0.mgmt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(ofHello)
+	echo, closed := waitProbe(c, 130*time.Second)
+	if want := 60 * time.Second; echo < want-time.Second || echo > want+2*time.Second {
+		t.Errorf("br0.mgmt: echo request after %v, want about %v", echo, want)
+	}
+	if want := 120 * time.Second; closed < want-time.Second || closed > want+2*time.Second {
+		t.Errorf("br0.mgmt: closed after %v, want about %v", closed, want)
 	}
 }
