@@ -63,7 +63,7 @@ type Registry struct {
 	version string
 
 	mu   sync.RWMutex
-	cmds map[string]*Command // +checklocks:mu
+	cmds map[string]*Command // guarded by mu
 }
 
 // VersionString builds the reply of "version" in Open vSwitch's shape,

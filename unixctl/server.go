@@ -36,9 +36,9 @@ type Server struct {
 	wg     sync.WaitGroup // connection goroutines
 
 	mu     sync.Mutex
-	lns    map[net.Listener]struct{} // +checklocks:mu
-	conns  map[net.Conn]struct{}     // +checklocks:mu
-	closed bool                      // +checklocks:mu
+	lns    map[net.Listener]struct{} // guarded by mu
+	conns  map[net.Conn]struct{}     // guarded by mu
+	closed bool                      // guarded by mu
 }
 
 // NewServer returns a server for reg. log receives warnings about

@@ -38,7 +38,7 @@ type Conn struct {
 	helper uint8 // helperNone, helperFTP, helperTFTP
 	flags  uint8 // connAlgRelated
 
-	// +checklocks:mu
+	// guarded by mu
 	tcp [2]tcpPeer
 }
 

@@ -84,9 +84,9 @@ type Tracker struct {
 
 	// sweepMu guards the sweeper's cursor.
 	sweepMu sync.Mutex
-	// +checklocks:sweepMu
+	// guarded by sweepMu
 	sweepZone int
-	// +checklocks:sweepMu
+	// guarded by sweepMu
 	sweepBucket int
 }
 

@@ -41,11 +41,11 @@ type Reassembler struct {
 	cfg FragConfig
 
 	mu sync.Mutex
-	// +checklocks:mu
+	// guarded by mu
 	lists map[fragKey]*fragList
-	// +checklocks:mu
+	// guarded by mu
 	held int
-	// +checklocks:mu
+	// guarded by mu
 	stats FragStats
 }
 

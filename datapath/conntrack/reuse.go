@@ -109,34 +109,34 @@ type reuse struct {
 	readers atomic.Pointer[[]*Reader]
 
 	mu sync.Mutex
-	// +checklocks:mu
+	// guarded by mu
 	limbo []retired // oldest first, epochs nondecreasing
-	// +checklocks:mu
+	// guarded by mu
 	limboHead int
-	// +checklocks:mu
+	// guarded by mu
 	limboConns int
 	// anonSafe is the epoch up to which no call without a Reader can
 	// hold a retired connection; anonPending says that the phase was
 	// flipped at epoch anonFlip and the old phase has not drained yet.
-	// +checklocks:mu
+	// guarded by mu
 	anonSafe uint64
-	// +checklocks:mu
+	// guarded by mu
 	anonFlip uint64
-	// +checklocks:mu
+	// guarded by mu
 	anonPending bool
 	// runs are flushed zones' connections, taken from the front (commit
 	// order, so that a refilled zone gets the memory layout it had).
-	// +checklocks:mu
+	// guarded by mu
 	runs []connRun
 	// lists are the emptied arrays of consumed runs, for new zones' all.
-	// +checklocks:mu
+	// guarded by mu
 	lists [][]*Conn
 	// nlists is len(lists) (a hint, as pooled).
 	nlists atomic.Int64
 	// free are connections removed one by one.
-	// +checklocks:mu
+	// guarded by mu
 	free []*Conn
-	// +checklocks:mu
+	// guarded by mu
 	tabs []*buckets
 	// limboCap and poolCap are maxLimboConns and maxPooledConns (tests
 	// lower them).

@@ -88,25 +88,25 @@ type zone struct {
 	mu sync.Mutex
 	// dead is set when the zone has been flushed: its table is detached
 	// and commits must go to the zone's replacement.
-	// +checklocks:mu
+	// guarded by mu
 	dead bool
 	// exps are the pending helper expectations.
-	// +checklocks:mu
+	// guarded by mu
 	exps []expectation
 	// all are the zone's connections in commit order (removals swap the
 	// last into the hole): a flush retires them as one run, whose
 	// memory the next commits reuse in the same order.
-	// +checklocks:mu
+	// guarded by mu
 	all []*Conn
 	// spare are pooled connections taken for the next commits, from
 	// spareHead on.
-	// +checklocks:mu
+	// guarded by mu
 	spare []*Conn
-	// +checklocks:mu
+	// guarded by mu
 	spareHead int
 	// sinceCheck counts fresh allocations since the zone last found
 	// the pool empty.
-	// +checklocks:mu
+	// guarded by mu
 	sinceCheck int
 }
 

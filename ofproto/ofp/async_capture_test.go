@@ -117,7 +117,7 @@ type asyncProxy struct {
 	target string
 	wg     sync.WaitGroup
 	mu     sync.Mutex
-	recs   []captured // +checklocks:mu
+	recs   []captured // guarded by mu
 }
 
 func (p *asyncProxy) run() {

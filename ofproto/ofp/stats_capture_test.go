@@ -96,7 +96,7 @@ type proxy struct {
 	target string
 	wg     sync.WaitGroup
 	mu     sync.Mutex
-	recs   []captured // +checklocks:mu
+	recs   []captured // guarded by mu
 }
 
 func (p *proxy) run() {

@@ -79,23 +79,23 @@ type monitorState struct {
 	v uint8
 
 	mu sync.Mutex
-	// +checklocks:mu
+	// guarded by mu
 	mons map[uint32]*flowMonitor
-	// +checklocks:mu
+	// guarded by mu
 	queue [][]byte
 	// queued counts the bytes queued or being sent.
-	// +checklocks:mu
+	// guarded by mu
 	queued int
-	// +checklocks:mu
+	// guarded by mu
 	sending bool
-	// +checklocks:mu
+	// guarded by mu
 	closed bool
 	// paused: updates other than deletions of old flows are withheld;
 	// changed records the rules added (FMFAdd) or modified (FMFModify)
 	// since, keyed by the rule now in the table.
-	// +checklocks:mu
+	// guarded by mu
 	paused bool
-	// +checklocks:mu
+	// guarded by mu
 	changed map[*oftable.Rule]uint16
 	idle    *sync.Cond
 }

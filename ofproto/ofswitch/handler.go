@@ -23,7 +23,7 @@ type connExt struct {
 	// bundles are the connection's open and closed bundles; the
 	// expirer discards idle ones from another goroutine.
 	bundleMu sync.Mutex
-	// +checklocks:bundleMu
+	// guarded by bundleMu
 	bundles map[uint32]*bundle
 	// fm is the connection's flow monitors (flowmonitor.go); nil: none.
 	fm atomic.Pointer[monitorState]

@@ -28,7 +28,7 @@ type Kernel struct {
 	// addrs caches Addrs per device until the next route dump, as Open
 	// vSwitch caches device address lists between routing-table resets.
 	addrMu sync.Mutex
-	addrs  map[string][]netip.Prefix // +checklocks:addrMu
+	addrs  map[string][]netip.Prefix // guarded by addrMu
 
 }
 

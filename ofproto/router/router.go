@@ -80,7 +80,7 @@ type Table struct {
 	snap atomic.Pointer[snapshot]
 
 	mu        sync.Mutex
-	subtables []*subtable // +checklocks:mu; ordered by maxPri, stable
+	subtables []*subtable // guarded by mu; ordered by maxPri, stable
 }
 
 // New returns an empty table that selects source addresses with addrs.

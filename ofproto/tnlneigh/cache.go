@@ -52,8 +52,8 @@ type Cache struct {
 	entries atomic.Pointer[map[key]*entry]
 
 	mu      sync.Mutex
-	pending map[key]*pending // +checklocks:mu; INCOMPLETE addresses
-	seq     uint64           // +checklocks:mu
+	pending map[key]*pending // guarded by mu; INCOMPLETE addresses
+	seq     uint64           // guarded by mu
 }
 
 // New returns an empty cache with the default aging and retransmit times.

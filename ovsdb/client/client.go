@@ -53,23 +53,23 @@ type Client struct {
 	opts   Options
 
 	mu sync.Mutex
-	// +checklocks:mu
+	// guarded by mu
 	sess *session // nil while disconnected
-	// +checklocks:mu
+	// guarded by mu
 	nextID uint64
-	// +checklocks:mu
+	// guarded by mu
 	schemas map[string]*model.DatabaseSchema
-	// +checklocks:mu
+	// guarded by mu
 	replicas []*Replica // in Monitor order
-	// +checklocks:mu
+	// guarded by mu
 	monitors map[string]*Replica // by monitor id, on the current session
-	// +checklocks:mu
+	// guarded by mu
 	locks map[string]*Lock
-	// +checklocks:mu
+	// guarded by mu
 	nextMon int
-	// +checklocks:mu
+	// guarded by mu
 	closed bool
-	// +checklocks:mu
+	// guarded by mu
 	connCh chan struct{} // closed when connected; replaced on disconnect
 
 	closing chan struct{} // closed by Close
@@ -83,9 +83,9 @@ type session struct {
 	done chan struct{} // closed when the reader has exited
 	// lastHeard is when the last message arrived (Unix nanoseconds).
 	lastHeard atomic.Int64
-	// +checklocks:Client.mu
+	// guarded by Client.mu
 	pending map[uint64]*pendingCall
-	// +checklocks:Client.mu
+	// guarded by Client.mu
 	dead bool
 }
 

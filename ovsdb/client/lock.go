@@ -19,9 +19,9 @@ type Lock struct {
 	name string
 
 	mu sync.Mutex
-	// +checklocks:mu
+	// guarded by mu
 	held bool
-	// +checklocks:mu
+	// guarded by mu
 	changed chan struct{} // closed at the next change of held
 }
 

@@ -143,15 +143,15 @@ type Replica struct {
 	snap     atomic.Pointer[Snapshot]
 
 	mu sync.Mutex
-	// +checklocks:mu
+	// guarded by mu
 	method string // the monitor method the server accepted
-	// +checklocks:mu
+	// guarded by mu
 	lastTxnID string
-	// +checklocks:mu
+	// guarded by mu
 	notify chan struct{} // closed at the next update
-	// +checklocks:mu
+	// guarded by mu
 	queue []Change
-	// +checklocks:mu
+	// guarded by mu
 	stopped bool
 
 	wake   chan struct{}

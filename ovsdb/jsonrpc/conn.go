@@ -34,7 +34,7 @@ type Conn struct {
 	scan scanner // checks the message's syntax as it is framed
 
 	mu   sync.Mutex // serialises writers
-	wbuf []byte     // +checklocks:mu
+	wbuf []byte     // guarded by mu
 }
 
 // NewConn wraps a stream.

@@ -17,17 +17,17 @@ import (
 // clients.
 type Server struct {
 	mu sync.Mutex
-	// +checklocks:mu
+	// guarded by mu
 	dbs map[string]*dbEntry
-	// +checklocks:mu
+	// guarded by mu
 	locks map[string]*lockState
-	// +checklocks:mu
+	// guarded by mu
 	sessions map[*session]struct{}
-	// +checklocks:mu
+	// guarded by mu
 	listeners map[net.Listener]struct{}
-	// +checklocks:mu
+	// guarded by mu
 	closed bool
-	// +checklocks:mu
+	// guarded by mu
 	onError func(error)
 
 	wg sync.WaitGroup // sessions and Serve loops

@@ -42,13 +42,13 @@ type session struct {
 	// client; its size in bytes is the backlog that stops reading.
 	qmu   sync.Mutex
 	qcond *sync.Cond
-	queue []*jsonrpc.Message // +checklocks:qmu
+	queue []*jsonrpc.Message // guarded by qmu
 	// backlog is the bytes queued plus those the writer is sending.
-	backlog int // +checklocks:qmu
+	backlog int // guarded by qmu
 	// progress is when the writer last finished sending (or found the
 	// queue empty).
-	progress time.Time // +checklocks:qmu
-	closed   bool      // +checklocks:qmu
+	progress time.Time // guarded by qmu
+	closed   bool      // guarded by qmu
 }
 
 func newSession(s *Server, c net.Conn) *session {

@@ -50,9 +50,9 @@ func (c *Counter) Value() uint64 { return c.n.Load() }
 // Registry holds a daemon's counters.
 type Registry struct {
 	mu       sync.Mutex
-	counters []*Counter          // +checklocks:mu; registration order
-	byName   map[string]*Counter // +checklocks:mu
-	ticks    int                 // +checklocks:mu
+	counters []*Counter          // guarded by mu; registration order
+	byName   map[string]*Counter // guarded by mu
+	ticks    int                 // guarded by mu
 }
 
 // New returns an empty registry.

@@ -121,12 +121,12 @@ type Facility struct {
 	defLevel   Level
 
 	mu       sync.Mutex
-	modules  map[string]*Module    // +checklocks:mu
-	patterns [numDests]string      // +checklocks:mu
-	facility int                   // +checklocks:mu
-	filePath string                // +checklocks:mu
-	file     *os.File              // +checklocks:mu
-	sinks    [numDests]io.Writer   // +checklocks:mu; nil = no output
+	modules  map[string]*Module    // guarded by mu
+	patterns [numDests]string      // guarded by mu
+	facility int                   // guarded by mu
+	filePath string                // guarded by mu
+	file     *os.File              // guarded by mu
+	sinks    [numDests]io.Writer   // guarded by mu; nil = no output
 	hasSink  [numDests]atomic.Bool // mirrors sinks != nil for lock-free Enabled
 }
 
@@ -157,7 +157,7 @@ func New(opts Options) *Facility {
 	return f
 }
 
-// +checklocks:f.mu (or during construction)
+// guarded by f.mu (or during construction)
 func (f *Facility) setSink(d Destination, w io.Writer) {
 	f.sinks[d] = w
 	f.hasSink[d].Store(w != nil)
@@ -278,7 +278,7 @@ func (f *Facility) CloseFile() {
 	f.mu.Unlock()
 }
 
-// +checklocks:f.mu
+// guarded by f.mu
 func (f *Facility) closeFile() {
 	if f.file != nil {
 		f.file.Close()

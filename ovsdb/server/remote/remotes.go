@@ -225,13 +225,13 @@ type remote struct {
 	done       chan struct{}
 
 	mu sync.Mutex
-	// +checklocks:mu
+	// guarded by mu
 	state string
-	// +checklocks:mu
+	// guarded by mu
 	boundPort int
-	// +checklocks:mu
+	// guarded by mu
 	conns map[*trackedConn]struct{}
-	// +checklocks:mu
+	// guarded by mu
 	connected, disconnected time.Time // zero: never
 }
 

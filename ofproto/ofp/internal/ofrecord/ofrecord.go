@@ -24,8 +24,8 @@ type Recorder struct {
 	wg sync.WaitGroup
 
 	mu      sync.Mutex
-	records []Record // +checklocks:mu
-	nconn   int      // +checklocks:mu
+	records []Record // guarded by mu
+	nconn   int      // guarded by mu
 }
 
 // Listen starts a recorder on a unix socket at path.
