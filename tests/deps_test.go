@@ -98,6 +98,8 @@ var badDeps = []badDep{
 	{"ofproto/lacp", "datapath", "lacp owns the protocol only; the switch hands it payloads and sends its PDUs"},
 	{"ofproto/lacp", "ofproto/xlate", "lacp is below translation"},
 	{"ofproto/lacp", "ovsdb", "lacp gets its settings from maps, not from the database"},
+	{"internal/ethaddr", "datapath", "Ethernet address text imports nothing of gvs"},
+	{"internal/ethaddr", "ofproto", "Ethernet address text imports nothing of gvs"},
 	{"internal/pcapfile", "datapath", "a capture file reader imports nothing of gvs"},
 	{"internal/pcapfile", "ofproto", "a capture file reader imports nothing of gvs"},
 	{"internal/logrl", "ofproto", "the log rate limit imports nothing of gvs"},

@@ -19,6 +19,16 @@ func (c *fakeClock) Now() int64 { return c.ms }
 
 func mac(last byte) [6]byte { return [6]byte{0xaa, 0x55, 0xaa, 0x55, 0, last} }
 
+// members registers p1..pN (OpenFlow port and MAC N) with their carrier
+// up and LACP's leave to be enabled.
+func members(b *Bond, n int) {
+	for i := 1; i <= n; i++ {
+		name := fmt.Sprintf("p%d", i)
+		b.Register(name, uint16(i), mac(byte(i)), true)
+		b.SetMayEnable(name, true)
+	}
+}
+
 func newBond(t *testing.T, clock *fakeClock, mode string, other map[string]string, updelay, downdelay int64) (*Bond, *bytes.Buffer) {
 	t.Helper()
 	var logs bytes.Buffer
@@ -156,10 +166,7 @@ func TestUpAndDownDelaysHoldTheMembersState(t *testing.T) {
 func TestBalanceSLBSpreadsBucketsAndRebalancesByLoad(t *testing.T) {
 	clock := &fakeClock{}
 	b, logs := newBond(t, clock, "balance-slb", map[string]string{"bond-rebalance-interval": "1000"}, 0, 0)
-	b.Register("p1", 1, mac(1), true)
-	b.Register("p2", 2, mac(2), true)
-	b.SetMayEnable("p1", true)
-	b.SetMayEnable("p2", true)
+	members(b, 2)
 	b.Run(lacp.Disabled)
 	if b.Admit("p2", mac(7)) != DropIfMoved {
 		t.Fatal("balance-slb must drop a packet only if its source moved")
@@ -207,8 +214,7 @@ func TestBalanceSLBSpreadsBucketsAndRebalancesByLoad(t *testing.T) {
 func TestBalanceTCPNeedsLACPUnlessItFallsBack(t *testing.T) {
 	clock := &fakeClock{}
 	b, _ := newBond(t, clock, "balance-tcp", nil, 0, 0)
-	b.Register("p1", 1, mac(1), true)
-	b.SetMayEnable("p1", true)
+	members(b, 1)
 	b.Run(lacp.Disabled)
 	if _, _, ok := b.Output(3); ok || b.Admit("p1", mac(5)) != Drop {
 		t.Fatal("balance-tcp without LACP forwards")
@@ -327,10 +333,7 @@ func TestLearningPacketsAfterAFailoverAreOpenVSwitchs(t *testing.T) {
 	}
 	clock := &fakeClock{}
 	b, _ := newBond(t, clock, "active-backup", nil, 0, 0)
-	b.Register("p1", 1, mac(1), true)
-	b.Register("p2", 2, mac(2), true)
-	b.SetMayEnable("p1", true)
-	b.SetMayEnable("p2", true)
+	members(b, 2)
 	b.Run(lacp.Disabled)
 	b.ShouldSendLearningPackets() // the first choice of an active member
 	if b.ShouldSendLearningPackets() {

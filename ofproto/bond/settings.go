@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gvs-project/gvs/internal/ethaddr"
 	"github.com/gvs-project/gvs/internal/logrl"
 )
 
@@ -46,7 +47,7 @@ func PortSettings(port, mode string, updelay, downdelay int64, activeSlave strin
 	if s.Mode == ActiveBackup || s.LACPFallbackAB {
 		s.Primary = otherConfig["bond-primary"]
 	}
-	if mac, ok := scanMAC(activeSlave); ok {
+	if mac, ok := ethaddr.Scan(activeSlave); ok {
 		s.ActiveMemberMAC = mac
 	}
 	s.UseLBOutput = s.Mode == BalanceTCP && getBool(otherConfig, "lb-output-action")
@@ -68,19 +69,3 @@ func getInt(m map[string]string, key string, def int64) int64 {
 }
 
 func getBool(m map[string]string, key string) bool { return strings.EqualFold(m[key], "true") }
-
-// scanMAC reads six colon-separated hexadecimal bytes.
-func scanMAC(s string) (mac [6]byte, ok bool) {
-	parts := strings.Split(s, ":")
-	if len(parts) != 6 {
-		return mac, false
-	}
-	for i, p := range parts {
-		v, err := strconv.ParseUint(p, 16, 8)
-		if err != nil || len(p) == 0 || len(p) > 2 {
-			return mac, false
-		}
-		mac[i] = byte(v)
-	}
-	return mac, true
-}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/gvs-project/gvs/internal/ethaddr"
 )
 
 // Registry holds a switch's bonds and serves the bond/ commands.
@@ -183,7 +185,7 @@ func HashCommand(args []string) (string, error) {
 			return "", errors.New("invalid basis")
 		}
 	}
-	mac, ok := scanMAC(args[0])
+	mac, ok := ethaddr.Scan(args[0])
 	if !ok {
 		return "", errors.New("invalid mac")
 	}
@@ -212,10 +214,6 @@ func scanUint(s string) (uint32, bool) {
 		v = -v
 	}
 	return v, true
-}
-
-func macString(m [6]byte) string {
-	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
 }
 
 // Show is the bond's bond/show text.
@@ -256,7 +254,7 @@ func (b *Bond) Show() string {
 	if m := b.memberByMAC(b.activeMAC); m != nil {
 		who = m.name
 	}
-	fmt.Fprintf(&s, "active member mac: %s(%s)\n", macString(b.activeMAC), who)
+	fmt.Fprintf(&s, "active member mac: %s(%s)\n", ethaddr.String(b.activeMAC), who)
 	ms := slices.Clone(b.members)
 	slices.SortFunc(ms, func(x, y *member) int { return strings.Compare(x.name, y.name) })
 	for _, m := range ms {

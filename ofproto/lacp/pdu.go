@@ -3,7 +3,6 @@ package lacp
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"strings"
 )
 
@@ -157,8 +156,4 @@ func Payload(f []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return f[14:], true
-}
-
-func macString(m [6]byte) string {
-	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
 }

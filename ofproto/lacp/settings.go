@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/gvs-project/gvs/internal/ethaddr"
 )
 
 // PortSettings reads a bond's LACP settings from its Port row as Open
@@ -29,7 +31,7 @@ func PortSettings(port, mode string, otherConfig map[string]string, bridgeMAC [6
 	s.SysID = bridgeMAC
 	if id, set := otherConfig["lacp-system-id"]; set {
 		var good bool
-		if s.SysID, good = scanMAC(id); !good {
+		if s.SysID, good = ethaddr.Scan(id); !good {
 			log.Warn("port " + port + ": LACP system ID (" + id + ") must be an Ethernet address.")
 			return s, false
 		}
@@ -75,21 +77,4 @@ func getInt(m map[string]string, key string) int64 {
 		return 0
 	}
 	return v
-}
-
-// scanMAC reads six colon-separated hexadecimal bytes (one or two digits
-// each), as Open vSwitch's ETH_ADDR_SCAN_FMT.
-func scanMAC(s string) (mac [6]byte, ok bool) {
-	parts := strings.Split(s, ":")
-	if len(parts) != 6 {
-		return mac, false
-	}
-	for i, p := range parts {
-		v, err := strconv.ParseUint(p, 16, 8)
-		if err != nil || len(p) == 0 || len(p) > 2 {
-			return mac, false
-		}
-		mac[i] = byte(v)
-	}
-	return mac, true
 }

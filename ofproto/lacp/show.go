@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/gvs-project/gvs/internal/ethaddr"
 )
 
 // Registry holds a switch's bonds' LACP objects in the order they were
@@ -92,7 +94,7 @@ func (l *LACP) Show() string {
 		mode += " negotiated"
 	}
 	fmt.Fprintf(&b, "  status: %s\n", mode)
-	fmt.Fprintf(&b, "  sys_id: %s\n", macString(l.set.SysID))
+	fmt.Fprintf(&b, "  sys_id: %s\n", ethaddr.String(l.set.SysID))
 	fmt.Fprintf(&b, "  sys_priority: %d\n", l.set.SysPriority)
 	if len(l.members) > 0 {
 		fmt.Fprintf(&b, "  aggregation key: %d\n", l.key())
@@ -120,7 +122,7 @@ func (l *LACP) Show() string {
 }
 
 func writeInfo(b *strings.Builder, who string, in *Info) {
-	fmt.Fprintf(b, "  %s sys_id: %s\n", who, macString(in.SysID))
+	fmt.Fprintf(b, "  %s sys_id: %s\n", who, ethaddr.String(in.SysID))
 	fmt.Fprintf(b, "  %s sys_priority: %d\n", who, in.SysPriority)
 	fmt.Fprintf(b, "  %s port_id: %d\n", who, in.PortID)
 	fmt.Fprintf(b, "  %s port_priority: %d\n", who, in.PortPriority)

@@ -2,13 +2,13 @@ package backer
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/netdev"
+	"github.com/gvs-project/gvs/internal/ethaddr"
 	"github.com/gvs-project/gvs/internal/logrl"
 	"github.com/gvs-project/gvs/ofproto/bond"
 	"github.com/gvs-project/gvs/ofproto/lacp"
@@ -387,7 +387,7 @@ func (s *Backer) BondActiveMember(bridgeName, port string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]), true
+	return ethaddr.String(mac), true
 }
 
 var _ bridge.BondStatuser = (*Backer)(nil)

@@ -7,23 +7,13 @@
 # ovs-appctl, ovs-ofctl and ovs-vswitchd.
 set -euo pipefail
 out=$(cd "$(dirname "$0")" && pwd)/ovs-learning.pcap
-dir=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
-trap cleanup EXIT
-export OVS_RUNDIR=$dir OVS_LOGDIR=$dir OVS_DBDIR=$dir OVS_SYSCONFDIR=$dir
-ovsdb-tool create "$dir/conf.db" /usr/share/openvswitch/vswitch.ovsschema
-ovsdb-server --remote=punix:"$dir/db.sock" --pidfile="$dir/ovsdb-server.pid" --log-file="$dir/ovsdb-server.log" -vconsole:off "$dir/conf.db" &
-pids+=($!)
-for _ in $(seq 50); do [ -S "$dir/db.sock" ] && break; sleep 0.1; done
-ovs-vswitchd --enable-dummy --disable-system unix:"$dir/db.sock" --pidfile="$dir/ovs-vswitchd.pid" --log-file="$dir/ovs-vswitchd.log" -vconsole:off &
-pids+=($!)
+. "$(dirname "$0")/../../../scripts/lib/ovs-sandbox.sh"
+ovs_sandbox
 ovs-vsctl --db=unix:"$dir/db.sock" --timeout=10 add-br br0 -- set bridge br0 datapath_type=dummy \
   -- add-bond br0 bond0 p1 p2 bond_mode=active-backup \
   -- set interface p1 type=dummy ofport_request=1 options:tx_pcap="$dir/p1.pcap" \
   -- set interface p2 type=dummy ofport_request=2 options:tx_pcap="$dir/p2.pcap" \
   -- add-port br0 p3 -- set interface p3 type=dummy ofport_request=3
-for _ in $(seq 50); do [ -e "$dir/ovs-vswitchd.pid" ] && break; sleep 0.1; done
 ovs-appctl netdev-dummy/set-admin-state up >/dev/null
 ovs-ofctl add-flow br0 actions=NORMAL
 ovs-appctl netdev-dummy/receive p3 'in_port(3),eth(src=50:54:00:00:00:07,dst=ff:ff:ff:ff:ff:ff),eth_type(0x1234)'
