@@ -110,34 +110,38 @@ func (s *bonds) configureLocked(b *dpBridge, ports []bridge.PortConfig) bool {
 				members = append(members, ic.Name)
 			}
 		}
+		// A published Bundle is read by translations without a lock: a
+		// new LACP or bond makes a new Bundle (republished), never a
+		// change to the old one.
+		l, bd := st.x.LACP, st.x.Bond
 		// LACP: created, reconfigured or removed with the lacp column.
 		if ls, ok := lacp.PortSettings(pc.Name, pc.Bond.LACP, pc.Bond.OtherConfig, b.pickEA(), len(pc.Interfaces), log); ok {
-			if st.x.LACP == nil {
-				st.x.LACP = lacp.New(ls, lacp.Env{Clock: &s.clock, Log: s.logger("lacp"), Changed: func() { notify(s.wake) }})
-				s.lacps.Add(st.x.LACP)
-				changed = true
+			if l == nil {
+				l = lacp.New(ls, lacp.Env{Clock: &s.clock, Log: s.logger("lacp"), Changed: func() { notify(s.wake) }})
+				s.lacps.Add(l)
 			} else {
-				st.x.LACP.Configure(ls)
+				l.Configure(ls)
 			}
-		} else if st.x.LACP != nil {
-			s.lacps.Remove(st.x.LACP)
-			st.x.LACP = nil
-			changed = true
+		} else if l != nil {
+			s.lacps.Remove(l)
+			l = nil
 		}
 		// The bond: only with several interfaces, as Open vSwitch.
 		if len(pc.Interfaces) > 1 {
 			bs := bond.PortSettings(pc.Name, pc.Bond.Mode, pc.Bond.UpDelay, pc.Bond.DownDelay, pc.Bond.ActiveSlave, pc.Bond.OtherConfig, log,
 				s.defaultModeRL, s.clock.Now())
-			if st.x.Bond == nil {
-				st.x.Bond = bond.New(bs, bond.Env{Clock: &s.clock, Log: s.logger("bond")})
-				s.bonds.Add(st.x.Bond)
-				changed = true
-			} else if st.x.Bond.Reconfigure(bs) {
+			if bd == nil {
+				bd = bond.New(bs, bond.Env{Clock: &s.clock, Log: s.logger("bond")})
+				s.bonds.Add(bd)
+			} else if bd.Reconfigure(bs) {
 				changed = true
 			}
-		} else if st.x.Bond != nil {
-			s.bonds.Remove(st.x.Bond)
-			st.x.Bond = nil
+		} else if bd != nil {
+			s.bonds.Remove(bd)
+			bd = nil
+		}
+		if l != st.x.LACP || bd != st.x.Bond {
+			st.x = &xlate.Bundle{Name: st.x.Name, FDB: st.x.FDB, Bond: bd, LACP: l}
 			changed = true
 		}
 		// Members that left, then members that joined or changed.
