@@ -1,8 +1,6 @@
 package upcall
 
 import (
-	"time"
-
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/ofproto/xlate"
@@ -32,9 +30,7 @@ func (h *Handler) Prewarm(k *flow.Key) (bool, error) {
 	ufid := dpif.UFIDFromMatch(&m)
 	h.ukeys.mu.Lock()
 	if h.ukeys.m[ufid] == nil {
-		h.ukeys.m[ufid] = &ukey{key: *k, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned,
-			fins: out.FinTimeouts, groups: out.Groups, patches: out.Patches, mirrors: out.Mirrors, bonds: out.Bonds, bfdRx: out.BFDRx,
-			seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+		h.ukeys.m[ufid] = newUkey(k, &out, seq)
 	}
 	h.ukeys.mu.Unlock()
 	err := h.cfg.DP.FlowPut(&dpif.FlowPut{UFID: ufid, Match: m, Actions: out.Actions, Flags: dpif.PutCreate})

@@ -147,8 +147,7 @@ func (h *Handler) Revalidate() {
 				uk.actions = out.Actions
 			}
 			uk.seq = seq
-			uk.rules, uk.tables, uk.learned, uk.fins, uk.nfOut, uk.patches = out.Rules, out.Tables, out.Learned, out.FinTimeouts, out.NetFlowOutput, out.Patches
-			uk.mirrors, uk.groups, uk.bfdRx, uk.bonds = out.Mirrors, out.Groups, out.BFDRx, out.Bonds
+			uk.take(&out)
 			continue
 		}
 		del = append(del, id)

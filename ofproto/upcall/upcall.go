@@ -248,6 +248,20 @@ func (u *ukeyMap) idle() bool {
 
 func (u *ukeyMap) init() { u.m = map[dpif.UFID]*ukey{} }
 
+// newUkey is the ukey of a megaflow translated from key at seq.
+func newUkey(key *flow.Key, out *xlate.Out, seq uint64) *ukey {
+	uk := &ukey{key: *key, mask: out.Mask, actions: out.Actions, seq: seq, created: time.Now()}
+	uk.take(out)
+	return uk
+}
+
+// take records what a translation of the ukey's megaflow credits and
+// applies with its statistics.
+func (uk *ukey) take(out *xlate.Out) {
+	uk.rules, uk.tables, uk.learned, uk.fins, uk.nfOut, uk.patches = out.Rules, out.Tables, out.Learned, out.FinTimeouts, out.NetFlowOutput, out.Patches
+	uk.mirrors, uk.groups, uk.bfdRx, uk.bonds = out.Mirrors, out.Groups, out.BFDRx, out.Bonds
+}
+
 // Miss handles a datapath miss (dpif.UpcallHandler): translate, reply with
 // the megaflow, send the packet-ins the translation produced.
 func (h *Handler) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
@@ -284,7 +298,7 @@ func (h *Handler) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 		h.ukeys.mu.Lock()
 		uk := h.ukeys.m[r.UFID]
 		if uk == nil {
-			uk = &ukey{key: *u.Key, mask: out.Mask, actions: out.Actions, rules: out.Rules, tables: out.Tables, learned: out.Learned, fins: out.FinTimeouts, groups: out.Groups, patches: out.Patches, mirrors: out.Mirrors, bonds: out.Bonds, bfdRx: out.BFDRx, seq: seq, nfOut: out.NetFlowOutput, created: time.Now()}
+			uk = newUkey(u.Key, &out, seq)
 			h.ukeys.m[r.UFID] = uk
 		}
 		h.ukeys.mu.Unlock()
