@@ -81,7 +81,7 @@ func TestTraceWithAPacketLearnsLikeOpenVSwitch(t *testing.T) {
 // deleted or modified to learn elsewhere, in cascades.
 func deleteLearnedSteps() []ofStep {
 	dump := ofctl("dump-flows", "br0", "--no-stats")
-	return []ofStep{
+	steps := append([]ofStep{
 		{tool: "file", args: []string{"flows.txt", `reg0=0x1 actions=learn(delete_learned,cookie=0x123)
 reg0=0x2 actions=learn(delete_learned,cookie=0x123)
 cookie=0x123, table=1, reg0=0x3 actions=drop
@@ -89,19 +89,15 @@ cookie=0x123, table=1, reg0=0x4 actions=drop
 cookie=0x123, table=2, reg0=0x5 actions=drop
 cookie=0x234, table=1, reg0=0x6 actions=drop
 `}},
+	}, dumpAfterEach(dump,
 		ofctl("add-flows", "br0", "flows.txt"),
-		dump,
 		ofctl("del-flows", "br0", "table=0 reg0=1"),
-		dump,
 		ofctl("mod-flows", "br0", "table=0 reg0=2 actions=output:1,learn(delete_learned,cookie=0x123)"),
-		dump,
 		ofctl("mod-flows", "br0", "table=0 reg0=2 actions=learn(delete_learned,cookie=0x234)"),
-		dump,
 		ofctl("add-flow", "br0", "table=0 reg0=2 actions=learn(delete_learned,cookie=0x234),output:2"),
-		dump,
-		ofctl("del-flows", "br0", "table=0"),
-		dump,
-		{tool: "file", args: []string{"flows.txt", `reg0=0x1 actions=learn(table=1,delete_learned,cookie=0x123)
+		ofctl("del-flows", "br0", "table=0"))...)
+	steps = append(steps,
+		ofStep{tool: "file", args: []string{"flows.txt", `reg0=0x1 actions=learn(table=1,delete_learned,cookie=0x123)
 reg0=0x2 actions=learn(table=2,delete_learned,cookie=0x234)
 cookie=0x123, table=1, reg0=0x3 actions=learn(table=3,delete_learned,cookie=0x345)
 cookie=0x234, table=2, reg0=0x3 actions=learn(table=4,delete_learned,cookie=0x456)
@@ -111,14 +107,20 @@ cookie=0x567, table=5, reg0=0x6 actions=drop
 cookie=0x567, table=5, reg0=0x7 actions=drop
 cookie=0x567, table=5, reg0=0x8 actions=drop
 `}},
-		ofctl("del-flows", "br0"),
+		ofctl("del-flows", "br0"))
+	return append(steps, dumpAfterEach(dump,
 		ofctl("add-flows", "br0", "flows.txt"),
-		dump,
 		ofctl("del-flows", "br0", "table=0 reg0=1"),
-		dump,
-		ofctl("del-flows", "br0", "table=0 reg0=2"),
-		dump,
+		ofctl("del-flows", "br0", "table=0 reg0=2"))...)
+}
+
+// dumpAfterEach puts dump after each step.
+func dumpAfterEach(dump ofStep, steps ...ofStep) []ofStep {
+	var out []ofStep
+	for _, st := range steps {
+		out = append(out, st, dump)
 	}
+	return out
 }
 
 // TestDeleteLearnedGoesByCookieLikeOpenVSwitch: the flows left after
