@@ -131,6 +131,10 @@ func bondCase(t *testing.T, mode string, startA, startB chassisSwitch) {
 		})
 	}
 	pingAcross(t, a, b)
+	// Every megaflow through the bond has been translated again since
+	// the failover (the UDP flows' too, not only the ping's).
+	a.appctl("revalidator/wait")
+	a.appctl("revalidator/wait")
 	before = [2]int{a.txPackets(t, a1), a.txPackets(t, a2)}
 	nstest.InNetns(t, a.ns, "bash", "-c", script)
 	if got := a.txPackets(t, a2) - before[1]; got < 150 {
