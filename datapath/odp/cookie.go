@@ -88,6 +88,9 @@ const (
 	SlowLACP uint32 = 1 << 2
 	SlowSTP  uint32 = 1 << 3
 	SlowLLDP uint32 = 1 << 4
+	// SlowAction: translation itself must see every packet (IGMP and
+	// MLD under multicast snooping).
+	SlowAction uint32 = 1 << 5
 )
 
 var slowPathNames = []string{"cfm", "bfd", "lacp", "stp", "lldp", "action", "match"}

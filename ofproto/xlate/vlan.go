@@ -200,8 +200,15 @@ func (c *ctx) normal() {
 	if in.Bundle != nil && in.Bundle.Bond != nil && !c.bondInput(in, &p) {
 		return
 	}
+	// Multicast snooping may restrict the ports (only, by McastPortID);
+	// the input stays listed so that the action knows it.
+	only, _ := c.mcastOutputs(in, vlan)
+	inID := McastPortID(in)
 	var bundles []*Bundle // those already in p.Ports
 	for _, q := range c.snap.Sorted {
+		if only != nil && !only[McastPortID(q)] && McastPortID(q) != inID {
+			continue
+		}
 		// A mirror's output port gets only mirrored packets.
 		if !includesVLAN(q, vlan) || c.mir.isOutput(q) {
 			continue

@@ -184,6 +184,8 @@ type Xlator struct {
 	// (Open vSwitch's want_packet_in_on_miss: an OpenFlow 1.0–1.2
 	// connection with controller id 0 is open).
 	missPacketIn atomic.Bool
+	// mcast is the bridge's multicast snooping, nil when off (mcast.go).
+	mcast atomic.Pointer[McastSnooping]
 	// fragMode is the fragment handling mode: IP fragments are looked
 	// up without L4 ports (normal, the default), dropped, or matched as
 	// they are (nx-match).

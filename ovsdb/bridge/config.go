@@ -48,6 +48,9 @@ type BridgeConfig struct {
 	// vSwitch logs them.
 	Mirrors        []MirrorConfig
 	MirrorWarnings []string
+	// McastSnooping is mcast_snooping_enable (its settings are in
+	// other_config, and the ports' in their Port rows' other_config).
+	McastSnooping bool
 }
 
 // PortConfig is one Port row with its interfaces.

@@ -10,7 +10,7 @@ import (
 // MonitoredTables are the tables and columns the bridge layer reads.
 var MonitoredTables = []client.MonitorTable{
 	{Table: "Open_vSwitch", Columns: []string{"bridges", "next_cfg", "cur_cfg", "datapaths", "other_config", "external_ids", "ovs_version", "datapath_types", "iface_types", "dpdk_version"}},
-	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix", "flow_tables", "mirrors"}},
+	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix", "flow_tables", "mirrors", "mcast_snooping_enable"}},
 	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode",
 		"bond_mode", "lacp", "bond_updelay", "bond_downdelay", "bond_active_slave", "other_config"}},
 	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status", "bfd", "bfd_status", "other_config", "mac"}},
@@ -127,6 +127,7 @@ func Parse(s *client.Snapshot) Config {
 			ExternalIDs:  strMap(br.Get("external_ids")),
 			Protocols:    strs(br.Get("protocols")),
 		}
+		bc.McastSnooping, _ = boolean(br.Get("mcast_snooping_enable"))
 		for _, cu := range uuids(br.Get("controller")) {
 			if c := s.Row("Controller", cu); c != nil {
 				t := str(c.Get("target"))

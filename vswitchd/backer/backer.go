@@ -24,6 +24,7 @@ import (
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ofproto/bfd"
+	"github.com/gvs-project/gvs/ofproto/mcsnoop"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
@@ -100,6 +101,8 @@ type Backer struct {
 	bfd *bfdMonitor
 	// bnd runs the bonded ports and their LACP (bonds.go).
 	bnd *bonds
+	// mcastStarted says the snooping databases' aging loop runs (mcast.go).
+	mcastStarted bool
 	// hand is the handover side: the state given to a successor, the
 	// ports handed over by a predecessor (handover.go).
 	hand *Handover
@@ -144,6 +147,10 @@ type dpBridge struct {
 	settings ofswitch.Settings
 	// vlans are the Port rows' VLAN settings by interface name.
 	vlans map[string]portVLAN
+	// mcast is the bridge's multicast snooping database, nil when off;
+	// mcastPorts the Port rows' snooping settings (mcast.go).
+	mcast      *mcsnoop.Table
+	mcastPorts []mcastPort
 }
 
 // portVLAN is a port's VLAN configuration as NORMAL uses it.
@@ -322,6 +329,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 	br.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg), InactivityProbes: inactivityProbes(cfg)}
 	of.SetConfig(s.ofSettings(br.settings))
 	of.SetTables(flowTables(cfg))
+	s.configureMcastLocked(br, cfg) // mcast.go
 	return nil
 }
 
@@ -417,12 +425,18 @@ func (s *Backer) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 	changed := s.bfd.configureLocked(b, ports)
 	changed = s.bnd.configureLocked(b, ports) || changed // bonds.go
 	changed = changed || len(next) != len(b.vlans)
-	for n, v := range next {
-		if o, ok := b.vlans[n]; !ok || o.tag != v.tag || o.mode != v.mode || o.trunks != v.trunks {
-			changed = true
+	vlanChanged := map[string]bool{}
+	for _, pc := range ports {
+		for _, ic := range pc.Interfaces {
+			v := next[ic.Name]
+			if o, ok := b.vlans[ic.Name]; !ok || o.tag != v.tag || o.mode != v.mode || o.trunks != v.trunks {
+				changed = true
+				vlanChanged[pc.Name] = ok
+			}
 		}
 	}
 	b.vlans = next
+	s.configureMcastPortsLocked(b, ports, vlanChanged) // mcast.go
 	if changed {
 		s.syncPorts(b)
 	}
@@ -569,6 +583,7 @@ func (s *Backer) UpdateBridge(cfg *bridge.BridgeConfig) error {
 			b.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg), InactivityProbes: inactivityProbes(cfg)}
 			b.of.SetConfig(s.ofSettings(b.settings))
 			b.of.SetTables(flowTables(cfg))
+			s.configureMcastLocked(b, cfg) // mcast.go
 		}
 		if b.fdb != nil {
 			age := fdbConfig(cfg.OtherConfig).AgingTime

@@ -28,6 +28,7 @@ func New(ctx context.Context, sw *backer.Backer) *Commands {
 func (d *Commands) List() []unixctl.Command {
 	var cmds []unixctl.Command
 	cmds = append(cmds, d.fdbCommands()...)
+	cmds = append(cmds, d.mdbCommands()...)
 	cmds = append(cmds, d.ofCommands()...)
 	cmds = append(cmds, d.timeCommands()...)
 	cmds = append(cmds, d.upcallCommands()...)
