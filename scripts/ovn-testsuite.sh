@@ -107,6 +107,21 @@ fi
 # path, with gvs first.
 export ovs_srcdir=$OVS
 
+# The system suite's traffic checks expect nmap's ncat as `nc` (`echo a |
+# nc -u HOST PORT` must return at the end of its input; the OpenBSD nc
+# Debian installs by default waits for an answer forever and the group
+# never finishes). The tools directory goes first in PATH for the run
+# only; the machine's nc is left alone.
+if [ "$SUITE" = system-userspace ]; then
+  missing=""
+  for t in ethtool tcpdump ncat curl; do
+    command -v $t >/dev/null 2>&1 || missing="$missing $t"
+  done
+  [ -z "$missing" ] || die "the system suite needs:$missing (apt-get install ethtool tcpdump ncat curl)"
+  mkdir -p "$WORK/tools" && ln -sf "$(command -v ncat)" "$WORK/tools/nc"
+  export PATH=$WORK/tools:$PATH
+fi
+
 . "$REPO/scripts/lib/autotest.sh"
 APATH=$(autotest_path "$OVS/utilities:$OVS/vswitchd:$OVS/ovsdb:$OVS/vtep:tests::controller-vtep:northd:utilities:controller:ic") || exit 1
 one_run_per_tree
