@@ -13,11 +13,10 @@ import (
 // vSwitch 3.1's userspace datapath, on purpose: what gvs does not have
 // yet is "false" (datapath/dpnetdev.Capabilities says why).
 var capsDifferences = map[string][2]string{ // key: {Open vSwitch, gvs}
-	"ct_eventmask":         {"true", "false"},
-	"explicit_drop_action": {"true", "false"},
-	"lb_output_action":     {"true", "false"},
-	"add_mpls":             {"true", "false"},
-	"max_mpls_depth":       {"3", "1"},
+	"ct_eventmask":     {"true", "false"},
+	"lb_output_action": {"true", "false"},
+	"add_mpls":         {"true", "false"},
+	"max_mpls_depth":   {"3", "1"},
 }
 
 // datapathCaps creates a Datapath row for the dummy datapath type (which

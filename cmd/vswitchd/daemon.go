@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
+	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ofproto/ofconn"
@@ -262,6 +263,7 @@ func start(cfg *Config, in *takeover) (*Daemon, error) {
 		Workers:         cfg.Workers,
 		Logger:          d.logs.Logger,
 		Count:           func(name string) { d.cov.Counter(name).Inc() },
+		Counter:         func(name string) odp.Counter { return d.cov.Counter(name) },
 		TLS:             d.TLS(),
 		OFDebug:         vconnLog{d.logs.Logger("vconn")},
 		DatapathCreated: d.ct.Restore,

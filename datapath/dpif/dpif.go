@@ -194,6 +194,9 @@ type Stats struct {
 type Config struct {
 	// Workers is the number of poll-mode workers (pmd-cpu-mask analogue).
 	Workers int
+	// DropCounters, if not nil, count what explicit drop actions drop,
+	// by reason (odp.Context.DropCounters).
+	DropCounters *[odp.NumDropReasons]odp.Counter
 	// FlowLimit bounds the megaflows per worker (other_config:flow-limit).
 	FlowLimit int
 	// MaxIdle expires megaflows unused for this long (other_config:max-idle).

@@ -7,8 +7,6 @@ package dpnetdev
 // what gvs really does is "true"; Open vSwitch 3.1's userspace datapath
 // reports true for every boolean but these, which gvs does not have yet:
 //   - ct_eventmask: ct(eventmask=...) is not accepted (no conntrack events);
-//   - explicit_drop_action: translation ends in an empty action list, not
-//     drop(reason), and there are no drop-reason counters;
 //   - lb_output_action: no bonds, so no lb_output;
 //   - add_mpls: no L3 MPLS encapsulation action.
 //
@@ -41,7 +39,7 @@ func Capabilities() map[string]string {
 		"max_hash_alg":         "1",
 		"check_pkt_len":        "true",
 		"ct_timeout":           "true",
-		"explicit_drop_action": "false",
+		"explicit_drop_action": "true",
 		"lb_output_action":     "false",
 		"ct_zero_snat":         "true",
 		"add_mpls":             "false",

@@ -187,7 +187,7 @@ func newWorker(dp *Datapath, id int) *worker {
 	}
 	w.flowLimit.Store(int64(dp.cfg.FlowLimit))
 	w.l2fwd = l2fib.NewForwarder(&dp.macTables)
-	w.ctx = odp.Context{Pool: w.pool, DP: w}
+	w.ctx = odp.Context{Pool: w.pool, DP: w, DropCounters: dp.cfg.DropCounters}
 	empty := []rxq{}
 	w.rxqs.Store(&empty)
 	w.tokens = float64(dp.cfg.UpcallRate)

@@ -253,8 +253,43 @@ const VLANCFI = 0x1000
 // Output returns an output action.
 func Output(port uint32) Action { return Action{Kind: KindOutput, Arg: port} }
 
-// Drop returns an explicit drop action.
+// Drop returns an explicit drop action (reason DropPipeline).
 func Drop() Action { return Action{Kind: KindDrop} }
+
+// DropFor returns an explicit drop action for reason (Arg): executing it
+// counts the packets under the reason's coverage counter
+// (Context.DropCounters), as Open vSwitch's OVS_ACTION_ATTR_DROP.
+func DropFor(reason uint32) Action { return Action{Kind: KindDrop, Arg: reason} }
+
+// Drop reasons, Open vSwitch's enum xlate_error: why translation ended in
+// an explicit drop (DropPipeline: the pipeline itself dropped).
+const (
+	DropPipeline uint32 = iota
+	DropBridgeNotFound
+	DropRecursionTooDeep
+	DropTooManyResubmits
+	DropStackTooDeep
+	DropNoRecircContext
+	DropRecircConflict
+	DropTooManyMPLSLabels
+	DropInvalidTunnelMetadata
+	DropUnsupportedPacketType
+	DropCongestion
+	DropForwardingDisabled
+	NumDropReasons
+)
+
+// DropCounterNames are Open vSwitch's coverage counters of dropped
+// packets, by reason.
+var DropCounterNames = [NumDropReasons]string{
+	"drop_action_of_pipeline", "drop_action_bridge_not_found", "drop_action_recursion_too_deep",
+	"drop_action_too_many_resubmit", "drop_action_stack_too_deep", "drop_action_no_recirculation_context",
+	"drop_action_recirculation_conflict", "drop_action_too_many_mpls_labels", "drop_action_invalid_tunnel_metadata",
+	"drop_action_unsupported_packet_type", "drop_action_congestion", "drop_action_forwarding_disabled",
+}
+
+// Counter counts events (a coverage counter).
+type Counter interface{ Add(n uint64) }
 
 // Recirc returns a recirculation action.
 func Recirc(id uint32) Action { return Action{Kind: KindRecirc, Arg: id} }

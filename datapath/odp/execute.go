@@ -51,6 +51,9 @@ type Context struct {
 	// left at the end of an action list, explicit drops, sample misses
 	// and failed VLAN pushes.
 	Dropped uint64
+	// DropCounters, if not nil, count the packets explicit drop actions
+	// drop, by reason (Open vSwitch's drop_action_* coverage counters).
+	DropCounters *[NumDropReasons]Counter
 
 	rng uint64
 	// level is the number of nested runs in progress, counting runs
@@ -152,6 +155,9 @@ func (c *Context) run(b *packet.Batch, acts Actions, trunc int) {
 				return
 			}
 		case KindDrop:
+			if c.DropCounters != nil && a.Arg < NumDropReasons && c.DropCounters[a.Arg] != nil {
+				c.DropCounters[a.Arg].Add(uint64(b.N))
+			}
 			c.free(b)
 			return
 		case KindSet, KindSetMasked:

@@ -396,3 +396,22 @@ func TestExecuteReenteredFromRecirc(t *testing.T) {
 		t.Fatalf("ttls %d %d %d, want 3 1 64", a, b, c)
 	}
 }
+
+type countAdder struct{ n uint64 }
+
+func (c *countAdder) Add(n uint64) { c.n += n }
+
+func TestExplicitDropCountsItsPacketsByReason(t *testing.T) {
+	h := newHarness(t)
+	var pipeline, resubmits countAdder
+	var counters [odp.NumDropReasons]odp.Counter
+	counters[odp.DropPipeline], counters[odp.DropTooManyResubmits] = &pipeline, &resubmits
+	h.ctx.DropCounters = &counters
+	b := h.batch(tcpv4(t), tcpv4(t))
+	odp.Execute(h.ctx, b, odp.Actions{odp.DropFor(odp.DropTooManyResubmits)})
+	h.run("drop", h.batch(tcpv4(t)))
+	h.run("", h.batch(tcpv4(t))) // an empty list drops without counting
+	if pipeline.n != 1 || resubmits.n != 2 {
+		t.Fatalf("pipeline %d resubmits %d, want 1 and 2", pipeline.n, resubmits.n)
+	}
+}

@@ -63,6 +63,10 @@ type Config struct {
 	DebugActions bool
 	// Logf receives warnings; nil discards them.
 	Logf func(format string, args ...any)
+	// XlateLogf, if not nil, receives the warnings about packets whose
+	// translation failed, in Open vSwitch's words (its
+	// ofproto_dpif_xlate module); else they go to Logf.
+	XlateLogf func(format string, args ...any)
 	// BFDProcessed is called after a port's BFD session processed a
 	// received control packet (bfd.go): the switch answers a poll at once
 	// and updates the port's liveness.
@@ -186,7 +190,7 @@ func New(cfg Config) (*Bridge, error) {
 	b.tables = t
 	b.xl = xlate.New(t, cfg.Recirc)
 	b.up = upcall.New(upcall.Config{Name: cfg.Name, DP: cfg.DP, Xlator: b.xl, Recirc: cfg.Recirc, FlowLimit: cfg.FlowLimit,
-		RevalidateInterval: cfg.RevalidateInterval, Logf: cfg.Logf, Switch: upcallSwitch{b}})
+		RevalidateInterval: cfg.RevalidateInterval, Logf: cfg.Logf, XlateWarn: b.xlateWarn(), Switch: upcallSwitch{b}})
 	t.OnChange(b.up.Changed)
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	// One commit hook for the flow monitors and delete_learned's

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
+	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/oftable"
 	"github.com/gvs-project/gvs/ofproto/upcall"
 	"github.com/gvs-project/gvs/ofproto/xlate"
@@ -30,3 +31,24 @@ func (s upcallSwitch) NetFlowAccount(key *flow.Key, out uint16, packets, bytes u
 }
 
 func (s upcallSwitch) NetFlowExpire(key *flow.Key) { s.b.fe.netflowExpire(key) }
+
+// xlateWarn returns the upcall handler's XlateWarn: Open vSwitch's
+// "ERROR on bridge B while processing FLOW" (xlate_report_error), the
+// flow as the packet came in; nil without Config.XlateLogf.
+func (b *Bridge) xlateWarn() func(*flow.Key, error) {
+	logf := b.cfg.XlateLogf
+	if logf == nil {
+		return nil
+	}
+	return func(key *flow.Key, err error) {
+		fl := mf.Flow{Key: *key}
+		fl.InPort = uint32(xlate.PortNone)
+		snap := b.xl.Snapshot()
+		if p := snap.ByODP[key.InPort]; p != nil {
+			fl.InPort = uint32(p.OFPort)
+		} else if p := snap.TunnelReceive(key); p != nil {
+			fl.InPort = uint32(p.OFPort)
+		}
+		logf("%s on bridge %s while processing %s", xlate.LogText(err), b.cfg.Name, flowString(&fl))
+	}
+}

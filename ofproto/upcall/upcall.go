@@ -62,6 +62,9 @@ type Config struct {
 	RevalidateInterval time.Duration
 	// Logf receives warnings; nil discards them.
 	Logf func(format string, args ...any)
+	// XlateWarn, if not nil, reports a packet whose translation failed
+	// (at most one a second) instead of Logf.
+	XlateWarn func(key *flow.Key, err error)
 	// Switch receives the switch's share of the work; required.
 	Switch Switch
 }
@@ -280,7 +283,11 @@ func (h *Handler) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 		// packet.
 		now := time.Now().UnixNano()
 		if last := h.lastXlateWarn.Load(); now-last > int64(time.Second) && h.lastXlateWarn.CompareAndSwap(last, now) {
-			h.cfg.Logf("%s: translation: %v", h.cfg.Name, out.Err)
+			if h.cfg.XlateWarn != nil {
+				h.cfg.XlateWarn(u.Key, out.Err)
+			} else {
+				h.cfg.Logf("%s: translation: %v", h.cfg.Name, out.Err)
+			}
 		}
 	}
 	r.Actions = out.Actions

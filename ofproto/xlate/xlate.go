@@ -184,6 +184,9 @@ type Xlator struct {
 	// (Open vSwitch's want_packet_in_on_miss: an OpenFlow 1.0–1.2
 	// connection with controller id 0 is open).
 	missPacketIn atomic.Bool
+	// explicitDrop makes a translation without actions end in an
+	// explicit drop action carrying why (SetExplicitDrop).
+	explicitDrop atomic.Bool
 	// mcast is the bridge's multicast snooping, nil when off (mcast.go).
 	mcast atomic.Pointer[McastSnooping]
 	// fragMode is the fragment handling mode: IP fragments are looked
@@ -753,6 +756,33 @@ func (c *ctx) stackBytes() int {
 	return n
 }
 
+// dropReasons are the explicit drop reasons (Open vSwitch's enum
+// xlate_error) of the errors it shares with gvs; any other error drops
+// as the pipeline's.
+var dropReasons = map[error]uint32{
+	ErrTooDeep:       odp.DropRecursionTooDeep,
+	ErrTooManyResubs: odp.DropTooManyResubmits,
+	ErrStackTooDeep:  odp.DropStackTooDeep,
+	ErrNoRecirc:      odp.DropNoRecircContext,
+	ErrTooManyMPLS:   odp.DropTooManyMPLSLabels,
+}
+
+// SetExplicitDrop makes translations that leave no datapath action end
+// in an explicit drop action with the reason (Open vSwitch's
+// put_drop_action, when the datapath supports explicit drops): the
+// datapath counts dropped packets by reason.
+func (x *Xlator) SetExplicitDrop(on bool) { x.explicitDrop.Store(on) }
+
+// dropAction is the explicit drop for a translation that ended with err.
+func dropAction(err error) odp.Action {
+	for e, r := range dropReasons {
+		if errors.Is(err, e) {
+			return odp.DropFor(r)
+		}
+	}
+	return odp.DropFor(odp.DropPipeline)
+}
+
 // reasons are Open vSwitch's names (xlate_strerror) of the errors it
 // shares with gvs.
 var reasons = map[error]string{
@@ -761,6 +791,27 @@ var reasons = map[error]string{
 	ErrStackTooDeep:  "Stack too deep",
 	ErrNoRecirc:      "No recirculation context",
 	ErrTooManyMPLS:   "Too many MPLS labels",
+}
+
+// logTexts are Open vSwitch's warnings (xlate_report_error) for the
+// errors it shares with gvs.
+var logTexts = map[error]string{
+	ErrTooDeep:       "over max translation depth 64",
+	ErrTooManyResubs: "over 4096 resubmit actions",
+	ErrStackTooDeep:  "resubmits yielded over 64 kB of stack",
+	ErrTooManyMPLS:   "dropping packet on which an MPLS push action can't be performed as it would have more MPLS LSEs than the 3 supported.",
+}
+
+// LogText is the warning Open vSwitch logs for a packet whose
+// translation failed with err (before " on bridge B while processing
+// FLOW"), or err's own text.
+func LogText(err error) string {
+	for e, t := range logTexts {
+		if errors.Is(err, e) {
+			return t
+		}
+	}
+	return err.Error()
 }
 
 // Reason names a translation error as Open vSwitch's traces do ("Too
@@ -823,6 +874,9 @@ func (c *ctx) finish() {
 	c.out.Mask = flow.Mask(*k)
 	c.out.Mask.InPort = ^uint32(0)
 	c.tnl.maskUDPIF(&c.out.Mask)
+	if len(c.out.Actions) == 0 && c.x.explicitDrop.Load() {
+		c.out.Actions = append(c.out.Actions, dropAction(c.err))
+	}
 	c.slowPath()
 	if c.in.Trace != nil {
 		c.out.Final = c.flow

@@ -21,6 +21,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
+	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ofproto/bfd"
@@ -58,6 +59,9 @@ type Config struct {
 	// Count counts one event under a coverage counter's name; nil
 	// discards.
 	Count func(name string)
+	// Counter returns a coverage counter by name (the datapaths' drop
+	// reasons count in them); nil: not counted.
+	Counter func(name string) odp.Counter
 	// TLS is the SSL table's files, for ssl:/pssl: controllers.
 	TLS *ofconn.TLSSettings
 	// OFDebug sees every OpenFlow message of every bridge (vconn:dbg).
@@ -201,6 +205,13 @@ func New(ctx context.Context, cfg Config) *Backer {
 	s := &Backer{cfg: cfg, log: cfg.Logger("vswitchd"), bridges: map[string]*dpBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
 		bfd: newBFDMonitor(), bnd: newBonds()}
 	s.dps = &datapathSet{workers: cfg.Workers, log: s.log, dpLog: cfg.Logger, created: cfg.DatapathCreated, dps: map[string]*dpnetdev.Datapath{}}
+	if cfg.Counter != nil {
+		var dc [odp.NumDropReasons]odp.Counter
+		for i, n := range odp.DropCounterNames {
+			dc[i] = cfg.Counter(n)
+		}
+		s.dps.dropCounters = &dc
+	}
 	s.devs = &devices{disableSystem: cfg.DisableSystem, dummySystem: cfg.DummySystem, dummyOverride: cfg.DummyOverride,
 		runDir: cfg.RunDir, logger: cfg.Logger, dps: s.dps}
 	s.view = &View{mu: &s.mu, bridges: s.bridges, dps: s.dps}
@@ -307,6 +318,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 			return s.setPortAdmin(name, no, up)
 		},
 		Logf:              func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) },
+		XlateLogf:         s.xlateLogf,
 		BundleIdleTimeout: func() time.Duration { return time.Duration(s.dps.bundleIdle.Load()) },
 		OFDebug:           s.cfg.OFDebug,
 		BFDProcessed:      s.bfd.processed,
@@ -325,6 +337,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 		}
 	}
 	s.recircs[br.dpTyp].Register(name, of.Xlator())
+	of.Xlator().SetExplicitDrop(true) // the datapath counts drops by reason
 	of.Upcalls().SetFlowRestoreWait(s.dps.restoreWait.Load())
 	br.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg), InactivityProbes: inactivityProbes(cfg)}
 	of.SetConfig(s.ofSettings(br.settings))

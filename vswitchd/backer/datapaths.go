@@ -1,6 +1,7 @@
 package backer
 
 import (
+	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
+	"github.com/gvs-project/gvs/datapath/odp"
 )
 
 // datapathSet is the backer's datapaths, one per type, created on first
@@ -41,6 +43,9 @@ type datapathSet struct {
 	// state is applied (handover.go); resumes lets them go.
 	pauseNew atomic.Bool
 	resumes  []func()
+	// dropCounters are the drop_action_* coverage counters every
+	// datapath's explicit drops count in (nil without Config.Counter).
+	dropCounters *[odp.NumDropReasons]odp.Counter
 }
 
 // get returns the datapath of a type, creating and starting it on first
@@ -61,6 +66,7 @@ func (ds *datapathSet) get(typ string) *dpnetdev.Datapath {
 	if fl := ds.flowLimit.Load(); fl > 0 {
 		cfg.FlowLimit = int(fl)
 	}
+	cfg.DropCounters = ds.dropCounters
 	cfg.Log = ds.dpLog("dpif_netdev")
 	cfg.PutLog = ds.dpLog("dpif")
 	dp := dpnetdev.New("ovs-"+typ, cfg)
@@ -130,3 +136,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // NextDummyMAC returns the MAC of the next dummy device, from the counter
 // the bridges' dummy devices take theirs from (dpctl/add-if shares it).
 func (s *Backer) NextDummyMAC() [6]byte { return s.dps.nextDummyMAC() }
+
+// xlateLogf logs a failed translation's warning in Open vSwitch's
+// ofproto_dpif_xlate module.
+func (s *Backer) xlateLogf(format string, args ...any) {
+	s.cfg.Logger("ofproto_dpif_xlate").Warn(fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,68 @@
+package tests
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// dropStatsSteps drop packets for each reason Open vSwitch counts
+// (drop-stats.at): the pipeline's own drop (a megaflow whose datapath
+// action is the explicit drop), translation too deep, too many
+// resubmits, too much stack, too many MPLS labels; the coverage counters
+// are read after each.
+func dropStatsSteps() []ofStep {
+	icmp := "in_port(1),packet_type(ns=0,id=0),eth(src=3a:6d:d2:09:9c:ab,dst=1e:2c:e9:2a:66:9e),ipv4(src=192.168.10.10,dst=192.168.10.30,proto=1,tos=0,ttl=64,frag=no),icmp(type=8,code=0)"
+	recv := appctl("netdev-dummy/receive", "p1", icmp)
+	read := func(c string) ofStep { return appctl("coverage/read-counter", "drop_action_"+c) }
+	settle := appctl("time/warp", "1000")
+	var resubmits, deep strings.Builder
+	for i := 1; i <= 64; i++ {
+		fmt.Fprintf(&resubmits, "in_port=%d,actions=resubmit:%d,resubmit:%d,local\n", i, i+1, i+1)
+	}
+	resubmits.WriteString("in_port=65,actions=local\n")
+	for i := 1; i <= 12; i++ {
+		fmt.Fprintf(&deep, "in_port=%d,actions=resubmit:%d,resubmit:%d,local\n", i, i+1, i+1)
+	}
+	deep.WriteString("in_port=13,actions=" + strings.Repeat("push:NXM_NX_REG0[],", 7) + "push:NXM_NX_REG0[]\n")
+	return []ofStep{
+		ofctl("add-flow", "br0", "in_port=1,actions=drop"),
+		recv, recv, recv,
+		appctl("dpctl/dump-flows"),
+		settle, read("of_pipeline"),
+		ofctl("del-flows", "br0"),
+		{tool: "file", args: []string{"loop.txt", "table=0,in_port=1,actions=goto_table:1\ntable=1,in_port=1,actions=goto_table:2\ntable=2,in_port=1,actions=resubmit(,1)\n"}},
+		ofctl("-O", "OpenFlow13", "add-flows", "br0", "loop.txt"),
+		appctl("revalidator/purge"), recv,
+		settle, read("recursion_too_deep"),
+		ofctl("del-flows", "br0"),
+		{tool: "file", args: []string{"resubmits.txt", resubmits.String()}},
+		ofctl("add-flows", "br0", "resubmits.txt"),
+		appctl("revalidator/purge"), recv,
+		settle, read("too_many_resubmit"),
+		ofctl("del-flows", "br0"),
+		{tool: "file", args: []string{"deep.txt", deep.String()}},
+		ofctl("add-flows", "br0", "deep.txt"),
+		appctl("revalidator/purge"), recv,
+		settle, read("stack_too_deep"),
+		ofctl("del-flows", "br0"),
+		{tool: "file", args: []string{"mpls.txt", "table=0,in_port=1,actions=push_mpls:0x8847,resubmit:3\n" +
+			"table=0,in_port=3,actions=push_mpls:0x8847,set_field:10->mpls_label,set_field:15->mpls_label,resubmit:4\n" +
+			"table=0,in_port=4,actions=push_mpls:0x8847,set_field:11->mpls_label,resubmit:5\n" +
+			"table=0,in_port=5,actions=push_mpls:0x8847,set_field:12->mpls_label,resubmit:6\n" +
+			"table=0,in_port=6,actions=push_mpls:0x8847,set_field:13->mpls_label,output:2\n"}},
+		ofctl("-O", "OpenFlow13", "add-flows", "br0", "mpls.txt"),
+		appctl("revalidator/purge"), recv,
+		settle, read("too_many_mpls_labels"), read("of_pipeline"),
+	}
+}
+
+// TestDropStatisticsLikeOpenVSwitch: translations that forward nothing
+// end in the explicit drop action, and the datapath counts the packets
+// it drops under Open vSwitch's drop_action_* coverage counters.
+func TestDropStatisticsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	used := regexp.MustCompile(`used:[0-9.]+s`)
+	diffOneBridgeAgainstOpenVSwitch(t, dropStatsSteps, func(s string) string { return used.ReplaceAllString(s, "used:<t>") })
+}
