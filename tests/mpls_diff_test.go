@@ -28,7 +28,8 @@ const (
 // push then push_vlan, set_mpls_* and set_field on the entry after a push
 // and in a later table that sees dl_type 0x8847, dec_mpls_ttl (and at TTL
 // 1: the packet goes to the controller), pop_mpls followed by an output
-// (no recirculation) and by a table lookup (recirculation), MPLS in the
+// (no recirculation) and by a table lookup or a select group
+// (recirculation), MPLS in the
 // action set, and set_field on a received packet's label.
 func mplsTraceSteps() []ofStep {
 	of13 := func(args ...string) ofStep { return ofctl(append([]string{"-O", "OpenFlow13"}, args...)...) }
@@ -66,6 +67,14 @@ func mplsTraceSteps() []ofStep {
 	s = append(s, trace(mplsLabel))
 	s = append(s, flows("in_port=1,mpls,mpls_label=100,mpls_bos=1,actions=pop_mpls:0x0800,mod_dl_src:50:54:00:00:00:09,goto_table:1",
 		"table=1,ip,nw_dst=10.0.0.2,actions=dec_ttl,output:2")...)
+	s = append(s, trace(mplsLabel))
+	// A select group after a pop recirculates (its hash may read the IP
+	// header); an all group does not.
+	s = append(s, of13("add-group", "br0", "group_id=7,type=select,selection_method=hash,bucket=output:2"),
+		of13("add-group", "br0", "group_id=8,type=all,bucket=output:2"))
+	s = append(s, flows("in_port=1,mpls,actions=pop_mpls:0x0800,group:7")...)
+	s = append(s, trace(mplsLabel))
+	s = append(s, flows("in_port=1,mpls,actions=pop_mpls:0x0800,group:8")...)
 	s = append(s, trace(mplsLabel))
 	s = append(s, flows("in_port=1,ip,actions=write_actions(set_mpls_label:5,push_mpls:0x8847,output:2)",
 		"in_port=1,mpls,actions=write_actions(output:3,dec_mpls_ttl,pop_mpls:0x0800)")...)

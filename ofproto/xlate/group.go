@@ -311,6 +311,15 @@ func (gx *groupXlate) selectBucket(g *Group) {
 	if len(g.hashMap) == 0 {
 		return
 	}
+	if c.mpls.was {
+		// The selection may read the L3 header a pop_mpls exposed
+		// (Open vSwitch's pick_select_group): the group action runs
+		// again in the next pass.
+		if f := &c.frames[len(c.frames)-1]; f.i < len(f.acts) && f.acts[f.i].Type == ofp.ActGroup && uint32(f.acts[f.i].Arg) == g.ID {
+			c.mpls.recirc(f.i)
+			return
+		}
+	}
 	if g.Method == "hash" {
 		var h uint64 = 0xcbf29ce484222325
 		for _, id := range g.Fields {
