@@ -66,3 +66,42 @@ func TestDropStatisticsLikeOpenVSwitch(t *testing.T) {
 	used := regexp.MustCompile(`used:[0-9.]+s`)
 	diffOneBridgeAgainstOpenVSwitch(t, dropStatsSteps, func(s string) string { return used.ReplaceAllString(s, "used:<t>") })
 }
+
+// recursionSteps are ofproto-dpif.at's "backward resubmit without
+// trace": 66 tables resubmitting backwards run past the translation
+// depth; the switch logs the warning and then the packet's whole trace.
+func recursionSteps() []ofStep {
+	var fl strings.Builder
+	fl.WriteString("table=0,actions=resubmit(,66)\n")
+	for i := 2; i <= 66; i++ {
+		fmt.Fprintf(&fl, "table=%d,actions=resubmit(,%d)\n", i, i-1)
+	}
+	fl.WriteString("table=1,actions=local\n")
+	return []ofStep{
+		{tool: "file", args: []string{"flows.txt", fl.String()}},
+		ofctl("add-flows", "br0", "flows.txt"),
+		appctl("netdev-dummy/receive", "p1", "in_port(1),eth(src=50:54:00:00:00:09,dst=50:54:00:00:00:0a),eth_type(0x1234)"),
+		{tool: "sleep", args: []string{"1s"}},
+		logStep(`ofproto_dpif_xlate\||^ *resubmit|^ *\d+\. |packet is dropped|^Flow: |^Final flow|^Megaflow|^Datapath actions`),
+	}
+}
+
+// TestRecursionTooDeepLogsTheTraceLikeOpenVSwitch: the warning and the
+// trace logged for a packet whose translation recursed too deep are Open
+// vSwitch's, line for line.
+func TestRecursionTooDeepLogsTheTraceLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	// Both logs must hold the warning and the 66 resubmits of the trace
+	// (an empty match on both sides would compare equal).
+	full := 0
+	diffOneBridgeAgainstOpenVSwitch(t, recursionSteps, func(s string) string {
+		if strings.HasPrefix(s, "$ log ") && strings.Contains(s, "ofproto_dpif_xlate|WARN|over max translation depth 64 on bridge br0") &&
+			strings.Count(s, "resubmit(,") == 66 && strings.Contains(s, "packet is dropped") {
+			full++
+		}
+		return s
+	})
+	if full != 2 {
+		t.Errorf("%d of the 2 logs hold the warning and the whole trace", full)
+	}
+}

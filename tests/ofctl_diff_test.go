@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // ofStep is one step of an OpenFlow session: an ovs-ofctl or ovs-appctl
 // command, a pause for the revalidators, or a flow file to write.
 type ofStep struct {
-	tool string // "ovs-ofctl", "ovs-appctl", "sleep", "wait" or "file"
+	tool string // "ovs-ofctl", "ovs-appctl", "sleep", "wait", "file" or "log"
 	args []string
 }
 
@@ -260,6 +261,9 @@ func runSteps(t *testing.T, env []string, target string, steps []ofStep) []strin
 				t.Fatal(err)
 			}
 			continue
+		case "log":
+			out = append(out, "$ log "+st.args[0]+"\n"+daemonLogLines(t, env, target, st.args[0]))
+			continue
 		}
 		args := slices.Clone(st.args)
 		for i, a := range args {
@@ -313,4 +317,32 @@ func setUpOfctlBridge(t testing.TB, env []string) {
 func TestOvsOfctlSessionPrintsTheSameAsAgainstOpenVSwitch(t *testing.T) {
 	t.Parallel()
 	diffAgainstOpenVSwitch(t, ofctlSession)
+}
+
+// logStep records the lines of the daemon's log (ovs-vswitchd.log or
+// gvs-vswitchd.log in OVS_LOGDIR) that match re, without their
+// timestamp, sequence number and level prefix but with their module.
+func logStep(re string) ofStep { return ofStep{"log", []string{re}} }
+
+func daemonLogLines(t *testing.T, env []string, target, re string) string {
+	t.Helper()
+	dir := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "OVS_LOGDIR="); ok {
+			dir = v
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, target+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rx := regexp.MustCompile(re)
+	prefix := regexp.MustCompile(`^\S+\|\d+\|`)
+	var out strings.Builder
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if rx.MatchString(l) {
+			out.WriteString(prefix.ReplaceAllString(l, ""))
+		}
+	}
+	return out.String()
 }

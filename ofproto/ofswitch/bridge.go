@@ -63,10 +63,11 @@ type Config struct {
 	DebugActions bool
 	// Logf receives warnings; nil discards them.
 	Logf func(format string, args ...any)
-	// XlateLogf, if not nil, receives the warnings about packets whose
-	// translation failed, in Open vSwitch's words (its
-	// ofproto_dpif_xlate module); else they go to Logf.
-	XlateLogf func(format string, args ...any)
+	// ModuleWarnf, if not nil, receives the warnings about packets
+	// whose translation failed, in Open vSwitch's words and log modules
+	// (ofproto_dpif_xlate, and ofproto_dpif_upcall for the trace of a
+	// packet that recursed too deep); else they go to Logf.
+	ModuleWarnf func(module, format string, args ...any)
 	// BFDProcessed is called after a port's BFD session processed a
 	// received control packet (bfd.go): the switch answers a poll at once
 	// and updates the port's liveness.

@@ -1,6 +1,7 @@
 package ofswitch
 
 import (
+	"errors"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
@@ -34,10 +35,12 @@ func (s upcallSwitch) NetFlowExpire(key *flow.Key) { s.b.fe.netflowExpire(key) }
 
 // xlateWarn returns the upcall handler's XlateWarn: Open vSwitch's
 // "ERROR on bridge B while processing FLOW" (xlate_report_error), the
-// flow as the packet came in; nil without Config.XlateLogf.
+// flow as the packet came in, and for a recursion too deep or too many
+// resubmits the whole trace of the packet, as its upcall handler logs
+// it; nil without Config.ModuleWarnf.
 func (b *Bridge) xlateWarn() func(*flow.Key, error) {
-	logf := b.cfg.XlateLogf
-	if logf == nil {
+	warnf := b.cfg.ModuleWarnf
+	if warnf == nil {
 		return nil
 	}
 	return func(key *flow.Key, err error) {
@@ -49,6 +52,10 @@ func (b *Bridge) xlateWarn() func(*flow.Key, error) {
 		} else if p := snap.TunnelReceive(key); p != nil {
 			fl.InPort = uint32(p.OFPort)
 		}
-		logf("%s on bridge %s while processing %s", xlate.LogText(err), b.cfg.Name, flowString(&fl))
+		warnf("ofproto_dpif_xlate", "%s on bridge %s while processing %s", xlate.LogText(err), b.cfg.Name, flowString(&fl))
+		if errors.Is(err, xlate.ErrTooDeep) || errors.Is(err, xlate.ErrTooManyResubs) {
+			k := *key
+			warnf("ofproto_dpif_upcall", "%s", b.tracer.trace(TraceInput{ODPKey: &k}))
+		}
 	}
 }

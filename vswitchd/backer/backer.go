@@ -318,7 +318,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 			return s.setPortAdmin(name, no, up)
 		},
 		Logf:              func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) },
-		XlateLogf:         s.xlateLogf,
+		ModuleWarnf:       s.moduleWarnf,
 		BundleIdleTimeout: func() time.Duration { return time.Duration(s.dps.bundleIdle.Load()) },
 		OFDebug:           s.cfg.OFDebug,
 		BFDProcessed:      s.bfd.processed,

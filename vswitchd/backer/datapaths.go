@@ -137,8 +137,8 @@ func sortedKeys[V any](m map[string]V) []string {
 // the bridges' dummy devices take theirs from (dpctl/add-if shares it).
 func (s *Backer) NextDummyMAC() [6]byte { return s.dps.nextDummyMAC() }
 
-// xlateLogf logs a failed translation's warning in Open vSwitch's
-// ofproto_dpif_xlate module.
-func (s *Backer) xlateLogf(format string, args ...any) {
-	s.cfg.Logger("ofproto_dpif_xlate").Warn(fmt.Sprintf(format, args...))
+// moduleWarnf logs a warning in one of Open vSwitch's log modules (a
+// failed translation's, in ofproto_dpif_xlate and ofproto_dpif_upcall).
+func (s *Backer) moduleWarnf(module, format string, args ...any) {
+	s.cfg.Logger(module).Warn(fmt.Sprintf(format, args...))
 }
