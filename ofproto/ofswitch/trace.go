@@ -264,7 +264,7 @@ func (tr *tracer) passActions(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt
 		if out.SlowReason&odp.SlowBFD != 0 {
 			sb.WriteString("  - Consists of BFD packets.\n")
 		}
-		if out.SlowPath {
+		if out.SlowPath || out.SlowReason&odp.SlowAction != 0 {
 			sb.WriteString("  - Uses action(s) not supported by datapath.\n")
 		}
 	}

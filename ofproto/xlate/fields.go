@@ -310,6 +310,9 @@ func (c *ctx) commitL3() {
 			c.emit(odp.NewSet(odp.FieldIPv6, &v, &m))
 			b.IPv6Src, b.IPv6Dst, b.IPv6Label, b.NwTos, b.NwTTL = f.IPv6Src, f.IPv6Dst, f.IPv6Label, f.NwTos, f.NwTTL
 		}
+		if b.NwProto == flow.IPProtoICMPv6 {
+			c.commitND()
+		}
 	case flow.EthTypeARP, flow.EthTypeRARP:
 		if f.NwSrc != b.NwSrc || f.NwDst != b.NwDst || f.NwProto != b.NwProto || f.ArpSha != b.ArpSha || f.ArpTha != b.ArpTha {
 			var v, m [odp.ImageSize]byte
@@ -332,6 +335,30 @@ func (c *ctx) commitL3() {
 			b.NwSrc, b.NwDst, b.NwProto, b.ArpSha, b.ArpTha = f.NwSrc, f.NwDst, f.NwProto, f.ArpSha, f.ArpTha
 		}
 	}
+}
+
+// commitND writes the changed neighbour discovery fields of an ICMPv6
+// packet (nd_target, nd_sll, nd_tll: set(nd(...)), as Open vSwitch's
+// commit_set_nd_action), which makes the megaflow a slow-path one as
+// there (SLOW_ACTION).
+func (c *ctx) commitND() {
+	f, b, w := &c.flow.Key, &c.base, &c.wc.Key
+	if f.NDTarget == b.NDTarget && f.ArpSha == b.ArpSha && f.ArpTha == b.ArpTha {
+		return
+	}
+	var v, m [odp.ImageSize]byte
+	copy(v[0:16], f.NDTarget[:])
+	t := changed(f.NDTarget, b.NDTarget, w.NDTarget)
+	copy(m[0:16], t[:])
+	copy(v[16:22], f.ArpSha[:])
+	sll := changed(f.ArpSha, b.ArpSha, w.ArpSha)
+	copy(m[16:22], sll[:])
+	copy(v[22:28], f.ArpTha[:])
+	tll := changed(f.ArpTha, b.ArpTha, w.ArpTha)
+	copy(m[22:28], tll[:])
+	c.emit(odp.NewSet(odp.FieldND, &v, &m))
+	b.NDTarget, b.ArpSha, b.ArpTha = f.NDTarget, f.ArpSha, f.ArpTha
+	c.out.SlowReason |= odp.SlowAction
 }
 
 // commitL4 writes the changed ports, or ICMP type and code.

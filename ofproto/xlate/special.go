@@ -59,7 +59,9 @@ func (c *ctx) processSpecial(p *Port) bool {
 // action (compose_slow_path): userspace(pid=0,slow_path(REASON)). A
 // trace keeps the translated actions and says why (as ofproto/trace).
 func (c *ctx) slowPath() {
-	if c.out.SlowReason == 0 || c.err != nil || c.in.Trace != nil {
+	if c.out.SlowReason == 0 || c.err != nil || c.in.Trace != nil || c.in.OFActions != nil {
+		// A packet-out runs its translated actions once, whatever
+		// the reason (Open vSwitch executes a packet-out's actions).
 		return
 	}
 	ck := odp.Cookie{Type: odp.CookieSlowPath, InPort: 0xffff, SlowPathReason: c.out.SlowReason}
