@@ -57,6 +57,7 @@ type options struct {
 	genCPU     int
 	profileDir string
 	ovnFlows   string
+	rps        bool
 }
 
 func main() {
@@ -73,6 +74,7 @@ func main() {
 	flag.IntVar(&o.genCPU, "gen-cpu", 1, "the core of the generator and the sink")
 	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of gvs-vswitchd over each gvs window to this directory")
 	flag.StringVar(&o.ovnFlows, "ovn-flows", "tests/perf/dpbench/ovnflows.txt", "the OVN pipeline's flow file")
+	flag.BoolVar(&o.rps, "rps", false, "steer the hosts' receive processing to the generator's core (RPS; each frame then costs the switch's core an inter-processor interrupt, a VM exit here)")
 	genPipe := flag.String("pipeline", "", "gen: the pipeline")
 	genN := flag.Int("n", 1, "gen: flows")
 	genFor := flag.Duration("for", time.Second, "gen: how long to send")
@@ -130,7 +132,7 @@ func bench(o options) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	if err := setupTopology(o.genCPU); err != nil {
+	if err := setupTopology(o.genCPU, o.rps); err != nil {
 		teardown()
 		return err
 	}

@@ -36,7 +36,7 @@ func teardown() {
 	}
 }
 
-func setupTopology(genCPU int) error {
+func setupTopology(genCPU int, rps bool) error {
 	teardown()
 	for _, ns := range []string{nsSwitch, nsGen, nsSink} {
 		if err := sh("ip", "netns", "add", ns); err != nil {
@@ -73,7 +73,9 @@ func setupTopology(genCPU int) error {
 	// switch's core only forwards.
 	mask := strconv.FormatInt(1<<genCPU, 16)
 	for _, e := range [][2]string{{nsGen, ifGen}, {nsSink, ifSink}} {
-		steps = append(steps, []string{"ip", "netns", "exec", e[0], "sh", "-c", "echo " + mask + " > /sys/class/net/" + e[1] + "/queues/rx-0/rps_cpus"})
+		if rps {
+			steps = append(steps, []string{"ip", "netns", "exec", e[0], "sh", "-c", "echo " + mask + " > /sys/class/net/" + e[1] + "/queues/rx-0/rps_cpus"})
+		}
 	}
 	for _, s := range steps {
 		if err := sh(s...); err != nil {
