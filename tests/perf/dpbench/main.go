@@ -53,6 +53,7 @@ type options struct {
 	duration   time.Duration
 	warm       time.Duration
 	gvsBin     string
+	gvsBase    string
 	switchCPU  int
 	genCPU     int
 	profileDir string
@@ -63,13 +64,14 @@ type options struct {
 func main() {
 	mode := flag.String("mode", "bench", "bench | gen | raw (gen and raw are internal)")
 	var o options
-	spec := flag.String("pipelines", "output,normal,ct,tcp", "pipelines, comma-separated, each NAME or NAME:N1/N2/...")
-	fwd := flag.String("forwarders", "ovs,gvs,raw", "forwarders in each round, in order")
+	spec := flag.String("pipelines", "output,normal,ct,ovn,tcp", "pipelines, comma-separated, each NAME or NAME:N1/N2/...")
+	fwd := flag.String("forwarders", "ovs,gvs,raw", "forwarders in each round, in order (ovs, gvs, raw, gvs-base)")
 	quick := flag.Bool("quick", false, "smoke check: one round of 1s per pipeline at its smallest size")
 	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds per pipeline and size")
 	flag.DurationVar(&o.duration, "duration", 4*time.Second, "measured window per round and forwarder")
 	flag.DurationVar(&o.warm, "warm", time.Second, "traffic before the window (plus 1s per 200,000 flows)")
 	flag.StringVar(&o.gvsBin, "gvs", "/tmp/dpbench-gvs", "gvs-vswitchd binary (go build -o /tmp/dpbench-gvs ./cmd/gvs-vswitchd)")
+	flag.StringVar(&o.gvsBase, "gvs-base", "", "another gvs-vswitchd binary, measured as forwarder gvs-base (a before/after comparison)")
 	flag.IntVar(&o.switchCPU, "switch-cpu", 0, "the core of the switch (and of raw)")
 	flag.IntVar(&o.genCPU, "gen-cpu", 1, "the core of the generator and the sink")
 	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of gvs-vswitchd over each gvs window to this directory")
@@ -95,8 +97,11 @@ func main() {
 		}
 		o.forwarders = strings.Split(*fwd, ",")
 		for _, f := range o.forwarders {
-			if f != "ovs" && f != "gvs" && f != "raw" {
-				err = fmt.Errorf("unknown forwarder %q (want ovs, gvs or raw)", f)
+			switch {
+			case f == "gvs-base" && o.gvsBase == "":
+				err = fmt.Errorf("forwarder gvs-base needs -gvs-base")
+			case f != "ovs" && f != "gvs" && f != "raw" && f != "gvs-base":
+				err = fmt.Errorf("unknown forwarder %q (want ovs, gvs, raw or gvs-base)", f)
 			}
 		}
 		if err == nil {
@@ -118,9 +123,9 @@ func bench(o options) error {
 		}
 	}
 	for _, f := range o.forwarders {
-		if f == "gvs" {
-			if _, err := os.Stat(o.gvsBin); err != nil {
-				return fmt.Errorf("gvs-vswitchd binary: %w (go build -o %s ./cmd/gvs-vswitchd)", err, o.gvsBin)
+		if bin := o.binary(f); bin != "" {
+			if _, err := os.Stat(bin); err != nil {
+				return fmt.Errorf("gvs-vswitchd binary: %w (go build -o %s ./cmd/gvs-vswitchd)", err, bin)
 			}
 		}
 	}
@@ -166,6 +171,17 @@ func bench(o options) error {
 	return nil
 }
 
+// binary is forwarder f's gvs-vswitchd ("" for the others).
+func (o options) binary(f string) string {
+	switch f {
+	case "gvs":
+		return o.gvsBin
+	case "gvs-base":
+		return o.gvsBase
+	}
+	return ""
+}
+
 // measureOne starts forwarder f, offers job j's traffic and measures.
 func measureOne(o options, work string, j job, f string, round int) (result, error) {
 	var pids []int
@@ -185,7 +201,7 @@ func measureOne(o options, work string, j job, f string, round int) (result, err
 		stop = func() { stopCmd(c) }
 		time.Sleep(200 * time.Millisecond)
 	default:
-		sw, err := startSwitch(o, work, f == "ovs", j)
+		sw, err := startSwitch(o, work, f, j)
 		if err != nil {
 			return result{}, err
 		}
@@ -194,8 +210,8 @@ func measureOne(o options, work string, j job, f string, round int) (result, err
 	}
 	defer stop()
 	var prof *exec.Cmd
-	if f == "gvs" && o.profileDir != "" {
-		out := fmt.Sprintf("%s/%s-%d-r%d.pprof", o.profileDir, j.p.name, j.n, round)
+	if o.binary(f) != "" && o.profileDir != "" {
+		out := fmt.Sprintf("%s/%s-%s-%d-r%d.pprof", o.profileDir, f, j.p.name, j.n, round)
 		secs := max(1, int(o.duration.Seconds()))
 		prof = exec.Command("ip", "netns", "exec", nsSwitch, "taskset", "-c", strconv.Itoa(o.genCPU), "curl", "-sf", "-o", out,
 			fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", metricsAddr, secs))

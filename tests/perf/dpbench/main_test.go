@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,5 +146,33 @@ func TestTableHasARowPerJobWithRatiosAndCPU(t *testing.T) {
 	want := "| ct | 10000 | 0.200-0.250 | 0.400-0.550 | 0.500 | 2.00-2.20 (2.10) | 0.80-1.10 (0.95) | 4000-5000 | 1800-2500 |\n"
 	if !strings.HasSuffix(got, want) {
 		t.Fatalf("got\n%s\nwant a last row\n%s", got, want)
+	}
+}
+
+func TestOVNFramesGoFromVIF1ToVIF2AcrossTheRouter(t *testing.T) {
+	a, b := ovnFrame(0), ovnFrame(70000)
+	for _, f := range [][]byte{a, b} {
+		if string(f[0:6]) != ovnLRP1MAC || string(f[6:12]) != string(ovnVIF1MAC[:]) {
+			t.Fatalf("Ethernet % x, want dst lrp1 and src vif1", f[:12])
+		}
+		if string(f[26:30]) != string(ovnVIF1IP[:]) || string(f[30:34]) != string(ovnVIF2IP[:]) || f[23] != 17 {
+			t.Fatalf("IPv4 % x, want UDP 10.0.1.10 -> 10.0.2.10", f[14:34])
+		}
+		if packet.Checksum(f[14:34]) != 0 {
+			t.Fatal("bad IPv4 header checksum")
+		}
+	}
+	if string(a[34:38]) == string(b[34:38]) {
+		t.Fatal("connections 0 and 70000 share their ports")
+	}
+	// The flow file is the one gen-ovn-flows.sh writes, for ports 1 and 2.
+	flows, err := os.ReadFile("ovnflows.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"in_port=1", "in_port=2", "ct(", "00:00:00:00:01:01"} {
+		if !strings.Contains(string(flows), want) {
+			t.Errorf("ovnflows.txt lacks %q", want)
+		}
 	}
 }

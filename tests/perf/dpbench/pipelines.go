@@ -57,11 +57,41 @@ var pipelines = []*pipeline{
 		frame: func(i int) []byte { return udpFrame(srcMAC(0), i) },
 	},
 	{
+		name: "ovn", desc: "br-int from ovn-controller, VIF to VIF across a logical router with ACLs, N connections",
+		sizes: []int{1, 10000}, quick: []int{1},
+		flowFile: true, ofVersion: "OpenFlow15",
+		frame: ovnFrame,
+	},
+	{
 		name: "tcp", desc: "TCP (iperf3), in_port=1<->2",
 		sizes: []int{1}, quick: []int{1},
 		flows: func(int) string { return "in_port=1,actions=output:2\nin_port=2,actions=output:1\n" },
 		tcp:   true,
 	},
+}
+
+// The OVN topology of gen-ovn-flows.sh: vif1 (port 1) sends to vif2's
+// address through the router's port on ls1.
+var (
+	ovnVIF1MAC = [6]byte{0, 0, 0, 0, 1, 0x10}
+	ovnLRP1MAC = "\x00\x00\x00\x00\x01\x01"
+	ovnVIF1IP  = [4]byte{10, 0, 1, 10}
+	ovnVIF2IP  = [4]byte{10, 0, 2, 10}
+)
+
+// ovnFrame is UDP from vif1 to vif2 across the router, connection i
+// (the ports carry i).
+func ovnFrame(i int) []byte {
+	f := udpFrame(ovnVIF1MAC, 0)
+	copy(f[0:6], ovnLRP1MAC)
+	ip := f[14:]
+	copy(ip[12:16], ovnVIF1IP[:])
+	copy(ip[16:20], ovnVIF2IP[:])
+	ip[10], ip[11] = 0, 0
+	binary.BigEndian.PutUint16(ip[10:], packet.Checksum(ip[:20]))
+	binary.BigEndian.PutUint16(ip[20:], uint16(1024+i%50000))
+	binary.BigEndian.PutUint16(ip[22:], uint16(2000+i/50000))
+	return f
 }
 
 // ctFlows is the conntrack pipeline of issue 20: every packet goes

@@ -63,10 +63,21 @@ func field(rs []result, f func(result) float64) []float64 {
 // time per forwarded frame.
 func table(all []summary) string {
 	var b strings.Builder
+	base := false
 	fmt.Fprintf(&b, "| pipeline | N | ovs Mpps | gvs Mpps | raw Mpps | gvs/ovs per round (median) | gvs/raw per round (median) | ovs ns CPU/frame | gvs ns CPU/frame |\n")
 	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	mpps := func(r result) float64 { return r.Mpps }
 	ns := func(r result) float64 { return r.NsPerPkt }
+	for _, s := range all {
+		if len(s.rounds["gvs-base"]) > 0 {
+			base = true
+		}
+	}
+	if base {
+		b.Reset()
+		fmt.Fprintf(&b, "| pipeline | N | ovs Mpps | gvs Mpps | raw Mpps | gvs/ovs per round (median) | gvs/raw per round (median) | ovs ns CPU/frame | gvs ns CPU/frame | gvs-base Mpps | gvs-base/ovs (median) | gvs-base/raw (median) | gvs-base ns CPU/frame |\n")
+		fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	}
 	for _, s := range all {
 		ro := func(a, c string) string {
 			r := ratios(s.rounds[a], s.rounds[c])
@@ -84,6 +95,13 @@ func table(all []summary) string {
 			spread(field(s.rounds["ovs"], mpps), 3), spread(field(s.rounds["gvs"], mpps), 3), spread(field(s.rounds["raw"], mpps), 3),
 			ro("gvs", "ovs"), ro("gvs", "raw"),
 			spread(field(s.rounds["ovs"], ns), 0), spread(field(s.rounds["gvs"], ns), 0))
+		if base {
+			row := b.String()
+			b.Reset()
+			b.WriteString(strings.TrimSuffix(row, "\n"))
+			fmt.Fprintf(&b, " %s | %s | %s | %s |\n", spread(field(s.rounds["gvs-base"], mpps), 3), ro("gvs-base", "ovs"), ro("gvs-base", "raw"),
+				spread(field(s.rounds["gvs-base"], ns), 0))
+		}
 	}
 	return b.String()
 }

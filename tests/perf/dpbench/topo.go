@@ -87,9 +87,10 @@ func setupTopology(genCPU int, rps bool) error {
 
 // startSwitch starts gvs or Open vSwitch pinned to the switch core and
 // configures br0 for job j through ovs-vsctl and ovs-ofctl only.
-func startSwitch(o options, work string, ovs bool, j job) (*vsw.Switch, error) {
+func startSwitch(o options, work, f string, j job) (*vsw.Switch, error) {
 	cpu := strconv.Itoa(o.switchCPU)
-	opts := vsw.Options{OVS: ovs, GVSBin: o.gvsBin, Netns: nsSwitch, Work: work, CPUs: cpu}
+	ovs := f == "ovs"
+	opts := vsw.Options{OVS: ovs, GVSBin: o.binary(f), Netns: nsSwitch, Work: work, CPUs: cpu, Name: f}
 	if !ovs {
 		opts.GVSArgs = []string{"--metrics-address=" + metricsAddr}
 	}
