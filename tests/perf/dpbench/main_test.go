@@ -143,7 +143,7 @@ func TestTableHasARowPerJobWithRatiosAndCPU(t *testing.T) {
 		"raw": {{Mpps: 0.5, NsPerPkt: 2000}, {Mpps: 0.5, NsPerPkt: 2000}},
 	}}
 	got := table([]summary{s})
-	want := "| ct | 10000 | 0.200-0.250 | 0.400-0.550 | 0.500 | 2.00-2.20 (2.10) | 0.80-1.10 (0.95) | 4000-5000 | 1800-2500 |\n"
+	want := "| ct | 10000 | 0.200-0.250 | 0.400-0.550 | 0.500 | 2.00-2.20 (2.10) | 0.80-1.10 (0.95) | 4000-5000 | 1800-2500 | 0.80-1.11 (0.96) |\n"
 	if !strings.HasSuffix(got, want) {
 		t.Fatalf("got\n%s\nwant a last row\n%s", got, want)
 	}
@@ -174,5 +174,16 @@ func TestOVNFramesGoFromVIF1ToVIF2AcrossTheRouter(t *testing.T) {
 		if !strings.Contains(string(flows), want) {
 			t.Errorf("ovnflows.txt lacks %q", want)
 		}
+	}
+}
+
+func TestNormalLearnsTheSinkFromAFrameFromTheGeneratorsDestination(t *testing.T) {
+	p, _ := pipelineByName("normal")
+	if !p.learnSink {
+		t.Fatal("NORMAL would flood every frame (to the bridge's own port too)")
+	}
+	f := learnFrame()
+	if string(f[6:12]) != dstMAC || f[0]&1 != 0 || string(f[0:6]) == dstMAC {
+		t.Fatalf("learning frame % x: want unicast from the generator's destination", f[:12])
 	}
 }

@@ -124,6 +124,11 @@ func measureUDP(o options, j job, pids []int, prof *exec.Cmd) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
+	if j.p.learnSink {
+		if err := sendFromSink(learnFrame()); err != nil {
+			return result{}, err
+		}
+	}
 	warm := warmFor(o, j.n)
 	gen := exec.Command("ip", "netns", "exec", nsGen, "taskset", "-c", strconv.Itoa(o.genCPU), self, "-mode", "gen",
 		"-pipeline", j.p.name, "-n", strconv.Itoa(j.n), "-for", (warm + o.duration + time.Second).String())
@@ -146,6 +151,27 @@ func measureUDP(o options, j job, pids []int, prof *exec.Cmd) (result, error) {
 		return result{}, err
 	}
 	return w.result(), nil
+}
+
+// sendFromSink sends frame f from s0 a few times.
+func sendFromSink(f []byte) error {
+	ls, err := vnet.OpenLinkStats(nsSink, ifSink)
+	if err != nil {
+		return err
+	}
+	ls.Close()
+	tx, err := vnet.OpenTx(nsSink, ls.Ifindex, 1)
+	if err != nil {
+		return err
+	}
+	defer tx.Close()
+	for range 3 {
+		if _, err := tx.Send([][]byte{f}, true); err != nil {
+			return fmt.Errorf("sending from the sink: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
 }
 
 // measureTCP runs one iperf3 stream from the generator's host to the

@@ -26,7 +26,11 @@ type pipeline struct {
 	vsctl  []string
 	// flowFile: the flows are -ovn-flows, not flows().
 	flowFile bool
-	tcp      bool
+	// learnSink: before the traffic, the sink sends a frame from the
+	// generator's destination address, so that NORMAL forwards to it
+	// instead of flooding (to the bridge's own port too).
+	learnSink bool
+	tcp       bool
 	// ofVersion is ovs-ofctl's -O for the flows ("" for its default).
 	ofVersion string
 }
@@ -46,9 +50,10 @@ var pipelines = []*pipeline{
 	{
 		name: "normal", desc: "NORMAL, N source MACs",
 		sizes: []int{1, 100000, 1000000}, quick: []int{1},
-		flows:  func(int) string { return "actions=NORMAL\n" },
-		frame:  func(i int) []byte { return udpFrame(srcMAC(i), 0) },
-		bridge: []string{"other_config:mac-table-size=2000000"},
+		flows:     func(int) string { return "actions=NORMAL\n" },
+		frame:     func(i int) []byte { return udpFrame(srcMAC(i), 0) },
+		bridge:    []string{"other_config:mac-table-size=2000000"},
+		learnSink: true,
 	},
 	{
 		name: "ct", desc: "ct(table=1,zone=1) -> ct(commit) -> output, N connections",
@@ -91,6 +96,16 @@ func ovnFrame(i int) []byte {
 	binary.BigEndian.PutUint16(ip[10:], packet.Checksum(ip[:20]))
 	binary.BigEndian.PutUint16(ip[20:], uint16(1024+i%50000))
 	binary.BigEndian.PutUint16(ip[22:], uint16(2000+i/50000))
+	return f
+}
+
+// learnFrame is what the sink sends so that NORMAL learns the
+// generator's destination on port 2: from dstMAC to a unicast address
+// nobody has.
+func learnFrame() []byte {
+	f := udpFrame(srcMAC(0), 0)
+	copy(f[0:6], "\x02\x00\x00\x00\x00\x09")
+	copy(f[6:12], dstMAC)
 	return f
 }
 

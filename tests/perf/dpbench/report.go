@@ -24,6 +24,19 @@ func ratios(a, b []result) []float64 {
 	return r
 }
 
+// cpuRatios are a's CPU per frame over b's, per round: how close b
+// comes to a's cost per frame (steadier than rates on a shared machine,
+// where a forwarder does not always get its whole core).
+func cpuRatios(a, b []result) []float64 {
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		if a[i].NsPerPkt > 0 && b[i].NsPerPkt > 0 {
+			r = append(r, a[i].NsPerPkt/b[i].NsPerPkt)
+		}
+	}
+	return r
+}
+
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
@@ -64,8 +77,8 @@ func field(rs []result, f func(result) float64) []float64 {
 func table(all []summary) string {
 	var b strings.Builder
 	base := false
-	fmt.Fprintf(&b, "| pipeline | N | ovs Mpps | gvs Mpps | raw Mpps | gvs/ovs per round (median) | gvs/raw per round (median) | ovs ns CPU/frame | gvs ns CPU/frame |\n")
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| pipeline | N | ovs Mpps | gvs Mpps | raw Mpps | gvs/ovs per round (median) | gvs/raw per round (median) | ovs ns CPU/frame | gvs ns CPU/frame | raw/gvs CPU per frame (median) |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	mpps := func(r result) float64 { return r.Mpps }
 	ns := func(r result) float64 { return r.NsPerPkt }
 	for _, s := range all {
@@ -75,8 +88,8 @@ func table(all []summary) string {
 	}
 	if base {
 		b.Reset()
-		fmt.Fprintf(&b, "| pipeline | N | ovs Mpps | gvs Mpps | raw Mpps | gvs/ovs per round (median) | gvs/raw per round (median) | ovs ns CPU/frame | gvs ns CPU/frame | gvs-base Mpps | gvs-base/ovs (median) | gvs-base/raw (median) | gvs-base ns CPU/frame |\n")
-		fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "| pipeline | N | ovs Mpps | gvs Mpps | raw Mpps | gvs/ovs per round (median) | gvs/raw per round (median) | ovs ns CPU/frame | gvs ns CPU/frame | raw/gvs CPU per frame (median) | gvs-base Mpps | gvs-base/ovs (median) | gvs-base/raw (median) | gvs-base ns CPU/frame |\n")
+		fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	}
 	for _, s := range all {
 		ro := func(a, c string) string {
@@ -91,10 +104,15 @@ func table(all []summary) string {
 			name += fmt.Sprintf(" (gvs %s Gbit/s, ovs %s)", spread(field(s.rounds["gvs"], func(r result) float64 { return r.Gbps }), 2),
 				spread(field(s.rounds["ovs"], func(r result) float64 { return r.Gbps }), 2))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", name, s.n,
+		cpu := cpuRatios(s.rounds["raw"], s.rounds["gvs"])
+		cpuCol := "-"
+		if len(cpu) > 0 {
+			cpuCol = fmt.Sprintf("%s (%.2f)", spread(cpu, 2), median(cpu))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, s.n,
 			spread(field(s.rounds["ovs"], mpps), 3), spread(field(s.rounds["gvs"], mpps), 3), spread(field(s.rounds["raw"], mpps), 3),
 			ro("gvs", "ovs"), ro("gvs", "raw"),
-			spread(field(s.rounds["ovs"], ns), 0), spread(field(s.rounds["gvs"], ns), 0))
+			spread(field(s.rounds["ovs"], ns), 0), spread(field(s.rounds["gvs"], ns), 0), cpuCol)
 		if base {
 			row := b.String()
 			b.Reset()
