@@ -146,3 +146,17 @@ func TestMemoHandlesNameOnlyThisGracePeriodsRecentConnections(t *testing.T) {
 		t.Fatal("old handle reached a new entry, or the new one is lost")
 	}
 }
+
+func TestRecommitWithTheSameMarkAndLabelKeepsThemAndAChangeLandsUnderItsMask(t *testing.T) {
+	tr, _ := newTracker(t)
+	frame := udp4(t, cA, cB, 7, 8)
+	run(t, tr, "ct(commit,zone=1,mark=0x15/0xff,label=0x1/0x3)", frame)
+	p := run(t, tr, "ct(commit,zone=1,mark=0x15/0xff,label=0x1/0x3)", frame)
+	if p.Md.CtMark != 0x15 || p.Md.CtLabel[15] != 1 {
+		t.Fatalf("recommit: mark %#x label %x", p.Md.CtMark, p.Md.CtLabel)
+	}
+	p = run(t, tr, "ct(commit,zone=1,mark=0x200/0xf00,label=0x2/0x2)", frame)
+	if p.Md.CtMark != 0x215 || p.Md.CtLabel[15] != 3 {
+		t.Fatalf("masked change: mark %#x label %x, want 0x215 and 3", p.Md.CtMark, p.Md.CtLabel)
+	}
+}
