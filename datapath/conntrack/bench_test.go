@@ -2,6 +2,7 @@ package conntrack
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
@@ -186,4 +187,34 @@ func TestConnNodesAreCacheLines(t *testing.T) {
 	if n != 1000 {
 		t.Fatalf("visited %d connections, want 1000", n)
 	}
+}
+
+// BenchmarkLookupThenCommitReader is the conntrack pipeline of a
+// datapath worker (tests/perf/dpbench's "ct"): ct(zone=1), then, after
+// the packet recirculates, ct(commit,zone=1), through the worker's
+// Reader, over 100,000 established connections in random order.
+func BenchmarkLookupThenCommitReader(b *testing.B) {
+	tr, _ := newTracker(b)
+	r := tr.NewReader()
+	pkts := udpPackets(b, 100000)
+	execVia(b, tr, r, pkts, "ct(commit,zone=1)", tr.Now())
+	order := rand.New(rand.NewPCG(1, 2)).Perm(len(pkts))
+	lookup, commit := ctParams(b, "ct(zone=1)"), ctParams(b, "ct(commit,zone=1)")
+	var batch packet.Batch
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j := i * packet.BatchSize % (len(pkts) - packet.BatchSize)
+		batch.N = 0
+		for _, k := range order[j : j+packet.BatchSize] {
+			p := pkts[k]
+			p.Md = packet.Metadata{}
+			batch.Add(p)
+		}
+		now := tr.Now()
+		r.ExecuteAt(&batch, lookup, now)
+		r.ExecuteAt(&batch, commit, now)
+		r.Quiesce()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*packet.BatchSize), "ns/pkt")
 }

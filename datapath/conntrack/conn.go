@@ -127,10 +127,37 @@ func (c *Conn) markLabel() (uint32, [16]byte) {
 	return m, *l
 }
 
+// markLabelIs reports whether setting a's mark and label would change
+// nothing (read without the lock: a concurrent setter orders after).
+func (c *Conn) markLabelIs(a *odp.CtParams) bool {
+	if a.MarkMask != 0 {
+		if m := c.mark.Load(); m&a.MarkMask != a.Mark&a.MarkMask {
+			return false
+		}
+	}
+	if a.LabelMask != ([16]byte{}) {
+		var l [16]byte
+		if old := c.label.Load(); old != nil {
+			l = *old
+		}
+		for i := range l {
+			if l[i]&a.LabelMask[i] != a.Label[i]&a.LabelMask[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // setMarkLabel applies the ct action's ct_mark and ct_label (under
 // their masks) to c.
 func (c *Conn) setMarkLabel(a *odp.CtParams) {
 	if a.MarkMask == 0 && a.LabelMask == ([16]byte{}) {
+		return
+	}
+	if c.markLabelIs(a) {
+		// OVN commits every packet of a connection with the same
+		// mark and label: no lock when nothing changes.
 		return
 	}
 	c.mu.Lock()

@@ -53,6 +53,7 @@ type Reader struct {
 	seen   atomic.Uint64
 	closed bool
 	_      [64 - 8 - 8 - 8]byte // own cache line: Quiesce writes it
+	memo   connMemo
 }
 
 // anonStripe counts the running calls of one stripe of callers without
@@ -216,6 +217,7 @@ func (r *Reader) Close() {
 // through r (it is between batches). It writes only when a retirement
 // happened since the last call.
 func (r *Reader) Quiesce() {
+	r.memo.forget()
 	if g := r.t.reuse.epoch.Load(); r.seen.Load() != g {
 		r.seen.Store(g)
 	}
@@ -225,6 +227,7 @@ func (r *Reader) Quiesce() {
 // ExecuteAt or Quiesce (a worker about to block): it then holds nothing
 // back however long it waits.
 func (r *Reader) Offline() {
+	r.memo.forget()
 	if r.seen.Load() != offline {
 		r.seen.Store(offline)
 	}
@@ -245,7 +248,7 @@ func (r *Reader) ExecuteAt(b *packet.Batch, a *odp.CtParams, now int64) {
 		// Online again: the store is ordered before every read below.
 		r.seen.Store(r.t.reuse.epoch.Load())
 	}
-	r.t.executeAt(b, a, now)
+	r.t.executeAt(b, a, now, &r.memo)
 }
 
 // enterAnon brackets, with the Add(-1) of the counter it returns, a

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gvs-project/gvs/tests/perf/internal/vnet"
 )
 
 // The generator is this binary re-executed with -mode gen. It opens a
@@ -107,8 +109,8 @@ type genReport struct {
 
 type generator struct {
 	n              int
-	txA, txB       *txSocket
-	gA, gB, fA, fB *linkStats
+	txA, txB       *vnet.TxSocket
+	gA, gB, fA, fB *vnet.LinkStats
 	bufA, bufB     [][]byte
 	rng            *rand.Rand
 }
@@ -118,16 +120,16 @@ func openGenerator(n int, seed uint64) (*generator, error) {
 	var err error
 	for _, s := range []struct {
 		ns, ifname string
-		dst        **linkStats
+		dst        **vnet.LinkStats
 	}{{nsGA, guestIf, &g.gA}, {nsGB, guestIf, &g.gB}, {nsFA, floodIf, &g.fA}, {nsFB, floodIf, &g.fB}} {
-		if *s.dst, err = openLinkStats(s.ns, s.ifname); err != nil {
+		if *s.dst, err = vnet.OpenLinkStats(s.ns, s.ifname); err != nil {
 			return nil, err
 		}
 	}
-	if g.txA, err = openTx(nsGA, g.gA.ifindex, genBatch); err != nil {
+	if g.txA, err = vnet.OpenTx(nsGA, g.gA.Ifindex, genBatch); err != nil {
 		return nil, err
 	}
-	if g.txB, err = openTx(nsGB, g.gB.ifindex, genBatch); err != nil {
+	if g.txB, err = vnet.OpenTx(nsGB, g.gB.Ifindex, genBatch); err != nil {
 		return nil, err
 	}
 	t := template()
@@ -194,14 +196,14 @@ func (g *generator) probe() genReport {
 	deadline := start.Add(60 * time.Second)
 	f := g.bufA[0]
 	for _, side := range []struct {
-		tx    *txSocket
+		tx    *vnet.TxSocket
 		src   [6]byte
 		dst   [6]byte
-		watch []*linkStats
-	}{{g.txA, probeX, probeY, []*linkStats{g.gB, g.fA, g.fB}}, {g.txB, probeY, probeX, []*linkStats{g.gA}}} {
+		watch []*vnet.LinkStats
+	}{{g.txA, probeX, probeY, []*vnet.LinkStats{g.gB, g.fA, g.fB}}, {g.txB, probeY, probeX, []*vnet.LinkStats{g.gA}}} {
 		base := make([]uint64, len(side.watch))
 		for i, s := range side.watch {
-			c, err := s.read()
+			c, err := s.Read()
 			if err != nil {
 				return genReport{Cmd: "probe", Err: err.Error()}
 			}
@@ -213,13 +215,13 @@ func (g *generator) probe() genReport {
 			if time.Now().After(deadline) {
 				return genReport{Cmd: "probe", Err: "no probe frame crossed the switch within 60s"}
 			}
-			if _, err := side.tx.send([][]byte{f}, true); err != nil {
+			if _, err := side.tx.Send([][]byte{f}, true); err != nil {
 				return genReport{Cmd: "probe", Err: err.Error()}
 			}
 			time.Sleep(50 * time.Millisecond)
 			seen = true
 			for i, s := range side.watch {
-				c, err := s.read()
+				c, err := s.Read()
 				if err != nil {
 					return genReport{Cmd: "probe", Err: err.Error()}
 				}
@@ -253,8 +255,8 @@ func (g *generator) warm(window int, stall, limit time.Duration) genReport {
 	return r
 }
 
-func (g *generator) warmSide(tx *txSocket, far *linkStats, buf [][]byte, fromA bool, window int, stall time.Duration, deadline time.Time) (sent, lost uint64, done bool, err error) {
-	c, err := far.read()
+func (g *generator) warmSide(tx *vnet.TxSocket, far *vnet.LinkStats, buf [][]byte, fromA bool, window int, stall time.Duration, deadline time.Time) (sent, lost uint64, done bool, err error) {
+	c, err := far.Read()
 	if err != nil {
 		return 0, 0, false, err
 	}
@@ -262,7 +264,7 @@ func (g *generator) warmSide(tx *txSocket, far *linkStats, buf [][]byte, fromA b
 	var lastDelivered uint64
 	lastProgress := time.Now()
 	for i := 0; ; {
-		if c, err = far.read(); err != nil {
+		if c, err = far.Read(); err != nil {
 			return sent, lost, false, err
 		}
 		delivered := c.RxPackets - base
@@ -294,7 +296,7 @@ func (g *generator) warmSide(tx *txSocket, far *linkStats, buf [][]byte, fromA b
 		for j := range k {
 			setFlow(buf[j], i+j, fromA)
 		}
-		if _, err := tx.send(buf[:k], true); err != nil {
+		if _, err := tx.Send(buf[:k], true); err != nil {
 			return sent, lost, false, err
 		}
 		sent += uint64(k)
@@ -303,11 +305,11 @@ func (g *generator) warmSide(tx *txSocket, far *linkStats, buf [][]byte, fromA b
 }
 
 // counters reads gA, gB, fA, fB in that order.
-func (g *generator) counters() ([4]linkCounters, error) {
-	var c [4]linkCounters
+func (g *generator) counters() ([4]vnet.LinkCounters, error) {
+	var c [4]vnet.LinkCounters
 	var err error
-	for i, s := range []*linkStats{g.gA, g.gB, g.fA, g.fB} {
-		if c[i], err = s.read(); err != nil {
+	for i, s := range []*vnet.LinkStats{g.gA, g.gB, g.fA, g.fB} {
+		if c[i], err = s.Read(); err != nil {
 			return c, err
 		}
 	}
@@ -321,7 +323,7 @@ func (g *generator) run(settle, dur time.Duration) genReport {
 	r := genReport{Cmd: "run"}
 	start := time.Now()
 	measureAt, end := start.Add(settle), start.Add(settle+dur)
-	var c0 [4]linkCounters
+	var c0 [4]vnet.LinkCounters
 	var t0 time.Time
 	measuring := false
 	var offered uint64
@@ -340,14 +342,14 @@ func (g *generator) run(settle, dur time.Duration) genReport {
 			}
 		}
 		for _, side := range []struct {
-			tx    *txSocket
+			tx    *vnet.TxSocket
 			buf   [][]byte
 			fromA bool
 		}{{g.txA, g.bufA, true}, {g.txB, g.bufB, false}} {
 			for _, f := range side.buf {
 				setFlow(f, g.rng.IntN(g.n), side.fromA)
 			}
-			if _, err := side.tx.send(side.buf, false); err != nil {
+			if _, err := side.tx.Send(side.buf, false); err != nil {
 				r.Err = err.Error()
 				return r
 			}

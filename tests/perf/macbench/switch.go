@@ -4,58 +4,19 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/gvs-project/gvs/tests/perf/internal/proc"
+	vsw "github.com/gvs-project/gvs/tests/perf/internal/vswitch"
 )
 
 // vswitch is one running switch (gvs-vswitchd alone, or Open vSwitch's
 // ovsdb-server and ovs-vswitchd), its processes inside nsSwitch.
-type vswitch struct {
-	name string
-	dir  string
-	env  []string
-	ctl  string // the vswitchd's unixctl socket
-	cmds []*exec.Cmd
-}
-
-// child starts a process in the switch namespace with its output in
-// dir/logName; it dies with the harness.
-func child(dir, logName string, env []string, args ...string) (*exec.Cmd, error) {
-	c := exec.Command("ip", append([]string{"netns", "exec", nsSwitch}, args...)...)
-	c.Env = env
-	logf, err := os.Create(filepath.Join(dir, logName))
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	c.Stdout, c.Stderr = logf, logf
-	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := c.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", args[0], err)
-	}
-	return c, nil
-}
-
-func waitFile(path string, d time.Duration) error {
-	deadline := time.Now().Add(d)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not appear within %v", path, d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+type vswitch struct{ *vsw.Switch }
 
 // forwarderKind maps a forwarder name to the program and whether it
 // sets mac-table-size (gvs and ovs-raised do; ovs keeps Open vSwitch's
@@ -79,59 +40,11 @@ func startSwitch(name, work, gvsBin string, macTableSize int) (*vswitch, error) 
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(work, name+"-")
+	s, err := vsw.Start(vsw.Options{OVS: isOVS, GVSBin: gvsBin, Netns: nsSwitch, Work: work, Name: name})
 	if err != nil {
 		return nil, err
 	}
-	sw := &vswitch{name: name, dir: dir, ctl: filepath.Join(dir, "vswitchd.ctl")}
-	sw.env = append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir, "OVS_SYSCONFDIR="+dir,
-		"OVS_PKGDATADIR=/usr/share/openvswitch")
-	sock := filepath.Join(dir, "db.sock")
-	if isOVS {
-		for _, b := range []string{"ovsdb-tool", "ovsdb-server", "ovs-vswitchd"} {
-			if _, err := exec.LookPath(b); err != nil {
-				return nil, fmt.Errorf("%s not found (Debian package openvswitch-switch): %w", b, err)
-			}
-		}
-		db := filepath.Join(dir, "conf.db")
-		if out, err := exec.Command("ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema").CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("ovsdb-tool create: %w: %s", err, out)
-		}
-		c, err := child(dir, "ovsdb-server.out", sw.env, "ovsdb-server", "--remote=punix:"+sock, "--no-chdir",
-			"--unixctl="+filepath.Join(dir, "ovsdb-server.ctl"), "--log-file="+filepath.Join(dir, "ovsdb-server.log"), "-vconsole:off", db)
-		if err != nil {
-			return nil, err
-		}
-		sw.cmds = append(sw.cmds, c)
-		if err := waitFile(sock, 15*time.Second); err != nil {
-			sw.stop()
-			return nil, err
-		}
-		// --disable-system: no kernel datapath is opened or touched.
-		c, err = child(dir, "ovs-vswitchd.out", sw.env, "ovs-vswitchd", "--disable-system", "--no-chdir",
-			"--log-file="+filepath.Join(dir, "ovs-vswitchd.log"), "-vconsole:off",
-			"--unixctl="+sw.ctl, "unix:"+sock)
-		if err != nil {
-			sw.stop()
-			return nil, err
-		}
-		sw.cmds = append(sw.cmds, c)
-	} else {
-		c, err := child(dir, "gvs-vswitchd.out", sw.env, gvsBin, "--rundir="+dir, "--dbdir="+dir, "--logdir="+dir,
-			"--unixctl="+sw.ctl)
-		if err != nil {
-			return nil, err
-		}
-		sw.cmds = append(sw.cmds, c)
-		if err := waitFile(sock, 15*time.Second); err != nil {
-			sw.stop()
-			return nil, err
-		}
-	}
-	if err := waitFile(sw.ctl, 15*time.Second); err != nil {
-		sw.stop()
-		return nil, err
-	}
+	sw := &vswitch{s}
 	args := []string{"--timeout=30", "--", "init"}
 	for _, br := range []string{brA, brB} {
 		args = append(args, "--", "add-br", br, "--", "set", "bridge", br, "datapath_type=netdev", "fail_mode=standalone")
@@ -147,7 +60,7 @@ func startSwitch(name, work, gvsBin string, macTableSize int) (*vswitch, error) 
 		return nil, err
 	}
 	for _, br := range []string{brA, brB} {
-		if err := waitFile(filepath.Join(dir, br+".mgmt"), 15*time.Second); err != nil {
+		if err := vsw.WaitFile(filepath.Join(sw.Dir, br+".mgmt"), 15*time.Second); err != nil {
 			sw.stop()
 			return nil, err
 		}
@@ -155,29 +68,14 @@ func startSwitch(name, work, gvsBin string, macTableSize int) (*vswitch, error) 
 	return sw, nil
 }
 
-// stop terminates the switch's processes by pid, the vswitchd first.
-func (sw *vswitch) stop() {
-	proc.StopAll(sw.cmds, 10*time.Second)
-	sw.cmds = nil
-}
+func (sw *vswitch) stop() { sw.Stop() }
 
-// cmd runs an Open vSwitch utility against the switch and returns its
-// stdout.
 func (sw *vswitch) cmd(timeout time.Duration, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	c := exec.CommandContext(ctx, args[0], args[1:]...)
-	c.Env = sw.env
-	var out, errb strings.Builder
-	c.Stdout, c.Stderr = &out, &errb
-	if err := c.Run(); err != nil {
-		return out.String(), fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-	}
-	return out.String(), nil
+	return sw.Cmd(timeout, args...)
 }
 
 func (sw *vswitch) appctl(timeout time.Duration, args ...string) (string, error) {
-	return sw.cmd(timeout, append([]string{"ovs-appctl", "-T", strconv.Itoa(int(timeout.Seconds())), "-t", sw.ctl}, args...)...)
+	return sw.Appctl(timeout, args...)
 }
 
 // fdbStats is the first line of fdb/stats-show that matters here.
@@ -227,8 +125,8 @@ func (sw *vswitch) flushFDB() error {
 func (sw *vswitch) megaflows(timeout time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	c := exec.CommandContext(ctx, "ovs-appctl", "-T", strconv.Itoa(int(timeout.Seconds())), "-t", sw.ctl, "dpctl/dump-flows")
-	c.Env = sw.env
+	c := exec.CommandContext(ctx, "ovs-appctl", "-T", strconv.Itoa(int(timeout.Seconds())), "-t", sw.Ctl, "dpctl/dump-flows")
+	c.Env = sw.Env
 	out, err := c.StdoutPipe()
 	if err != nil {
 		return 0, err

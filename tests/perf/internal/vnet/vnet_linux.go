@@ -1,4 +1,10 @@
-package main
+// Package vnet holds the veth and network-namespace helpers of the
+// performance harnesses under tests/perf (macbench, dpbench): running
+// code inside a namespace, reading an interface's kernel counters over
+// rtnetlink, and sending frames with sendmmsg on an AF_PACKET socket.
+// It imports only the standard library and golang.org/x/sys/unix,
+// nothing of gvs.
+package vnet
 
 import (
 	"encoding/binary"
@@ -12,10 +18,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// inNetns runs fn on an OS thread switched into the named network
+// InNetns runs fn on an OS thread switched into the named network
 // namespace (made by `ip netns add`). Sockets fn opens stay in that
 // namespace after the thread switches back.
-func inNetns(name string, fn func() error) error {
+func InNetns(name string, fn func() error) error {
 	runtime.LockOSThread()
 	orig, err := os.Open("/proc/thread-self/ns/net")
 	if err != nil {
@@ -43,24 +49,25 @@ func inNetns(name string, fn func() error) error {
 	return ferr
 }
 
-// linkCounters are the kernel's counters of one interface.
-type linkCounters struct {
+// LinkCounters are the kernel's counters of one interface.
+type LinkCounters struct {
 	RxPackets, TxPackets, RxDropped, TxDropped uint64
 }
 
-// linkStats reads one interface's counters over an rtnetlink socket
+// LinkStats reads one interface's counters over an rtnetlink socket
 // opened in the interface's namespace: a few tens of microseconds per
 // read, no process per read, so the generator can pace on it.
-type linkStats struct {
+type LinkStats struct {
 	fd      int
-	ifindex int32
+	Ifindex int32
 	seq     uint32
 	buf     []byte
 }
 
-func openLinkStats(netns, ifname string) (*linkStats, error) {
-	s := &linkStats{buf: make([]byte, 64<<10)}
-	err := inNetns(netns, func() error {
+// OpenLinkStats opens a counter reader for ifname in netns.
+func OpenLinkStats(netns, ifname string) (*LinkStats, error) {
+	s := &LinkStats{buf: make([]byte, 64<<10)}
+	err := InNetns(netns, func() error {
 		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
 		if err != nil {
 			return fmt.Errorf("netlink socket: %w", err)
@@ -76,20 +83,21 @@ func openLinkStats(netns, ifname string) (*linkStats, error) {
 		return nil, err
 	}
 	if _, err := s.query(ifname); err != nil {
-		s.close()
+		s.Close()
 		return nil, fmt.Errorf("%s in %s: %w", ifname, netns, err)
 	}
 	return s, nil
 }
 
-func (s *linkStats) close() { unix.Close(s.fd) }
+// Close releases the netlink socket.
+func (s *LinkStats) Close() { unix.Close(s.fd) }
 
-// read returns the interface's current counters.
-func (s *linkStats) read() (linkCounters, error) { return s.query("") }
+// Read returns the interface's current counters.
+func (s *LinkStats) Read() (LinkCounters, error) { return s.query("") }
 
 // query sends RTM_GETLINK by index (or by name the first time) and
 // decodes IFLA_STATS64 from the reply.
-func (s *linkStats) query(name string) (linkCounters, error) {
+func (s *LinkStats) query(name string) (LinkCounters, error) {
 	s.seq++
 	req := make([]byte, unix.NLMSG_HDRLEN+unix.SizeofIfInfomsg, 64)
 	hdr := (*unix.NlMsghdr)(unsafe.Pointer(&req[0]))
@@ -97,22 +105,22 @@ func (s *linkStats) query(name string) (linkCounters, error) {
 	ifi := (*unix.IfInfomsg)(unsafe.Pointer(&req[unix.NLMSG_HDRLEN]))
 	ifi.Family = unix.AF_UNSPEC
 	if name != "" {
-		req = appendAttr(req, unix.IFLA_IFNAME, append([]byte(name), 0))
+		req = AppendAttr(req, unix.IFLA_IFNAME, append([]byte(name), 0))
 	} else {
-		ifi.Index = s.ifindex
+		ifi.Index = s.Ifindex
 	}
 	binary.NativeEndian.PutUint32(req[0:4], uint32(len(req)))
 	if err := unix.Sendto(s.fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return linkCounters{}, fmt.Errorf("RTM_GETLINK: %w", err)
+		return LinkCounters{}, fmt.Errorf("RTM_GETLINK: %w", err)
 	}
 	for {
 		n, _, err := unix.Recvfrom(s.fd, s.buf, 0)
 		if err != nil {
-			return linkCounters{}, fmt.Errorf("RTM_GETLINK reply: %w", err)
+			return LinkCounters{}, fmt.Errorf("RTM_GETLINK reply: %w", err)
 		}
 		msgs, err := syscall.ParseNetlinkMessage(s.buf[:n])
 		if err != nil {
-			return linkCounters{}, fmt.Errorf("RTM_GETLINK reply: %w", err)
+			return LinkCounters{}, fmt.Errorf("RTM_GETLINK reply: %w", err)
 		}
 		for _, m := range msgs {
 			if m.Header.Seq != s.seq {
@@ -122,22 +130,23 @@ func (s *linkStats) query(name string) (linkCounters, error) {
 			case unix.NLMSG_ERROR:
 				if len(m.Data) >= 4 {
 					if e := int32(binary.NativeEndian.Uint32(m.Data)); e != 0 {
-						return linkCounters{}, fmt.Errorf("RTM_GETLINK: %w", syscall.Errno(-e))
+						return LinkCounters{}, fmt.Errorf("RTM_GETLINK: %w", syscall.Errno(-e))
 					}
 				}
-				return linkCounters{}, errors.New("RTM_GETLINK: empty error reply")
+				return LinkCounters{}, errors.New("RTM_GETLINK: empty error reply")
 			case unix.RTM_NEWLINK:
 				if len(m.Data) < unix.SizeofIfInfomsg {
-					return linkCounters{}, errors.New("RTM_NEWLINK: short message")
+					return LinkCounters{}, errors.New("RTM_NEWLINK: short message")
 				}
-				s.ifindex = (*unix.IfInfomsg)(unsafe.Pointer(&m.Data[0])).Index
-				return decodeStats64(m.Data[unix.SizeofIfInfomsg:])
+				s.Ifindex = (*unix.IfInfomsg)(unsafe.Pointer(&m.Data[0])).Index
+				return DecodeStats64(m.Data[unix.SizeofIfInfomsg:])
 			}
 		}
 	}
 }
 
-func appendAttr(b []byte, typ uint16, val []byte) []byte {
+// AppendAttr appends a route attribute (padded to 4 bytes) to b.
+func AppendAttr(b []byte, typ uint16, val []byte) []byte {
 	l := unix.SizeofRtAttr + len(val)
 	b = binary.NativeEndian.AppendUint16(b, uint16(l))
 	b = binary.NativeEndian.AppendUint16(b, typ)
@@ -148,20 +157,20 @@ func appendAttr(b []byte, typ uint16, val []byte) []byte {
 	return b
 }
 
-// decodeStats64 finds IFLA_STATS64 (struct rtnl_link_stats64: rx_packets,
+// DecodeStats64 finds IFLA_STATS64 (struct rtnl_link_stats64: rx_packets,
 // tx_packets, rx_bytes, tx_bytes, rx_errors, tx_errors, rx_dropped,
 // tx_dropped, ... as native-endian u64) among route attributes.
-func decodeStats64(attrs []byte) (linkCounters, error) {
+func DecodeStats64(attrs []byte) (LinkCounters, error) {
 	for len(attrs) >= unix.SizeofRtAttr {
 		l := int(binary.NativeEndian.Uint16(attrs[0:2]))
 		typ := binary.NativeEndian.Uint16(attrs[2:4])
 		if l < unix.SizeofRtAttr || l > len(attrs) {
-			return linkCounters{}, errors.New("IFLA attribute overruns the message")
+			return LinkCounters{}, errors.New("IFLA attribute overruns the message")
 		}
 		if typ == unix.IFLA_STATS64 && l >= unix.SizeofRtAttr+64 {
 			v := attrs[unix.SizeofRtAttr:]
 			u := func(i int) uint64 { return binary.NativeEndian.Uint64(v[8*i:]) }
-			return linkCounters{RxPackets: u(0), TxPackets: u(1), RxDropped: u(6), TxDropped: u(7)}, nil
+			return LinkCounters{RxPackets: u(0), TxPackets: u(1), RxDropped: u(6), TxDropped: u(7)}, nil
 		}
 		adv := (l + 3) &^ 3
 		if adv > len(attrs) {
@@ -169,21 +178,23 @@ func decodeStats64(attrs []byte) (linkCounters, error) {
 		}
 		attrs = attrs[adv:]
 	}
-	return linkCounters{}, errors.New("no IFLA_STATS64 in RTM_NEWLINK")
+	return LinkCounters{}, errors.New("no IFLA_STATS64 in RTM_NEWLINK")
 }
 
-// txSocket sends frames on one interface with sendmmsg. It is bound with
+// TxSocket sends frames on one interface with sendmmsg. It is bound with
 // protocol 0, so it never receives: frames arriving at the guest cost
 // the generator nothing.
-type txSocket struct {
+type TxSocket struct {
 	fd   int
 	msgs []unix.Mmsghdr
 	iovs []unix.Iovec
 }
 
-func openTx(netns string, ifindex int32, batch int) (*txSocket, error) {
-	t := &txSocket{msgs: make([]unix.Mmsghdr, batch), iovs: make([]unix.Iovec, batch)}
-	err := inNetns(netns, func() error {
+// OpenTx opens a sending socket on interface ifindex of netns that
+// sends up to batch frames per call.
+func OpenTx(netns string, ifindex int32, batch int) (*TxSocket, error) {
+	t := &TxSocket{msgs: make([]unix.Mmsghdr, batch), iovs: make([]unix.Iovec, batch)}
+	err := InNetns(netns, func() error {
 		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("packet socket: %w", err)
@@ -210,12 +221,13 @@ func openTx(netns string, ifindex int32, batch int) (*txSocket, error) {
 	return t, nil
 }
 
-func (t *txSocket) close() { unix.Close(t.fd) }
+// Close closes the socket.
+func (t *TxSocket) Close() { unix.Close(t.fd) }
 
-// send transmits frames with as few sendmmsg calls as the kernel allows
+// Send transmits frames with as few sendmmsg calls as the kernel allows
 // and returns how many it took; when wait is false a full queue ends the
 // call early (the steady-state loop just sends the next batch).
-func (t *txSocket) send(frames [][]byte, wait bool) (int, error) {
+func (t *TxSocket) Send(frames [][]byte, wait bool) (int, error) {
 	n := len(frames)
 	for i, f := range frames {
 		t.iovs[i].Base = &f[0]
