@@ -144,21 +144,21 @@ func flowStatsEntry(r *oftable.Rule, format ofp.FlowFormat, v uint8, now time.Ti
 		return ofp.FlowStats{}, err
 	}
 	// Open vSwitch keeps times in milliseconds.
-	d := now.Sub(r.Created).Truncate(time.Millisecond)
+	d := now.Sub(r.CreatedAt()).Truncate(time.Millisecond)
 	idleTO, hardTO := r.Timeouts()
 	fs := ofp.FlowStats{
 		TableID: r.Table, DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second),
 		Priority: r.Priority, IdleTimeout: idleTO, HardTimeout: hardTO,
 		Flags: r.Flags & 0x1f, Importance: r.Importance, Cookie: r.Cookie,
 		PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load(),
-		Match: r.Match, Actions: acts, IdleAge: -1, HardAge: -1,
+		Match: r.Match(), Actions: acts, IdleAge: -1, HardAge: -1,
 	}
 	if format == ofp.FormatNXM {
 		// Open vSwitch: idle_age counts from the last hit or the add,
 		// not from a modify.
 		fs.IdleAge = int(now.Sub(r.LastUsed()) / time.Second)
-		if m := r.ModifiedAt(); !m.Equal(r.Created) {
-			fs.HardAge = int(now.Sub(m) / time.Second)
+		if r.WasModified() {
+			fs.HardAge = int(now.Sub(r.ModifiedAt()) / time.Second)
 		}
 	}
 	return fs, nil
