@@ -45,7 +45,7 @@ func bundleMonitorTag(s ofconn.Sender, bd *bundle) any {
 	r := &monitorReq{s: s}
 	for _, bm := range bd.msgs {
 		if bm.fm != nil {
-			r.xids = append(r.xids, bm.req.XID)
+			r.xids = append(r.xids, bm.xid)
 		}
 	}
 	return r
