@@ -87,8 +87,46 @@ type shape struct {
 // NewRule returns a rule for match m. conj, if not empty, makes the rule a
 // conjunctive clause: its actions are only conjunction actions.
 func NewRule[T any](m *mf.Match, priority uint16, conj []Conjunction, payload T) (*Rule[T], error) {
+	return newRule(m, priority, conj, payload, nil)
+}
+
+// NewRule is the package's NewRule for a rule meant for c: when m has the
+// mask of the last rule inserted into c, the new rule shares that mask's
+// shape from the start instead of allocating its own (rules are mostly
+// added many of one shape at a time).
+func (c *Classifier[T]) NewRule(m *mf.Match, priority uint16, conj []Conjunction, payload T) (*Rule[T], error) {
+	return newRule(m, priority, conj, payload, c.shapeHint.Load())
+}
+
+// sameMask reports whether mask mw is sh's.
+func (sh *shape) sameMask(mw *words) bool {
+	k := 0
+	for i, w := range mw {
+		if w == 0 {
+			continue
+		}
+		if k == len(sh.idx) || int(sh.idx[k]) != i || sh.mask[k] != w {
+			return false
+		}
+		k++
+	}
+	return k == len(sh.idx)
+}
+
+func newRule[T any](m *mf.Match, priority uint16, conj []Conjunction, payload T, hint *shape) (*Rule[T], error) {
 	r := &Rule[T]{Payload: payload, priority: priority}
 	kw, mw := fw(&m.Flow), fw(&m.Mask)
+	if hint != nil && hint.sameMask(mw) {
+		r.shape = hint
+		r.key = make([]uint64, len(hint.idx))
+		for k, i := range hint.idx {
+			r.key[k] = kw[i] & hint.mask[k]
+		}
+		if err := r.setConj(conj); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	n := 0
 	for _, w := range mw {
 		if w != 0 {
@@ -105,18 +143,27 @@ func NewRule[T any](m *mf.Match, priority uint16, conj []Conjunction, payload T)
 		}
 	}
 	r.shape = sh
-	if len(conj) > 0 {
-		cs := &conjSet{minClauses: 64}
-		for _, c := range conj {
-			if c.NClauses == 0 || c.NClauses > 64 || c.Clause >= c.NClauses {
-				return nil, fmt.Errorf("%w: id %d clause %d/%d", ErrBadConjunction, c.ID, int(c.Clause)+1, c.NClauses)
-			}
-			cs.minClauses = min(cs.minClauses, int(c.NClauses))
-		}
-		cs.list = slices.Clone(conj)
-		r.conj = cs
+	if err := r.setConj(conj); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// setConj makes r a clause of the conjunctions conj (copied), if any.
+func (r *Rule[T]) setConj(conj []Conjunction) error {
+	if len(conj) == 0 {
+		return nil
+	}
+	cs := &conjSet{minClauses: 64}
+	for _, c := range conj {
+		if c.NClauses == 0 || c.NClauses > 64 || c.Clause >= c.NClauses {
+			return fmt.Errorf("%w: id %d clause %d/%d", ErrBadConjunction, c.ID, int(c.Clause)+1, c.NClauses)
+		}
+		cs.minClauses = min(cs.minClauses, int(c.NClauses))
+	}
+	cs.list = slices.Clone(conj)
+	r.conj = cs
+	return nil
 }
 
 // WithPayload returns a new rule with r's match, priority and
@@ -124,16 +171,8 @@ func NewRule[T any](m *mf.Match, priority uint16, conj []Conjunction, payload T)
 // (a modified OpenFlow rule).
 func (r *Rule[T]) WithPayload(conj []Conjunction, p T) (*Rule[T], error) {
 	n := &Rule[T]{Payload: p, priority: r.priority, shape: r.shape, key: r.key}
-	if len(conj) > 0 {
-		cs := &conjSet{minClauses: 64}
-		for _, c := range conj {
-			if c.NClauses == 0 || c.NClauses > 64 || c.Clause >= c.NClauses {
-				return nil, fmt.Errorf("%w: id %d clause %d/%d", ErrBadConjunction, c.ID, int(c.Clause)+1, c.NClauses)
-			}
-			cs.minClauses = min(cs.minClauses, int(c.NClauses))
-		}
-		cs.list = slices.Clone(conj)
-		n.conj = cs
+	if err := n.setConj(conj); err != nil {
+		return nil, err
 	}
 	return n, nil
 }
@@ -239,6 +278,10 @@ type trieSet struct {
 type Classifier[T any] struct {
 	view    atomic.Pointer[view[T]]
 	version atomic.Uint64
+
+	// shapeHint is the shape of the subtable a rule was last inserted
+	// into (NewRule).
+	shapeHint atomic.Pointer[shape]
 
 	mu        sync.Mutex // serializes writers
 	subtables []*subtable[T]
@@ -510,6 +553,7 @@ func (c *Classifier[T]) insert(r *Rule[T]) {
 		vw = c.publish(m, vw.tries)
 	}
 	r.st = st
+	c.shapeHint.Store(st.shape)
 	if r.shape != st.shape {
 		// One shape per mask, not per rule. Only a rule new to the
 		// classifier gets here: rebuilt and re-inserted rules carry

@@ -101,13 +101,16 @@ func (c *Counters) Touch(now time.Time) {
 // words it matches on (Match expands it): a rule costs memory for what it
 // matches, not for every field a flow has.
 type Rule struct {
-	Table       uint8
-	Priority    uint16
-	Cookie      uint64
-	Flags       uint16
-	IdleTimeout uint16
-	HardTimeout uint16
-	Importance  uint16
+	Table uint8
+	// removeReason is set when the rule is removed by this package
+	// (a flow_removed reason, -1 for replaced).
+	removeReason int8
+	Priority     uint16
+	Flags        uint16
+	IdleTimeout  uint16
+	HardTimeout  uint16
+	Importance   uint16
+	Cookie       uint64
 	// Actions is the rule's version-independent action list (apply
 	// actions, with instructions as their own action types).
 	Actions []ofp.Action
@@ -119,18 +122,24 @@ type Rule struct {
 	cr                *classifier.Rule[*Rule]
 	// tun is the match's tunnel metadata mapping, nil when it has none.
 	tun *mf.TunMap
-	// removeReason is set when the rule is removed by this package.
-	removeReason int
 }
 
 // Match returns the rule's match.
 func (r *Rule) Match() mf.Match {
 	var m mf.Match
-	r.cr.MatchInto(&m)
+	r.MatchInto(&m)
+	return m
+}
+
+// MatchInto sets *m to the rule's match (a flow dump fills its entries
+// in place).
+func (r *Rule) MatchInto(m *mf.Match) {
+	r.cr.MatchInto(m)
 	if r.tun != nil {
 		m.Tun = *r.tun
+	} else {
+		m.Tun = mf.TunMap{}
 	}
-	return m
 }
 
 // IsCatchAll reports whether the rule matches every packet.
@@ -561,7 +570,7 @@ func (x *Txn) newRule(fm *FlowMod, table uint8, now time.Time) (*Rule, error) {
 		tun := fm.Match.Tun
 		r.tun = &tun
 	}
-	cr, err := classifier.NewRule(&fm.Match, r.Priority, fm.Conjunctions, r)
+	cr, err := x.t.tables[table].NewRule(&fm.Match, r.Priority, fm.Conjunctions, r)
 	if err != nil {
 		return nil, errCode(ofp.OFPBAC_BAD_ARGUMENT, "%v", err)
 	}
@@ -714,7 +723,7 @@ func (x *Txn) delete(fm *FlowMod, strict bool, reason int) {
 			// Deleting a rule this transaction made from a visible one
 			// deletes that one: it is the flow that disappears.
 			for p := r; p != nil; p = x.pred[p] {
-				p.removeReason = reason
+				p.removeReason = int8(reason)
 			}
 			x.record(ChangeRemoved, r, nil, reason)
 		}
@@ -793,7 +802,7 @@ func (x *Txn) Commit() []Removal {
 		// Rules replaced by add or modify have no reason; a rule both
 		// added and removed in the transaction was never visible.
 		if !replaced[r] && r.removeReason >= 0 {
-			out = append(out, Removal{Rule: r, Reason: r.removeReason})
+			out = append(out, Removal{Rule: r, Reason: int(r.removeReason)})
 		}
 	}
 	if t.onChange != nil {
@@ -867,7 +876,7 @@ func (t *Tables) Expire(now time.Time) []Removal {
 				}
 			}
 			if reason >= 0 && x.remove(r) == nil {
-				r.removeReason = reason
+				r.removeReason = int8(reason)
 				x.record(ChangeRemoved, r, nil, reason)
 			}
 		}
