@@ -48,17 +48,18 @@ type Conjunction struct {
 // Rule is a classifier rule: a match, a priority, optional conjunctions and
 // a payload owned by the caller. The match, priority and conjunctions are
 // fixed at NewRule; a rule is in at most one classifier at a time.
+//
+// The match is kept compressed: the words of mf.Flow its mask has bits
+// in (a shape, shared with every rule of its subtable once inserted) and
+// its key in just those words, so a rule costs memory for the fields it
+// matches, not for the whole flow.
 type Rule[T any] struct {
 	Payload T
 
-	priority   uint16
-	conj       []Conjunction
-	minClauses int
-	// The match, compressed: idx lists the mask's non-zero words of
-	// mf.Flow; mask and key hold those words (key already masked).
-	idx  []uint8
-	mask []uint64
-	key  []uint64
+	priority uint16
+	conj     *conjSet
+	shape    *shape
+	key      []uint64 // shape.idx's words of the flow, masked
 
 	// Versions: atomic because a rule may be re-inserted after Delete
 	// while a stale reader still walks a chain holding it.
@@ -70,46 +71,142 @@ type Rule[T any] struct {
 	st   *subtable[T]
 }
 
+// conjSet is a clause rule's conjunctions.
+type conjSet struct {
+	list       []Conjunction
+	minClauses int
+}
+
+// shape is a mask in compressed form: the non-zero words of mf.Flow's
+// mask (idx) and their values.
+type shape struct {
+	idx  []uint8
+	mask []uint64
+}
+
 // NewRule returns a rule for match m. conj, if not empty, makes the rule a
 // conjunctive clause: its actions are only conjunction actions.
 func NewRule[T any](m *mf.Match, priority uint16, conj []Conjunction, payload T) (*Rule[T], error) {
+	return newRule(m, priority, conj, payload, nil)
+}
+
+// NewRule is the package's NewRule for a rule meant for c: when m has the
+// mask of the last rule inserted into c, the new rule shares that mask's
+// shape from the start instead of allocating its own (rules are mostly
+// added many of one shape at a time).
+func (c *Classifier[T]) NewRule(m *mf.Match, priority uint16, conj []Conjunction, payload T) (*Rule[T], error) {
+	return newRule(m, priority, conj, payload, c.shapeHint.Load())
+}
+
+// sameMask reports whether mask mw is sh's.
+func (sh *shape) sameMask(mw *words) bool {
+	k := 0
+	for i, w := range mw {
+		if w == 0 {
+			continue
+		}
+		if k == len(sh.idx) || int(sh.idx[k]) != i || sh.mask[k] != w {
+			return false
+		}
+		k++
+	}
+	return k == len(sh.idx)
+}
+
+func newRule[T any](m *mf.Match, priority uint16, conj []Conjunction, payload T, hint *shape) (*Rule[T], error) {
 	r := &Rule[T]{Payload: payload, priority: priority}
 	kw, mw := fw(&m.Flow), fw(&m.Mask)
+	if hint != nil && hint.sameMask(mw) {
+		r.shape = hint
+		r.key = make([]uint64, len(hint.idx))
+		for k, i := range hint.idx {
+			r.key[k] = kw[i] & hint.mask[k]
+		}
+		if err := r.setConj(conj); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	n := 0
+	for _, w := range mw {
+		if w != 0 {
+			n++
+		}
+	}
+	sh := &shape{idx: make([]uint8, 0, n), mask: make([]uint64, 0, n)}
+	r.key = make([]uint64, 0, n)
 	for i, w := range mw {
 		if w != 0 {
-			r.idx = append(r.idx, uint8(i))
-			r.mask = append(r.mask, w)
+			sh.idx = append(sh.idx, uint8(i))
+			sh.mask = append(sh.mask, w)
 			r.key = append(r.key, kw[i]&w)
 		}
 	}
-	if len(conj) > 0 {
-		r.minClauses = 64
-		for _, c := range conj {
-			if c.NClauses == 0 || c.NClauses > 64 || c.Clause >= c.NClauses {
-				return nil, fmt.Errorf("%w: id %d clause %d/%d", ErrBadConjunction, c.ID, int(c.Clause)+1, c.NClauses)
-			}
-			r.minClauses = min(r.minClauses, int(c.NClauses))
-		}
-		r.conj = slices.Clone(conj)
+	r.shape = sh
+	if err := r.setConj(conj); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// setConj makes r a clause of the conjunctions conj (copied), if any.
+func (r *Rule[T]) setConj(conj []Conjunction) error {
+	if len(conj) == 0 {
+		return nil
+	}
+	cs := &conjSet{minClauses: 64}
+	for _, c := range conj {
+		if c.NClauses == 0 || c.NClauses > 64 || c.Clause >= c.NClauses {
+			return fmt.Errorf("%w: id %d clause %d/%d", ErrBadConjunction, c.ID, int(c.Clause)+1, c.NClauses)
+		}
+		cs.minClauses = min(cs.minClauses, int(c.NClauses))
+	}
+	cs.list = slices.Clone(conj)
+	r.conj = cs
+	return nil
+}
+
+// WithPayload returns a new rule with r's match, priority and
+// conjunctions conj (copied) and payload p, sharing r's compressed match
+// (a modified OpenFlow rule).
+func (r *Rule[T]) WithPayload(conj []Conjunction, p T) (*Rule[T], error) {
+	n := &Rule[T]{Payload: p, priority: r.priority, shape: r.shape, key: r.key}
+	if err := n.setConj(conj); err != nil {
+		return nil, err
+	}
+	return n, nil
 }
 
 // Priority returns the rule's priority (higher wins).
 func (r *Rule[T]) Priority() uint16 { return r.priority }
 
 // Conjunctions returns the rule's conjunction clauses; do not modify them.
-func (r *Rule[T]) Conjunctions() []Conjunction { return r.conj }
+func (r *Rule[T]) Conjunctions() []Conjunction {
+	if r.conj == nil {
+		return nil
+	}
+	return r.conj.list
+}
 
 // Match returns the rule's match (without tunnel metadata mapping).
 func (r *Rule[T]) Match() mf.Match {
 	var m mf.Match
-	kw, mw := fw(&m.Flow), fw(&m.Mask)
-	for k, i := range r.idx {
-		kw[i], mw[i] = r.key[k], r.mask[k]
-	}
+	r.MatchInto(&m)
 	return m
 }
+
+// MatchInto sets m's flow and mask to the rule's match (m.Tun is left
+// alone).
+func (r *Rule[T]) MatchInto(m *mf.Match) {
+	m.Flow, m.Mask = mf.Flow{}, mf.Flow{}
+	kw, mw := fw(&m.Flow), fw(&m.Mask)
+	for k, i := range r.shape.idx {
+		kw[i], mw[i] = r.key[k], r.shape.mask[k]
+	}
+}
+
+// IsCatchAll reports whether the rule matches every packet.
+func (r *Rule[T]) IsCatchAll() bool { return len(r.shape.idx) == 0 }
 
 // AddVersion returns the first version the rule is visible in.
 func (r *Rule[T]) AddVersion() Version { return r.add.Load() }
@@ -123,7 +220,7 @@ func (r *Rule[T]) VisibleIn(v Version) bool { return r.add.Load() <= v && v < r.
 
 func (r *Rule[T]) words() words {
 	var w words
-	for k, i := range r.idx {
+	for k, i := range r.shape.idx {
 		w[i] = r.key[k]
 	}
 	return w
@@ -131,17 +228,17 @@ func (r *Rule[T]) words() words {
 
 func (r *Rule[T]) maskWords() words {
 	var w words
-	for k, i := range r.idx {
-		w[i] = r.mask[k]
+	for k, i := range r.shape.idx {
+		w[i] = r.shape.mask[k]
 	}
 	return w
 }
 
-// sameMatch reports whether r has the same match as the flow words kw
+// matchesWords reports whether r has the same match as the flow words kw
 // seen through r's mask (kw already masked or not).
 func (r *Rule[T]) matchesWords(kw *words) bool {
-	for k, i := range r.idx {
-		if kw[i]&r.mask[k] != r.key[k] {
+	for k, i := range r.shape.idx {
+		if kw[i]&r.shape.mask[k] != r.key[k] {
 			return false
 		}
 	}
@@ -181,6 +278,10 @@ type trieSet struct {
 type Classifier[T any] struct {
 	view    atomic.Pointer[view[T]]
 	version atomic.Uint64
+
+	// shapeHint is the shape of the subtable a rule was last inserted
+	// into (NewRule).
+	shapeHint atomic.Pointer[shape]
 
 	mu        sync.Mutex // serializes writers
 	subtables []*subtable[T]
@@ -442,7 +543,7 @@ func (c *Classifier[T]) insert(r *Rule[T]) {
 	st := vw.byMask[mw]
 	if st == nil {
 		c.seq++
-		st = newSubtable[T](&mw, vw.tries, c.seq)
+		st = newSubtable[T](&mw, r.shape, vw.tries, c.seq)
 		c.subtables = append(c.subtables, st)
 		m := make(map[words]*subtable[T], len(vw.byMask)+1)
 		for k, s := range vw.byMask {
@@ -452,6 +553,14 @@ func (c *Classifier[T]) insert(r *Rule[T]) {
 		vw = c.publish(m, vw.tries)
 	}
 	r.st = st
+	c.shapeHint.Store(st.shape)
+	if r.shape != st.shape {
+		// One shape per mask, not per rule. Only a rule new to the
+		// classifier gets here: rebuilt and re-inserted rules carry
+		// their subtable's (which the new subtable adopts), so no
+		// reader sees this write.
+		r.shape = st.shape
+	}
 	kw := r.words()
 	kf := flowOf(&kw)
 	// Tries and stage indices first: they may over-approximate the rules,
@@ -582,8 +691,8 @@ func (c *Classifier[T]) CheckOverlap(m *mf.Match, pri uint16, v Version) bool {
 			if r.priority != pri || !r.VisibleIn(v) {
 				return true
 			}
-			for k, i := range r.idx {
-				cm := r.mask[k] & tm[i]
+			for k, i := range r.shape.idx {
+				cm := r.shape.mask[k] & tm[i]
 				if r.key[k]&cm != tk[i]&cm {
 					return true
 				}
@@ -622,7 +731,7 @@ func (c *Classifier[T]) Rules(v Version, target *mf.Match) iter.Seq[*Rule[T]] {
 				if !r.VisibleIn(v) {
 					return true
 				}
-				for k, i := range r.idx {
+				for k, i := range r.shape.idx {
 					if r.key[k]&tm[i] != tk[i] {
 						return true
 					}
@@ -640,6 +749,7 @@ func (c *Classifier[T]) Rules(v Version, target *mf.Match) iter.Seq[*Rule[T]] {
 type subtable[T any] struct {
 	mask   words
 	idx    []uint8 // the mask's non-zero words
+	shape  *shape  // idx and those words of mask, shared by the rules
 	stages []stage // the non-empty stages; the last one is looked up in rules
 	// indices[i] holds the hashes of the rules' stages 0..i, for i below
 	// the last stage, with reference counts.
@@ -663,13 +773,10 @@ type stage struct {
 	mask  []uint64
 }
 
-func newSubtable[T any](mask *words, ts *trieSet, seq uint64) *subtable[T] {
-	st := &subtable[T]{mask: *mask, seq: seq, maxPri: -1, priCount: map[uint16]int{}}
-	for i, w := range mask {
-		if w != 0 {
-			st.idx = append(st.idx, uint8(i))
-		}
-	}
+// newSubtable returns a subtable for mask, whose compressed form sh is
+// (the first rule's: its rules share it).
+func newSubtable[T any](mask *words, sh *shape, ts *trieSet, seq uint64) *subtable[T] {
+	st := &subtable[T]{mask: *mask, seq: seq, maxPri: -1, priCount: map[uint16]int{}, shape: sh, idx: sh.idx}
 	for s := range numStages {
 		var sg stage
 		sg.layer = s

@@ -447,3 +447,40 @@ func TestSweepOfEveryRuleEmptiesAndRefillsCorrectly(t *testing.T) {
 		})
 	}
 }
+
+// Rules keep their matches compressed: every rule of a subtable shares one
+// shape (its mask), whether made by the classifier's NewRule (which
+// reuses the last inserted rule's) or the package's (adopted on insert),
+// and each expands back to exactly the match it was made from.
+func TestRulesShareTheirSubtablesMaskAndKeepTheirMatch(t *testing.T) {
+	c := mustNew(t, Options{})
+	ms := []mf.Match{ipMatch(ip4(10, 0, 0, 1), 0, 32, 0), ipMatch(ip4(10, 0, 0, 2), 0, 32, 0), ipMatch(0, ip4(10, 1, 0, 0), 0, 16), ipMatch(ip4(10, 0, 0, 3), 0, 32, 0)}
+	var rs []*Rule[int]
+	for i, m := range ms {
+		var r *Rule[int]
+		var err error
+		if i == 3 {
+			r, err = NewRule(&m, 10, nil, i)
+		} else {
+			r, err = c.NewRule(&m, 10, nil, i)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Insert(r, 1); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	if rs[0].shape != rs[1].shape || rs[0].shape != rs[3].shape {
+		t.Errorf("rules with one mask have shapes %p %p %p, want one", rs[0].shape, rs[1].shape, rs[3].shape)
+	}
+	if rs[2].shape == rs[0].shape {
+		t.Errorf("a /16 destination rule shares the /32 source rules' shape")
+	}
+	for i, r := range rs {
+		if got := r.Match(); got != ms[i] {
+			t.Errorf("rule %d: match %+v, want %+v", i, got, ms[i])
+		}
+	}
+}

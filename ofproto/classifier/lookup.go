@@ -137,10 +137,10 @@ type conjMatch struct {
 // clauses than maxClauses (the number of soft matches at this priority)
 // cannot complete and are skipped.
 func findConjunctiveMatch[T any](r *Rule[T], maxClauses int, cms *[]conjMatch) (uint32, bool) {
-	if maxClauses < r.minClauses {
+	if maxClauses < r.conj.minClauses {
 		return 0, false
 	}
-	for _, cj := range r.conj {
+	for _, cj := range r.conj.list {
 		if int(cj.NClauses) > maxClauses {
 			continue
 		}

@@ -58,7 +58,7 @@ func (rf *ref) candidates(v Version, fl *mf.Flow, allowConj bool) []*Rule[int] {
 		have := map[uint32]uint64{}
 		need := map[uint32]uint8{}
 		for _, r := range softs {
-			for _, c := range r.conj {
+			for _, c := range r.Conjunctions() {
 				if int(c.NClauses) > len(softs) {
 					continue
 				}
@@ -281,8 +281,8 @@ func (g *gen) around(fl, wc *mf.Flow, ruleBits [][2]int) mf.Flow {
 func (rf *ref) ruleBits() [][2]int {
 	var u words
 	for _, r := range rf.rules {
-		for k, i := range r.idx {
-			u[i] |= r.mask[k]
+		for k, i := range r.shape.idx {
+			u[i] |= r.shape.mask[k]
 		}
 	}
 	var out [][2]int

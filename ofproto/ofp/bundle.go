@@ -83,7 +83,7 @@ func decodeBundleAdd(r *reader, v uint8, _ Raw) (Message, error) {
 		return nil, errorf(OFPBFC_MSG_UNSUP, "%s is not allowed in a bundle", raw)
 	}
 	ba.Msg = append([]byte(nil), inner...)
-	ba.Inner, ba.InnerErr = Decode(ba.Msg)
+	ba.Inner, ba.InnerErr = DecodeWith(ba.Msg, r.scratch)
 	ba.Properties = r.rest()
 	return ba, nil
 }

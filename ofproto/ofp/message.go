@@ -62,8 +62,8 @@ type Scratch struct {
 }
 
 // DecodeWith is Decode, with a flow_mod's body taken from s (when s is not
-// nil): that body is valid until the next DecodeWith with the same s.
-// Messages embedded in others (bundle add) are always allocated.
+// nil), also a flow_mod inside a bundle add: that body is valid until the
+// next DecodeWith with the same s.
 func DecodeWith(b []byte, s *Scratch) (*Msg, error) {
 	raw, h, hl, err := identify(b)
 	if err != nil {

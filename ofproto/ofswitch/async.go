@@ -275,7 +275,7 @@ func (n *notifier) sendFlowRemoved(rs []oftable.Removal) {
 		if r.Flags&oftable.FlagSendFlowRem == 0 {
 			continue
 		}
-		d := now.Sub(r.Created).Truncate(time.Millisecond)
+		d := now.Sub(r.CreatedAt()).Truncate(time.Millisecond)
 		n.conns.Each(func(st *connState) {
 			s := st.Sender
 			if !wants(s, st, ofp.AsyncFlowRemoved, uint8(rm.Reason)) {
@@ -293,7 +293,7 @@ func (n *notifier) sendFlowRemoved(rs []oftable.Removal) {
 				Format: format, Cookie: r.Cookie, Priority: r.Priority, Reason: uint8(rm.Reason), TableID: r.Table,
 				DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second),
 				IdleTimeout: idleTO, HardTimeout: hardTO,
-				PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load(), Match: r.Match,
+				PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load(), Match: r.Match(),
 			})
 		})
 	}

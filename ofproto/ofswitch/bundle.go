@@ -24,15 +24,37 @@ type bundle struct {
 	// bundle last got a message.
 	opener *ofp.Msg
 	used   time.Time
+	// scratch is what each flow_mod added is decoded into before it is
+	// held.
+	scratch *oftable.FlowMod
 }
 
-// bundleMsg is one added message: a flow_mod (fm) or a packet-out (po),
-// with the add's request for error replies.
+// bundleMsg is one added message: a flow_mod (fm), a packet-out (po) or
+// a group_mod (gm), with the add's request for error replies. A flow_mod
+// is held packed, with the wire message it came in (raw), decoded again
+// only for an error reply: a bundle of 100,000 flows holds no decoded
+// match or message.
 type bundleMsg struct {
 	req *ofp.Msg
-	fm  *oftable.FlowMod
+	raw []byte
+	xid uint32 // of a flow_mod (req's otherwise)
+	fm  *oftable.HeldFlowMod
 	po  *ofp.PacketOut
 	gm  *ofp.GroupMod
+}
+
+// request returns the message as added, for an error reply.
+func (bm *bundleMsg) request() *ofp.Msg {
+	if bm.req != nil {
+		return bm.req
+	}
+	m, err := ofp.Decode(bm.raw)
+	if err != nil {
+		// It decoded when it was added; answer with what the header says.
+		h, _ := ofp.ParseHeader(bm.raw)
+		return &ofp.Msg{Version: h.Version, XID: h.XID}
+	}
+	return m
 }
 
 const bundleFlagsValid = ofp.BundleAtomic | ofp.BundleOrdered
@@ -158,7 +180,10 @@ func (bu *bundler) add(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.Bundl
 	}
 	switch inner := ba.Inner.Body.(type) {
 	case *ofp.FlowMod:
-		fm := new(oftable.FlowMod)
+		if bd.scratch == nil {
+			bd.scratch = new(oftable.FlowMod)
+		}
+		fm := bd.scratch
 		err := bu.fmd.decodeNoGroups(fm, inner, ba.Inner.Version, st)
 		if err == nil {
 			err = oftable.CheckTable(fm)
@@ -166,7 +191,13 @@ func (bu *bundler) add(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.Bundl
 		if err != nil {
 			return err
 		}
-		bd.msgs = append(bd.msgs, bundleMsg{req: ba.Inner, fm: fm})
+		held := oftable.Hold(fm)
+		fm.Actions, fm.Conjunctions = nil, nil // now the held flow_mod's
+		bm := bundleMsg{raw: ba.Msg, xid: ba.Inner.XID, fm: &held}
+		if len(ba.Msg) == 0 { // made by hand, not decoded
+			bm.req = ba.Inner
+		}
+		bd.msgs = append(bd.msgs, bm)
 	case *ofp.PacketOut:
 		bd.msgs = append(bd.msgs, bundleMsg{req: ba.Inner, po: inner})
 	case *ofp.GroupMod:
@@ -232,7 +263,13 @@ func (bu *bundler) commit(s ofconn.Sender, bd *bundle) error {
 	x := bu.tables.Begin()
 	x.Tag = bundleMonitorTag(s, bd)
 	var outs []*preparedPacketOut
-	for _, bm := range bd.msgs {
+	fm := bd.scratch
+	bd.scratch = nil
+	if fm == nil {
+		fm = new(oftable.FlowMod)
+	}
+	for i := range bd.msgs {
+		bm := &bd.msgs[i]
 		var err error
 		switch {
 		case bm.gm != nil:
@@ -249,9 +286,11 @@ func (bu *bundler) commit(s ofconn.Sender, bd *bundle) error {
 			if stagedX == nil {
 				stagedX = xlateGroups(staged)
 			}
-			if err = bu.fmd.checkGroupsIn(bm.fm, stagedX); err == nil {
-				err = x.Apply(bm.fm)
+			bm.fm.Unpack(fm)
+			if err = bu.fmd.checkGroupsIn(fm, stagedX); err == nil {
+				err = x.Apply(fm)
 			}
+			bm.fm = nil // the rule holds what it needs
 		case bm.po != nil:
 			if stagedX == nil {
 				stagedX = xlateGroups(staged)
@@ -267,7 +306,7 @@ func (bu *bundler) commit(s ofconn.Sender, bd *bundle) error {
 			if code == 0 {
 				code = ofp.OFPBRC_EPERM
 			}
-			s.ReplyError(bm.req, code)
+			s.ReplyError(bm.request(), code)
 			return &ofp.Error{Code: ofp.OFPBFC_MSG_FAILED, Err: err}
 		}
 	}

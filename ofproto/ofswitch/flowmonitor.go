@@ -45,7 +45,7 @@ func bundleMonitorTag(s ofconn.Sender, bd *bundle) any {
 	r := &monitorReq{s: s}
 	for _, bm := range bd.msgs {
 		if bm.fm != nil {
-			r.xids = append(r.xids, bm.req.XID)
+			r.xids = append(r.xids, bm.xid)
 		}
 	}
 	return r
@@ -170,7 +170,8 @@ func (m *flowMonitor) matches(r *oftable.Rule, oldActs []ofp.Action) bool {
 	if !portOK || (m.group != oftable.GroupAny && !outputsTo(r.Actions, oftable.PortAny, m.group)) {
 		return false
 	}
-	return looseMatch(&r.Match, &m.Match)
+	rm := r.Match()
+	return looseMatch(&rm, &m.Match)
 }
 
 // flowMonitorRequest creates, modifies or deletes monitors and replies
@@ -276,7 +277,7 @@ func (ms *monitorState) update(r *oftable.Rule, event, reason uint16, flags uint
 	idleTO, hardTO := r.Timeouts()
 	u := ofp.FlowUpdate{
 		Event: event, Reason: reason, TableID: r.Table, Priority: r.Priority,
-		IdleTimeout: idleTO, HardTimeout: hardTO, Cookie: r.Cookie, Match: r.Match,
+		IdleTimeout: idleTO, HardTimeout: hardTO, Cookie: r.Cookie, Match: r.Match(),
 	}
 	if flags&ofp.FMFInstructions != 0 {
 		acts, err := ofp.AppendOfpacts(nil, r.Actions, ms.v, ms.v >= mf.OF13)

@@ -109,11 +109,11 @@ func (b *Bridge) exportLocked(tlv []ofp.TLVMap) ([]byte, error) {
 		fm := &ofp.FlowMod{Format: ofp.FormatOXM, Command: ofp.FlowAdd, TableID: r.Table, Priority: r.Priority,
 			Cookie: r.Cookie, IdleTimeout: r.IdleTimeout, HardTimeout: r.HardTimeout, Importance: r.Importance,
 			Flags: r.Flags & stateFlowFlags, BufferID: ofp.BufferNone, OutPort: ofp.PortAny, OutGroup: ofp.GroupAny,
-			Match: r.Match, Instructions: acts}
+			Match: r.Match(), Instructions: acts}
 		if err := add(fm); err != nil {
 			return nil, fmt.Errorf("flow in table %d: %w", r.Table, err)
 		}
-		fs := ofp.FlowStats{TableID: r.Table, Priority: r.Priority, Cookie: r.Cookie, Match: r.Match, IdleAge: -1, HardAge: -1,
+		fs := ofp.FlowStats{TableID: r.Table, Priority: r.Priority, Cookie: r.Cookie, Match: r.Match(), IdleAge: -1, HardAge: -1,
 			PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load()}
 		if err := add(&ofp.FlowStatsReply{Format: ofp.FormatOXM, Stats: []ofp.FlowStats{fs}}); err != nil {
 			return nil, fmt.Errorf("counters of a flow in table %d: %w", r.Table, err)

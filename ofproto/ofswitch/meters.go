@@ -168,7 +168,7 @@ func (mt *meterTable) deleteMeterFlows(ids []uint32) {
 	}
 	x := mt.tables.Begin()
 	for _, r := range victims {
-		x.Apply(&oftable.FlowMod{Command: ofp.FlowDeleteStrict, Table: r.Table, Match: r.Match, Priority: r.Priority,
+		x.Apply(&oftable.FlowMod{Command: ofp.FlowDeleteStrict, Table: r.Table, Match: r.Match(), Priority: r.Priority,
 			OutPort: oftable.PortAny, OutGroup: oftable.GroupAny, NewCookie: oftable.CookieUnchanged,
 			RemoveReason: oftable.RemovedMeterDelete})
 	}

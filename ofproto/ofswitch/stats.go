@@ -96,11 +96,10 @@ func (b *Bridge) flowStats(s ofconn.Sender, m *ofp.Msg, req *ofp.FlowStatsReques
 	if !ok {
 		rep := &ofp.FlowStatsReply{Format: req.Format, Stats: make([]ofp.FlowStats, 0, len(rules))}
 		for _, r := range rules {
-			fs, err := flowStatsEntry(r, req.Format, v, now, nil)
-			if err != nil {
+			rep.Stats = append(rep.Stats, ofp.FlowStats{})
+			if err := flowStatsEntry(&rep.Stats[len(rep.Stats)-1], r, req.Format, v, now, nil); err != nil {
 				return err
 			}
-			rep.Stats = append(rep.Stats, fs)
 		}
 		return s.Reply(m, rep)
 	}
@@ -117,12 +116,12 @@ func (b *Bridge) flowStats(s ofconn.Sender, m *ofp.Msg, req *ofp.FlowStatsReques
 		if cap(acts) < 512 {
 			acts = make([]byte, 0, 32<<10) // the batch's actions, in one array
 		}
-		fs, err := flowStatsEntry(r, req.Format, v, now, acts)
-		if err != nil {
+		batch.Stats = append(batch.Stats, ofp.FlowStats{})
+		fs := &batch.Stats[len(batch.Stats)-1]
+		if err := flowStatsEntry(fs, r, req.Format, v, now, acts); err != nil {
 			return err
 		}
 		acts = fs.Actions[len(fs.Actions):]
-		batch.Stats = append(batch.Stats, fs)
 		if len(batch.Stats) == flowStatsBatch || i == len(rules)-1 {
 			if err := w.Add(batch); err != nil {
 				return err
@@ -138,30 +137,31 @@ const flowStatsBatch = 256
 
 // flowStatsEntry is rule r's entry in a flow stats reply; its actions are
 // appended to buf.
-func flowStatsEntry(r *oftable.Rule, format ofp.FlowFormat, v uint8, now time.Time, buf []byte) (ofp.FlowStats, error) {
+func flowStatsEntry(fs *ofp.FlowStats, r *oftable.Rule, format ofp.FlowFormat, v uint8, now time.Time, buf []byte) error {
 	acts, err := ofp.AppendOfpacts(buf, r.Actions, v, format == ofp.FormatOXM)
 	if err != nil {
-		return ofp.FlowStats{}, err
+		return err
 	}
 	// Open vSwitch keeps times in milliseconds.
-	d := now.Sub(r.Created).Truncate(time.Millisecond)
+	d := now.Sub(r.CreatedAt()).Truncate(time.Millisecond)
 	idleTO, hardTO := r.Timeouts()
-	fs := ofp.FlowStats{
+	*fs = ofp.FlowStats{
 		TableID: r.Table, DurationSec: uint32(d / time.Second), DurationNsec: uint32(d % time.Second),
 		Priority: r.Priority, IdleTimeout: idleTO, HardTimeout: hardTO,
 		Flags: r.Flags & 0x1f, Importance: r.Importance, Cookie: r.Cookie,
 		PacketCount: r.Stats.Packets.Load(), ByteCount: r.Stats.Bytes.Load(),
-		Match: r.Match, Actions: acts, IdleAge: -1, HardAge: -1,
+		Actions: acts, IdleAge: -1, HardAge: -1,
 	}
+	r.MatchInto(&fs.Match)
 	if format == ofp.FormatNXM {
 		// Open vSwitch: idle_age counts from the last hit or the add,
 		// not from a modify.
 		fs.IdleAge = int(now.Sub(r.LastUsed()) / time.Second)
-		if m := r.ModifiedAt(); !m.Equal(r.Created) {
-			fs.HardAge = int(now.Sub(m) / time.Second)
+		if r.WasModified() {
+			fs.HardAge = int(now.Sub(r.ModifiedAt()) / time.Second)
 		}
 	}
-	return fs, nil
+	return nil
 }
 
 func (b *Bridge) tableStats(s ofconn.Sender, m *ofp.Msg) error {

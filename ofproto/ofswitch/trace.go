@@ -157,7 +157,8 @@ func traceLine(sb *strings.Builder, ev *xlate.TraceEvent) {
 	switch ev.Kind {
 	case xlate.TraceRule:
 		r := ev.Rule
-		m := ofptext.FormatMatch(&r.Match, ofptext.DefaultPriority)
+		rm := r.Match()
+		m := ofptext.FormatMatch(&rm, ofptext.DefaultPriority)
 		desc := fmt.Sprintf("priority %d", r.Priority)
 		if m != "" {
 			desc = m + ", " + desc

@@ -189,14 +189,15 @@ func (r *Rule) expiry() (time.Time, bool) {
 // not satisfy counts as absent), identifying r's eviction group.
 func groupKey(b []byte, r *Rule, fields []ofp.Subfield) []byte {
 	var val, mask [128]byte
+	m := r.Match()
 	for _, sf := range fields {
 		f := sf.Field
-		if f == nil || r.Match.Width(f) > len(val) || !r.Match.PrereqsOK(f) {
+		if f == nil || m.Width(f) > len(val) || !m.PrereqsOK(f) {
 			b = append(b, 0)
 			continue
 		}
-		n := r.Match.Width(f)
-		r.Match.Get(f, val[:n], mask[:n])
+		n := m.Width(f)
+		m.Get(f, val[:n], mask[:n])
 		b = append(b, 1)
 		for i := range n {
 			v := val[i] & mask[i]

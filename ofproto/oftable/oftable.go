@@ -96,35 +96,68 @@ func (c *Counters) Touch(now time.Time) {
 
 // Rule is one OpenFlow flow. Everything but the counters is immutable once
 // the rule is in a table: a modification makes a new Rule.
+//
+// The rule's match lives only in its classifier rule, compressed to the
+// words it matches on (Match expands it): a rule costs memory for what it
+// matches, not for every field a flow has.
 type Rule struct {
-	Table       uint8
-	Priority    uint16
-	Match       mf.Match
-	Cookie      uint64
-	Flags       uint16
-	IdleTimeout uint16
-	HardTimeout uint16
-	Importance  uint16
+	Table uint8
+	// removeReason is set when the rule is removed by this package
+	// (a flow_removed reason, -1 for replaced).
+	removeReason int8
+	Priority     uint16
+	Flags        uint16
+	IdleTimeout  uint16
+	HardTimeout  uint16
+	Importance   uint16
+	Cookie       uint64
 	// Actions is the rule's version-independent action list (apply
 	// actions, with instructions as their own action types).
 	Actions []ofp.Action
-	// Created is when the flow was added; Modified when its actions
-	// last changed (hard timeouts and hard_age count from it).
-	Created, Modified time.Time
-	Stats             *Counters
+	Stats   *Counters
 
-	cr *classifier.Rule[*Rule]
-	// removeReason is set when the rule is removed by this package.
-	removeReason int
+	// created is when the flow was added, modified when its actions
+	// last changed (UnixNano; hard timeouts and hard_age count from it).
+	created, modified int64
+	cr                *classifier.Rule[*Rule]
+	// tun is the match's tunnel metadata mapping, nil when it has none.
+	tun *mf.TunMap
 }
+
+// Match returns the rule's match.
+func (r *Rule) Match() mf.Match {
+	var m mf.Match
+	r.MatchInto(&m)
+	return m
+}
+
+// MatchInto sets *m to the rule's match (a flow dump fills its entries
+// in place).
+func (r *Rule) MatchInto(m *mf.Match) {
+	r.cr.MatchInto(m)
+	if r.tun != nil {
+		m.Tun = *r.tun
+	} else {
+		m.Tun = mf.TunMap{}
+	}
+}
+
+// IsCatchAll reports whether the rule matches every packet.
+func (r *Rule) IsCatchAll() bool { return r.cr.IsCatchAll() }
+
+// CreatedAt is when the flow was added (duration counts from it).
+func (r *Rule) CreatedAt() time.Time { return time.Unix(0, r.created) }
 
 // ModifiedAt is when the rule's hard timeout and hard_age count from:
 // its last modification, or a later learn refresh (RefreshHard).
 func (r *Rule) ModifiedAt() time.Time {
-	if t := r.Stats.refreshed.Load(); t > r.Modified.UnixNano() {
-		return time.Unix(0, t)
-	}
-	return r.Modified
+	return time.Unix(0, max(r.modified, r.Stats.refreshed.Load()))
+}
+
+// WasModified reports whether the rule's actions changed since it was
+// added (or a learn action refreshed it).
+func (r *Rule) WasModified() bool {
+	return max(r.modified, r.Stats.refreshed.Load()) != r.created
 }
 
 // RefreshHard restarts the rule's hard timeout at now, as a learn action
@@ -523,16 +556,21 @@ func (x *Txn) checkTable(table uint8) error {
 }
 
 func (x *Txn) newRule(fm *FlowMod, table uint8, now time.Time) (*Rule, error) {
+	ns := now.UnixNano()
 	r := &Rule{
-		Table: table, Priority: fm.Priority, Match: fm.Match, Cookie: fm.NewCookie,
+		Table: table, Priority: fm.Priority, Cookie: fm.NewCookie,
 		Flags: fm.Flags, IdleTimeout: fm.IdleTimeout, HardTimeout: fm.HardTimeout,
-		Importance: fm.Importance, Actions: fm.Actions, Created: now, Modified: now,
-		Stats: &Counters{Since: now.UnixNano()},
+		Importance: fm.Importance, Actions: fm.Actions, created: ns, modified: ns,
+		Stats: &Counters{Since: ns},
 	}
 	if r.Cookie == CookieUnchanged {
 		r.Cookie = 0
 	}
-	cr, err := classifier.NewRule(&r.Match, r.Priority, fm.Conjunctions, r)
+	if fm.Match.Tun != (mf.TunMap{}) {
+		tun := fm.Match.Tun
+		r.tun = &tun
+	}
+	cr, err := x.t.tables[table].NewRule(&fm.Match, r.Priority, fm.Conjunctions, r)
 	if err != nil {
 		return nil, errCode(ofp.OFPBAC_BAD_ARGUMENT, "%v", err)
 	}
@@ -655,14 +693,14 @@ func (x *Txn) modify(fm *FlowMod, strict bool) error {
 	for _, o := range old {
 		n := *o
 		n.Actions = fm.Actions
-		n.Modified = now
+		n.modified = now.UnixNano()
 		if fm.NewCookie != CookieUnchanged && !fm.AddOnlyCookie {
 			n.Cookie = fm.NewCookie
 		}
 		if fm.Flags&FlagResetCounts != 0 {
 			n.Stats = &Counters{Since: now.UnixNano()}
 		}
-		cr, err := classifier.NewRule(&n.Match, n.Priority, fm.Conjunctions, &n)
+		cr, err := o.cr.WithPayload(fm.Conjunctions, &n)
 		if err != nil {
 			return errCode(ofp.OFPBAC_BAD_ARGUMENT, "%v", err)
 		}
@@ -685,7 +723,7 @@ func (x *Txn) delete(fm *FlowMod, strict bool, reason int) {
 			// Deleting a rule this transaction made from a visible one
 			// deletes that one: it is the flow that disappears.
 			for p := r; p != nil; p = x.pred[p] {
-				p.removeReason = reason
+				p.removeReason = int8(reason)
 			}
 			x.record(ChangeRemoved, r, nil, reason)
 		}
@@ -764,7 +802,7 @@ func (x *Txn) Commit() []Removal {
 		// Rules replaced by add or modify have no reason; a rule both
 		// added and removed in the transaction was never visible.
 		if !replaced[r] && r.removeReason >= 0 {
-			out = append(out, Removal{Rule: r, Reason: r.removeReason})
+			out = append(out, Removal{Rule: r, Reason: int(r.removeReason)})
 		}
 	}
 	if t.onChange != nil {
@@ -838,7 +876,7 @@ func (t *Tables) Expire(now time.Time) []Removal {
 				}
 			}
 			if reason >= 0 && x.remove(r) == nil {
-				r.removeReason = reason
+				r.removeReason = int8(reason)
 				x.record(ChangeRemoved, r, nil, reason)
 			}
 		}

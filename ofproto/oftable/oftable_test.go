@@ -159,8 +159,8 @@ func TestAddNewRuleIsVisibleOnlyAfterCommit(t *testing.T) {
 	if r == nil || r.Cookie != 0x42 || r.Priority != 10 || r.Table != 0 || !slices.Equal(ports(r), []uint32{2}) {
 		t.Fatalf("lookup = %+v", r)
 	}
-	if !r.Created.Equal(c.t) || !r.Modified.Equal(c.t) {
-		t.Fatalf("created %v modified %v, want %v", r.Created, r.Modified, c.t)
+	if !r.CreatedAt().Equal(c.t) || !r.ModifiedAt().Equal(c.t) {
+		t.Fatalf("created %v modified %v, want %v", r.CreatedAt(), r.ModifiedAt(), c.t)
 	}
 	if r := lookup(tb, 0, ipFlow(11<<24)); r != nil {
 		t.Fatalf("11.0.0.0 matched %+v", r)
@@ -219,8 +219,8 @@ func TestAddIdenticalReplacesAndKeepsCounters(t *testing.T) {
 	if r.Stats.Packets.Load() != 3 || r.Stats.Bytes.Load() != 300 {
 		t.Fatalf("counters %d/%d, want 3/300", r.Stats.Packets.Load(), r.Stats.Bytes.Load())
 	}
-	if !r.Created.Equal(c.t) {
-		t.Fatalf("created %v, want the replacing add's time %v", r.Created, c.t)
+	if !r.CreatedAt().Equal(c.t) {
+		t.Fatalf("created %v, want the replacing add's time %v", r.CreatedAt(), c.t)
 	}
 	if tb.Count() != 1 {
 		t.Fatalf("count %d", tb.Count())
@@ -313,8 +313,8 @@ func TestModifyLooseReplacesActionsKeepsCookieAndCounters(t *testing.T) {
 	if na.IdleTimeout != 60 || na.HardTimeout != 120 || na.Flags != oftable.FlagSendFlowRem {
 		t.Fatalf("modify changed timeouts/flags: %+v", na)
 	}
-	if !na.Created.Equal(created) || !na.Modified.Equal(c.t) {
-		t.Fatalf("created %v modified %v", na.Created, na.Modified)
+	if !na.CreatedAt().Equal(created) || !na.ModifiedAt().Equal(c.t) {
+		t.Fatalf("created %v modified %v", na.CreatedAt(), na.ModifiedAt())
 	}
 	if tb.Count() != 3 {
 		t.Fatalf("count %d", tb.Count())

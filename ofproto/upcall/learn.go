@@ -16,7 +16,7 @@ type flowKey struct {
 	match    mf.Match
 }
 
-func keyOf(r *oftable.Rule) flowKey { return flowKey{r.Table, r.Priority, r.Match} }
+func keyOf(r *oftable.Rule) flowKey { return flowKey{r.Table, r.Priority, r.Match()} }
 
 // learnedSet tracks the flows learn actions with a limit installed, by
 // learning flow, for learn's limit (delete_learned is the switch's: it

@@ -1326,7 +1326,7 @@ func (c *ctx) controller(reason uint8, maxLen uint16, id uint16, userdata []byte
 // controller meter (controllerMeter): sample(100%,actions(meter,userspace)).
 func (c *ctx) controllerPause(reason uint8, maxLen uint16, id uint16, userdata []byte, pause bool, meterID uint32) {
 	c.commit()
-	if reason == ReasonAction && c.rule != nil && c.rule.Priority == 0 && c.rule.Match.IsCatchAll() {
+	if reason == ReasonAction && c.rule != nil && c.rule.Priority == 0 && c.rule.IsCatchAll() {
 		reason = ReasonExplicitMiss
 	}
 	c.out.Slow = true

@@ -3,6 +3,9 @@
 // run, each switch driven by the same Debian ovs-ofctl and the same
 // unixctl client:
 //
+//  0. on the fresh switch, the growth of the vswitchd's resident set
+//     (VmRSS) per rule while `ovs-ofctl -O OpenFlow15 --bundle
+//     add-flows br0 FILE` loads the rules of step 1;
 //  1. `ovs-ofctl add-flows br0 FILE` of -flows rules (default 100,000; a
 //     deterministic mixed file: four tables, in_port+dl_dst, ip+nw_dst/24,
 //     tcp+nw_src+tp_dst, reg0/reg1 matches with and without masks,
@@ -113,6 +116,7 @@ var metrics = []struct{ name, unit string }{
 	{"add-flows -O OpenFlow15 --bundle cpu", "s"},
 	{"dump-flows >/dev/null cpu", "s"},
 	{"--no-stats dump-flows >/dev/null cpu", "s"},
+	{"RSS growth per rule, --bundle first", "B"},
 	{"new-flow setup", "kpps"},
 	{"new-flow setup cpu", "s"},
 	{"megaflows after setup", "count"},
@@ -372,6 +376,22 @@ func (sw *vswitch) cpuTime() time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
 
+// rss is the vswitchd's resident set size in bytes, from
+// /proc/PID/status (0 if unreadable).
+func (sw *vswitch) rss() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", sw.cmds[len(sw.cmds)-1].Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
 // timed runs an ovs-ofctl command with stdout to /dev/null and returns
 // its wall time.
 func (sw *vswitch) timed(timeout time.Duration, args ...string) (time.Duration, error) {
@@ -462,6 +482,21 @@ func measure(sw *vswitch, o options, flowFile, tupleFile string, frames []string
 	}
 	ofctl := func(args ...string) []string { return append([]string{"ovs-ofctl", "--timeout=600"}, args...) }
 
+	if !o.setupOnly {
+		// Memory first, on the fresh switch: the resident set's growth
+		// while the rules are loaded the way ovn-controller loads them.
+		if _, err := sw.cmd(left(), ofctl("del-flows", "br0")...); err != nil {
+			return nil, nil, err
+		}
+		rss0 := sw.rss()
+		if _, err := sw.cmd(left(), ofctl("-O", "OpenFlow15", "--bundle", "add-flows", "br0", flowFile)...); err != nil {
+			return nil, nil, err
+		}
+		if err := sw.expectFlows(o.flows, "the first --bundle add-flows"); err != nil {
+			return nil, nil, err
+		}
+		s["RSS growth per rule, --bundle first"] = []float64{float64(sw.rss()-rss0) / float64(o.flows)}
+	}
 	for rep := 0; rep < o.reps && !o.setupOnly; rep++ {
 		if over() {
 			notes = append(notes, fmt.Sprintf("%s: budget %v reached after %d flow-table reps", sw.name, o.budget, rep))
