@@ -23,7 +23,7 @@ import (
 type megaflows struct {
 	mu      sync.Mutex
 	byUFID  map[dpif.UFID]*flowSet
-	workers []*worker // fixed at New
+	workers []*worker // guarded by mu; replaced by setWorkers
 
 	dpName string       // for the put log's TYPE@NAME
 	log    *slog.Logger // flow_add/flow_mod debug log; may be nil
@@ -322,6 +322,19 @@ func (t *megaflows) expireIdle(now time.Time, maxIdle time.Duration) int {
 		}
 	}
 	return n
+}
+
+// setWorkers flushes every megaflow and makes ws the workers that hold
+// copies from now on (the PMD threads changed; their replacements start
+// with empty tables, as new PMD threads do in Open vSwitch).
+func (t *megaflows) setWorkers(ws []*worker) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for u, set := range t.byUFID {
+		t.removeSetLocked(set)
+		delete(t.byUFID, u)
+	}
+	t.workers = ws
 }
 
 // len returns the number of megaflows (UFIDs, not worker copies).

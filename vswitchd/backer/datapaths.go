@@ -41,6 +41,8 @@ type datapathSet struct {
 	// state is applied (handover.go); resumes lets them go.
 	pauseNew atomic.Bool
 	resumes  []func()
+	// pmd is the PMD placement and settings (pmd.go).
+	pmd pmdConfig
 }
 
 // get returns the datapath of a type, creating and starting it on first
@@ -65,6 +67,7 @@ func (ds *datapathSet) get(typ string) *dpnetdev.Datapath {
 	cfg.PutLog = ds.dpLog("dpif")
 	dp := dpnetdev.New("ovs-"+typ, cfg)
 	dp.SetRestoreWait(ds.restoreWait.Load())
+	ds.setupPMD(typ, dp) // pmd.go
 	if ds.created != nil {
 		ds.created(dp) // before any port forwards
 	}

@@ -90,7 +90,7 @@ func (d *Commands) cmdDpctlShow(_ context.Context, args []string) (string, error
 		for _, p := range dp.Ports() {
 			typ := ""
 			if p.Type != "system" {
-				typ = " (" + p.Type + backer.TunnelVportConfig(p.Device) + ")"
+				typ = " (" + p.Type + backer.DeviceConfigText(p.Device) + ")"
 			}
 			fmt.Fprintf(&b, "  port %d: %s%s\n", p.No, p.Name, typ)
 			if stats {
