@@ -343,3 +343,32 @@ func (t *megaflows) len() int {
 	defer t.mu.Unlock()
 	return len(t.byUFID)
 }
+
+// dumpWorker calls fn for each megaflow worker i holds, with that copy's
+// counters only, sorted by UFID, until fn returns false.
+func (t *megaflows) dumpWorker(i int, fn func(f *dpif.Flow) bool) {
+	t.mu.Lock()
+	var out []dpif.Flow
+	for u, set := range t.byUFID {
+		if i >= len(set.perWork) || set.perWork[i] == nil {
+			continue
+		}
+		wf := set.perWork[i]
+		out = append(out, dpif.Flow{UFID: u, Match: *set.match, Shown: &set.shown, Actions: *wf.actions.Load(), Stats: wf.stats(), Workers: 1})
+	}
+	t.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a].UFID, out[b].UFID
+		for k := range x {
+			if x[k] != y[k] {
+				return x[k] < y[k]
+			}
+		}
+		return false
+	})
+	for k := range out {
+		if !fn(&out[k]) {
+			return
+		}
+	}
+}

@@ -1,12 +1,16 @@
 package dpnetdev
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"sort"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/gvs-project/gvs/datapath/dpif"
+	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/pmd"
 )
@@ -478,4 +482,63 @@ func (w *worker) threadStats() dpif.Stats {
 	s.Missed, s.Lost, s.Recirc = sub(s.Missed, b.Missed), sub(s.Lost, b.Lost), sub(s.Recirc, b.Recirc)
 	s.UpcallOK, s.UpcallFail, s.Lookups = sub(s.UpcallOK, b.UpcallOK), sub(s.UpcallFail, b.UpcallFail), sub(s.Lookups, b.Lookups)
 	return s
+}
+
+// PMDPlacement reports whether the datapath places PMD threads as Open
+// vSwitch does (SetPMDLayout), so that its flows are dumped per thread.
+func (dp *Datapath) PMDPlacement() bool {
+	dp.reconfMu.Lock()
+	defer dp.reconfMu.Unlock()
+	return dp.pmd.built
+}
+
+// FlowDumpThreads calls fn for each megaflow of each thread, the PMD
+// threads in core order then the main thread, with that thread's copy
+// and counters (dpctl/dump-flows' "flow-dump from pmd on cpu core: N"),
+// until fn returns false.
+func (dp *Datapath) FlowDumpThreads(fn func(t Thread, f *dpif.Flow) bool) {
+	ws := dp.workerList()
+	for i, w := range ws {
+		t := Thread{Core: w.thread.core, NUMA: w.thread.numa, Main: w.thread.main}
+		stop := false
+		dp.flows.dumpWorker(i, func(f *dpif.Flow) bool {
+			if !fn(t, f) {
+				stop = true
+				return false
+			}
+			return true
+		})
+		if stop {
+			return
+		}
+	}
+}
+
+// logMissUpcall logs a miss at debug level as dpif-netdev does: the
+// datapath, then the packet's whole flow key. (Open vSwitch adds a line
+// describing the packet in OpenFlow terms, which the datapath cannot
+// print.)
+func (dp *Datapath) logMissUpcall(k *flow.Key) {
+	lg := dp.cfg.Log
+	if lg == nil || !lg.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	m := flow.Match{Key: *k}
+	w := m.Mask.W()
+	for i := range w {
+		w[i] = ^uint64(0)
+	}
+	text := m.Format(false)
+	// Unmasked, Open vSwitch prints ct_state's set flags ("0" for none),
+	// not every flag with its sign.
+	if i := strings.Index(text, "ct_state("); i >= 0 {
+		if j := strings.IndexByte(text[i:], ')'); j >= 0 {
+			st := "0"
+			if k.CtState != 0 {
+				st = flow.FormatCtState(k.CtState)
+			}
+			text = text[:i] + "ct_state(" + st + text[i+j:]
+		}
+	}
+	lg.Debug(fmt.Sprintf("%s: miss upcall:\n%s", dp.name, text))
 }

@@ -328,6 +328,7 @@ func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 		b.Pkts[i] = nil
 		return
 	}
+	w.dp.logMissUpcall(&fr.keys[i]) // pmds.go
 	u := dpif.Upcall{Kind: dpif.UpcallMiss, Packet: b.Pkts[i], Key: &fr.keys[i], Worker: w.id}
 	var r dpif.MissReply
 	err := hb.h.Miss(&u, &r)

@@ -2,6 +2,7 @@ package backer
 
 import (
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,4 +191,28 @@ func DeviceConfigText(dev netdev.Device) string {
 		}
 	}
 	return TunnelVportConfig(dev)
+}
+
+// PlacePMDs gives a datapath made outside the backer (dpctl/add-dp) the
+// PMD placement and the current pmd-cpu-mask, pmd-rxq-assign and
+// pmd-rxq-isolate, before it has ports.
+func (s *Backer) PlacePMDs(dp *dpnetdev.Datapath) {
+	pc := &s.dps.pmd
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if len(pc.layout.Cores()) == 0 {
+		return
+	}
+	dp.SetPMDLayout(pc.layout, pc.pin, s.dps.workers)
+	var st pmd.Settings
+	st.Update(pc.oc, nil)
+	dp.ConfigurePMD(st.CPUMask, st.Mode, st.Isolate)
+}
+
+// ModuleLogger returns the logger of a vlog module (nil without one).
+func (s *Backer) ModuleLogger(module string) *slog.Logger {
+	if s.cfg.Logger == nil {
+		return nil
+	}
+	return s.cfg.Logger(module)
 }
