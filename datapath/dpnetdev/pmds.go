@@ -53,6 +53,7 @@ type pmdState struct {
 	// affinity is pmd-rxq-affinity by port name: queue -> core.
 	affinity map[string]map[int]int
 	assign   pmd.Assignment
+	gen      uint64 // reconfigurations so far
 }
 
 // SetPMDLayout switches the datapath to Open vSwitch's PMD placement
@@ -221,6 +222,7 @@ func (dp *Datapath) pmdRxQs(tbl *portTable, cores []pmd.Core) []pmd.RxQ {
 
 // reconfigureLocked places the threads and assigns the queues.
 func (dp *Datapath) reconfigureLocked() {
+	dp.pmd.gen++
 	tbl := dp.ports.load()
 	if dp.pmd.layout == nil {
 		dp.assignRoundRobin(tbl)
@@ -541,4 +543,34 @@ func (dp *Datapath) logMissUpcall(k *flow.Key) {
 		}
 	}
 	lg.Debug(fmt.Sprintf("%s: miss upcall:\n%s", dp.name, text))
+}
+
+// PMDGeneration counts the reconfigurations (the auto load balance
+// checks again after one).
+func (dp *Datapath) PMDGeneration() uint64 {
+	dp.reconfMu.Lock()
+	defer dp.reconfMu.Unlock()
+	return dp.pmd.gen
+}
+
+// ThreadLoads samples each PMD thread's load: the share of its loop's
+// time since the last sample spent in rounds that received packets.
+func (dp *Datapath) ThreadLoads() []pmd.ThreadLoad {
+	dp.reconfMu.Lock()
+	defer dp.reconfMu.Unlock()
+	var out []pmd.ThreadLoad
+	for _, w := range dp.workerList() {
+		if w.thread.main {
+			continue
+		}
+		b, i := w.busyNs.Load(), w.idleNs.Load()
+		db, di := b-w.sampledBusy, i-w.sampledIdle
+		w.sampledBusy, w.sampledIdle = b, i
+		pct := uint64(0)
+		if db > 0 {
+			pct = uint64(db * 100 / (db + di))
+		}
+		out = append(out, pmd.ThreadLoad{Core: w.thread.core, Isolated: w.isolated.Load(), Percent: pct})
+	}
+	return out
 }

@@ -139,6 +139,11 @@ type worker struct {
 	quit, exited chan struct{}
 	running      bool
 	pinCore      int // the core the loop pins itself to; -1: none
+	// busyNs and idleNs are the loop's time in rounds that received
+	// something and in rounds that did not (the PMD load, pmds.go);
+	// sampledBusy and sampledIdle are their last sample.
+	busyNs, idleNs           atomic.Int64
+	sampledBusy, sampledIdle int64
 	// statsBase is what pmd-stats-clear zeroed (pmds.go).
 	statsBase atomic.Pointer[dpif.Stats]
 	cls       *dpcls.Classifier[*dpFlow]
@@ -707,6 +712,7 @@ func (w *worker) runPoll() {
 	w.ctr = w.dp.ct.NewReader()
 	defer w.ctr.Close()
 	idleRounds := 0
+	lastTop, lastGot := time.Now().UnixNano(), 0
 	for {
 		select {
 		case <-w.dp.stop:
@@ -719,6 +725,12 @@ func (w *worker) runPoll() {
 		qs := w.syncPoller()
 		got := 0
 		w.nowNano = time.Now().UnixNano()
+		if lastGot > 0 {
+			w.busyNs.Add(w.nowNano - lastTop)
+		} else {
+			w.idleNs.Add(w.nowNano - lastTop)
+		}
+		lastTop = w.nowNano
 		for _, r := range qs {
 			n, _ := r.port.dev.Recv(r.q, &b, w.pool)
 			if n == 0 {
@@ -735,6 +747,7 @@ func (w *worker) runPoll() {
 		}
 		// Nothing from conntrack is held between rounds.
 		w.ctr.Quiesce()
+		lastGot = got
 		w.budget.roll(w, w.nowNano, got)
 		if w.rankRequest.Load() {
 			w.rankRequest.Store(false)

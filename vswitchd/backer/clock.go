@@ -33,5 +33,6 @@ func (s *Backer) Warp(d, step time.Duration) {
 		if running {
 			s.bnd.runOnce()
 		}
+		s.albOnce() // alb.go
 	}
 }

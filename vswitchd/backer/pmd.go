@@ -48,10 +48,11 @@ type pmdConfig struct {
 	mu       sync.Mutex
 	layout   pmd.Layout
 	pin      bool
-	logged   bool                       // the layout's discovery lines
-	oc       map[string]string          // the last Open_vSwitch.other_config
-	settings map[string]*pmd.Settings   // by datapath type
-	affinity map[string]map[string]bool // ports with an affinity, by datapath type
+	logged   bool                     // the layout's discovery lines
+	oc       map[string]string        // the last Open_vSwitch.other_config
+	settings map[string]*pmd.Settings // by datapath type
+	alb      map[string]*pmd.ALB      // by datapath type (alb.go)
+	albRuns  bool                     // runALB started
 }
 
 // setupPMD gives a new datapath its PMD placement and settings (called
@@ -106,6 +107,11 @@ func (s *Backer) configurePMD(oc map[string]string) {
 	pc := &ds.pmd
 	pc.mu.Lock()
 	pc.oc = oc
+	if !pc.albRuns && len(pc.layout.Cores()) > 0 {
+		pc.albRuns = true
+		s.wg.Add(1)
+		go s.runALB() // alb.go
+	}
 	pc.mu.Unlock()
 	// Not under pc.mu: datapathSet.get takes ds.mu, then pc.mu.
 	for _, dp := range ds.datapaths() {
