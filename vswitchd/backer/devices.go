@@ -89,7 +89,10 @@ func (d *devices) open(b *dpBridge, ic *bridge.IfaceConfig) (netdev.Device, erro
 	case "refused":
 		return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
 	case "system":
-		dev, err := afpacket.Open(afpacket.Config{Name: ic.Name})
+		// options:n_rxq spreads the port's traffic over as many
+		// AF_PACKET sockets in a fanout group (by flow hash), which the
+		// PMD threads poll as separate rx queues (pmd.go).
+		dev, err := afpacket.Open(afpacket.Config{Name: ic.Name, RxQueues: systemRxQueues(ic.Options)})
 		if err != nil {
 			return nil, fmt.Errorf("could not open network device %s (No such device)", ic.Name)
 		}

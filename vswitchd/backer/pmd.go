@@ -222,3 +222,16 @@ func (s *Backer) ModuleLogger(module string) *slog.Logger {
 	}
 	return s.cfg.Logger(module)
 }
+
+// maxSystemQueues bounds a system port's n_rxq (sockets in its fanout
+// group).
+const maxSystemQueues = 64
+
+// systemRxQueues is a system interface's options:n_rxq (default 1).
+func systemRxQueues(opts map[string]string) int {
+	n, err := strconv.Atoi(opts["n_rxq"])
+	if err != nil || n < 1 {
+		return 1
+	}
+	return min(n, maxSystemQueues)
+}
