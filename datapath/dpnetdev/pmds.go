@@ -25,10 +25,11 @@ import (
 // layout is the machine's, whose rx queues pmd.Schedule assigns
 // (pmd-rxq-affinity, then roundrobin, cycles or group), and one more
 // worker, the "main thread", that polls the other ports (dummy,
-// internal). Ports polled by PMD threads are dummy-pmd ports and the
-// AF_PACKET (system) ports: Open vSwitch polls its kernel ports from
-// the main thread, gvs gives them the PMD threads so that forwarding
-// scales with the cores given.
+// internal). Ports polled by PMD threads are dummy-pmd ports and, once
+// PMD cores are chosen (pmd-cpu-mask, or more than one default thread),
+// the AF_PACKET (system) ports: Open vSwitch always polls its kernel
+// ports from the main thread, gvs gives them the PMD threads the user
+// asked for so that forwarding scales with the cores given.
 //
 // When the set of PMD cores changes the workers are replaced whole:
 // they stop, every megaflow is flushed and the new workers start with
@@ -133,10 +134,18 @@ func (dp *Datapath) PMDRxQueues() ([]pmd.Core, []pmd.RxQ) {
 	return cores, dp.pmdRxQs(dp.ports.load(), cores)
 }
 
-// isPMDPort reports whether PMD threads poll a device's queues.
-func isPMDPort(dev netdev.Device) bool {
-	t := dev.Type()
-	return t == "dummy-pmd" || t == netdev.TypeSystem
+// isPMDPort reports whether PMD threads poll a device's queues:
+// dummy-pmd ports, and system (AF_PACKET) ports once the PMD cores are
+// chosen (a pmd-cpu-mask, or more than one default thread); otherwise
+// the main thread polls system ports, as Open vSwitch's does.
+func (dp *Datapath) isPMDPort(dev netdev.Device) bool {
+	switch dev.Type() {
+	case "dummy-pmd":
+		return true
+	case netdev.TypeSystem:
+		return dp.pmd.mask != "" || dp.pmd.defaultN > 1
+	}
+	return false
 }
 
 // numaDevice is a device that knows its NUMA node.
@@ -170,7 +179,7 @@ func (dp *Datapath) pmdCores(tbl *portTable) []pmd.Core {
 	st := &dp.pmd
 	has := false
 	for _, p := range tbl.byNo {
-		if p != nil && isPMDPort(p.dev) {
+		if p != nil && dp.isPMDPort(p.dev) {
 			has = true
 			break
 		}
@@ -195,7 +204,7 @@ func (dp *Datapath) pmdCores(tbl *portTable) []pmd.Core {
 func (dp *Datapath) pmdRxQs(tbl *portTable, cores []pmd.Core) []pmd.RxQ {
 	var out []pmd.RxQ
 	for _, p := range tbl.byNo {
-		if p == nil || !isPMDPort(p.dev) {
+		if p == nil || !dp.isPMDPort(p.dev) {
 			continue
 		}
 		numa := -1
@@ -254,7 +263,7 @@ func (dp *Datapath) reconfigureLocked() {
 	}
 	var main []rxq
 	for _, p := range tbl.byNo {
-		if p == nil || isPMDPort(p.dev) {
+		if p == nil || dp.isPMDPort(p.dev) {
 			continue
 		}
 		for q := 0; q < p.dev.NumRxQueues(); q++ {
