@@ -29,6 +29,8 @@ var badDeps = []badDep{
 	{"internal/ovshash", "ofproto", "Open vSwitch's hash functions import nothing of gvs"},
 	{"datapath", "cmd", "only cmd/ composes the layers"},
 	{"datapath/packet", "datapath/flow", "packet is the bottom layer"},
+	{"datapath/pmd", "datapath", "PMD placement is a pure function of the layout, the settings and the queues; it imports nothing of gvs"},
+	{"datapath/pmd", "internal", "PMD placement is a pure function of the layout, the settings and the queues; it imports nothing of gvs"},
 	{"ofproto", "ovsdb", "ofproto stays ignorant of OVSDB; the bridge layer translates"},
 	{"ofproto", "cmd", "only cmd/ composes the layers"},
 	{"ofproto", "datapath/dpnetdev", "ofproto talks to the datapath through dpif only"},

@@ -312,14 +312,15 @@ func TestOfctlMonitorInvalidTTLAndConnectionEnd(t *testing.T) {
 
 // TestPmdRxqShowListsEachWorkersQueuesInOpenVSwitchLayout runs Debian's
 // ovs-appctl dpif-netdev/pmd-rxq-show against gvs-vswitchd with two
-// workers: each dummy port's queue is listed under the worker polling it,
-// in Open vSwitch 3.1's layout.
+// PMD threads (two workers, two cores of one node): each dummy-pmd
+// port's queue is listed under the thread polling it, in Open vSwitch
+// 3.1's layout; plain dummy ports are the main thread's and not listed.
 func TestPmdRxqShowListsEachWorkersQueuesInOpenVSwitchLayout(t *testing.T) {
 	nstest.RequireBinary(t, "ovs-appctl", "openvswitch-common")
 	nstest.RequireBinary(t, "ovs-vsctl", "openvswitch-switch")
 	dir := t.TempDir()
 	d, err := vswitchd.Start(&vswitchd.Config{
-		Program: "gvs-vswitchd", RunDir: dir, DBDir: dir, LogDir: dir, Workers: 2,
+		Program: "gvs-vswitchd", RunDir: dir, DBDir: dir, LogDir: dir, Workers: 2, DummyNUMA: "0,0",
 		DBFile: filepath.Join(dir, "conf.db"), Pidfile: filepath.Join(dir, "gvs-vswitchd.pid"),
 		LogFile: filepath.Join(dir, "gvs-vswitchd.log"),
 	})
@@ -330,18 +331,18 @@ func TestPmdRxqShowListsEachWorkersQueuesInOpenVSwitchLayout(t *testing.T) {
 	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
 	run(t, env, "ovs-vsctl", "--timeout=20", "init")
 	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
-		"--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy", "ofport_request=1",
-		"--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "type=dummy", "ofport_request=2",
-		"--", "add-port", "br0", "p3", "--", "set", "interface", "p3", "type=dummy", "ofport_request=3")
-	// Queues are dealt round-robin in datapath port order: ovs-dummy
-	// (0), p1, p2, p3, then br0's internal port.
+		"--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy-pmd", "ofport_request=1",
+		"--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "type=dummy-pmd", "ofport_request=2",
+		"--", "add-port", "br0", "p3", "--", "set", "interface", "p3", "type=dummy-pmd", "ofport_request=3",
+		"--", "add-port", "br0", "p4", "--", "set", "interface", "p4", "type=dummy", "ofport_request=4")
+	// The cycles algorithm (nothing measured yet) deals the queues in
+	// port order walking the threads up and down: p1 to core 0, p2 and
+	// p3 to core 1.
 	const w0 = "pmd thread numa_id 0 core_id 0:\n  isolated : false\n" +
-		"  port: br0               queue-id:  0 (enabled)   pmd usage: NOT AVAIL\n" +
-		"  port: ovs-dummy         queue-id:  0 (enabled)   pmd usage: NOT AVAIL\n" +
-		"  port: p2                queue-id:  0 (enabled)   pmd usage: NOT AVAIL\n" +
+		"  port: p1                queue-id:  0 (enabled)   pmd usage: NOT AVAIL\n" +
 		"  overhead: NOT AVAIL\n"
 	const w1 = "pmd thread numa_id 0 core_id 1:\n  isolated : false\n" +
-		"  port: p1                queue-id:  0 (enabled)   pmd usage: NOT AVAIL\n" +
+		"  port: p2                queue-id:  0 (enabled)   pmd usage: NOT AVAIL\n" +
 		"  port: p3                queue-id:  0 (enabled)   pmd usage: NOT AVAIL\n" +
 		"  overhead: NOT AVAIL\n"
 	for _, c := range []struct {

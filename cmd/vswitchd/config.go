@@ -53,6 +53,10 @@ type Config struct {
 	DummySystem   bool
 	DisableSystem bool
 	Workers       int
+	// DummyNUMA is ovs-vswitchd's --dummy-numa: the i-th entry is the
+	// NUMA node of CPU core i, a layout PMD threads are placed on (and
+	// not pinned) instead of the machine's.
+	DummyNUMA string
 	// MetricsAddress is HOST:PORT for a Prometheus /metrics listener
 	// ("" for none, the default).
 	MetricsAddress string
@@ -98,9 +102,6 @@ var ignoredOVSFlags = []string{
 
 var ignoredOVSValueFlags = []string{
 	"user", "dpdk",
-	// Open vSwitch's test-only NUMA layout for dummy PMD threads
-	// (dpif-netdev.at); gvs has no per-NUMA PMD placement.
-	"dummy-numa",
 }
 
 // normalizeArgs rewrites Open vSwitch option spellings that pflag does
@@ -225,6 +226,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.StringVar(&cfg.SSLCiphers, "ssl-ciphers", "", "OpenSSL cipher suite names allowed for TLS 1.2 and earlier (default: Go's secure suites)")
 	f.BoolVarP(&showVersion, "version", "V", false, "print the version and exit")
 	f.BoolVar(&cfg.Handover, "handover", false, "take over from the gvs-vswitchd running with this run directory (its ports, listening sockets, database lock, flows, MAC tables and conntrack) without losing a packet; it exits once this one forwards")
+	f.StringVar(&cfg.DummyNUMA, "dummy-numa", "", "test NUMA layout: the i-th comma-separated entry is CPU core i's node (PMD threads are placed on it, not pinned)")
 	f.BoolVar(&cfg.DisableSystem, "disable-system", false, "disable the kernel datapath type: bridges of datapath_type system get no kernel devices (their system ports are refused, internal ports are dummies); netdev bridges are unaffected")
 	for _, n := range ignoredOVSFlags {
 		f.Bool(n, false, "accepted for ovs-vswitchd compatibility; ignored")

@@ -257,10 +257,13 @@ func start(cfg *Config, in *takeover) (*Daemon, error) {
 		return nil, err
 	}
 	d.ct = ctstate.Load(cfg.ConntrackState, d.log) // before any datapath exists
+	numa := numaLayout(cfg.DummyNUMA, d.logs.Logger("ovs_numa"))
 	d.sw = backer.New(d.ctx, backer.Config{
 		RunDir: cfg.RunDir, SocketPerm: d.sockPerm,
 		DisableSystem: cfg.DisableSystem, DummyOverride: cfg.DummyOverride, DummySystem: cfg.DummySystem, EnableDummy: cfg.EnableDummy,
 		Workers:         cfg.Workers,
+		NUMA:            numa,
+		PinPMDs:         cfg.DummyNUMA == "",
 		Logger:          d.logs.Logger,
 		Count:           func(name string) { d.cov.Counter(name).Inc() },
 		Counter:         func(name string) odp.Counter { return d.cov.Counter(name) },

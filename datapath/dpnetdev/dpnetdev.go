@@ -30,7 +30,17 @@ type Datapath struct {
 	flows   *megaflows // the flow index (megaflows.go)
 	ports   *portSet   // ports and rx queue assignment (ports.go)
 	handler atomic.Pointer[handlerBox]
-	workers []*worker
+	// workers are the poll-mode workers: replaced whole when the PMD
+	// threads change (pmds.go), read with workerList.
+	workers atomic.Pointer[[]*worker]
+	// pmd is the PMD thread placement (pmds.go); reconfMu serialises
+	// reconfigurations and is taken before ports.mu and flows.mu.
+	reconfMu sync.Mutex
+	pmd      pmdState
+	// pmdPending says a reconfiguration came while paused (pause.go).
+	pmdPending atomic.Bool
+	// retired are the counters of workers a reconfiguration stopped.
+	retired atomic.Pointer[dpif.Stats]
 
 	// macTables are the MAC learning tables that mac_learn(table=N)
 	// actions name, one per bridge (installed by the layer above).
@@ -86,14 +96,20 @@ func New(name string, cfg dpif.Config) *Datapath {
 		meters: meter.NewTable(nil),
 	}
 	dp.missShare.Store(DefaultMissShare)
+	var ws []*worker
 	for i := 0; i < cfg.Workers; i++ {
-		dp.workers = append(dp.workers, newWorker(dp, i))
+		ws = append(ws, newWorker(dp, i))
 	}
-	dp.flows = newMegaflows(name, &dp.cfg, dp.workers)
-	dp.ports = newPortSet(dp.workers)
+	dp.workers.Store(&ws)
+	dp.retired.Store(&dpif.Stats{})
+	dp.flows = newMegaflows(name, &dp.cfg, ws)
+	dp.ports = newPortSet()
 	dp.execWork = newWorker(dp, -1)
 	return dp
 }
+
+// workerList returns the current workers.
+func (dp *Datapath) workerList() []*worker { return *dp.workers.Load() }
 
 // Name returns the datapath name (as in "netdev@<name>").
 func (dp *Datapath) Name() string { return dp.name }
@@ -106,7 +122,7 @@ func (dp *Datapath) SetFlowLimit(n int) {
 	dp.mu.Lock()
 	dp.cfg.FlowLimit = n
 	dp.mu.Unlock()
-	for _, w := range dp.workers {
+	for _, w := range dp.workerList() {
 		w.flowLimit.Store(int64(n))
 	}
 }
@@ -130,11 +146,21 @@ func (dp *Datapath) SetUpcallHandler(h dpif.UpcallHandler) {
 // AddPort adds a device as port want (0 or PortNone: the lowest free
 // number from 1; the bridge's local port is added explicitly as 0).
 func (dp *Datapath) AddPort(dev netdev.Device, want dpif.PortNo) (dpif.PortNo, error) {
-	return dp.ports.add(dev, want)
+	no, err := dp.ports.add(dev, want)
+	if err == nil {
+		dp.reconfigure()
+	}
+	return no, err
 }
 
 // DelPort removes a port. Its device is not closed: the caller owns it.
-func (dp *Datapath) DelPort(no dpif.PortNo) error { return dp.ports.del(no) }
+func (dp *Datapath) DelPort(no dpif.PortNo) error {
+	if err := dp.ports.del(no); err != nil {
+		return err
+	}
+	dp.reconfigure()
+	return nil
+}
 
 // Port returns a port by number.
 func (dp *Datapath) Port(no dpif.PortNo) (dpif.PortInfo, bool) {
@@ -203,8 +229,8 @@ func (dp *Datapath) Execute(p *packet.Packet, acts odp.Actions) error {
 
 // Stats sums the workers' counters.
 func (dp *Datapath) Stats() dpif.Stats {
-	var s dpif.Stats
-	for _, w := range dp.workers {
+	s := *dp.retired.Load()
+	for _, w := range dp.workerList() {
 		ws := w.stats.load()
 		s.EMCHit += ws.EMCHit
 		s.MegaflowHit += ws.MegaflowHit
@@ -223,14 +249,15 @@ func (dp *Datapath) Stats() dpif.Stats {
 
 // WorkerStats returns one worker's counters (pmd-stats-show).
 func (dp *Datapath) WorkerStats(i int) dpif.Stats {
-	if i < 0 || i >= len(dp.workers) {
+	ws := dp.workerList()
+	if i < 0 || i >= len(ws) {
 		return dpif.Stats{}
 	}
-	return dp.workers[i].stats.load()
+	return ws[i].stats.load()
 }
 
 // Workers returns the number of poll-mode workers.
-func (dp *Datapath) Workers() int { return len(dp.workers) }
+func (dp *Datapath) Workers() int { return len(dp.workerList()) }
 
 // Conntrack returns the connection tracker (for dpctl/*conntrack* and
 // zone flushes).
@@ -246,17 +273,19 @@ func (dp *Datapath) MACTables() *l2fib.Registry { return &dp.macTables }
 
 // Start launches the workers and the idle-flow sweeper.
 func (dp *Datapath) Start() error {
+	dp.reconfMu.Lock()
+	defer dp.reconfMu.Unlock()
 	if !dp.started.CompareAndSwap(false, true) {
 		return errors.New("dpnetdev: already started")
 	}
-	for _, w := range dp.workers {
+	ws := dp.workerList()
+	for _, w := range ws {
 		if err := w.openPoller(); err != nil {
 			return err
 		}
 	}
-	for _, w := range dp.workers {
-		dp.wg.Add(1)
-		go w.runPoll()
+	for _, w := range ws {
+		w.start()
 	}
 	dp.wg.Add(1)
 	go dp.runSweeper()
@@ -282,7 +311,7 @@ func (dp *Datapath) runSweeper() {
 			if idle > 0 && !dp.restoreWait.Load() {
 				dp.ExpireIdle(now, idle)
 			}
-			for _, w := range dp.workers {
+			for _, w := range dp.workerList() {
 				w.rankRequest.Store(true)
 			}
 			dp.macTables.Range(func(_ uint32, t *l2fib.Table) { t.Sweep(now) })
@@ -311,8 +340,11 @@ func (dp *Datapath) Close() error {
 	default:
 		close(dp.stop)
 	}
+	dp.reconfMu.Lock()
+	defer dp.reconfMu.Unlock()
 	dp.wg.Wait()
-	for _, w := range dp.workers {
+	for _, w := range dp.workerList() {
+		w.wait()
 		w.closePoller()
 	}
 	return nil

@@ -303,7 +303,7 @@ func TestOutputToMissingPortIsCounted(t *testing.T) {
 	s := newTestSwitch(t, 2, dpif.DefaultConfig())
 	putFlow(t, s.dp, inPortMatch(1), "9")
 	s.send(1, udpFrame(1))
-	if got := s.dp.workers[0].stats.outputNoPort.Load(); got != 1 {
+	if got := s.dp.workerList()[0].stats.outputNoPort.Load(); got != 1 {
 		t.Fatalf("output-to-missing-port drops = %d, want 1", got)
 	}
 }

@@ -6,7 +6,7 @@ package dpnetdev
 // OpenFlow layer's dynamic flow limit on every miss.
 func (dp *Datapath) FlowCount() int {
 	n := int64(0)
-	for _, w := range dp.workers {
+	for _, w := range dp.workerList() {
 		n += w.nflows.Load()
 	}
 	return int(n)

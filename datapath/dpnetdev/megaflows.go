@@ -23,7 +23,7 @@ import (
 type megaflows struct {
 	mu      sync.Mutex
 	byUFID  map[dpif.UFID]*flowSet
-	workers []*worker // fixed at New
+	workers []*worker // guarded by mu; replaced by setWorkers
 
 	dpName string       // for the put log's TYPE@NAME
 	log    *slog.Logger // flow_add/flow_mod debug log; may be nil
@@ -324,9 +324,51 @@ func (t *megaflows) expireIdle(now time.Time, maxIdle time.Duration) int {
 	return n
 }
 
+// setWorkers flushes every megaflow and makes ws the workers that hold
+// copies from now on (the PMD threads changed; their replacements start
+// with empty tables, as new PMD threads do in Open vSwitch).
+func (t *megaflows) setWorkers(ws []*worker) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for u, set := range t.byUFID {
+		t.removeSetLocked(set)
+		delete(t.byUFID, u)
+	}
+	t.workers = ws
+}
+
 // len returns the number of megaflows (UFIDs, not worker copies).
 func (t *megaflows) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.byUFID)
+}
+
+// dumpWorker calls fn for each megaflow worker i holds, with that copy's
+// counters only, sorted by UFID, until fn returns false.
+func (t *megaflows) dumpWorker(i int, fn func(f *dpif.Flow) bool) {
+	t.mu.Lock()
+	var out []dpif.Flow
+	for u, set := range t.byUFID {
+		if i >= len(set.perWork) || set.perWork[i] == nil {
+			continue
+		}
+		wf := set.perWork[i]
+		out = append(out, dpif.Flow{UFID: u, Match: *set.match, Shown: &set.shown, Actions: *wf.actions.Load(), Stats: wf.stats(), Workers: 1})
+	}
+	t.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a].UFID, out[b].UFID
+		for k := range x {
+			if x[k] != y[k] {
+				return x[k] < y[k]
+			}
+		}
+		return false
+	})
+	for k := range out {
+		if !fn(&out[k]) {
+			return
+		}
+	}
 }

@@ -74,7 +74,7 @@ func (dp *Datapath) SetMissShare(permille int) {
 // MissesShed returns the misses dropped by the workers' miss budgets.
 func (dp *Datapath) MissesShed() uint64 {
 	n := uint64(0)
-	for _, w := range dp.workers {
+	for _, w := range dp.workerList() {
 		n += w.missShed.Load()
 	}
 	return n

@@ -8,7 +8,7 @@ import (
 
 func TestMissBudgetAppliesOnlyWhileSaturatedWithHitsWaiting(t *testing.T) {
 	dp := New("t", dpif.Config{})
-	w := dp.workers[0]
+	w := dp.workerList()[0]
 	b := &w.budget
 	t0 := int64(1e12)
 	b.roll(w, t0, 32)

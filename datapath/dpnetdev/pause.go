@@ -26,7 +26,7 @@ func (dp *Datapath) Pause(timeout time.Duration) (resume func(), err error) {
 	}
 	dp.pauseMu.Lock()
 	p := &pause{resume: make(chan struct{})}
-	p.parked.Add(len(dp.workers))
+	p.parked.Add(len(dp.workerList()))
 	dp.pausing.Store(p)
 	parked := make(chan struct{})
 	go func() { p.parked.Wait(); close(parked) }()
@@ -36,6 +36,9 @@ func (dp *Datapath) Pause(timeout time.Duration) (resume func(), err error) {
 			dp.pausing.Store(nil)
 			close(p.resume)
 			dp.pauseMu.Unlock()
+			if dp.pmdPending.Swap(false) {
+				dp.reconfigure() // what came while paused (pmds.go)
+			}
 		})
 	}
 	select {
@@ -66,5 +69,6 @@ func (w *worker) parkIfPaused() {
 	select {
 	case <-p.resume:
 	case <-w.dp.stop:
+	case <-w.quit:
 	}
 }

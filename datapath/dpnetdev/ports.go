@@ -37,18 +37,17 @@ func (p *port) info() dpif.PortInfo {
 	return dpif.PortInfo{No: p.no, Name: p.dev.Name(), Type: p.dev.Type(), Device: p.dev}
 }
 
-// portSet owns the datapath's ports and the assignment of their receive
-// queues to the workers. Writers (add, del) serialise on mu and publish
-// a new portTable and new per-worker queue lists; the workers read both
-// snapshots with atomic loads and never take mu.
+// portSet owns the datapath's ports. Writers (add, del) serialise on mu
+// and publish a new portTable; the workers read the snapshot with an
+// atomic load and never take mu. The Datapath assigns the ports' receive
+// queues to workers after each change (pmds.go).
 type portSet struct {
-	mu      sync.Mutex
-	table   atomic.Pointer[portTable]
-	workers []*worker // fixed at New
+	mu    sync.Mutex
+	table atomic.Pointer[portTable]
 }
 
-func newPortSet(workers []*worker) *portSet {
-	s := &portSet{workers: workers}
+func newPortSet() *portSet {
+	s := &portSet{}
 	s.table.Store(&portTable{byName: map[string]*port{}})
 	return s
 }
@@ -96,7 +95,6 @@ func (s *portSet) add(dev netdev.Device, want dpif.PortNo) (dpif.PortNo, error) 
 	nt.byNo[no] = p
 	nt.byName[dev.Name()] = p
 	s.table.Store(nt)
-	s.assignQueuesLocked()
 	return no, nil
 }
 
@@ -118,7 +116,6 @@ func (s *portSet) del(no dpif.PortNo) error {
 		}
 	}
 	s.table.Store(nt)
-	s.assignQueuesLocked()
 	return nil
 }
 
@@ -131,26 +128,4 @@ func (s *portSet) list() []dpif.PortInfo {
 		}
 	}
 	return out
-}
-
-// assignQueuesLocked spreads every port's rx queues round-robin over the
-// workers and publishes each worker's new assignment. Workers reconcile
-// their pollers when they see a new assignment.
-func (s *portSet) assignQueuesLocked() {
-	assign := make([][]rxq, len(s.workers))
-	i := 0
-	for _, p := range s.table.Load().byNo {
-		if p == nil {
-			continue
-		}
-		for q := 0; q < p.dev.NumRxQueues(); q++ {
-			w := i % len(s.workers)
-			assign[w] = append(assign[w], rxq{port: p, q: q})
-			i++
-		}
-	}
-	for w, a := range assign {
-		a := a
-		s.workers[w].rxqs.Store(&a)
-	}
 }

@@ -19,20 +19,19 @@ func queuesOf(w *worker) [][2]int {
 }
 
 func TestPortSetSpreadsQueuesRoundRobinAndReassignsOnDelete(t *testing.T) {
-	workers := []*worker{{}, {}}
-	for _, w := range workers {
-		empty := []rxq{}
-		w.rxqs.Store(&empty)
-	}
-	s := newPortSet(workers)
+	cfg := dpif.DefaultConfig()
+	cfg.Workers = 2
+	dp := New("t", cfg)
+	workers := dp.workerList()
+	s := dp
 	a, _ := dummy.New(dummy.Config{Name: "a", RxQueues: 3})
 	b, _ := dummy.New(dummy.Config{Name: "b", RxQueues: 2})
 	defer a.Close()
 	defer b.Close()
-	if no, err := s.add(a, dpif.PortNone); err != nil || no != 1 {
+	if no, err := s.AddPort(a, dpif.PortNone); err != nil || no != 1 {
 		t.Fatalf("add a = %d, %v; want 1", no, err)
 	}
-	if no, err := s.add(b, 5); err != nil || no != 5 {
+	if no, err := s.AddPort(b, 5); err != nil || no != 5 {
 		t.Fatalf("add b = %d, %v; want 5", no, err)
 	}
 	if got, want := queuesOf(workers[0]), [][2]int{{1, 0}, {1, 2}, {5, 1}}; !reflect.DeepEqual(got, want) {
@@ -41,7 +40,7 @@ func TestPortSetSpreadsQueuesRoundRobinAndReassignsOnDelete(t *testing.T) {
 	if got, want := queuesOf(workers[1]), [][2]int{{1, 1}, {5, 0}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("worker 1 queues = %v, want %v", got, want)
 	}
-	if err := s.del(1); err != nil {
+	if err := s.DelPort(1); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := queuesOf(workers[0]), [][2]int{{5, 0}}; !reflect.DeepEqual(got, want) {
@@ -50,13 +49,13 @@ func TestPortSetSpreadsQueuesRoundRobinAndReassignsOnDelete(t *testing.T) {
 	if got, want := queuesOf(workers[1]), [][2]int{{5, 1}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("worker 1 queues after delete = %v, want %v", got, want)
 	}
-	if got := s.list(); len(got) != 1 || got[0].No != 5 || got[0].Name != "b" {
+	if got := s.Ports(); len(got) != 1 || got[0].No != 5 || got[0].Name != "b" {
 		t.Fatalf("list = %+v, want only b as 5", got)
 	}
-	if err := s.del(1); !errors.Is(err, dpif.ErrNoSuchPort) {
+	if err := s.DelPort(1); !errors.Is(err, dpif.ErrNoSuchPort) {
 		t.Fatalf("delete twice: %v, want ErrNoSuchPort", err)
 	}
-	if _, err := s.add(a, maxPortNo); err == nil {
+	if _, err := s.AddPort(a, maxPortNo); err == nil {
 		t.Fatal("add as port 65536 succeeded")
 	}
 }

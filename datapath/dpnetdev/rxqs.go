@@ -10,10 +10,11 @@ type RxQueue struct {
 // WorkerRxQueues returns the receive queues worker i is assigned, in
 // assignment order (nil for a worker out of range or without queues).
 func (dp *Datapath) WorkerRxQueues(i int) []RxQueue {
-	if i < 0 || i >= len(dp.workers) {
+	ws := dp.workerList()
+	if i < 0 || i >= len(ws) {
 		return nil
 	}
-	a := dp.workers[i].rxqs.Load()
+	a := ws[i].rxqs.Load()
 	if a == nil {
 		return nil
 	}

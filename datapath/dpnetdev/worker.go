@@ -129,12 +129,27 @@ type group struct {
 // worker is a poll-mode worker: it owns rx queues, a pool, an EMC and a
 // classifier. All its methods run on its own goroutine except where noted.
 type worker struct {
-	id   int
-	dp   *Datapath
-	cls  *dpcls.Classifier[*dpFlow]
-	emc  *dpcls.EMC[*dpFlow]
-	pool *packet.Pool
-	ctx  odp.Context
+	id int
+	dp *Datapath
+	// thread is the PMD thread the worker is (core and node; pmds.go).
+	thread threadID
+	// isolated is pmd-rxq-show's "isolated" (written on reassignment).
+	isolated atomic.Bool
+	// quit stops this worker alone; exited is closed when it has.
+	quit, exited chan struct{}
+	running      bool
+	pinCore      int // the core the loop pins itself to; -1: none
+	// busyNs and idleNs are the loop's time in rounds that received
+	// something and in rounds that did not (the PMD load, pmds.go);
+	// sampledBusy and sampledIdle are their last sample.
+	busyNs, idleNs           atomic.Int64
+	sampledBusy, sampledIdle int64
+	// statsBase is what pmd-stats-clear zeroed (pmds.go).
+	statsBase atomic.Pointer[dpif.Stats]
+	cls       *dpcls.Classifier[*dpFlow]
+	emc       *dpcls.EMC[*dpFlow]
+	pool      *packet.Pool
+	ctx       odp.Context
 
 	l2fwd *l2fib.Forwarder
 
@@ -175,10 +190,14 @@ type worker struct {
 
 func newWorker(dp *Datapath, id int) *worker {
 	w := &worker{
-		id:   id,
-		dp:   dp,
-		cls:  newClassifier(),
-		pool: packet.NewPool(16 * packet.BatchSize),
+		id:      id,
+		dp:      dp,
+		thread:  threadID{core: id, numa: 0},
+		quit:    make(chan struct{}),
+		exited:  make(chan struct{}),
+		pinCore: -1,
+		cls:     newClassifier(),
+		pool:    packet.NewPool(16 * packet.BatchSize),
 	}
 	if dp.cfg.EMCInsertInvProb > 0 {
 		cfg := dpcls.DefaultEMCConfig()
@@ -200,7 +219,7 @@ func newWorker(dp *Datapath, id int) *worker {
 // batches and how benchmarks drive a worker without goroutines; it must
 // not be called concurrently for the same worker.
 func (dp *Datapath) ProcessBatch(i int, b *packet.Batch) {
-	w := dp.workers[i]
+	w := dp.workerList()[i]
 	w.nowNano = dp.clock().UnixNano()
 	w.process(b)
 	w.flushTx()
@@ -208,7 +227,7 @@ func (dp *Datapath) ProcessBatch(i int, b *packet.Batch) {
 
 // WorkerPool returns worker i's packet pool, for benchmarks that feed
 // ProcessBatch with pooled packets. Not safe while the workers run.
-func (dp *Datapath) WorkerPool(i int) *packet.Pool { return dp.workers[i].pool }
+func (dp *Datapath) WorkerPool(i int) *packet.Pool { return dp.workerList()[i].pool }
 
 func (w *worker) process(b *packet.Batch) {
 	if w.depth > MaxRecircDepth {
@@ -314,6 +333,7 @@ func (w *worker) upcall(b *packet.Batch, fr *frame, i int) {
 		b.Pkts[i] = nil
 		return
 	}
+	w.dp.logMissUpcall(&fr.keys[i]) // pmds.go
 	u := dpif.Upcall{Kind: dpif.UpcallMiss, Packet: b.Pkts[i], Key: &fr.keys[i], Worker: w.id}
 	var r dpif.MissReply
 	err := hb.h.Miss(&u, &r)
@@ -684,16 +704,20 @@ func (w *worker) syncPoller() []rxq {
 // runPoll is the worker goroutine: receive from every assigned queue,
 // process, and sleep in epoll when a whole round found nothing.
 func (w *worker) runPoll() {
-	defer w.dp.wg.Done()
+	defer close(w.exited)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	w.pin() // pmds.go
 	var b packet.Batch
 	w.ctr = w.dp.ct.NewReader()
 	defer w.ctr.Close()
 	idleRounds := 0
+	lastTop, lastGot := time.Now().UnixNano(), 0
 	for {
 		select {
 		case <-w.dp.stop:
+			return
+		case <-w.quit:
 			return
 		default:
 		}
@@ -701,6 +725,12 @@ func (w *worker) runPoll() {
 		qs := w.syncPoller()
 		got := 0
 		w.nowNano = time.Now().UnixNano()
+		if lastGot > 0 {
+			w.busyNs.Add(w.nowNano - lastTop)
+		} else {
+			w.idleNs.Add(w.nowNano - lastTop)
+		}
+		lastTop = w.nowNano
 		for _, r := range qs {
 			n, _ := r.port.dev.Recv(r.q, &b, w.pool)
 			if n == 0 {
@@ -717,6 +747,7 @@ func (w *worker) runPoll() {
 		}
 		// Nothing from conntrack is held between rounds.
 		w.ctr.Quiesce()
+		lastGot = got
 		w.budget.roll(w, w.nowNano, got)
 		if w.rankRequest.Load() {
 			w.rankRequest.Store(false)

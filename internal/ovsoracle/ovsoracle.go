@@ -77,6 +77,8 @@ type Options struct {
 	Netdev bool
 	// Init runs `ovs-vsctl --no-wait init` before ovs-vswitchd starts.
 	Init bool
+	// VswitchdArgs are more ovs-vswitchd options (e.g. --dummy-numa).
+	VswitchdArgs []string
 }
 
 // Switch is a private ovsdb-server and ovs-vswitchd that this test
@@ -121,6 +123,7 @@ func Start(t testing.TB, opt Options) *Switch {
 	if !opt.Netdev {
 		dp = []string{"--enable-dummy", "--disable-system"}
 	}
+	dp = append(dp, opt.VswitchdArgs...)
 	s.vswitchd = s.spawn("ovs-vswitchd", append(dp, "--no-chdir",
 		"--log-file="+s.Path("ovs-vswitchd.log"), "--pidfile="+s.Path("ovs-vswitchd.pid"),
 		"unix:"+s.DBSock())...)

@@ -22,6 +22,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/datapath/pmd"
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ofproto/bfd"
@@ -53,6 +54,10 @@ type Config struct {
 	DisableSystem, DummySystem, DummyOverride, EnableDummy bool
 	// Workers is the datapaths' packet worker count; 0 the default.
 	Workers int
+	// NUMA is the CPU layout PMD threads are placed on; PinPMDs pins
+	// them to their cores (the machine's layout, not --dummy-numa's).
+	NUMA    pmd.Layout
+	PinPMDs bool
 	// Logger returns the logger of a vlog module ("bridge", "bfd",
 	// "dpif_netdev", ...).
 	Logger func(module string) *slog.Logger
@@ -212,6 +217,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 		}
 		s.dps.dropCounters = &dc
 	}
+	s.dps.pmd.layout, s.dps.pmd.pin = cfg.NUMA, cfg.PinPMDs
 	s.devs = &devices{disableSystem: cfg.DisableSystem, dummySystem: cfg.DummySystem, dummyOverride: cfg.DummyOverride,
 		runDir: cfg.RunDir, logger: cfg.Logger, dps: s.dps}
 	s.view = &View{mu: &s.mu, bridges: s.bridges, dps: s.dps}
@@ -435,6 +441,7 @@ func (s *Backer) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 		}
 	}
 	applyIfaceMACs(b, ports, s.cfg.Logger("bridge")) // ifacemac.go
+	s.configureAffinity(b, ports)                    // pmd.go
 	changed := s.bfd.configureLocked(b, ports)
 	changed = s.bnd.configureLocked(b, ports) || changed // bonds.go
 	changed = changed || len(next) != len(b.vlans)

@@ -46,6 +46,8 @@ type datapathSet struct {
 	// dropCounters are the drop_action_* coverage counters every
 	// datapath's explicit drops count in (nil without Config.Counter).
 	dropCounters *[odp.NumDropReasons]odp.Counter
+	// pmd is the PMD placement and settings (pmd.go).
+	pmd pmdConfig
 }
 
 // get returns the datapath of a type, creating and starting it on first
@@ -71,6 +73,7 @@ func (ds *datapathSet) get(typ string) *dpnetdev.Datapath {
 	cfg.PutLog = ds.dpLog("dpif")
 	dp := dpnetdev.New("ovs-"+typ, cfg)
 	dp.SetRestoreWait(ds.restoreWait.Load())
+	ds.setupPMD(typ, dp) // pmd.go
 	if ds.created != nil {
 		ds.created(dp) // before any port forwards
 	}

@@ -65,12 +65,16 @@ func (d *devices) devType(b *dpBridge, ic *bridge.IfaceConfig) string {
 // netdev providers do.
 func (d *devices) open(b *dpBridge, ic *bridge.IfaceConfig) (netdev.Device, error) {
 	switch typ := d.devType(b, ic); typ {
-	case "dummy":
+	case "dummy", dummy.TypePMD:
 		mac := b.localDummyMAC
 		if ic.Name != b.name || ic.Type != "internal" || mac == ([6]byte{}) {
 			mac = d.dps.nextDummyMAC()
 		}
-		dev, err := dummy.New(dummy.Config{Name: ic.Name, Internal: ic.Type == "internal", MAC: mac, MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]})
+		cfg := dummy.Config{Name: ic.Name, Internal: ic.Type == "internal", MAC: mac, MTU: int(ic.MTURequest), Pcap: ic.Options["pcap"], RxqPcap: ic.Options["rxq_pcap"], TxPcap: ic.Options["tx_pcap"]}
+		if typ == dummy.TypePMD {
+			d.pmdDummyConfig(&cfg, ic.Options) // pmd.go
+		}
+		dev, err := dummy.New(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +89,10 @@ func (d *devices) open(b *dpBridge, ic *bridge.IfaceConfig) (netdev.Device, erro
 	case "refused":
 		return nil, fmt.Errorf("could not open network device %s (Address family not supported by protocol)", ic.Name)
 	case "system":
-		dev, err := afpacket.Open(afpacket.Config{Name: ic.Name})
+		// options:n_rxq spreads the port's traffic over as many
+		// AF_PACKET sockets in a fanout group (by flow hash), which the
+		// PMD threads poll as separate rx queues (pmd.go).
+		dev, err := afpacket.Open(afpacket.Config{Name: ic.Name, RxQueues: systemRxQueues(ic.Options)})
 		if err != nil {
 			return nil, fmt.Errorf("could not open network device %s (No such device)", ic.Name)
 		}

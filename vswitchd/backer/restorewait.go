@@ -59,6 +59,7 @@ func parseGlobalConfig(oc map[string]string) globalConfig {
 
 // ConfigureGlobal applies Open_vSwitch.other_config (bridge.GlobalConfigurer).
 func (s *Backer) ConfigureGlobal(oc map[string]string) {
+	s.configurePMD(oc) // pmd.go
 	g := parseGlobalConfig(oc)
 	d := s.dps
 	d.bundleIdle.Store(int64(g.bundleIdle))

@@ -238,7 +238,7 @@ func (v *View) DpifShowBridges(dpTyp string) string {
 			odp, typ := "none", "patch: peer="+p.peer
 			switch {
 			case p.dev != nil:
-				odp, typ = strconv.FormatUint(uint64(p.odp), 10), p.dev.Type()
+				odp, typ = strconv.FormatUint(uint64(p.odp), 10), p.dev.Type()+DeviceConfigText(p.dev)
 			case p.tunnel != nil:
 				odp, typ = strconv.FormatUint(uint64(p.odp), 10), tunnelConfigText(p.tunnel, p.tunnelOpts)
 			}

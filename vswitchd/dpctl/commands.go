@@ -90,7 +90,7 @@ func (d *Commands) cmdDpctlShow(_ context.Context, args []string) (string, error
 		for _, p := range dp.Ports() {
 			typ := ""
 			if p.Type != "system" {
-				typ = " (" + p.Type + backer.TunnelVportConfig(p.Device) + ")"
+				typ = " (" + p.Type + backer.DeviceConfigText(p.Device) + ")"
 			}
 			fmt.Fprintf(&b, "  port %d: %s%s\n", p.No, p.Name, typ)
 			if stats {
@@ -108,11 +108,18 @@ func (d *Commands) cmdDumpFlows(_ context.Context, args []string) (string, error
 	verbose := false
 	name := ""
 	var filter *flow.Match
+	pmdFilter, filterPMD := 0, false
 	for _, a := range args {
 		switch {
 		case a == "-m" || a == "--more":
 			verbose = true
-		case a == "--names" || a == "--no-names" || strings.HasPrefix(a, "type=") || strings.HasPrefix(a, "pmd="):
+		case strings.HasPrefix(a, "pmd="):
+			n, err := strconv.Atoi(strings.TrimPrefix(a, "pmd="))
+			if err != nil {
+				return "", d.dpctlErr("%s", "Invalid argument")
+			}
+			pmdFilter, filterPMD = n, true
+		case a == "--names" || a == "--no-names" || strings.HasPrefix(a, "type="):
 		case strings.HasPrefix(a, "filter="):
 			m, err := parseDumpFilter(strings.TrimPrefix(a, "filter="))
 			if err != nil {
@@ -129,6 +136,28 @@ func (d *Commands) cmdDumpFlows(_ context.Context, args []string) (string, error
 	}
 	var b strings.Builder
 	now := time.Now()
+	if dp.PMDPlacement() {
+		// One dump per thread, each under its heading unless pmd=
+		// picks one (-1: the main thread).
+		last := ""
+		dp.FlowDumpThreads(func(t dpnetdev.Thread, f *dpif.Flow) bool {
+			if filter != nil && !filterMatches(filter, f) {
+				return true
+			}
+			if filterPMD {
+				if t.Main != (pmdFilter == -1) || !t.Main && t.Core != pmdFilter {
+					return true
+				}
+			} else if h := threadDumpHeading(t); h != last {
+				b.WriteString(h)
+				last = h
+			}
+			b.WriteString(dpif.FormatFlow(f, now, verbose))
+			b.WriteByte('\n')
+			return true
+		})
+		return b.String(), nil
+	}
 	dp.FlowDump(func(f *dpif.Flow) bool {
 		if filter != nil && !filterMatches(filter, f) {
 			return true
@@ -142,6 +171,15 @@ func (d *Commands) cmdDumpFlows(_ context.Context, args []string) (string, error
 		return true
 	})
 	return b.String(), nil
+}
+
+// threadDumpHeading is the line dpctl/dump-flows puts before a
+// thread's flows.
+func threadDumpHeading(t dpnetdev.Thread) string {
+	if t.Main {
+		return "flow-dump from the main thread:\n"
+	}
+	return fmt.Sprintf("flow-dump from pmd on cpu core: %d\n", t.Core)
 }
 
 // parseDumpFilter reads dpctl/dump-flows' filter= as Open vSwitch does,
@@ -221,8 +259,18 @@ func putFlow(dp *dpnetdev.Datapath, match, actions string, flags dpif.PutFlags) 
 	if err != nil {
 		return err
 	}
+	exactRecirc(&m)
 	m.Normalize()
 	return dp.FlowPut(&dpif.FlowPut{Match: m, Actions: acts, Flags: flags})
+}
+
+// exactRecirc matches recirc_id exactly when the text leaves it out, as
+// Open vSwitch's userspace datapath installs every flow (it dumps them
+// with recirc_id(0)).
+func exactRecirc(m *flow.Match) {
+	if m.Mask.RecircID == 0 {
+		m.Mask.RecircID = ^uint32(0)
+	}
 }
 
 // delFlow deletes the datapath flow whose match is given in text form.
@@ -232,6 +280,7 @@ func delFlow(dp *dpnetdev.Datapath, match string) error {
 		return err
 	}
 	m.Mask.MatchVLANPresence() // as FlowPut stored it
+	exactRecirc(&m)
 	m.Normalize()
 	_, err = dp.FlowDel(dpif.UFIDFromMatch(&m))
 	return err

@@ -25,6 +25,8 @@ type Commands struct {
 	cfg Config
 
 	mu sync.Mutex
+	// impls are the dpif-impl and subtable-lookup choices (implcmds.go).
+	impls implChoice
 	// dpctlDPs are the datapaths dpctl/add-dp created, by name
 	// (dpctlcmds.go).
 	dpctlDPs map[string]*dpctlDP
@@ -49,6 +51,7 @@ func (d *Commands) List() []unixctl.Command {
 		{Name: "netdev-dummy/receive", Usage: "name [--qid queue_id] packet|flow [--len packet_len]", MinArgs: 2, MaxArgs: unixctl.Unlimited, Run: d.cmdDummyReceive},
 	}
 	cmds = append(cmds, d.pmdCommands()...)
+	cmds = append(cmds, d.implCommands()...)
 	cmds = append(cmds, d.dpctlCommands()...)
 	cmds = append(cmds,
 		unixctl.Command{Name: "dpif/dump-dps", Run: d.cmdDpifDumpDps},

@@ -83,7 +83,14 @@ func (d *Commands) cmdAddDP(_ context.Context, args []string) (string, error) {
 		d.mu.Unlock()
 		return "", d.dpctlErr("add_dp (File exists)")
 	}
-	dp := dpnetdev.New(name, dpif.DefaultConfig())
+	cfg := dpif.DefaultConfig()
+	if d.sw != nil {
+		cfg.Log = d.sw.ModuleLogger("dpif_netdev")
+	}
+	dp := dpnetdev.New(name, cfg)
+	if d.sw != nil {
+		d.sw.PlacePMDs(dp)
+	}
 	// The datapath's own internal port 0, named after it.
 	if dev, err := dummy.New(dummy.Config{Name: name, Internal: true, MAC: d.sw.NextDummyMAC()}); err == nil {
 		dp.AddPort(dev, 0)
@@ -150,10 +157,11 @@ func (d *Commands) cmdAddIf(_ context.Context, args []string) (string, error) {
 		if typ == "" {
 			typ = "system"
 		}
-		if typ != "dummy" && typ != "internal" && typ != dummy.TypeInternal && !d.cfg.DummyOverride {
+		if typ != "dummy" && typ != dummy.TypePMD && typ != "internal" && typ != dummy.TypeInternal && !d.cfg.DummyOverride {
 			return "", d.dpctlErr("%s: can't add port of type %s", sp.name, typ)
 		}
-		dev, err := dummy.New(dummy.Config{Name: sp.name, Internal: typ != "dummy" && typ != "system", MAC: d.sw.NextDummyMAC()})
+		pmdPort := typ == dummy.TypePMD
+		dev, err := dummy.New(dummy.Config{Name: sp.name, Internal: typ != "dummy" && typ != "system" && !pmdPort, PMD: pmdPort, MAC: d.sw.NextDummyMAC()})
 		if err != nil {
 			return "", d.dpctlErr("adding %s to %s failed (%v)", sp.name, args[0], err)
 		}

@@ -20,27 +20,77 @@ func (d *Commands) pmdCommands() []unixctl.Command {
 	return []unixctl.Command{
 		{Name: "dpif-netdev/pmd-stats-show", Usage: "[-pmd core] [dp]", MaxArgs: 3, Run: d.cmdPmdStatsShow},
 		{Name: "dpif-netdev/pmd-rxq-show", Usage: "[-pmd core] [-secs secs] [dp]", MaxArgs: 5, Run: d.cmdPmdRxqShow},
+		{Name: "dpif-netdev/pmd-stats-clear", Usage: "[-pmd core] [dp]", MaxArgs: 3, Run: d.cmdPmdStatsClear},
+		{Name: "dpif-netdev/pmd-rxq-rebalance", Usage: "[dp]", MaxArgs: 1, Run: d.cmdPmdRxqRebalance},
 		{Name: "upcall/show", Run: d.cmdUpcallShow},
 	}
 }
 
-// cmdPmdStatsShow prints each worker's counters in Open vSwitch 3.1's
-// layout. gvs's workers are not pinned to cores: a worker is shown as
-// "pmd thread numa_id 0 core_id N" with N its index. Caches gvs does not
-// have (partial hardware offload, optimized miniflow extract, the
-// simple-match and signature-match caches) show 0 hits; the output-batch
-// average and the cycle counts, which gvs does not measure, are left out.
+// cmdPmdStatsShow prints each thread's counters in Open vSwitch 3.1's
+// layout: the PMD threads by core, then the main thread (which polls
+// the ports PMD threads do not). Caches gvs does not have (partial
+// hardware offload, optimized miniflow extract, the simple-match and
+// signature-match caches) show 0 hits; the output-batch average and the
+// cycle counts, which gvs does not measure, are left out.
 func (d *Commands) cmdPmdStatsShow(_ context.Context, args []string) (string, error) {
-	core := -1
+	core, name, err := parsePmdArgs(args)
+	if err != nil {
+		return "", err
+	}
+	dp, err := d.findDatapath(name)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, t := range dp.Threads() {
+		if core >= 0 && (t.Main || t.Core != core) {
+			continue
+		}
+		writeThreadHeader(&b, t)
+		writePmdStats(&b, t.Stats)
+	}
+	return b.String(), nil
+}
+
+// cmdPmdStatsClear zeroes the counters pmd-stats-show prints.
+func (d *Commands) cmdPmdStatsClear(_ context.Context, args []string) (string, error) {
+	core, name, err := parsePmdArgs(args)
+	if err != nil {
+		return "", err
+	}
+	dp, err := d.findDatapath(name)
+	if err != nil {
+		return "", err
+	}
+	dp.ClearThreadStats(core)
+	return "", nil
+}
+
+// cmdPmdRxqRebalance assigns the rx queues again.
+func (d *Commands) cmdPmdRxqRebalance(_ context.Context, args []string) (string, error) {
 	name := ""
+	if len(args) > 0 {
+		name = args[0]
+	}
+	dp, err := d.findDatapath(name)
+	if err != nil {
+		return "", errors.New("please specify an existing datapath")
+	}
+	dp.Rebalance()
+	return "pmd rxq rebalance requested.\n", nil
+}
+
+// parsePmdArgs reads "[-pmd core] [dp]".
+func parsePmdArgs(args []string) (core int, name string, err error) {
+	core = -1
 	for i := 0; i < len(args); i++ {
 		if args[i] == "-pmd" {
 			if i+1 >= len(args) {
-				return "", errors.New("-pmd requires a core number")
+				return 0, "", errors.New("-pmd requires a core number")
 			}
 			n, err := strconv.Atoi(args[i+1])
 			if err != nil || n < 0 {
-				return "", fmt.Errorf("invalid pmd core %q", args[i+1])
+				return 0, "", fmt.Errorf("invalid pmd core %q", args[i+1])
 			}
 			core = n
 			i++
@@ -48,19 +98,16 @@ func (d *Commands) cmdPmdStatsShow(_ context.Context, args []string) (string, er
 		}
 		name = args[i]
 	}
-	dp, err := d.findDatapath(name)
-	if err != nil {
-		return "", err
+	return core, name, nil
+}
+
+// writeThreadHeader is Open vSwitch's format_pmd_thread.
+func writeThreadHeader(b *strings.Builder, t dpnetdev.Thread) {
+	if t.Main {
+		b.WriteString("main thread:\n")
+		return
 	}
-	var b strings.Builder
-	for i := 0; i < dp.Workers(); i++ {
-		if core >= 0 && i != core {
-			continue
-		}
-		fmt.Fprintf(&b, "pmd thread numa_id 0 core_id %d:\n", i)
-		writePmdStats(&b, dp.WorkerStats(i))
-	}
-	return b.String(), nil
+	fmt.Fprintf(b, "pmd thread numa_id %d core_id %d:\n", t.NUMA, t.Core)
 }
 
 // writePmdStats writes one thread's counters. Packets received are the
@@ -116,10 +163,14 @@ func (d *Commands) cmdUpcallShow(context.Context, []string) (string, error) {
 // pmdUsageMaxSecs is the longest pmd usage window Open vSwitch keeps.
 const pmdUsageMaxSecs = 60
 
-// cmdPmdRxqShow lists which worker polls which port's receive queues, in
-// Open vSwitch 3.1's pmd-rxq-show layout (workers as in pmd-stats-show;
-// none is isolated). gvs does not count cycles per queue, so every
-// usage reads "NOT AVAIL", as Open vSwitch prints before it has measured.
+// pmdUsageInterval is the length of Open vSwitch's usage intervals.
+const pmdUsageInterval = 5
+
+// cmdPmdRxqShow lists which PMD thread polls which port's receive
+// queues, in Open vSwitch 3.1's pmd-rxq-show layout (the window asked
+// for is rounded up to whole 5-second intervals). gvs does not count
+// cycles per queue, so every usage reads "NOT AVAIL", as Open vSwitch
+// prints before it has measured.
 func (d *Commands) cmdPmdRxqShow(_ context.Context, args []string) (string, error) {
 	core, secs, name := -1, pmdUsageMaxSecs, ""
 	for i := 0; i < len(args); i++ {
@@ -141,18 +192,19 @@ func (d *Commands) cmdPmdRxqShow(_ context.Context, args []string) (string, erro
 			name = args[i]
 		}
 	}
+	secs = (secs + pmdUsageInterval - 1) / pmdUsageInterval * pmdUsageInterval
 	dp, err := d.findDatapath(name)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Displaying last %d seconds pmd usage %%\n", secs)
-	for i := 0; i < dp.Workers(); i++ {
-		if core >= 0 && i != core {
+	for _, t := range dp.Threads() {
+		if t.Main || core >= 0 && t.Core != core {
 			continue
 		}
-		fmt.Fprintf(&b, "pmd thread numa_id 0 core_id %d:\n  isolated : false\n", i)
-		qs := dp.WorkerRxQueues(i)
+		fmt.Fprintf(&b, "pmd thread numa_id %d core_id %d:\n  isolated : %t\n", t.NUMA, t.Core, t.Isolated)
+		qs := t.RxQueues
 		slices.SortFunc(qs, func(a, b dpnetdev.RxQueue) int {
 			if c := strings.Compare(a.Port, b.Port); c != 0 {
 				return c

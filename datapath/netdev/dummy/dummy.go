@@ -37,6 +37,15 @@ type Config struct {
 	MTU int
 	// RxQueues defaults to 1.
 	RxQueues int
+	// PMD makes the device a "dummy-pmd" port, which the datapath's PMD
+	// threads poll (Open vSwitch's options n_rxq, n_txq and numa_id
+	// apply to it: RxQueues, TxQueues, NUMA).
+	PMD bool
+	// TxQueues is the number of transmit queues a PMD dummy reports
+	// (default 1; frames are sent the same whatever the queue).
+	TxQueues int
+	// NUMA is the NUMA node a PMD dummy says it is on.
+	NUMA int
 	// QueueLen bounds each rx queue (frames injected but not yet
 	// received); defaults to DefaultQueueLen. Frames beyond it are dropped
 	// and counted in RxDropped.
@@ -57,6 +66,9 @@ type Config struct {
 type Device struct {
 	name     string
 	internal bool
+	pmd      bool
+	ntxq     int
+	numa     int
 	queueLen int
 	rxq      []rxQueue
 	counters []netdev.Counters
@@ -108,6 +120,9 @@ func New(cfg Config) (*Device, error) {
 	d := &Device{
 		name:     cfg.Name,
 		internal: cfg.Internal,
+		pmd:      cfg.PMD,
+		ntxq:     max(cfg.TxQueues, 1),
+		numa:     cfg.NUMA,
 		queueLen: cfg.QueueLen,
 		mac:      cfg.MAC,
 		mtu:      cfg.MTU,
@@ -165,10 +180,31 @@ func New(cfg Config) (*Device, error) {
 
 func (d *Device) Name() string { return d.name }
 func (d *Device) Type() string {
-	if d.internal {
+	switch {
+	case d.internal:
 		return TypeInternal
+	case d.pmd:
+		return TypePMD
 	}
 	return netdev.TypeDummy
+}
+
+// TypePMD is the type of a dummy port that PMD threads poll.
+const TypePMD = "dummy-pmd"
+
+// NUMAID returns the NUMA node the device is on (0 but for dummy-pmd
+// ports given one).
+func (d *Device) NUMAID() int { return d.numa }
+
+// ConfigText is what Open vSwitch's dpif/show and dpctl/show print after
+// a dummy-pmd port's type: its requested and configured queue counts,
+// in key order ("" for other dummy ports).
+func (d *Device) ConfigText() string {
+	if !d.pmd {
+		return ""
+	}
+	return fmt.Sprintf("configured_rx_queues=%d, configured_tx_queues=%d, requested_rx_queues=%d, requested_tx_queues=%d",
+		len(d.rxq), d.ntxq, len(d.rxq), d.ntxq)
 }
 
 // TypeInternal is the type of an internal port on a dummy datapath.

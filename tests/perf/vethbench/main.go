@@ -5,6 +5,9 @@
 //     no parsing): the limit of these ports on this machine;
 //   - gvs: the gvs userspace datapath (one worker, afpacket ports, one
 //     wildcarded megaflow or one megaflow per 5-tuple);
+//   - gvs-1pmd, gvs-2pmd: the same datapath with the daemon's PMD
+//     placement: N PMD threads pinned to the first N cores and the
+//     generator's port with N rx queues (an AF_PACKET fanout group);
 //   - ovs: Debian's ovs-vswitchd with datapath_type=netdev and type=system
 //     ports on the same veths, with the equivalent OpenFlow flow
 //     (in_port=1,actions=output:2).
@@ -40,6 +43,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev/afpacket"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/datapath/pmd"
 )
 
 const (
@@ -236,9 +240,11 @@ func (r *rawFwd) stop() {
 	r.out.Close()
 }
 
-// gvsFwd is the gvs datapath with one worker.
+// gvsFwd is the gvs datapath with one worker, or with pmds PMD threads
+// and as many rx queues on the generator's port.
 type gvsFwd struct {
 	perFlow bool
+	pmds    int
 	dp      *dpnetdev.Datapath
 	devs    []*afpacket.Device
 }
@@ -247,8 +253,26 @@ func (g *gvsFwd) start(nflows int) error {
 	cfg := dpif.DefaultConfig()
 	cfg.FlowLimit = nflows + 16
 	g.dp = dpnetdev.New("vethbench", cfg)
+	rxqs := 1
+	if g.pmds > 0 {
+		cores := pmd.DiscoverLayout("/").Cores()
+		if len(cores) < g.pmds {
+			return fmt.Errorf("%d PMD threads need %d cores, the machine has %d", g.pmds, g.pmds, len(cores))
+		}
+		g.dp.SetPMDLayout(pmd.NewLayout(cores), true, 0)
+		mask := 0
+		for _, c := range cores[:g.pmds] {
+			mask |= 1 << c.ID
+		}
+		g.dp.ConfigurePMD(fmt.Sprintf("%x", mask), pmd.Cycles, true)
+		rxqs = g.pmds
+	}
 	for i, name := range []string{ifGen, ifSink} {
-		d, err := afpacket.Open(afpacket.Config{Name: name})
+		n := 1
+		if name == ifGen {
+			n = rxqs
+		}
+		d, err := afpacket.Open(afpacket.Config{Name: name, RxQueues: n})
 		if err != nil {
 			return err
 		}
@@ -351,6 +375,10 @@ func bench(flowList, which string, dur time.Duration) error {
 	defer teardown()
 	fws := map[string]forwarder{
 		"raw": &rawFwd{}, "gvs": &gvsFwd{}, "gvs-perflow": &gvsFwd{perFlow: true}, "ovs": &ovsFwd{},
+		// PMD threads as the daemon places them: the generator-side port
+		// with n_rxq=N (an AF_PACKET fanout group), pmd-cpu-mask of the
+		// first N cores, each thread pinned to its core.
+		"gvs-1pmd": &gvsFwd{pmds: 1}, "gvs-2pmd": &gvsFwd{pmds: 2},
 	}
 	names := strings.Split(which, ",")
 	fmt.Printf("vethbench: 64-byte UDP frames over veth pairs, %v per measurement, %d CPUs\n", dur, runtime.NumCPU())
