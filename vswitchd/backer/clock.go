@@ -34,6 +34,6 @@ func (s *Backer) Warp(d, step time.Duration) {
 			s.bnd.runOnce()
 		}
 		s.runMcast() // mcast.go
-		s.albOnce() // alb.go
+		s.albOnce()  // alb.go
 	}
 }
