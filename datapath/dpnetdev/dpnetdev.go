@@ -58,6 +58,11 @@ type Datapath struct {
 	// exec serialises Execute (packet-out) callers on a private context.
 	exec     sync.Mutex
 	execWork *worker
+	// spares are the extra Execute workers made while execWork was
+	// busy (execWorker), spareFree those not in use; guarded by spareMu.
+	spareMu   sync.Mutex
+	spares    []*worker
+	spareFree []*worker
 
 	// restoreWait is other_config:flow-restore-wait: no upcalls and no
 	// idle expiry while set (restorewait.go).
@@ -215,9 +220,8 @@ func (dp *Datapath) Execute(p *packet.Packet, acts odp.Actions) error {
 	if p == nil {
 		return errors.New("dpnetdev: execute: nil packet")
 	}
-	dp.exec.Lock()
-	defer dp.exec.Unlock()
-	w := dp.execWork
+	w, release := dp.execWorker()
+	defer release()
 	var k flow.Key
 	flow.Extract(p, &k) // sets the header offsets the set actions use
 	var b packet.Batch
@@ -225,6 +229,39 @@ func (dp *Datapath) Execute(p *packet.Packet, acts odp.Actions) error {
 	w.execute(&b, acts)
 	w.flushTx()
 	return nil
+}
+
+// execWorker returns the worker an Execute runs on and how to give it
+// back: the private one or, while that one is busy, a spare. Busy can
+// mean this very call chain: the actions of an Execute may reach a
+// userspace action whose handler executes a packet in turn (a slow-path
+// flow's actions, a BFD packet crossing patch ports, a tunnel neighbour
+// request), which must not wait for itself.
+func (dp *Datapath) execWorker() (*worker, func()) {
+	if dp.exec.TryLock() {
+		return dp.execWork, dp.exec.Unlock
+	}
+	dp.spareMu.Lock()
+	var w *worker
+	if n := len(dp.spareFree); n > 0 {
+		w, dp.spareFree = dp.spareFree[n-1], dp.spareFree[:n-1]
+	} else {
+		w = newWorker(dp, -1)
+		dp.spares = append(dp.spares, w)
+	}
+	dp.spareMu.Unlock()
+	return w, func() {
+		dp.spareMu.Lock()
+		dp.spareFree = append(dp.spareFree, w)
+		dp.spareMu.Unlock()
+	}
+}
+
+// execWorkers are the Execute workers, the spares included.
+func (dp *Datapath) execWorkers() []*worker {
+	dp.spareMu.Lock()
+	defer dp.spareMu.Unlock()
+	return append([]*worker{dp.execWork}, dp.spares...)
 }
 
 // Stats sums the workers' counters.

@@ -625,3 +625,38 @@ func TestExecuteThatRecirculatesForwardsOnAMiss(t *testing.T) {
 		t.Fatalf("flows = %d, want 0 (the packet-out worker installs none)", st.Flows)
 	}
 }
+
+// reexecHandler executes, from a userspace upcall, the packet again with
+// other actions, as the switch's slow path does with a slow-path flow's
+// actions.
+type reexecHandler struct {
+	dp    *Datapath
+	again odp.Actions
+}
+
+func (h *reexecHandler) Miss(*dpif.Upcall, *dpif.MissReply) error { return errors.New("no misses") }
+
+func (h *reexecHandler) Userspace(u *dpif.Upcall) {
+	p := packet.FromBytes(u.Packet.Data())
+	_ = h.dp.Execute(p, h.again)
+}
+
+func TestExecuteFromAUserspaceUpcallOfAnExecuteDoesNotWaitForItself(t *testing.T) {
+	s := newTestSwitch(t, 2, dpif.DefaultConfig())
+	s.dp.SetUpcallHandler(&reexecHandler{dp: s.dp, again: odp.Actions{odp.Output(2)}})
+	done := make(chan error, 1)
+	go func() {
+		done <- s.dp.Execute(packet.FromBytes(udpFrame(1)), odp.Actions{odp.Userspace(0, odp.UserspaceParams{})})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Execute waited for itself")
+	}
+	if n := len(s.ports[2].Captured()); n != 1 {
+		t.Fatalf("port 2 sent %d frames, want the one the nested Execute sent", n)
+	}
+}

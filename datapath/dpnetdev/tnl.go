@@ -37,7 +37,7 @@ type TunnelStats struct {
 // TunnelStats returns the tunnel drop counters.
 func (dp *Datapath) TunnelStats() TunnelStats {
 	var s TunnelStats
-	for _, w := range append([]*worker{dp.execWork}, dp.workerList()...) {
+	for _, w := range append(dp.execWorkers(), dp.workerList()...) {
 		s.PushDropped += w.stats.tnlPushDropped.Load()
 		s.PopErrors += w.stats.tnlPopError.Load()
 		s.InvalidPort += w.stats.tnlInvalidPort.Load()
