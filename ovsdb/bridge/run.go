@@ -267,6 +267,7 @@ func ifaceUpdate(row *client.Row, is *IfaceStatus) map[string]any {
 		}
 		upd["bfd_status"] = bs
 	}
+	cfmUpdate(row, is.CFM, upd) // cfm.go
 	cur := row.Get("statistics")
 	want := is.Statistics
 	if want == nil {

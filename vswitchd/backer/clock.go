@@ -33,5 +33,6 @@ func (s *Backer) Warp(d, step time.Duration) {
 		if running {
 			s.bnd.runOnce()
 		}
+		s.WarpStep(n) // cfm.go: a stopped CFM clock moves on too
 	}
 }
