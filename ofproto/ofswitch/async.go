@@ -259,6 +259,17 @@ func (n *notifier) sendPortStatusTo(s ofconn.Sender, st *connState, ev portEvent
 	}
 	p := ofpPort(&ev.port, s.Version())
 	p.PortNo = ofp.PortToOF11(ev.port.OFPort)
+	if ev.reason == reasonAdd && p.State&4 != 0 {
+		// Open vSwitch installs a port before it may be enabled: the
+		// ADD says it is not live, a MOD then that it is.
+		add := p
+		add.State &^= 4
+		s.Send(0, &ofp.PortStatus{Reason: reasonAdd, Desc: add})
+		if wants(s, st, ofp.AsyncPortStatus, reasonModify) {
+			s.Send(0, &ofp.PortStatus{Reason: reasonModify, Desc: p})
+		}
+		return
+	}
 	s.Send(0, &ofp.PortStatus{Reason: ev.reason, Desc: p})
 }
 

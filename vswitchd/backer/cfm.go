@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gvs-project/gvs/ofproto/cfm"
@@ -40,6 +41,9 @@ type cfmMonitor struct {
 	// lastPorts is each bridge's port configuration last applied: a
 	// change makes every maintenance point urgent (cfmState.urgent).
 	lastPorts map[string][]bridge.PortConfig
+	// statusReq counts status changes, statusDone the last one whose
+	// write-back is committed (bridge.StatusSyncer).
+	statusReq, statusDone atomic.Uint64
 
 	clock     *cfmClock
 	mu        *sync.Mutex
@@ -86,12 +90,6 @@ func (c *cfmClock) Now() int64 {
 		return c.frozen
 	}
 	return c.base.Now()
-}
-
-func (c *cfmClock) isStopped() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stopped
 }
 
 // stop freezes the clock.
@@ -157,7 +155,7 @@ func (m *cfmMonitor) configureLocked(b *dpBridge, ports []bridge.PortConfig) boo
 					m.reg.Close(p.cfm.sess)
 					p.cfm = cfmState{}
 					changed = true
-					notify(m.status)
+					m.changed()
 				}
 				continue
 			}
@@ -167,7 +165,7 @@ func (m *cfmMonitor) configureLocked(b *dpBridge, ports []bridge.PortConfig) boo
 				continue
 			}
 			old := p.cfm.sess
-			env := cfm.Env{Clock: m.clock, Log: m.logger("cfm"), Changed: func() { notify(m.wake); notify(m.status) },
+			env := cfm.Env{Clock: m.clock, Log: m.logger("cfm"), Changed: m.changed,
 				RxPackets: m.rxPackets(b, p)}
 			p.cfm.sess = m.reg.Open(old, ic.Name, st, env)
 			p.cfm.set = st
@@ -179,8 +177,7 @@ func (m *cfmMonitor) configureLocked(b *dpBridge, ports []bridge.PortConfig) boo
 				changed = true
 				p.cfm.noFwd = p.cfm.sess != nil && !p.cfm.sess.Live()
 			}
-			notify(m.wake)
-			notify(m.status)
+			m.changed()
 		}
 	}
 	if changed && !m.started {
@@ -189,6 +186,40 @@ func (m *cfmMonitor) configureLocked(b *dpBridge, ports []bridge.PortConfig) boo
 		go func() { defer m.wg.Done(); m.run() }()
 	}
 	return changed
+}
+
+// changed is a maintenance point's status change: the monitor runs, and
+// the status is to be written back.
+func (m *cfmMonitor) changed() {
+	m.statusReq.Add(1)
+	notify(m.wake)
+	notify(m.status)
+}
+
+// StatusSeq is bridge.StatusSyncer: the number of CFM status changes.
+func (s *Backer) StatusSeq() uint64 { return s.cfm.statusReq.Load() }
+
+// StatusWritten is bridge.StatusSyncer: the write-back that started
+// after seq changes is committed.
+func (s *Backer) StatusWritten(seq uint64) {
+	for {
+		cur := s.cfm.statusDone.Load()
+		if cur >= seq || s.cfm.statusDone.CompareAndSwap(cur, seq) {
+			return
+		}
+	}
+}
+
+var _ bridge.StatusSyncer = (*Backer)(nil)
+
+// WaitStatus waits (at most limit) until the CFM status changes made so
+// far are written back to the database.
+func (s *Backer) WaitStatus(ctx context.Context, limit time.Duration) {
+	want := s.cfm.statusReq.Load()
+	deadline := time.Now().Add(limit)
+	for s.cfm.statusDone.Load() < want && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // rxPackets reads the packets port p received (demand mode).
@@ -207,7 +238,7 @@ func (m *cfmMonitor) closeLocked(p *dpPort) {
 	if p.cfm.sess != nil {
 		m.reg.Close(p.cfm.sess)
 		p.cfm = cfmState{}
-		notify(m.status)
+		m.changed()
 	}
 }
 
@@ -251,14 +282,11 @@ func (m *cfmMonitor) run() {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		if m.clock.isStopped() {
-			// A stopped clock moves only with time/warp, whose steps
-			// run the maintenance points; liveness still follows
-			// cfm/set-fault at once.
-			m.updateLiveness()
-		} else {
-			m.runOnce()
-		}
+		// With the clock stopped this runs only what a configuration
+		// made urgent (a new point's first CCM goes out at once, as
+		// Open vSwitch's monitor thread runs it when it is added) and
+		// liveness; time/warp's steps run the rest.
+		m.runOnce()
 		next := m.clock.Now() + bfdMonitorInterval.Milliseconds()
 		for _, cp := range m.ports() {
 			next = min(next, cp.sess.WakeTime())

@@ -40,7 +40,7 @@ func (s *Backer) ListTunnels() string {
 		if t.InKeyFlow {
 			sb.WriteString(", key=flow")
 		} else {
-			fmt.Fprintf(&sb, ", key=%#x", t.InKey)
+			sb.WriteString(", key=" + cHex(t.InKey))
 		}
 		fmt.Fprintf(&sb, ", legacy_l2, dp port=%d", p.odp)
 		_, inPresent, _ := parseKey(p.tunnelOpts, "in_key") // tunnels.go
@@ -51,7 +51,7 @@ func (s *Backer) ListTunnels() string {
 			case t.OutKeyFlow:
 				sb.WriteString(", out_key=flow")
 			default:
-				fmt.Fprintf(&sb, ", out_key=%#x", t.OutKey)
+				sb.WriteString(", out_key=" + cHex(t.OutKey))
 			}
 		}
 		if t.TTLInherit {
@@ -62,7 +62,7 @@ func (s *Backer) ListTunnels() string {
 		if t.TosInherit {
 			sb.WriteString(", tos=inherit")
 		} else if t.Tos != 0 {
-			fmt.Fprintf(&sb, ", tos=%#x", t.Tos)
+			sb.WriteString(", tos=" + cHex(uint64(t.Tos)))
 		}
 		if !t.DontFragment {
 			sb.WriteString(", df=false")
@@ -73,6 +73,14 @@ func (s *Backer) ListTunnels() string {
 		sb.WriteString(")\n")
 	}
 	return sb.String()
+}
+
+// cHex is C's %#x: 0 without the prefix.
+func cHex(v uint64) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%#x", v)
 }
 
 // mappedAddr prints an address as Open vSwitch's ipv6_format_mapped: an

@@ -81,6 +81,8 @@ func (d *Commands) cmdTimeWarp(ctx context.Context, args []string) (string, erro
 	for _, br := range d.sw.View().OFBridges() {
 		br.Upcalls().Revalidate()
 	}
+	// What CFM's steps changed is in the database before the reply.
+	d.sw.WaitStatus(ctx, time.Second)
 	return "warped", nil
 }
 
