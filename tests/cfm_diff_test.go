@@ -82,6 +82,12 @@ func cfmScenario() []bfdStep {
 		bfdCmd("ovs-appctl", "cfm/show", "p9"),
 		bfdCmd("ovs-appctl", "cfm/set-fault", "p9", "true"),
 		bfdCmd("ovs-appctl", "cfm/set-fault", "p1", "sometimes"),
+		// An MPID above 8191 outside extended mode is refused: p2's
+		// maintenance point goes.
+		bfdCmd("ovs-vsctl", "set", "interface", "p2", "cfm_mpid=9000", "other_config:cfm_extended=false"),
+		bfdCmd("ovs-appctl", "time/warp", "100"),
+		bfdCmd("ovs-appctl", "cfm/show", "p2"),
+		cfmColumns("p2"),
 		bfdStep{monitorOut: "p1"},
 		bfdCmd("ovs-vsctl", "del-br", "br1"),
 		bfdCmd("ovs-appctl", "cfm/show"),

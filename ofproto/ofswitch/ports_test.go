@@ -144,3 +144,28 @@ func TestPortTableTLVModChecksMappings(t *testing.T) {
 		t.Fatalf("after clear: %+v", rep.Mappings)
 	}
 }
+
+// TestPortTableReaddedPortIsAnnouncedWithItsState: a port deleted and
+// added again at once with the same name and number (the bridge layer
+// re-adds an interface whose options changed, which Open vSwitch
+// reconfigures in place) is announced with its state in the ADD, and
+// no MOD follows.
+func TestPortTableReaddedPortIsAnnouncedWithItsState(t *testing.T) {
+	pt := newTestPortTable(t)
+	s := newFMSender(4)
+	pt.notify.conns.Get(s, true)
+	pt.set([]Port{testPort(1, "p1", 1)})
+	portStatus(t, s)
+	portStatus(t, s)
+	pt.set(nil)
+	if ps := portStatus(t, s); ps.Reason != reasonDelete {
+		t.Fatalf("delete: %+v", ps)
+	}
+	pt.set([]Port{testPort(1, "p1", 1)})
+	if ps := portStatus(t, s); ps.Reason != reasonAdd || ps.Desc.State != 4 {
+		t.Fatalf("re-add: %+v", ps)
+	}
+	if len(s.msgs) != 0 {
+		t.Fatalf("%d more messages after the re-add", len(s.msgs))
+	}
+}

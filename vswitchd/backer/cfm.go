@@ -3,6 +3,7 @@ package backer
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"reflect"
@@ -62,6 +63,8 @@ type cfmState struct {
 	set   cfm.Settings
 	noFwd bool
 	seq   uint64 // creation order
+	// invalid: set was refused (an MPID out of range).
+	invalid bool
 	// urgent: the configuration changed since the point last ran; it
 	// runs before the others, as Open vSwitch's reconfiguration moves
 	// every monitored port to the top of the monitor's heap.
@@ -161,9 +164,23 @@ func (m *cfmMonitor) configureLocked(b *dpBridge, ports []bridge.PortConfig) boo
 			}
 			flowKey := ic.Options["key"] == "flow" || ic.Options["in_key"] == "flow"
 			st := cfm.ParseSettings(ic.CFMMPID, ic.OtherConfig, flowKey && p.tunnel != nil)
-			if p.cfm.sess != nil && p.cfm.set == st {
+			if (p.cfm.sess != nil || p.cfm.invalid) && p.cfm.set == st {
 				continue
 			}
+			if !cfm.ValidMPID(st.Extended, st.MPID) {
+				// Refused as Open vSwitch's set_cfm refuses it (EINVAL),
+				// once per configuration; a point already there goes.
+				m.logger("ofproto").Warn(fmt.Sprintf("%s: CFM configuration on port %d (%s) failed (Invalid argument)",
+					b.name, p.ofport, ic.Name))
+				if p.cfm.sess != nil {
+					m.reg.Close(p.cfm.sess)
+					changed = true
+					m.changed()
+				}
+				p.cfm = cfmState{set: st, invalid: true}
+				continue
+			}
+			p.cfm.invalid = false
 			old := p.cfm.sess
 			env := cfm.Env{Clock: m.clock, Log: m.logger("cfm"), Changed: m.changed,
 				RxPackets: m.rxPackets(b, p)}
