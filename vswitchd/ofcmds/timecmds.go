@@ -60,20 +60,24 @@ func (d *Commands) cmdTimeWarp(ctx context.Context, args []string) (string, erro
 	defer d.warping.Store(false)
 	waited := min(span, maxRealWarp)
 	// The real wait goes step by step: CFM's stopped clock moves on by
-	// each step as it ends (backer.WarpStep).
-	for left := waited; left > 0; {
-		n := min(step, left)
-		t := time.NewTimer(n)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return "", ctx.Err()
-		case <-d.ctx.Done():
-			t.Stop()
-			return "", d.ctx.Err()
+	// each step as it ends (backer.WarpStep). Steps end at fixed times
+	// from the start, so that timer lateness does not add up.
+	start := time.Now()
+	for done := time.Duration(0); done < waited; {
+		n := min(step, waited-done)
+		done += n
+		if w := time.Until(start.Add(done)); w > 0 {
+			t := time.NewTimer(w)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return "", ctx.Err()
+			case <-d.ctx.Done():
+				t.Stop()
+				return "", d.ctx.Err()
+			}
 		}
-		left -= n
 		d.sw.WarpStep(n)
 	}
 	// The bonds' clock takes what the real wait could not.
