@@ -48,6 +48,10 @@ type notifier struct {
 type portEvent struct {
 	reason uint8
 	port   Port
+	// readd: an ADD of a port deleted a moment ago with the same name
+	// and number (its interface's options changed, which Open vSwitch
+	// applies in place): announced with its state at once.
+	readd bool
 }
 
 // defaultAsync is Open vSwitch's asynchronous message configuration for a
@@ -259,6 +263,17 @@ func (n *notifier) sendPortStatusTo(s ofconn.Sender, st *connState, ev portEvent
 	}
 	p := ofpPort(&ev.port, s.Version())
 	p.PortNo = ofp.PortToOF11(ev.port.OFPort)
+	if ev.reason == reasonAdd && p.State&4 != 0 && !ev.readd {
+		// Open vSwitch installs a port before it may be enabled: the
+		// ADD says it is not live, a MOD then that it is.
+		add := p
+		add.State &^= 4
+		s.Send(0, &ofp.PortStatus{Reason: reasonAdd, Desc: add})
+		if wants(s, st, ofp.AsyncPortStatus, reasonModify) {
+			s.Send(0, &ofp.PortStatus{Reason: reasonModify, Desc: p})
+		}
+		return
+	}
 	s.Send(0, &ofp.PortStatus{Reason: ev.reason, Desc: p})
 }
 

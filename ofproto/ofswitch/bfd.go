@@ -7,6 +7,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/ofproto/bfd"
+	"github.com/gvs-project/gvs/ofproto/cfm"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
@@ -21,6 +22,7 @@ func (e *executor) slowPath(u *dpif.Upcall) {
 	in := xlate.In{Key: *u.Key, Packet: u.Packet, SideEffects: true}
 	var out xlate.Out
 	e.xl.Translate(&in, &out)
+	e.processCFM(u.Packet, out.CFM)
 	e.processBFD(u.Packet, u.Key, out.BFD)
 	e.processLACP(u.Packet, out.LACP)
 	if len(out.SlowActions) > 0 && u.Packet != nil {
@@ -49,6 +51,16 @@ func (e *executor) processBFD(p *packet.Packet, k *flow.Key, sessions []*bfd.Ses
 		if e.bfdProcessed != nil {
 			e.bfdProcessed(s)
 		}
+	}
+}
+
+// processCFM hands a received CCM to the maintenance points it is for.
+func (e *executor) processCFM(p *packet.Packet, sessions []*cfm.Session) {
+	if p == nil {
+		return
+	}
+	for _, s := range sessions {
+		s.Process(p.Data())
 	}
 }
 
@@ -84,6 +96,7 @@ func (e *executor) sendPacket(ofport uint16, frame []byte, oam bool) error {
 	e.up.CreditPacket(&out, uint64(pkt.Len()))
 	acts := out.Actions
 	if out.SlowReason != 0 {
+		e.processCFM(pkt, out.CFM) // a CCM sent into a patch port
 		e.processBFD(pkt, &in.Key, out.BFD)
 		e.processLACP(pkt, out.LACP) // a LACPDU sent into a patch port
 		acts = out.SlowActions

@@ -45,8 +45,8 @@
 //     form, with each version's cookie and table rules and the checks of
 //     actions, groups and meters.
 //   - executor (packetout.go, bfd.go): packets run outside the datapath's
-//     upcalls: packet-outs, NXT_RESUME, slow-path (BFD) upcalls and the
-//     switch's own BFD packets (SendPacket).
+//     upcalls: packet-outs, NXT_RESUME, slow-path (CFM, BFD, LACP)
+//     upcalls and the switch's own CCMs and BFD packets (SendPacket).
 //   - bundler (bundle.go): OpenFlow bundles (open, add, close, discard,
 //     idle timeout) and their all-or-nothing commit; each connection's
 //     bundles are in its connExt.
@@ -68,8 +68,9 @@
 // (ofproto/flowexport/...) and tells translation which sampling actions
 // to compose. The upcall handler hands the sampling upcalls (sFlow, IPFIX
 // and flow_sample cookies) to the exporters, and the slow-path ones
-// (slow_path(bfd)) to the input port's BFD session (bfd.go, which also
-// sends the switch's own control packets: SendPacket), through
+// (slow_path(cfm), slow_path(bfd)) to the input port's CFM maintenance
+// point or BFD session (bfd.go, which also sends the switch's own
+// control packets: SendPacket), through
 // upcall.Switch; its revalidator accounts megaflow statistics to NetFlow
 // and a deleted megaflow expires its NetFlow flow; a ticker runs the
 // exporters once a second.

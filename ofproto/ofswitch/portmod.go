@@ -70,7 +70,7 @@ func (pt *portTable) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error
 	pt.ports[no] = &next
 	pt.publishLocked()
 	pt.mu.Unlock()
-	ev := portEvent{reasonModify, next}
+	ev := portEvent{reason: reasonModify, port: next}
 	pt.notify.conns.Each(func(st *connState) {
 		c := st.Sender
 		if c == s && c.Version() < mf.OF15 {

@@ -35,7 +35,20 @@ type portTable struct {
 	mu    sync.Mutex
 	ports map[uint16]*Port
 	tlv   []ofp.TLVMap
+	// deleted are the ports deleted lately, by number: a port added
+	// again soon after with the same name is a re-add (portEvent.readd).
+	deleted map[uint16]deletedPort
 }
+
+// deletedPort is a port's name and when it was deleted.
+type deletedPort struct {
+	name string
+	at   time.Time
+}
+
+// readdWindow is how soon after its deletion an added port counts as
+// re-added (the bridge layer deletes and adds it in one reconciliation).
+const readdWindow = time.Second
 
 // set replaces the port set. Ports that appear, disappear or change are
 // announced to controllers with port-status.
@@ -59,14 +72,20 @@ func (pt *portTable) set(ports []Port) {
 	var events []portEvent
 	for no, p := range pt.ports {
 		if o := old[no]; o == nil {
-			events = append(events, portEvent{reasonAdd, *p})
+			d, ok := pt.deleted[no]
+			readd := ok && d.name == p.Name && time.Since(d.at) < readdWindow
+			events = append(events, portEvent{reason: reasonAdd, port: *p, readd: readd})
 		} else if portChanged(o, p) {
-			events = append(events, portEvent{reasonModify, *p})
+			events = append(events, portEvent{reason: reasonModify, port: *p})
 		}
 	}
 	for no, o := range old {
 		if pt.ports[no] == nil {
-			events = append(events, portEvent{reasonDelete, *o})
+			if pt.deleted == nil {
+				pt.deleted = map[uint16]deletedPort{}
+			}
+			pt.deleted[no] = deletedPort{name: o.Name, at: time.Now()}
+			events = append(events, portEvent{reason: reasonDelete, port: *o})
 		}
 	}
 	patches := map[uint16]bool{}

@@ -39,8 +39,12 @@ func TestPortTableAnnouncesAddedChangedAndDeletedPorts(t *testing.T) {
 	s := newFMSender(4)
 	pt.notify.conns.Get(s, true)
 	pt.set([]Port{testPort(1, "p1", 1)})
-	if ps := portStatus(t, s); ps.Reason != reasonAdd || ps.Desc.PortNo != 1 {
+	// Installed not live, then enabled, as Open vSwitch announces it.
+	if ps := portStatus(t, s); ps.Reason != reasonAdd || ps.Desc.PortNo != 1 || ps.Desc.State != 0 {
 		t.Fatalf("add: %+v", ps)
+	}
+	if ps := portStatus(t, s); ps.Reason != reasonModify || ps.Desc.PortNo != 1 || ps.Desc.State != 4 {
+		t.Fatalf("enable: %+v", ps)
 	}
 	if p := pt.xl.Snapshot().Ports[1]; p == nil || p.Name != "p1" {
 		t.Fatalf("translation's port 1: %+v", p)
@@ -49,12 +53,12 @@ func TestPortTableAnnouncesAddedChangedAndDeletedPorts(t *testing.T) {
 	p1 := testPort(1, "p1", 1)
 	p1.LinkDown = true
 	pt.set([]Port{p1, testPort(2, "p2", 2)})
-	got := map[uint8]uint32{}
-	for range 2 {
+	got := map[uint8][]uint32{}
+	for range 3 {
 		ps := portStatus(t, s)
-		got[ps.Reason] = ps.Desc.PortNo
+		got[ps.Reason] = append(got[ps.Reason], ps.Desc.PortNo)
 	}
-	if got[reasonModify] != 1 || got[reasonAdd] != 2 {
+	if len(got[reasonModify]) != 2 || len(got[reasonAdd]) != 1 || got[reasonAdd][0] != 2 {
 		t.Fatalf("port statuses by reason: %v", got)
 	}
 	if ps := pt.list(); len(ps) != 2 || ps[0].OFConfig != ofp.PCNoFlood || !ps[0].LinkDown {
@@ -75,8 +79,10 @@ func TestPortTablePortModChecksAndAnnounces(t *testing.T) {
 	pt.notify.conns.Get(sender, true)
 	pt.notify.conns.Get(other, true)
 	pt.set([]Port{testPort(1, "p1", 1)})
-	portStatus(t, sender)
-	portStatus(t, other)
+	for range 2 { // ADD, then MOD enabling it
+		portStatus(t, sender)
+		portStatus(t, other)
+	}
 	req := &ofp.Msg{Version: 4, XID: 5}
 	for _, c := range []struct {
 		pm   ofp.PortMod
@@ -136,5 +142,30 @@ func TestPortTableTLVModChecksMappings(t *testing.T) {
 	}
 	if rep := pt.tlvTable(); len(rep.Mappings) != 0 {
 		t.Fatalf("after clear: %+v", rep.Mappings)
+	}
+}
+
+// TestPortTableReaddedPortIsAnnouncedWithItsState: a port deleted and
+// added again at once with the same name and number (the bridge layer
+// re-adds an interface whose options changed, which Open vSwitch
+// reconfigures in place) is announced with its state in the ADD, and
+// no MOD follows.
+func TestPortTableReaddedPortIsAnnouncedWithItsState(t *testing.T) {
+	pt := newTestPortTable(t)
+	s := newFMSender(4)
+	pt.notify.conns.Get(s, true)
+	pt.set([]Port{testPort(1, "p1", 1)})
+	portStatus(t, s)
+	portStatus(t, s)
+	pt.set(nil)
+	if ps := portStatus(t, s); ps.Reason != reasonDelete {
+		t.Fatalf("delete: %+v", ps)
+	}
+	pt.set([]Port{testPort(1, "p1", 1)})
+	if ps := portStatus(t, s); ps.Reason != reasonAdd || ps.Desc.State != 4 {
+		t.Fatalf("re-add: %+v", ps)
+	}
+	if len(s.msgs) != 0 {
+		t.Fatalf("%d more messages after the re-add", len(s.msgs))
 	}
 }

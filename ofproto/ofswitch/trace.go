@@ -262,6 +262,9 @@ func (tr *tracer) passActions(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt
 	fmt.Fprintf(sb, "Datapath actions: %s\n", dpActs)
 	if out.SlowPath || out.SlowReason != 0 {
 		sb.WriteString("This flow is handled by the userspace slow path because it:\n")
+		if out.SlowReason&odp.SlowCFM != 0 {
+			sb.WriteString("  - Consists of CFM packets.\n")
+		}
 		if out.SlowReason&odp.SlowBFD != 0 {
 			sb.WriteString("  - Consists of BFD packets.\n")
 		}

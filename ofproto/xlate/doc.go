@@ -36,9 +36,11 @@
 // has not seen recirculates before anything that would look at it.
 //
 // Packets the switch handles itself (special.go, Open vSwitch's
-// process_special): a BFD control packet on a port with a session
-// (Port.BFD) runs no pipeline; the translation names the session
-// (Out.BFD) and its megaflow is the slow-path userspace action.
+// process_special): a CCM on a port with a CFM maintenance point
+// (Port.CFM), a LACPDU on a LACP bond's member, a BFD control packet on
+// a port with a session (Port.BFD) run no pipeline; the translation
+// names the point or session (Out.CFM, Out.LACP, Out.BFD) and its
+// megaflow is the slow-path userspace action.
 //
 // NORMAL translates into the datapath's mac_learn action over the bridge's
 // MAC table (see datapath/l2fib): one megaflow serves any number of MAC
@@ -81,7 +83,8 @@
 //
 // # Imports
 //
-// xlate imports ofproto/{oftable,mf,ofp,classifier}, datapath/{flow,odp,
-// packet,dpif}. It must not import ofconn, the switch, the datapath
+// xlate imports ofproto/{oftable,mf,ofp,classifier} and the protocols
+// whose packets it recognises or whose members it chooses
+// (ofproto/{bfd,cfm,lacp,bond}), datapath/{flow,odp,packet,dpif}. It must not import ofconn, the switch, the datapath
 // implementation or OVSDB.
 package xlate

@@ -4,17 +4,36 @@ import (
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/ofproto/bfd"
+	"github.com/gvs-project/gvs/ofproto/cfm"
 	"github.com/gvs-project/gvs/ofproto/lacp"
 )
 
 // processSpecial recognises a packet the switch itself handles on port p
-// (Open vSwitch's process_special): a LACPDU on a member of a LACP bond,
-// a BFD control packet for the port's session. Such a packet does not enter the OpenFlow pipeline; the
+// (Open vSwitch's process_special): a CCM for the port's CFM
+// maintenance point, a LACPDU on a member of a LACP bond, a BFD control
+// packet for the port's session. Such a packet does not enter the OpenFlow pipeline; the
 // translation records the session (Out.BFD, processed by the switch with
 // the packet) and makes the megaflow a slow-path one, so that every
 // control packet reaches the switch. The flow bits the check read are
 // un-wildcarded whatever the answer, as bfd_should_process_flow does.
 func (c *ctx) processSpecial(p *Port) bool {
+	if p != nil && p.CFM != nil {
+		k := &c.flow.Key
+		f := cfm.Flow{DlDst: k.EthDst, DlType: k.EthType, TunID: k.TunID}
+		var wc cfm.Wildcards
+		ok := p.CFM.ShouldProcess(&f, &wc)
+		if wc.DlDst {
+			c.wc.Key.EthDst = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+		}
+		if wc.TunID {
+			c.wc.Key.TunID = ^uint64(0)
+		}
+		if ok {
+			c.out.CFM = append(c.out.CFM, p.CFM)
+			c.out.SlowReason |= odp.SlowCFM
+			return true
+		}
+	}
 	if p != nil && p.Bundle != nil && p.Bundle.LACP != nil {
 		// A member of a LACP bond: Slow Protocols frames are LACP's
 		// (Open vSwitch's lacp_process_packet on ETH_TYPE_LACP).

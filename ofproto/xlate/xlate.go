@@ -12,6 +12,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/packet"
 	"github.com/gvs-project/gvs/ofproto/bfd"
+	"github.com/gvs-project/gvs/ofproto/cfm"
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
@@ -85,6 +86,9 @@ type Port struct {
 	// BFD is the port's BFD session, nil when BFD is off: its control
 	// packets are handled by the switch, not the pipeline (special.go).
 	BFD *bfd.Session
+	// CFM is the port's CFM maintenance point, nil when CFM is off: its
+	// CCMs are handled by the switch, not the pipeline (special.go).
+	CFM *cfm.Session
 	// Tag is the access or native VLAN (Port.tag), -1 for none; Trunks
 	// the trunked VLANs (all when empty); VLANMode says how NORMAL uses
 	// them (vlan.go).
@@ -432,6 +436,9 @@ type Out struct {
 	// BFD are the sessions the packet is a control packet for (on the
 	// input port, or a patch peer's): the switch hands them the packet.
 	BFD []*bfd.Session
+	// CFM are the maintenance points the packet is a CCM for: the switch
+	// hands them the packet.
+	CFM []*cfm.Session
 	// Bonds are the balanced bonds the packets leave through, with their
 	// bucket hash, for the bonds' load accounting (bond.go).
 	Bonds []BondUse

@@ -99,6 +99,10 @@ type IfaceConfig struct {
 	// MAC is Interface.mac: the address an internal interface takes
 	// (applied without re-adding it).
 	MAC string
+	// CFMMPID is Interface.cfm_mpid when CFMMPIDSet (CFM is on; a
+	// change does not re-add the interface).
+	CFMMPID    int64
+	CFMMPIDSet bool
 	// LACP says the interface's Port runs LACP: it is not live until
 	// LACP lets it be (a change does not re-add the interface).
 	LACP bool
@@ -121,6 +125,19 @@ type IfaceStatus struct {
 	// BFDStatus is Interface.bfd_status; nil (written as empty) without
 	// a BFD session.
 	BFDStatus map[string]string
+	// CFM is the Interface cfm_* columns; nil (written as empty) without
+	// CFM.
+	CFM *CFMStatus
+}
+
+// CFMStatus is the Interface cfm_* columns of an interface with CFM.
+type CFMStatus struct {
+	Fault         bool
+	FaultStatus   []string
+	FlapCount     int64
+	Health        int64 // -1: undefined (cfm_health empty)
+	RemoteMPIDs   []int64
+	RemoteOpState string // "up", "down" or "" (not extended: empty)
 }
 
 // BridgeStatus is what the bridge layer writes back to a Bridge row.

@@ -13,7 +13,7 @@ var MonitoredTables = []client.MonitorTable{
 	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix", "flow_tables", "mirrors", "mcast_snooping_enable"}},
 	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode",
 		"bond_mode", "lacp", "bond_updelay", "bond_downdelay", "bond_active_slave", "other_config"}},
-	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status", "bfd", "bfd_status", "other_config", "mac"}},
+	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status", "bfd", "bfd_status", "other_config", "mac", "cfm_mpid", "cfm_fault", "cfm_fault_status", "cfm_flap_count", "cfm_health", "cfm_remote_mpids", "cfm_remote_opstate"}},
 	{Table: "Controller", Columns: []string{"target", "is_connected", "role", "status", "controller_rate_limit", "controller_burst_limit", "inactivity_probe"}},
 	// All of Datapath's and CT_Zone's columns: Open vSwitch 3.2's schema
 	// adds the zone limits (Datapath.ct_zone_default_limit, CT_Zone.limit),
@@ -194,6 +194,10 @@ func Parse(s *client.Snapshot) Config {
 					MAC:           str(ir.Get("mac")),
 					LACP:          pc.Bond.LACP == "active" || pc.Bond.LACP == "passive",
 				})
+				if m := ints(ir.Get("cfm_mpid")); len(m) == 1 {
+					ic := &pc.Interfaces[len(pc.Interfaces)-1]
+					ic.CFMMPID, ic.CFMMPIDSet = m[0], true
+				}
 			}
 			bc.Ports = append(bc.Ports, pc)
 		}

@@ -80,6 +80,10 @@ func (r *Runner) Run(ctx context.Context) error {
 
 // reconcile applies the snapshot and writes back what changed.
 func (r *Runner) reconcile(ctx context.Context, snap *client.Snapshot) {
+	if ss, ok := r.rec.sw.(StatusSyncer); ok {
+		seq := ss.StatusSeq()
+		defer ss.StatusWritten(seq)
+	}
 	cfg := Parse(snap)
 	st := r.rec.Apply(&cfg)
 	if st.ConntrackErr != nil {
@@ -100,6 +104,16 @@ func (r *Runner) reconcile(ctx context.Context, snap *client.Snapshot) {
 // the status back at once rather than at the next StatsInterval.
 type StatusNotifier interface {
 	StatusChanged() <-chan struct{}
+}
+
+// StatusSyncer is implemented by switches that wait for the status
+// they asked to have written (time/warp returns once CFM's status is in
+// the database, as Open vSwitch's main loop writes it before a warp step
+// ends): StatusSeq numbers the requests, StatusWritten says that the
+// write-back that started at seq is done.
+type StatusSyncer interface {
+	StatusSeq() uint64
+	StatusWritten(seq uint64)
 }
 
 // noDPDK is Open_vSwitch.dpdk_version when DPDK is not in use.
@@ -267,6 +281,7 @@ func ifaceUpdate(row *client.Row, is *IfaceStatus) map[string]any {
 		}
 		upd["bfd_status"] = bs
 	}
+	cfmUpdate(row, is.CFM, upd) // cfm.go
 	cur := row.Get("statistics")
 	want := is.Statistics
 	if want == nil {

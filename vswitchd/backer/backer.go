@@ -112,6 +112,8 @@ type Backer struct {
 	bnd *bonds
 	// mcastStarted says the snooping databases' aging loop runs (mcast.go).
 	mcastStarted bool
+	// cfm runs the interfaces' CFM maintenance points (cfm.go).
+	cfm *cfmMonitor
 	// hand is the handover side: the state given to a successor, the
 	// ports handed over by a predecessor (handover.go).
 	hand *Handover
@@ -193,6 +195,8 @@ type dpPort struct {
 	bfd      *bfd.Session
 	bfdNoFwd bool
 	bfdCfg   map[string]string // the Interface.bfd last applied
+	// cfm is the interface's CFM maintenance point (cfm.go).
+	cfm cfmState
 	// lacp: the interface's Port runs LACP, so it is not live until
 	// its bond's LACP says so (bonds.go), from its first announcement.
 	lacp bool
@@ -208,7 +212,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 		cfg.Count = func(string) {}
 	}
 	s := &Backer{cfg: cfg, log: cfg.Logger("vswitchd"), bridges: map[string]*dpBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
-		bfd: newBFDMonitor(), bnd: newBonds()}
+		bfd: newBFDMonitor(), bnd: newBonds(), cfm: newCFMMonitor()}
 	s.dps = &datapathSet{workers: cfg.Workers, log: s.log, dpLog: cfg.Logger, created: cfg.DatapathCreated, dps: map[string]*dpnetdev.Datapath{}}
 	if cfg.Counter != nil {
 		var dc [odp.NumDropReasons]odp.Counter
@@ -229,6 +233,8 @@ func New(ctx context.Context, cfg Config) *Backer {
 	s.bfd.ctx, s.bfd.wg = s.ctx, &s.wg
 	s.bnd.mu, s.bnd.bridges, s.bnd.republish, s.bnd.logger = &s.mu, s.bridges, s.syncPorts, cfg.Logger
 	s.bnd.ctx, s.bnd.wg = s.ctx, &s.wg
+	s.cfm.mu, s.cfm.bridges, s.cfm.republish, s.cfm.logger = &s.mu, s.bridges, s.syncPorts, cfg.Logger
+	s.cfm.ctx, s.cfm.wg, s.cfm.clock, s.cfm.status = s.ctx, &s.wg, &cfmClock{base: &s.bnd.clock}, s.bfd.status
 	s.view.bnd = s.bnd
 	s.tnl = newTunnelEnv(s, !cfg.DisableSystem)
 	s.tnl.watch(s.ctx)
@@ -444,6 +450,7 @@ func (s *Backer) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 	s.configureAffinity(b, ports)                    // pmd.go
 	changed := s.bfd.configureLocked(b, ports)
 	changed = s.bnd.configureLocked(b, ports) || changed // bonds.go
+	changed = s.cfm.configureLocked(b, ports) || changed // cfm.go
 	changed = changed || len(next) != len(b.vlans)
 	vlanChanged := map[string]bool{}
 	for _, pc := range ports {
@@ -470,7 +477,7 @@ func (s *Backer) ofPorts(b *dpBridge) []ofswitch.Port {
 		if v, ok := b.vlans[p.name]; ok {
 			op.Tag, op.Trunks, op.VLANMode = v.tag, v.list, v.mode
 		}
-		op.BFD, op.NoForward = p.bfd, p.bfdNoFwd
+		op.BFD, op.CFM, op.NoForward = p.bfd, p.cfm.sess, noForward(p) // cfm.go
 		var lacpDown bool
 		op.Bundle, lacpDown = s.bnd.bundleOf(b, p.name) // bonds.go
 		op.NoForward = op.NoForward || lacpDown || (op.Bundle == nil && p.lacp)
@@ -889,6 +896,7 @@ func (s *Backer) DelPort(bname, iface string) error {
 	}
 	delete(b.ports, iface)
 	s.bfd.closeLocked(p)
+	s.cfm.closeLocked(p)
 	if p.ofport != bridge.OFPPLocal {
 		b.freedAt[p.ofport] = time.Now()
 	}
@@ -948,7 +956,8 @@ func (s *Backer) IfaceStatus(bname, iface string) bridge.IfaceStatus {
 	if p.bfd != nil {
 		st.BFDStatus = p.bfd.Status()
 	}
-	if p.dev == nil { // patch and tunnel ports have no device
+	st.CFM = cfmStatus(p) // cfm.go
+	if p.dev == nil {     // patch and tunnel ports have no device
 		if p.tunnel == nil && !s.patchPeered(b, p) {
 			st.Error = fmt.Sprintf("No usable peer '%s' exists in '%s' datapath.", p.peer, b.cfgType)
 		}

@@ -33,7 +33,8 @@ func (s *Backer) Warp(d, step time.Duration) {
 		if running {
 			s.bnd.runOnce()
 		}
-		s.runMcast() // mcast.go
-		s.albOnce()  // alb.go
+		s.runMcast()  // mcast.go
+		s.albOnce()   // alb.go
+		s.WarpStep(n) // cfm.go: a stopped CFM clock moves on too
 	}
 }

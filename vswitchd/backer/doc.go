@@ -21,6 +21,10 @@
 //     tunnelEnv (tnlenv.go): native tunnelling's routes and neighbours;
 //   - bfdMonitor (bfd.go): the BFD sessions, their send loop and port
 //     liveness, over the bridges it is given;
+//   - cfmMonitor (cfm.go): the CFM maintenance points, their CCMs, fault
+//     checks and port liveness (with BFD's), on a clock time/stop freezes
+//     and time/warp moves step by step; ListTunnels (listtunnels.go) is
+//     ofproto/list-tunnels;
 //   - portErrors (portwarn.go): the per-interface error log;
 //   - View (view.go): what the appctl commands and the metrics exporter
 //     read of the bridges (Backer.View), read-only under the backer's

@@ -23,7 +23,7 @@ func New(ctx context.Context, sw *backer.Backer) *Commands {
 }
 
 // List is the command table: ofproto/trace, ofproto/list, dpif/dump-flows,
-// revalidator/*, upcall/*-megaflows and set-flow-limit, fdb/*, bfd/*,
+// revalidator/*, upcall/*-megaflows and set-flow-limit, fdb/*, bfd/*, cfm/*,
 // bond/*, lacp/*, time/warp.
 func (d *Commands) List() []unixctl.Command {
 	var cmds []unixctl.Command
@@ -33,6 +33,8 @@ func (d *Commands) List() []unixctl.Command {
 	cmds = append(cmds, d.timeCommands()...)
 	cmds = append(cmds, d.upcallCommands()...)
 	cmds = append(cmds, d.bfdCommands()...)
+	cmds = append(cmds, d.cfmCommands()...)
+	cmds = append(cmds, d.tunnelCommands()...)
 	cmds = append(cmds, d.bondCommands()...)
 	return cmds
 }

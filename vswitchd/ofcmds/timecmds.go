@@ -22,10 +22,11 @@ const maxRealWarp = 25 * time.Second
 // moves on by the rest), so time/warp advances time the only way it can:
 // it waits the warped span in real time, then revalidates, so that timeouts, aging and
 // statistics have moved on by at least that much when it replies
-// "warped". time/stop is accepted and does not freeze anything.
+// "warped". time/stop freezes only CFM's clock (which the warp's steps
+// then move on).
 func (d *Commands) timeCommands() []unixctl.Command {
 	return []unixctl.Command{
-		{Name: "time/stop", Run: func(context.Context, []string) (string, error) { return "", nil }},
+		{Name: "time/stop", Run: func(context.Context, []string) (string, error) { d.sw.StopClock(); return "", nil }},
 		{Name: "time/warp", Usage: "[large_msecs] msecs", MinArgs: 1, MaxArgs: 2, Run: d.cmdTimeWarp},
 		{Name: "revalidator/purge", Run: d.cmdRevalidatorPurge},
 	}
@@ -58,20 +59,34 @@ func (d *Commands) cmdTimeWarp(ctx context.Context, args []string) (string, erro
 	}
 	defer d.warping.Store(false)
 	waited := min(span, maxRealWarp)
-	t := time.NewTimer(waited)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case <-d.ctx.Done():
-		return "", d.ctx.Err()
+	// The real wait goes step by step: CFM's stopped clock moves on by
+	// each step as it ends (backer.WarpStep). Steps end at fixed times
+	// from the start, so that timer lateness does not add up.
+	start := time.Now()
+	for done := time.Duration(0); done < waited; {
+		n := min(step, waited-done)
+		done += n
+		if w := time.Until(start.Add(done)); w > 0 {
+			t := time.NewTimer(w)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return "", ctx.Err()
+			case <-d.ctx.Done():
+				t.Stop()
+				return "", d.ctx.Err()
+			}
+		}
+		d.sw.WarpStep(n)
 	}
 	// The bonds' clock takes what the real wait could not.
 	d.sw.Warp(span-waited, step)
 	for _, br := range d.sw.View().OFBridges() {
 		br.Upcalls().Revalidate()
 	}
+	// What CFM's steps changed is in the database before the reply.
+	d.sw.WaitStatus(ctx, time.Second)
 	return "warped", nil
 }
 
