@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +73,7 @@ func (ds *datapathSet) get(typ string) *dpnetdev.Datapath {
 	cfg.Log = ds.dpLog("dpif_netdev")
 	cfg.PutLog = ds.dpLog("dpif")
 	dp := dpnetdev.New("ovs-"+typ, cfg)
+	logProbes(ds.dpLog("ofproto_dpif"), typ+"@ovs-"+typ, dpnetdev.Capabilities())
 	dp.SetRestoreWait(ds.restoreWait.Load())
 	ds.setupPMD(typ, dp) // pmd.go
 	if ds.created != nil {
@@ -144,4 +146,56 @@ func (s *Backer) NextDummyMAC() [6]byte { return s.dps.nextDummyMAC() }
 // failed translation's, in ofproto_dpif_xlate and ofproto_dpif_upcall).
 func (s *Backer) moduleWarnf(module, format string, args ...any) {
 	s.cfg.Logger(module).Warn(fmt.Sprintf(format, args...))
+}
+
+// probeLines are the lines Open vSwitch's backer logs as it probes a new
+// datapath (ofproto-dpif's check_support), in its order: the capability
+// read, and the line for true and for false. Tools read them (OVN's
+// system tests skip a test when "Datapath supports ct_zero_snat" is not
+// in the log).
+var probeLines = []struct{ key, yes, no string }{
+	{"recirc", "Datapath supports recirculation", "Datapath does not support recirculation"},
+	{"max_vlan_headers", "VLAN header stack length probed as %s", ""},
+	{"max_mpls_depth", "MPLS label stack length probed as %s", ""},
+	{"masked_set_action", "", "datapath does not support masked set action feature."},
+	{"trunc", "Datapath supports truncate action", "Datapath does not support truncate action"},
+	{"ufid", "Datapath supports unique flow ids", "Datapath does not support unique flow ids"},
+	{"clone", "Datapath supports clone action", "Datapath does not support clone action"},
+	{"sample_nesting", "Max sample nesting level probed as 10", "Max sample nesting level probed as 1"},
+	{"ct_eventmask", "Datapath supports eventmask in conntrack action", "Datapath does not support eventmask in conntrack action"},
+	{"ct_clear", "Datapath supports ct_clear action", "Datapath does not support ct_clear action"},
+	{"max_hash_alg", "Max dp_hash algorithm probed to be %s", ""},
+	{"check_pkt_len", "Datapath supports check_pkt_len action", "Datapath does not support check_pkt_len action"},
+	{"ct_timeout", "Datapath supports timeout policy in conntrack action", "Datapath does not support timeout policy in conntrack action"},
+	{"ct_zero_snat", "Datapath supports ct_zero_snat", "Datapath does not support ct_zero_snat"},
+	{"add_mpls", "Datapath supports add_mpls action", "Datapath does not support add_mpls action"},
+	{"ct_state", "Datapath supports ct_state", "Datapath does not support ct_state"},
+	{"ct_zone", "Datapath supports ct_zone", "Datapath does not support ct_zone"},
+	{"ct_mark", "Datapath supports ct_mark", "Datapath does not support ct_mark"},
+	{"ct_label", "Datapath supports ct_label", "Datapath does not support ct_label"},
+	{"ct_state_nat", "Datapath supports ct_state_nat", "Datapath does not support ct_state_nat"},
+	{"ct_orig_tuple", "Datapath supports ct_orig_tuple", "Datapath does not support ct_orig_tuple"},
+	{"ct_orig_tuple6", "Datapath supports ct_orig_tuple6", "Datapath does not support ct_orig_tuple6"},
+	{"nd_ext", "Datapath supports IPv6 ND Extensions", "Datapath does not support IPv6 ND Extensions"},
+}
+
+// logProbes logs what datapath dpif (Open vSwitch's "TYPE@NAME") can
+// do, from caps (dpnetdev.Capabilities), in Open vSwitch's words.
+func logProbes(log *slog.Logger, dpif string, caps map[string]string) {
+	for _, p := range probeLines {
+		v, ok := caps[p.key]
+		if !ok {
+			continue
+		}
+		line := p.yes
+		switch {
+		case strings.Contains(p.yes, "%s"):
+			line = fmt.Sprintf(p.yes, v)
+		case v != "true":
+			line = p.no
+		}
+		if line != "" {
+			log.Info(dpif + ": " + line)
+		}
+	}
 }
