@@ -235,7 +235,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 	s.bnd.ctx, s.bnd.wg = s.ctx, &s.wg
 	s.cfm.mu, s.cfm.bridges, s.cfm.republish, s.cfm.logger = &s.mu, s.bridges, s.syncPorts, cfg.Logger
 	s.cfm.ctx, s.cfm.wg, s.cfm.clock, s.cfm.status = s.ctx, &s.wg, &cfmClock{base: &s.bnd.clock}, s.bfd.status
-	s.view.bnd = s.bnd
+	s.view.bnd, s.view.clock = s.bnd, s.cfm.clock
 	s.tnl = newTunnelEnv(s, !cfg.DisableSystem)
 	s.tnl.watch(s.ctx)
 	return s

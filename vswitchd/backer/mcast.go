@@ -44,7 +44,7 @@ func (s *Backer) configureMcastLocked(b *dpBridge, cfg *bridge.BridgeConfig) {
 	c := mcastConfig(cfg.OtherConfig)
 	if b.mcast == nil {
 		b.mcast = mcsnoop.New(c)
-		b.of.Xlator().SetMcastSnooping(&xlate.McastSnooping{Table: b.mcast, Now: s.bnd.clock.Now})
+		b.of.Xlator().SetMcastSnooping(&xlate.McastSnooping{Table: b.mcast, Now: s.cfm.clock.Now})
 		b.of.Upcalls().Changed()
 		s.startMcastLocked()
 	} else if b.mcast.Configure(c) {
@@ -100,7 +100,8 @@ func (s *Backer) configureMcastPortsLocked(b *dpBridge, ports []bridge.PortConfi
 }
 
 // startMcastLocked starts the loop that ages every bridge's snooping
-// database once a second (Open vSwitch's mcast_snooping_run) and
+// database once a second (Open vSwitch's mcast_snooping_run) on the switch's
+// virtual clock (time/stop freezes it, time/warp moves it) and
 // revalidates the bridge's megaflows when forwarding may have changed.
 func (s *Backer) startMcastLocked() {
 	if s.mcastStarted {
@@ -125,7 +126,7 @@ func (s *Backer) startMcastLocked() {
 
 // runMcast ages the databases now (also after time/warp).
 func (s *Backer) runMcast() {
-	now := s.bnd.clock.Now()
+	now := s.cfm.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, b := range s.bridges {
@@ -147,7 +148,7 @@ func (v *View) McastShow(name string) (text string, ok, enabled bool) {
 	if b.mcast == nil {
 		return "", true, false
 	}
-	return b.mcast.Show(v.bnd.clock.Now(), func(id mcsnoop.PortID) string {
+	return b.mcast.Show(v.clock.Now(), func(id mcsnoop.PortID) string {
 		if p := b.ports[id]; p != nil {
 			return ofportName(p.ofport)
 		}

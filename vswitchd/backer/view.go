@@ -27,6 +27,9 @@ type View struct {
 	bridges map[string]*dpBridge
 	dps     *datapathSet
 	bnd     *bonds // the bond and LACP registries (bonds.go)
+	// clock is the switch's virtual time (time/stop, time/warp), which
+	// the multicast snooping ages read (mcast.go).
+	clock *cfmClock
 }
 
 // View returns the backer's read-only view of its bridges.
