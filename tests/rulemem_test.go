@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,43 +10,8 @@ import (
 	"time"
 
 	"github.com/gvs-project/gvs/internal/nstest"
+	"github.com/gvs-project/gvs/tests/internal/flowgen"
 )
-
-// ruleMemFlows returns n rules in ovs-ofctl's syntax shaped like
-// tests/perf/ofbench's mixed flows (four tables, masks of several
-// shapes, load/resubmit/output actions, one cookie per rule).
-func ruleMemFlows(n int) []byte {
-	var b bytes.Buffer
-	n0, n1, n2 := n/5, n*3/10, n*3/10
-	n3 := n - n0 - n1 - n2
-	cookie := 0x1000
-	for i := range n0 {
-		cookie++
-		fmt.Fprintf(&b, "table=0,cookie=%#x,priority=300,in_port=%d,dl_dst=02:00:%02x:%02x:%02x:%02x,actions=resubmit(,1)\n",
-			cookie, i%3+1, byte(i>>24), byte(i>>16), byte(i>>8), byte(i))
-	}
-	for i := range n1 {
-		cookie++
-		fmt.Fprintf(&b, "table=1,cookie=%#x,priority=200,ip,nw_dst=%d.%d.%d.0/24,actions=load:%#x->NXM_NX_REG0[],resubmit(,2)\n",
-			cookie, 10+i>>16, byte(i>>8), byte(i), i&0xffff)
-	}
-	for i := range n2 {
-		cookie++
-		fmt.Fprintf(&b, "table=2,cookie=%#x,priority=100,tcp,nw_src=172.%d.%d.%d,tp_dst=%d,actions=load:%#x->NXM_NX_REG1[0..15],resubmit(,3)\n",
-			cookie, 16+i>>16, byte(i>>8), byte(i), 1+i%1000, i&0xffff)
-	}
-	for i := range n3 {
-		cookie++
-		if i%2 == 0 {
-			fmt.Fprintf(&b, "table=3,cookie=%#x,priority=50,reg0=%#x,reg1=%#x,actions=output:%d\n",
-				cookie, i, (i*7)&0xffff, i%3+1)
-		} else {
-			fmt.Fprintf(&b, "table=3,cookie=%#x,priority=40,reg0=%#x/0xffffff00,actions=output:%d\n",
-				cookie, i<<8, i%3+1)
-		}
-	}
-	return b.Bytes()
-}
 
 // vmRSS returns a process's resident set size in bytes.
 func vmRSS(t *testing.T, pid int) int64 {
@@ -101,13 +65,13 @@ func TestBundledRulesStayUnderMemoryBudget(t *testing.T) {
 	vsctl("add-port", "br0", "p2", "--", "set", "interface", "p2", "type=dummy", "ofport_request=2")
 	vsctl("add-port", "br0", "p3", "--", "set", "interface", "p3", "type=dummy", "ofport_request=3")
 	file := filepath.Join(p.run, "flows.txt")
-	if err := os.WriteFile(file, ruleMemFlows(n), 0o644); err != nil {
+	if err := os.WriteFile(file, flowgen.Mixed(n), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// A small bundle first, deleted again, so that the code paths and
 	// buffers a bundle uses are resident in the baseline too.
 	small := filepath.Join(p.run, "small.txt")
-	if err := os.WriteFile(small, ruleMemFlows(100), 0o644); err != nil {
+	if err := os.WriteFile(small, flowgen.Mixed(100), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run(t, p.env, "ovs-ofctl", "-O", "OpenFlow15", "--bundle", "add-flows", "br0", small)

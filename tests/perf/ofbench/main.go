@@ -57,6 +57,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gvs-project/gvs/tests/internal/flowgen"
 	"github.com/gvs-project/gvs/tests/perf/internal/proc"
 	"github.com/gvs-project/gvs/unixctl"
 )
@@ -139,7 +140,7 @@ func run(o options) error {
 		}
 	}()
 	flowFile := filepath.Join(work, "flows.txt")
-	if err := os.WriteFile(flowFile, mixedFlows(o.flows), 0o644); err != nil {
+	if err := os.WriteFile(flowFile, flowgen.Mixed(o.flows), 0o644); err != nil {
 		return err
 	}
 	tupleFile := filepath.Join(work, "tuples.txt")

@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/gvs-project/gvs/tests/internal/flowgen"
 )
 
 func TestMixedFlowsAreDistinctDeterministicAndSplitOverFourTables(t *testing.T) {
-	a, b := mixedFlows(1000), mixedFlows(1000)
+	a, b := flowgen.Mixed(1000), flowgen.Mixed(1000)
 	if !bytes.Equal(a, b) {
 		t.Fatal("two calls gave different files")
 	}
