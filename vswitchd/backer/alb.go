@@ -17,21 +17,6 @@ import (
 // albInterval is how often the auto load balance runs in real time.
 const albInterval = time.Second
 
-// runALB runs the auto load balance until the backer stops.
-func (s *Backer) runALB() {
-	defer s.wg.Done()
-	t := time.NewTicker(albInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-t.C:
-			s.albOnce()
-		}
-	}
-}
-
 // albOnce is one auto load balance pass over every datapath.
 func (s *Backer) albOnce() {
 	now := s.bnd.clock.Now()

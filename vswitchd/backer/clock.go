@@ -38,3 +38,23 @@ func (s *Backer) Warp(d, step time.Duration) {
 		s.WarpStep(n) // cfm.go: a stopped CFM clock moves on too
 	}
 }
+
+// every runs fn each period in real time until the backer stops (the
+// periodic work of Open vSwitch's main loop: auto load balance,
+// multicast snooping ages).
+func (s *Backer) every(period time.Duration, fn func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-t.C:
+				fn()
+			}
+		}
+	}()
+}

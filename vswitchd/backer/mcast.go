@@ -108,20 +108,7 @@ func (s *Backer) startMcastLocked() {
 		return
 	}
 	s.mcastStarted = true
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.ctx.Done():
-				return
-			case <-t.C:
-				s.runMcast()
-			}
-		}
-	}()
+	s.every(time.Second, s.runMcast)
 }
 
 // runMcast ages the databases now (also after time/warp).

@@ -109,8 +109,7 @@ func (s *Backer) configurePMD(oc map[string]string) {
 	pc.oc = oc
 	if !pc.albRuns && len(pc.layout.Cores()) > 0 {
 		pc.albRuns = true
-		s.wg.Add(1)
-		go s.runALB() // alb.go
+		s.every(albInterval, s.albOnce) // alb.go
 	}
 	pc.mu.Unlock()
 	// Not under pc.mu: datapathSet.get takes ds.mu, then pc.mu.
