@@ -268,15 +268,7 @@ func (dp *Datapath) execWorkers() []*worker {
 func (dp *Datapath) Stats() dpif.Stats {
 	s := *dp.retired.Load()
 	for _, w := range dp.workerList() {
-		ws := w.stats.load()
-		s.EMCHit += ws.EMCHit
-		s.MegaflowHit += ws.MegaflowHit
-		s.Missed += ws.Missed
-		s.Lost += ws.Lost
-		s.Recirc += ws.Recirc
-		s.UpcallOK += ws.UpcallOK
-		s.UpcallFail += ws.UpcallFail
-		s.Lookups += ws.Lookups
+		addStats(&s, w.stats.load()) // pmds.go
 		s.Masks += uint64(w.cls.Subtables())
 	}
 	s.Hit = s.EMCHit + s.MegaflowHit
