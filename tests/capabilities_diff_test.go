@@ -16,7 +16,6 @@ var capsDifferences = map[string][2]string{ // key: {Open vSwitch, gvs}
 	"ct_eventmask":     {"true", "false"},
 	"lb_output_action": {"true", "false"},
 	"add_mpls":         {"true", "false"},
-	"ct_flush":         {"true", "false"},
 	"max_mpls_depth":   {"3", "1"},
 }
 

@@ -8,11 +8,7 @@ package dpnetdev
 // reports true for every boolean but these, which gvs does not have yet:
 //   - ct_eventmask: ct(eventmask=...) is not accepted (no conntrack events);
 //   - lb_output_action: no bonds, so no lb_output;
-//   - add_mpls: no L3 MPLS encapsulation action;
-//   - ct_flush: the switch does not execute NXT_CT_FLUSH (flush by zone
-//     and tuple) yet, only NXT_CT_FLUSH_ZONE; a controller that reads
-//     "true" (OVN flushing a removed load balancer backend) would get
-//     OFPBRC_BAD_TYPE.
+//   - add_mpls: no L3 MPLS encapsulation action.
 //
 // max_mpls_depth is 1: the flow key holds one label stack entry (deeper
 // labels are handled by recirculation in translation). max_vlan_headers
@@ -47,6 +43,6 @@ func Capabilities() map[string]string {
 		"lb_output_action":     "false",
 		"ct_zero_snat":         "true",
 		"add_mpls":             "false",
-		"ct_flush":             "false",
+		"ct_flush":             "true",
 	}
 }
