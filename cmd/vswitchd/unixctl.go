@@ -37,7 +37,7 @@ func (d *Daemon) registerCommands() error {
 		{Name: "memory/show", Run: d.cmdMemoryShow},
 	}
 	cmds = append(cmds, d.dpctl.List()...)
-	cmds = append(cmds, ctcmds.New(d.dpctl.Find).List()...)
+	cmds = append(cmds, ctcmds.New(d.cfg.Program, d.dpctl.Find).List()...)
 	cmds = append(cmds, ctstate.Commands(d.dpctl.Find)...)
 	cmds = append(cmds, ofcmds.New(d.ctx, d.sw).List()...)
 	for _, c := range cmds {

@@ -86,8 +86,10 @@ type Config struct {
 	Version string
 	// PortStats returns a datapath port's counters (port stats).
 	PortStats PortCounters
-	// CTFlushZone flushes a conntrack zone (NXT_CT_FLUSH_ZONE).
-	CTFlushZone func(zone uint16) error
+	// CTFlush flushes conntrack entries (NXT_CT_FLUSH_ZONE: match nil;
+	// NXT_CT_FLUSH: zone nil when the message names none). As in Open
+	// vSwitch, the controller gets no error back when nothing matched.
+	CTFlush func(zone *uint16, match *ofp.CTFlush)
 	// Meters is the datapath's meter table, shared by the bridges of a
 	// datapath; nil: meters are accepted and reported but not enforced.
 	Meters *meter.Table

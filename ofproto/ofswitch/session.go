@@ -79,10 +79,21 @@ func (b *Bridge) serveExt(s ofconn.Sender, st *connState, m *ofp.Msg) error {
 		ac.Reply, ac.Nicira, ac.Present = true, false, 1<<(2*ofp.NumAsyncKinds)-1
 		return s.Reply(m, &ac)
 	case *ofp.CTFlushZone:
-		if b.cfg.CTFlushZone == nil {
+		if b.cfg.CTFlush == nil {
 			return errBadType
 		}
-		return b.cfg.CTFlushZone(body.Zone)
+		b.cfg.CTFlush(&body.Zone, nil)
+		return nil
+	case *ofp.CTFlush:
+		if b.cfg.CTFlush == nil {
+			return errBadType
+		}
+		var zone *uint16
+		if body.HasZone {
+			zone = &body.Zone
+		}
+		b.cfg.CTFlush(zone, body)
+		return nil
 	case *ofp.TLVTableMod:
 		if err := checkWrite(s); err != nil {
 			return err

@@ -315,13 +315,8 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 		DatapathID: func() uint64 { return s.datapathID(name) },
 		Version:    version.String(),
 		PortStats:  func(no uint32) (ofp.PortStats, bool) { return portStats(dp, no) },
-		CTFlushZone: func(zone uint16) error {
-			// The cost of a flush is that zone's connections only; the
-			// log says how many and how long (OVN router failover).
-			start := time.Now()
-			n := dp.Conntrack().FlushZone(zone)
-			s.log.Info(fmt.Sprintf("%s: flushed conntrack zone %d (%d connections) in %v", name, zone, n, time.Since(start)))
-			return nil
+		CTFlush: func(zone *uint16, m *ofp.CTFlush) {
+			s.ctFlush(name, dp.Conntrack(), zone, m)
 		},
 		Meters:       dp.Meters(),
 		TLS:          s.cfg.TLS,

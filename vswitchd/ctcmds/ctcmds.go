@@ -14,13 +14,20 @@ import (
 // Commands are the conntrack commands over the datapaths a resolver
 // finds by dpctl's datapath argument.
 type Commands struct {
-	find func(name string) (*dpnetdev.Datapath, error)
+	program string
+	find    func(name string) (*dpnetdev.Datapath, error)
 }
 
-// New returns the commands; find resolves a datapath argument ("" for
-// the only datapath), as dpctl.Commands.Find.
-func New(find func(name string) (*dpnetdev.Datapath, error)) *Commands {
-	return &Commands{find: find}
+// New returns the commands; program prefixes errors as dpctl's do
+// ("ovs-vswitchd: ..."), find resolves a datapath argument ("" for the
+// only datapath), as dpctl.Commands.Find.
+func New(program string, find func(name string) (*dpnetdev.Datapath, error)) *Commands {
+	return &Commands{program: program, find: find}
+}
+
+// errf is an error worded as Open vSwitch's dpctl reports it.
+func (d *Commands) errf(format string, args ...any) error {
+	return fmt.Errorf("%s: "+format, append([]any{d.program}, args...)...)
 }
 
 // List is Open vSwitch's dpctl/*conntrack* and dpctl/ct-*
@@ -28,7 +35,7 @@ func New(find func(name string) (*dpnetdev.Datapath, error)) *Commands {
 func (d *Commands) List() []unixctl.Command {
 	return []unixctl.Command{
 		{Name: "dpctl/dump-conntrack", Usage: "[-m] [-s] [dp] [zone=N]", MaxArgs: 4, Run: d.cmdDumpConntrack},
-		{Name: "dpctl/flush-conntrack", Usage: "[dp] [zone=N] [ct-orig-tuple]", MaxArgs: 3, Run: d.cmdFlushConntrack},
+		{Name: "dpctl/flush-conntrack", Usage: "[dp] [zone=N] [ct-orig-tuple] [ct-reply-tuple]", MaxArgs: 4, Run: d.cmdFlushConntrack},
 		{Name: "dpctl/ct-stats-show", Usage: "[dp] [zone=N]", MaxArgs: 3, Run: d.cmdCtStatsShow},
 		{Name: "dpctl/ct-get-nconns", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string { return fmt.Sprintf("%d\n", t.Count()) })},
 		{Name: "dpctl/ct-get-maxconns", Usage: "[dp]", MaxArgs: 1, Run: d.ctSimple(func(t *conntrack.Tracker) string { return strconv.FormatUint(uint64(t.MaxConns()), 10) + "\n" })},
@@ -59,7 +66,7 @@ func (d *Commands) ctArgs(args []string) (*conntrack.Tracker, []string, error) {
 	name := ""
 	var rest []string
 	for i, a := range args {
-		if i == 0 && !strings.Contains(a, "=") && !strings.HasPrefix(a, "-") && !isNumber(a) && a != "verbose" {
+		if i == 0 && a != "" && !strings.Contains(a, "=") && !strings.HasPrefix(a, "-") && !isNumber(a) && a != "verbose" {
 			name = a
 			continue
 		}
@@ -137,32 +144,33 @@ func (d *Commands) cmdFlushConntrack(_ context.Context, args []string) (string, 
 		return "", err
 	}
 	var zone *uint16
-	tuple := ""
-	for _, a := range rest {
-		if strings.HasPrefix(a, "zone=") {
-			z, err := parseZone(a)
-			if err != nil {
-				return "", err
-			}
-			zone = &z
-			continue
-		}
-		tuple = a
-	}
-	switch {
-	case tuple != "":
-		k, err := conntrack.ParseTuple(tuple)
+	if len(rest) > 0 && strings.HasPrefix(rest[0], "zone=") {
+		z, err := strconv.ParseUint(rest[0][len("zone="):], 10, 16)
 		if err != nil {
-			return "", err
+			return "", d.errf("failed to parse zone (Invalid argument)")
 		}
-		if zone != nil {
-			k.Zone = *zone
+		zone = new(uint16)
+		*zone = uint16(z)
+		rest = rest[1:]
+	}
+	// Up to two tuples, original then reply; an empty one is skipped.
+	var m conntrack.Match
+	for _, tp := range []*conntrack.TupleMatch{&m.Orig, &m.Reply} {
+		if len(rest) == 0 {
+			break
 		}
-		t.FlushTuple(k)
-	case zone != nil:
-		t.FlushZone(*zone)
-	default:
-		t.FlushAll()
+		if rest[0] != "" {
+			if err := m.ParseTupleMatch(tp, rest[0]); err != nil {
+				return "", d.errf("%v (Invalid argument)", err)
+			}
+		}
+		rest = rest[1:]
+	}
+	if len(rest) > 1 { // one more is dpctl's datapath argument, as in Open vSwitch
+		return "", d.errf("invalid arguments (Invalid argument)")
+	}
+	if _, err := t.Flush(zone, &m); err != nil {
+		return "", d.errf("failed to flush conntrack (No such file or directory)")
 	}
 	return "", nil
 }

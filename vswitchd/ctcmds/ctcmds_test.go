@@ -29,7 +29,7 @@ func TestConntrackCommandsResolveTheDatapathAndAnswerAsOpenVSwitch(t *testing.T)
 	dp := dpnetdev.New("ovs-netdev", dpif.DefaultConfig())
 	defer dp.Close()
 	var asked []string
-	cmds := New(func(name string) (*dpnetdev.Datapath, error) {
+	cmds := New("ovs-vswitchd", func(name string) (*dpnetdev.Datapath, error) {
 		asked = append(asked, name)
 		if name != "" && name != "netdev@ovs-netdev" {
 			return nil, errors.New("datapath \"" + name + "\" does not exist")
