@@ -360,7 +360,8 @@ func TestSecondDaemonWaitsForTheLockThenTakesOver(t *testing.T) {
 	})
 	fakelog := filepath.Join(dir, "fakelog")
 	log := waitFileContains(t, fakelog, "|ERR|", 10*time.Second)
-	want := regexp.MustCompile(`\|vswitchd\|ERR\|another ovs-vswitchd process is running, disabling this process \(pid \d+\) until it goes away\n$`)
+	// Other lines may follow by the time the ERR is seen.
+	want := regexp.MustCompile(`(?m)\|vswitchd\|ERR\|another ovs-vswitchd process is running, disabling this process \(pid \d+\) until it goes away$`)
 	if !want.MatchString(log) {
 		t.Errorf("fakelog:\n%s", log)
 	}
