@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,8 @@ type ovnCluster struct {
 	dir    string
 	gvsEnv []string
 	nb, sb string // database sockets
+	// switches are the ovs-vsctl environments of the chassis' switches.
+	switches []string
 }
 
 // daemon runs an OVN daemon (detached, with pidfile) and stops it by
@@ -109,6 +112,7 @@ func (o *ovnCluster) startController(env []string, sysID, encapIP, dpType, name 
 		"external_ids:ovn-bridge-datapath-type="+dpType)
 	saved := o.gvsEnv
 	o.gvsEnv = env
+	o.switches = append(o.switches, gvsDB(env))
 	o.daemon(filepath.Join(o.dir, name+".pid"), "ovn-controller", "unix:"+gvsDB(env),
 		"--pidfile="+filepath.Join(o.dir, name+".pid"), "--log-file="+filepath.Join(o.dir, name+".log"),
 		"--detach", "--no-chdir")
@@ -140,7 +144,33 @@ func (o *ovnCluster) vsctl(args ...string) string {
 
 func (o *ovnCluster) nbctl(args ...string) string {
 	o.t.Helper()
-	return run(o.t, nil, append([]string{"ovn-nbctl", "--timeout=60", "--db=unix:" + o.nb}, args...)...)
+	args = append([]string{"--timeout=60", "--db=unix:" + o.nb}, args...)
+	if !slices.Contains(args, "--wait=hv") {
+		return run(o.t, nil, append([]string{"ovn-nbctl"}, args...)...)
+	}
+	out, err := exec.Command("ovn-nbctl", args...).CombinedOutput()
+	if err != nil {
+		o.t.Fatalf("ovn-nbctl %s: %v\n%s\nwho has not caught up:\n%s", strings.Join(args, " "), err, out, o.syncState())
+	}
+	return string(out)
+}
+
+// syncState says how far each chassis got when --wait=hv did not return:
+// the configuration sequence numbers northd and the chassis report, and
+// what each switch's br-int holds.
+func (o *ovnCluster) syncState() string {
+	var b strings.Builder
+	show := func(name string, args ...string) {
+		out, err := exec.Command(name, args...).CombinedOutput()
+		fmt.Fprintf(&b, "$ %s %s (%v)\n%s", name, strings.Join(args, " "), err, out)
+	}
+	show("ovn-nbctl", "--db=unix:"+o.nb, "--columns=nb_cfg,sb_cfg,hv_cfg", "list", "NB_Global")
+	show("ovn-sbctl", "--db=unix:"+o.sb, "--columns=name,nb_cfg", "list", "Chassis_Private")
+	for _, db := range o.switches {
+		show("ovs-vsctl", "--db=unix:"+db, "--timeout=5", "get", "bridge", "br-int", "external_ids")
+		show("ovs-ofctl", "--timeout=5", "dump-aggregate", "unix:"+filepath.Join(filepath.Dir(db), "br-int.mgmt"))
+	}
+	return b.String()
 }
 
 // vif plugs a VIF for logical port name: an internal port of br-int
