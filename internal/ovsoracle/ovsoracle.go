@@ -156,10 +156,18 @@ func (s *Switch) VswitchdCtl() string {
 	return s.Path(fmt.Sprintf("ovs-vswitchd.%d.ctl", s.vswitchd.Process.Pid))
 }
 
-// Stop stops ovs-vswitchd and then ovsdb-server (SIGTERM, SIGKILL after
-// a grace period) and waits for both. Later calls do nothing.
+// Stop stops ovs-vswitchd and then ovsdb-server and waits for both.
+// ovs-vswitchd is asked first to `exit --cleanup`, as Open vSwitch's own
+// test suite stops it: on a signal it would leave its persistent tap
+// devices (a netdev bridge's, ovs-netdev) behind for the next test.
+// Then SIGTERM, SIGKILL after a grace period. Later calls do nothing.
 func (s *Switch) Stop() {
 	s.stopOnce.Do(func() {
+		if s.vswitchd != nil && s.vswitchd.Process != nil {
+			c := exec.Command("ovs-appctl", "--timeout=5", "-t", s.VswitchdCtl(), "exit", "--cleanup")
+			c.Env = s.Env
+			c.Run() // a daemon that is already gone has nothing to clean
+		}
 		stopProcess(s.vswitchd)
 		stopProcess(s.server)
 	})
