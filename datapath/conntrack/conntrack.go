@@ -360,16 +360,22 @@ func (t *Tracker) process(p *packet.Packet, a *odp.CtParams, now int64, pi *pktI
 	if z != nil && hn.c != nil {
 		c, reply = hn.c, hn.reply
 	} else if z != nil {
-		if h == 0 {
-			h = pi.key.hash(t.seed)
-		}
-		c, reply = z.lookup(&pi.key, h)
-		if c == nil && !pi.related {
-			if k, ok := origFromMd(&p.Md, pi, zid); ok {
-				if c, _ = z.lookup(&k, k.hash(t.seed)); c != nil {
-					reply, natted = p.Md.CtState&CsReplyDir != 0, true
-				}
+		// A packet this zone has already NATed (an earlier ct(nat) of
+		// the same zone, its state not cleared) belongs to that
+		// connection, found by its original tuple; its translated tuple
+		// is not looked up, even if another connection of the zone has
+		// it as its own (Open vSwitch's natted lookup: OVN commits a
+		// load balancer's SNAT in the DNAT zone for the first packet and
+		// in the SNAT zone for the next ones).
+		if k, ok := origFromMd(&p.Md, pi, zid); ok && !pi.related {
+			if c, _ = z.lookup(&k, k.hash(t.seed)); c != nil {
+				reply, natted = p.Md.CtState&CsReplyDir != 0, true
 			}
+		} else {
+			if h == 0 {
+				h = pi.key.hash(t.seed)
+			}
+			c, reply = z.lookup(&pi.key, h)
 		}
 		if c != nil && c.expired(now) {
 			c = nil

@@ -526,3 +526,29 @@ func TestZeroSNATKeepsTheAddressAndResolvesClashes(t *testing.T) {
 		t.Fatalf("zone 1 holds %d connections, want 3", tr.ZoneCount(1))
 	}
 }
+
+// A packet a zone has NATed comes back to that zone (OVN's egress ct(nat)
+// after its ingress load balancer) and belongs to the NAT connection,
+// even when another connection of the zone has the translated tuple as
+// its own original tuple: Open vSwitch looks such a packet up by its
+// untranslated tuple only. OVN's first packet commits its SNAT in the
+// DNAT zone; the next ones must still see the load balancer's connection
+// there, and so commit their SNAT in the SNAT zone.
+func TestNATedPacketReenteringItsZoneFindsTheNATConnection(t *testing.T) {
+	tr, _ := newTracker(t)
+	// The load balancer: cA:4000 -> VIP 172.16.0.1:80 DNATed to 10.1.1.3:53.
+	p := run(t, tr, "ct(commit,zone=1,mark=0x2/0x2,nat(dst=10.1.1.3:53))", udp4(t, cA, "172.16.0.1", 4000, 80))
+	wantState(t, p, "+trk+new+dnat")
+	// The first packet's SNAT, committed in the same zone from a fresh
+	// state (ct_clear): its original tuple is the translated one.
+	q := run(t, tr, "ct(commit,zone=1,nat(src=10.9.9.9))", p.Data())
+	wantState(t, q, "+trk+new+snat")
+	// The next packet: load balanced, then ct(zone=1,nat) again.
+	p = run(t, tr, "ct(zone=1,nat)", udp4(t, cA, "172.16.0.1", 4000, 80))
+	wantState(t, p, "+trk+new+dnat")
+	runPkt(t, tr, "ct(zone=1,nat)", p)
+	wantState(t, p, "+trk+new+dnat")
+	if p.Md.CtMark != 2 {
+		t.Fatalf("re-entering packet got ct_mark %d, want the load balancer's 2", p.Md.CtMark)
+	}
+}
