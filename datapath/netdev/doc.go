@@ -12,6 +12,8 @@
 //     and pcap files (Open vSwitch's netdev-dummy; the test surface).
 //   - netdev/afpacket: "system" ports, an AF_PACKET socket bound to an
 //     existing Linux interface with a TPACKET_V3 rx ring (Linux only).
+//   - netdev/afxdp: "afxdp" ports, AF_XDP sockets on the queues of an
+//     existing Linux interface fed by an XDP redirect program (Linux only).
 //   - netdev/tap: "internal" ports, a tap device created for the bridge or
 //     port (Linux only).
 //   - netdev/pcap: the pcap file format the dummy reads and writes.

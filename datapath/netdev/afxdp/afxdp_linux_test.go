@@ -194,6 +194,60 @@ func TestFramesCrossAVethBetweenTwoAFXDPPorts(t *testing.T) {
 	}
 }
 
+// TestTwoQueuesEachGetTheirOwnSocket: on a veth with two queues, n_rxq=2
+// binds a socket to each; a frame sent on queue q of one end arrives on
+// queue q of the other (a veth keeps the queue across), counted per
+// queue; a third queue, which the veth does not have, is refused.
+func TestTwoQueuesEachGetTheirOwnSocket(t *testing.T) {
+	requireXDP(t)
+	s := nstest.Suffix()
+	a, c := "gvxa"+s, "gvxb"+s
+	nstest.Run(t, "ip", "link", "add", a, "numtxqueues", "2", "numrxqueues", "2", "type", "veth", "peer", "name", c, "numtxqueues", "2", "numrxqueues", "2")
+	nstest.DeleteLinkAtCleanup(t, a)
+	nstest.Run(t, "ip", "link", "set", a, "up")
+	nstest.Run(t, "ip", "link", "set", c, "up")
+	if _, err := Open(Config{Name: a, RxQueues: 3, Mode: ModeNative}); !errors.Is(err, unix.EINVAL) {
+		t.Fatalf("3 queues on a 2-queue veth: %v, want EINVAL", err)
+	}
+	tx := open(t, Config{Name: a, RxQueues: 2, Mode: ModeNative, NeedWakeup: true})
+	rx := open(t, Config{Name: c, RxQueues: 2, Mode: ModeNative, NeedWakeup: true})
+	if tx.NumRxQueues() != 2 || !strings.HasPrefix(tx.ConfigText(), "n_rxq=2,") {
+		t.Fatalf("%d queues, config %q", tx.NumRxQueues(), tx.ConfigText())
+	}
+	pool := packet.NewPool(256)
+	for q := range 2 {
+		var b packet.Batch
+		for i := range 20 {
+			p := pool.Get()
+			p.SetData(udpFrame(q*100 + i))
+			b.Add(p)
+		}
+		if err := tx.Send(q, &b, pool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for q := range 2 {
+		got := 0
+		for end := time.Now().Add(5 * time.Second); got < 20 && time.Now().Before(end); {
+			var b packet.Batch
+			rx.Recv(q, &b, pool)
+			for _, p := range b.Slice() {
+				if f := p.Data(); len(f) == 60 && binary.BigEndian.Uint16(f[36:]) == 2000 {
+					if seq := int(binary.BigEndian.Uint32(f[42:])); seq/100 != q {
+						t.Errorf("queue %d: frame %d sent on queue %d", q, seq, seq/100)
+					}
+					got++
+				}
+			}
+			netdev.FreeBatch(&b, pool)
+			time.Sleep(time.Millisecond)
+		}
+		if got != 20 {
+			t.Errorf("queue %d: %d frames, want 20", q, got)
+		}
+	}
+}
+
 // TestZeroCopyOnVethIsRefused: a veth has no zero-copy AF_XDP, so
 // native-with-zerocopy fails with EOPNOTSUPP and leaves nothing attached.
 func TestZeroCopyOnVethIsRefused(t *testing.T) {
