@@ -42,8 +42,11 @@
 // posted on the tx ring; the completion ring returns them to the list.
 // Neither path makes a system call per packet, and neither allocates.
 // The socket polls readable while its rx ring has frames (for
-// netdev.Poller). Tx queues are the sockets too; Send serialises per
-// socket. The interface is put in promiscuous mode (through a packet
+// netdev.Poller). Each queue transmits through a second socket bound to
+// the same queue that shares the UMEM and its fill and completion rings
+// (XDP_SHARED_UMEM) and has only a tx ring, so that the kernel's
+// per-frame wake-ups on transmit completion find no waiter (the first
+// socket is in the worker's epoll set); Send serialises per queue. The interface is put in promiscuous mode (through a packet
 // socket membership, released with the port) for as long as the port is
 // open.
 //

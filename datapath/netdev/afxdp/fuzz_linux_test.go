@@ -23,7 +23,7 @@ func fakeRing(r *ring, n, es int) {
 
 // fakeXSK is a socket without a kernel: Go memory for its UMEM and rings.
 func fakeXSK() *xsk {
-	x := &xsk{fd: -1, umem: make([]byte, numFrames*frameSize)}
+	x := &xsk{fd: -1, txFD: -1, umem: make([]byte, numFrames*frameSize)}
 	fakeRing(&x.fill, rxRingSize, addrSize)
 	fakeRing(&x.rx, rxRingSize, descSize)
 	fakeRing(&x.tx, txRingSize, descSize)
