@@ -215,6 +215,14 @@ func afxdpReport(t *testing.T, start chassisSwitch) string {
 	}
 	slices.Sort(keys)
 	fmt.Fprintf(&out, "statistics keys: %s\n", strings.Join(keys, " "))
+	// A mode changed on a running port.
+	run(t, sw.env, "ovs-vsctl", "--timeout=30", "set", "interface", "a1", "options:xdp-mode=generic")
+	for _, l := range strings.Split(run(t, sw.env, "ovs-appctl", "-t", sw.target, "dpif/show"), "\n") {
+		if strings.Contains(l, " a1 ") {
+			fmt.Fprintf(&out, "a1 set to generic: ofport %s, attached %q;%s\n", strings.TrimSpace(run(t, sw.env, "ovs-vsctl", "get", "interface", "a1", "ofport")),
+				xdpOn(t, sw.ns, "a1"), regexp.MustCompile(` \d+/\d+:`).ReplaceAllString(l, " N/N:"))
+		}
+	}
 	run(t, sw.env, "ovs-vsctl", "--timeout=30", "del-port", "br0", "a2")
 	fmt.Fprintf(&out, "a2 removed: attached %q\n", xdpOn(t, sw.ns, "a2"))
 	run(t, sw.env, "ovs-appctl", "-t", sw.target, "exit")
@@ -240,14 +248,15 @@ var afxdpLogLines = []string{
 	"bridge|WARN|could not add network device a5 to ofproto (Invalid argument)",
 	"bridge|WARN|could not open network device nosuch0 (No such device)",
 	"netdev_afxdp|INFO|a2: Removing xdp program.",
+	"netdev_afxdp|INFO|a1: Setting XDP mode to generic.",
 }
 
 // TestAFXDPPortsReportLikeOpenVSwitch: the same afxdp ports, good and
 // bad, on gvs-vswitchd and on Open vSwitch's ovs-vswitchd (linked with
 // libxdp): the same Interface error and status, the same dpif/show
 // lines, the same XDP mode attached, the same statistics keys, the same
-// log lines, and no program left after a port is removed or the daemon
-// exits.
+// log lines, the new mode after a running port's xdp-mode changes, and
+// no program left after a port is removed or the daemon exits.
 func TestAFXDPPortsReportLikeOpenVSwitch(t *testing.T) {
 	nstest.Require(t, "tests", "ethtool")
 	for _, bin := range []string{"ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool"} {
