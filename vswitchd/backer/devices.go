@@ -42,6 +42,11 @@ func (d *devices) devType(b *dpBridge, ic *bridge.IfaceConfig) string {
 	if typ == "" {
 		typ = "system"
 	}
+	if typ == afxdp.Type && d.dummyOverride {
+		// --enable-dummy=override replaces every netdev type Open
+		// vSwitch registered, afxdp among them, with the dummy.
+		return "dummy"
+	}
 	if typ != "system" && typ != "internal" {
 		return typ
 	}
