@@ -215,11 +215,17 @@ func afxdpReport(t *testing.T, start chassisSwitch) string {
 	}
 	slices.Sort(keys)
 	fmt.Fprintf(&out, "statistics keys: %s\n", strings.Join(keys, " "))
-	// A mode changed on a running port.
+	// A mode changed on a running port (which keeps its OpenFlow port
+	// number; the number itself depends on the order the switch added a0
+	// and a1 in, which Open vSwitch does not fix).
+	ofport := func() string {
+		return strings.TrimSpace(run(t, sw.env, "ovs-vsctl", "get", "interface", "a1", "ofport"))
+	}
+	ofBefore := ofport()
 	run(t, sw.env, "ovs-vsctl", "--timeout=30", "set", "interface", "a1", "options:xdp-mode=generic")
 	for _, l := range strings.Split(run(t, sw.env, "ovs-appctl", "-t", sw.target, "dpif/show"), "\n") {
 		if strings.Contains(l, " a1 ") {
-			fmt.Fprintf(&out, "a1 set to generic: ofport %s, attached %q;%s\n", strings.TrimSpace(run(t, sw.env, "ovs-vsctl", "get", "interface", "a1", "ofport")),
+			fmt.Fprintf(&out, "a1 set to generic: same ofport %t, attached %q;%s\n", ofport() == ofBefore,
 				xdpOn(t, sw.ns, "a1"), regexp.MustCompile(` \d+/\d+:`).ReplaceAllString(l, " N/N:"))
 		}
 	}
@@ -291,4 +297,61 @@ func TestAFXDPPortsReportLikeOpenVSwitch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHandoverKeepsAFXDPPorts: gvs-vswitchd with two afxdp ports (native
+// XDP) forwarding a ping every 10 ms hands the switch over to a new
+// process: every ping is answered, the successor adopts both ports with
+// their program still attached (no detach, no reattach), and
+// dpif/show reports them as before.
+func TestHandoverKeepsAFXDPPorts(t *testing.T) {
+	requireAFXDP(t)
+	r := newRestartRig(t)
+	ports := strings.Fields(r.vsctl("list-ports", "br0"))
+	if len(ports) != 2 {
+		t.Fatalf("ports %v", ports)
+	}
+	for _, p := range ports {
+		r.vsctl("set", "interface", p, "type=afxdp")
+	}
+	r.ofctl("add-flow", "br0", "actions=NORMAL")
+	// dpif/show's port lines, numbers masked (the first line counts hits).
+	show := func() string {
+		s := regexp.MustCompile(` \d+/\d+:`).ReplaceAllString(r.appctl("dpif/show"), " N/N:")
+		_, ports, _ := strings.Cut(s, "\n")
+		return ports
+	}
+	showBefore := show()
+	for _, p := range ports {
+		if !strings.Contains(showBefore, p+" N/N: (afxdp: n_rxq=1, use-need-wakeup=true, xdp-mode=best-effort, xdp-mode-in-use=native)") {
+			t.Fatalf("dpif/show before the handover:\n%s", showBefore)
+		}
+	}
+	xdpID := func(p string) string {
+		return regexp.MustCompile(`prog/xdp id (\d+)`).FindString(nstest.Run(t, "ip", "-d", "link", "show", p))
+	}
+	ids := []string{xdpID(ports[0]), xdpID(ports[1])}
+	if ids[0] == "" || ids[1] == "" {
+		t.Fatalf("no XDP program attached: %q", ids)
+	}
+	ping := startPing(t, r, 300)
+	time.Sleep(time.Second)
+	took := r.handover("", nil)
+	sent, got := ping.result(t)
+	if sent != 300 || got != sent {
+		t.Fatalf("ping: %d replies to %d requests", got, sent)
+	}
+	for i, p := range ports {
+		if id := xdpID(p); id != ids[i] {
+			t.Errorf("%s: %q attached after the handover, %q before", p, id, ids[i])
+		}
+	}
+	if got := show(); got != showBefore {
+		t.Errorf("dpif/show after the handover:\n%s\nbefore:\n%s", got, showBefore)
+	}
+	logb, _ := os.ReadFile(r.dir + "/gvs-vswitchd.log")
+	if !strings.Contains(string(logb), "handover: took over 3 ports") {
+		t.Errorf("the log does not say the successor took over 3 ports:\n%s", logb)
+	}
+	t.Logf("handover took %v; ping %d/%d", took.Round(time.Millisecond), got, sent)
 }

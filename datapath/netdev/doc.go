@@ -23,7 +23,7 @@
 // A restart without loss hands every port's kernel objects to the next
 // process instead of closing them: HandingOff.Handoff gives the
 // descriptors (AF_PACKET sockets with their mapped rings, the tap
-// descriptor) and the position reached in each ring, versioned; the
+// descriptor, AF_XDP sockets with their UMEM and XDP objects) and the position reached in each ring, versioned; the
 // sub-package's Adopt checks every descriptor and number before it uses
 // any, and goes on from that position, so frames that arrived in between
 // are delivered once and in order. The counters carry over.

@@ -50,5 +50,19 @@
 // socket membership, released with the port) for as long as the port is
 // open.
 //
+// # Handing a port to another process
+//
+// Handoff gives a restart without loss (netdev.HandingOff) every
+// descriptor: per queue the two sockets and the UMEM, which is a
+// memfd's pages so that the successor maps the same frames, then the
+// XSKMAP, the program, the BPF link and the promiscuous-mode socket. The
+// program stays attached throughout, since the link is handed, not
+// closed. Handoff first waits for the kernel to complete every frame
+// sent; the rings then hold every position, and Adopt, after checking
+// each object (socket families, UMEM size, that the link is an XDP link
+// on this interface running the handed program, that the map is an
+// XSKMAP of a slot per queue, that the ring indices are in range), goes
+// on from them: frames that arrived in between are on the rx rings.
+//
 // It imports datapath/netdev, datapath/packet and golang.org/x/sys.
 package afxdp

@@ -42,6 +42,7 @@ type ring struct {
 type xsk struct {
 	fd     int
 	txFD   int
+	umemFD int
 	umem   []byte
 	fill   ring
 	rx     ring
@@ -76,6 +77,11 @@ func setUmemReg(fd int, reg *unix.XDPUmemReg) error {
 	return nil
 }
 
+// mapUmem maps the UMEM's memfd.
+func mapUmem(fd int) ([]byte, error) {
+	return unix.Mmap(fd, 0, numFrames*frameSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+}
+
 // mapRing maps a ring of n entries of size es at page offset pgoff.
 func mapRing(r *ring, fd int, off *unix.XDPRingOffset, n, es int, pgoff int64) error {
 	mem, err := unix.Mmap(fd, pgoff, int(off.Desc)+n*es, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
@@ -99,13 +105,20 @@ func openXSK(ifindex, q int, bindFlags uint16) (*xsk, error) {
 	if err != nil {
 		return nil, fmt.Errorf("socket(AF_XDP): %w", err)
 	}
-	x := &xsk{fd: fd, txFD: -1, needWk: bindFlags&unix.XDP_USE_NEED_WAKEUP != 0}
+	x := &xsk{fd: fd, txFD: -1, umemFD: -1, needWk: bindFlags&unix.XDP_USE_NEED_WAKEUP != 0}
 	fail := func(what string, err error) (*xsk, error) {
 		x.close()
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	x.umem, err = unix.Mmap(-1, 0, numFrames*frameSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
-	if err != nil {
+	// The UMEM is a memfd's pages, so that a successor process can map
+	// the same frames (Handoff).
+	if x.umemFD, err = unix.MemfdCreate("gvs-afxdp-umem", unix.MFD_CLOEXEC); err != nil {
+		return fail("memfd for the UMEM", err)
+	}
+	if err := unix.Ftruncate(x.umemFD, numFrames*frameSize); err != nil {
+		return fail("sizing the UMEM", err)
+	}
+	if x.umem, err = mapUmem(x.umemFD); err != nil {
 		return fail("mmap UMEM", err)
 	}
 	reg := unix.XDPUmemReg{Addr: uint64(uintptr(unsafe.Pointer(&x.umem[0]))), Len: uint64(len(x.umem)), Size: frameSize}
@@ -119,18 +132,8 @@ func openXSK(ifindex, q int, bindFlags uint16) (*xsk, error) {
 			return fail("ring size", err)
 		}
 	}
-	off, err := getMmapOffsets(fd)
-	if err != nil {
-		return fail("XDP_MMAP_OFFSETS", err)
-	}
-	if err := mapRing(&x.fill, fd, &off.Fr, rxRingSize, addrSize, unix.XDP_UMEM_PGOFF_FILL_RING); err != nil {
-		return fail("mmap fill ring", err)
-	}
-	if err := mapRing(&x.comp, fd, &off.Cr, txRingSize, addrSize, unix.XDP_UMEM_PGOFF_COMPLETION_RING); err != nil {
-		return fail("mmap completion ring", err)
-	}
-	if err := mapRing(&x.rx, fd, &off.Rx, rxRingSize, descSize, unix.XDP_PGOFF_RX_RING); err != nil {
-		return fail("mmap rx ring", err)
+	if err := x.mapRxRings(); err != nil {
+		return fail("mmap", err)
 	}
 	// Frames [0, rxRingSize) go to the fill ring, the rest are for tx.
 	for i := uint32(0); i < rxRingSize; i++ {
@@ -170,17 +173,43 @@ func openXSK(ifindex, q int, bindFlags uint16) (*xsk, error) {
 	if err := unix.SetsockoptInt(x.txFD, unix.SOL_XDP, unix.XDP_TX_RING, txRingSize); err != nil {
 		return fail("tx ring size", err)
 	}
-	toff, err := getMmapOffsets(x.txFD)
-	if err != nil {
-		return fail("tx XDP_MMAP_OFFSETS", err)
-	}
-	if err := mapRing(&x.tx, x.txFD, &toff.Tx, txRingSize, descSize, unix.XDP_PGOFF_TX_RING); err != nil {
-		return fail("mmap tx ring", err)
+	if err := x.mapTxRing(); err != nil {
+		return fail("mmap", err)
 	}
 	if err := unix.Bind(x.txFD, &unix.SockaddrXDP{Flags: unix.XDP_SHARED_UMEM, Ifindex: uint32(ifindex), QueueID: uint32(q), SharedUmemFD: uint32(fd)}); err != nil {
 		return fail("bind tx socket", err)
 	}
 	return x, nil
+}
+
+// mapRxRings maps the fill, completion and rx rings of the first socket.
+func (x *xsk) mapRxRings() error {
+	off, err := getMmapOffsets(x.fd)
+	if err != nil {
+		return fmt.Errorf("XDP_MMAP_OFFSETS: %w", err)
+	}
+	if err := mapRing(&x.fill, x.fd, &off.Fr, rxRingSize, addrSize, unix.XDP_UMEM_PGOFF_FILL_RING); err != nil {
+		return fmt.Errorf("fill ring: %w", err)
+	}
+	if err := mapRing(&x.comp, x.fd, &off.Cr, txRingSize, addrSize, unix.XDP_UMEM_PGOFF_COMPLETION_RING); err != nil {
+		return fmt.Errorf("completion ring: %w", err)
+	}
+	if err := mapRing(&x.rx, x.fd, &off.Rx, rxRingSize, descSize, unix.XDP_PGOFF_RX_RING); err != nil {
+		return fmt.Errorf("rx ring: %w", err)
+	}
+	return nil
+}
+
+// mapTxRing maps the tx ring of the second socket.
+func (x *xsk) mapTxRing() error {
+	off, err := getMmapOffsets(x.txFD)
+	if err != nil {
+		return fmt.Errorf("tx XDP_MMAP_OFFSETS: %w", err)
+	}
+	if err := mapRing(&x.tx, x.txFD, &off.Tx, txRingSize, descSize, unix.XDP_PGOFF_TX_RING); err != nil {
+		return fmt.Errorf("tx ring: %w", err)
+	}
+	return nil
 }
 
 func (x *xsk) close() error {
@@ -208,6 +237,12 @@ func (x *xsk) close() error {
 			err = e
 		}
 		x.umem = nil
+	}
+	if x.umemFD >= 0 {
+		if e := unix.Close(x.umemFD); e != nil && err == nil {
+			err = e
+		}
+		x.umemFD = -1
 	}
 	return err
 }
