@@ -78,3 +78,25 @@ func FuzzRecvDescriptors(f *testing.F) {
 		netdev.FreeBatch(&b, pool)
 	})
 }
+
+// FuzzDecodeHandoffState: a handed state from another process (of
+// another build, or corrupted) is refused or decoded into a state whose
+// numbers Adopt can use: queues within MaxQueues matching the
+// descriptors, known modes, a concrete mode in use.
+func FuzzDecodeHandoffState(f *testing.F) {
+	f.Add([]byte{handoffVersion, 1, byte(ModeBestEffort), byte(ModeNative), 1}, 7)
+	f.Add([]byte{handoffVersion, 2, byte(ModeGeneric), byte(ModeGeneric), 0}, 10)
+	f.Add([]byte{2, 1, 0, 2, 1}, 7)
+	f.Add([]byte{handoffVersion, 17, 0, 2, 1}, 55)
+	f.Add([]byte{handoffVersion, 1, 0, 0, 1}, 7)
+	f.Fuzz(func(t *testing.T, st []byte, nfds int) {
+		hs, err := decodeState(st, nfds)
+		if err != nil {
+			return
+		}
+		if hs.queues < 1 || hs.queues > MaxQueues || nfds != hs.queues*fdsPerQueue+fdsPerDevice ||
+			int(hs.mode) >= len(modeNames) || hs.inUse == ModeBestEffort || int(hs.inUse) >= len(modeNames) {
+			t.Fatalf("%v, %d descriptors: accepted %+v", st, nfds, hs)
+		}
+	})
+}

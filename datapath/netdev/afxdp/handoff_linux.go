@@ -91,18 +91,11 @@ func Adopt(name string, h netdev.Handoff) (*Device, error) {
 	if h.Type != Type || h.Name != name {
 		return fail("handed a %s port %q", h.Type, h.Name)
 	}
-	st := h.State
-	switch {
-	case len(st) != handoffState:
-		return fail("state of %d bytes, want %d", len(st), handoffState)
-	case st[0] != handoffVersion:
-		return fail("state version %d, this build reads %d", st[0], handoffVersion)
-	case st[1] == 0 || int(st[1]) > MaxQueues || len(h.Fds) != int(st[1])*fdsPerQueue+fdsPerDevice:
-		return fail("%d queues and %d descriptors do not agree", st[1], len(h.Fds))
-	case int(st[2]) >= len(modeNames) || st[3] == byte(ModeBestEffort) || int(st[3]) >= len(modeNames) || st[4] > 1:
-		return fail("modes %d/%d, need-wakeup %d", st[2], st[3], st[4])
+	hs, err := decodeState(h.State, len(h.Fds))
+	if err != nil {
+		return fail("%v", err)
 	}
-	nq := int(st[1])
+	nq := hs.queues
 	ifindex, err := linkutil.Ifindex(name)
 	if err != nil {
 		return fail("%v", err)
@@ -129,8 +122,8 @@ func Adopt(name string, h netdev.Handoff) (*Device, error) {
 		}
 	}
 	d := &Device{Link: linkutil.Link{IfName: name, Kind: "afxdp"}, name: name, ifindex: ifindex,
-		cfg:   Config{Name: name, Mode: Mode(st[2]), RxQueues: nq, NeedWakeup: st[4] == 1},
-		inUse: Mode(st[3]), mapFD: -1, progFD: -1, linkFD: -1, promFD: -1, counters: make([]netdev.Counters, nq)}
+		cfg:   Config{Name: name, Mode: hs.mode, RxQueues: nq, NeedWakeup: hs.needWakeup},
+		inUse: hs.inUse, mapFD: -1, progFD: -1, linkFD: -1, promFD: -1, counters: make([]netdev.Counters, nq)}
 	unmap := func() {
 		for _, x := range d.xsks {
 			x.unmap()
@@ -148,6 +141,29 @@ func Adopt(name string, h netdev.Handoff) (*Device, error) {
 	d.mapFD, d.progFD, d.linkFD, d.promFD = mapFD, progFD, linkFD, promFD
 	d.counters[0].AddStats(h.Stats)
 	return d, nil
+}
+
+// handedState is a decoded Handoff state.
+type handedState struct {
+	queues      int
+	mode, inUse Mode
+	needWakeup  bool
+}
+
+// decodeState reads and checks the state of Handoff for nfds
+// descriptors.
+func decodeState(st []byte, nfds int) (handedState, error) {
+	switch {
+	case len(st) != handoffState:
+		return handedState{}, fmt.Errorf("state of %d bytes, want %d", len(st), handoffState)
+	case st[0] != handoffVersion:
+		return handedState{}, fmt.Errorf("state version %d, this build reads %d", st[0], handoffVersion)
+	case st[1] == 0 || int(st[1]) > MaxQueues || nfds != int(st[1])*fdsPerQueue+fdsPerDevice:
+		return handedState{}, fmt.Errorf("%d queues and %d descriptors do not agree", st[1], nfds)
+	case int(st[2]) >= len(modeNames) || st[3] == byte(ModeBestEffort) || int(st[3]) >= len(modeNames) || st[4] > 1:
+		return handedState{}, fmt.Errorf("modes %d/%d, need-wakeup %d", st[2], st[3], st[4])
+	}
+	return handedState{queues: int(st[1]), mode: Mode(st[2]), inUse: Mode(st[3]), needWakeup: st[4] == 1}, nil
 }
 
 // adoptRings maps a handed socket's UMEM and rings and takes up the
