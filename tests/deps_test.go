@@ -31,6 +31,8 @@ var badDeps = []badDep{
 	{"datapath/packet", "datapath/flow", "packet is the bottom layer"},
 	{"datapath/pmd", "datapath", "PMD placement is a pure function of the layout, the settings and the queues; it imports nothing of gvs"},
 	{"datapath/pmd", "internal", "PMD placement is a pure function of the layout, the settings and the queues; it imports nothing of gvs"},
+	{"datapath/netdev/afxdp", "datapath/dpnetdev", "an AF_XDP port is a device the datapath polls; it knows packets and its kernel objects, not the datapath"},
+	{"datapath/netdev/afxdp", "internal", "an AF_XDP port links only netdev, packet and x/sys (nstest only in its tests)"},
 	{"ofproto", "ovsdb", "ofproto stays ignorant of OVSDB; the bridge layer translates"},
 	{"ofproto", "cmd", "only cmd/ composes the layers"},
 	{"ofproto", "datapath/dpnetdev", "ofproto talks to the datapath through dpif only"},

@@ -135,12 +135,13 @@ func (dp *Datapath) PMDRxQueues() ([]pmd.Core, []pmd.RxQ) {
 }
 
 // isPMDPort reports whether PMD threads poll a device's queues:
-// dummy-pmd ports, and system (AF_PACKET) ports once the PMD cores are
-// chosen (a pmd-cpu-mask, or more than one default thread); otherwise
-// the main thread polls system ports, as Open vSwitch's does.
+// dummy-pmd and afxdp ports (PMD ports in Open vSwitch too), and system
+// (AF_PACKET) ports once the PMD cores are chosen (a pmd-cpu-mask, or
+// more than one default thread); otherwise the main thread polls system
+// ports, as Open vSwitch's does.
 func (dp *Datapath) isPMDPort(dev netdev.Device) bool {
 	switch dev.Type() {
-	case "dummy-pmd":
+	case "dummy-pmd", "afxdp":
 		return true
 	case netdev.TypeSystem:
 		return dp.pmd.mask != "" || dp.pmd.defaultN > 1

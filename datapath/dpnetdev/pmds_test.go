@@ -81,3 +81,32 @@ func TestPMDThreadsPollTheirQueuesAndFollowTheMask(t *testing.T) {
 		t.Errorf("per-thread packets %v, want %v", got, want)
 	}
 }
+
+// afxdpLike is a dummy device that says it is an AF_XDP port.
+type afxdpLike struct{ *dummy.Device }
+
+func (afxdpLike) Type() string { return "afxdp" }
+
+// AF_XDP ports are PMD ports, as Open vSwitch's afxdp class is: with
+// no pmd-cpu-mask their queue goes to a PMD thread, not the main
+// thread, which keeps the system and internal ports.
+func TestAFXDPPortsArePolledByPMDThreads(t *testing.T) {
+	dp := New("t", dpif.DefaultConfig())
+	layout, _ := pmd.DummyLayout("0,0")
+	dp.SetPMDLayout(layout, false, 0)
+	if err := dp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	x, _ := dummy.New(dummy.Config{Name: "x"})
+	in, _ := dummy.New(dummy.Config{Name: "in"})
+	defer func() { dp.Close(); x.Close(); in.Close() }()
+	if _, err := dp.AddPort(afxdpLike{x}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dp.AddPort(in, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := threadQueues(dp), map[int][]string{0: {"x/0"}, -1: {"in/0"}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("placement %v, want %v", got, want)
+	}
+}

@@ -12,6 +12,8 @@
 //     and pcap files (Open vSwitch's netdev-dummy; the test surface).
 //   - netdev/afpacket: "system" ports, an AF_PACKET socket bound to an
 //     existing Linux interface with a TPACKET_V3 rx ring (Linux only).
+//   - netdev/afxdp: "afxdp" ports, AF_XDP sockets on the queues of an
+//     existing Linux interface fed by an XDP redirect program (Linux only).
 //   - netdev/tap: "internal" ports, a tap device created for the bridge or
 //     port (Linux only).
 //   - netdev/pcap: the pcap file format the dummy reads and writes.
@@ -21,7 +23,7 @@
 // A restart without loss hands every port's kernel objects to the next
 // process instead of closing them: HandingOff.Handoff gives the
 // descriptors (AF_PACKET sockets with their mapped rings, the tap
-// descriptor) and the position reached in each ring, versioned; the
+// descriptor, AF_XDP sockets with their UMEM and XDP objects) and the position reached in each ring, versioned; the
 // sub-package's Adopt checks every descriptor and number before it uses
 // any, and goes on from that position, so frames that arrived in between
 // are delivered once and in order. The counters carry over.

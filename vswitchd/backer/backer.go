@@ -900,6 +900,7 @@ func (s *Backer) DelPort(bname, iface string) error {
 	}
 	if p.dev != nil {
 		s.Datapath(b.dpTyp).DelPort(p.odp)
+		s.devs.closing(p.dev) // afxdp.go
 		p.dev.Close()
 		if b.fdb != nil {
 			// The port's MAC entries go with it (cost: that port's entries).
@@ -982,6 +983,7 @@ func (s *Backer) IfaceStatus(bname, iface string) bridge.IfaceStatus {
 		"rx_packets": int64(ns.RxPackets), "rx_bytes": int64(ns.RxBytes), "rx_dropped": int64(ns.RxDropped), "rx_errors": int64(ns.RxErrors),
 		"tx_packets": int64(ns.TxPackets), "tx_bytes": int64(ns.TxBytes), "tx_dropped": int64(ns.TxDropped), "tx_errors": int64(ns.TxErrors),
 	}
+	afxdpStatistics(p.dev, st.Statistics) // afxdp.go
 	return st
 }
 

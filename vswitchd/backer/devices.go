@@ -7,6 +7,7 @@ import (
 
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/netdev/afpacket"
+	"github.com/gvs-project/gvs/datapath/netdev/afxdp"
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/netdev/tap"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
@@ -29,17 +30,22 @@ type devices struct {
 // network device (AF_PACKET or tap) rather than an in-memory one.
 func (d *devices) kernel(b *dpBridge, ic *bridge.IfaceConfig) bool {
 	t := d.devType(b, ic)
-	return t == "system" || t == "internal"
+	return t == "system" || t == "internal" || t == afxdp.Type
 }
 
 // devType is the device an interface gets, as Open vSwitch's netdev and
 // dpif providers decide under its test modes: "dummy" (in-memory),
-// "system" (AF_PACKET), "internal" (tap), "refused" (the kernel datapath
+// "system" (AF_PACKET), "internal" (tap), "afxdp" (AF_XDP), "refused" (the kernel datapath
 // type is disabled), or another type for open to refuse.
 func (d *devices) devType(b *dpBridge, ic *bridge.IfaceConfig) string {
 	typ := ic.Type
 	if typ == "" {
 		typ = "system"
+	}
+	if typ == afxdp.Type && d.dummyOverride {
+		// --enable-dummy=override replaces every netdev type Open
+		// vSwitch registered, afxdp among them, with the dummy.
+		return "dummy"
 	}
 	if typ != "system" && typ != "internal" {
 		return typ
@@ -95,6 +101,14 @@ func (d *devices) open(b *dpBridge, ic *bridge.IfaceConfig) (netdev.Device, erro
 		dev, err := afpacket.Open(afpacket.Config{Name: ic.Name, RxQueues: systemRxQueues(ic.Options)})
 		if err != nil {
 			return nil, fmt.Errorf("could not open network device %s (No such device)", ic.Name)
+		}
+		return dev, nil
+	case afxdp.Type:
+		// AF_XDP sockets on the interface's first n_rxq queues
+		// (afxdp.go).
+		dev, err := d.openAFXDP(ic.Name, ic.Options)
+		if err != nil {
+			return nil, err
 		}
 		return dev, nil
 	case "internal":

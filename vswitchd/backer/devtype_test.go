@@ -43,6 +43,9 @@ func TestDeviceTypesFollowOpenVSwitchsTestModes(t *testing.T) {
 		{mode{override: true}, "netdev", "internal", "dummy"},
 		{mode{override: true}, "netdev", "system", "dummy"},
 		{mode{override: true}, "netdev", "geneve", "geneve"},
+		{mode{}, "netdev", "afxdp", "afxdp"},
+		{mode{dummySystem: true}, "netdev", "afxdp", "afxdp"},
+		{mode{override: true}, "netdev", "afxdp", "dummy"},
 	} {
 		d := &devices{disableSystem: tc.mode.disableSystem, dummySystem: tc.mode.dummySystem, dummyOverride: tc.mode.override}
 		got := d.devType(bridges[tc.bridge], &bridge.IfaceConfig{Name: "p", Type: tc.iface})

@@ -16,7 +16,8 @@
 //   - upcallMux: each datapath's misses go to the bridge owning the
 //     packet's in_port; recirculation ids per datapath;
 //   - devices (devices.go): the interfaces' network devices by type under
-//     the test modes (dummy, AF_PACKET, tap);
+//     the test modes (dummy, AF_PACKET, tap, AF_XDP: afxdp.go reads
+//     Open vSwitch's afxdp options and logs and reports as it does);
 //   - vportTable (tunnels.go): the tunnel vports shared per datapath;
 //     tunnelEnv (tnlenv.go): native tunnelling's routes and neighbours;
 //   - bfdMonitor (bfd.go): the BFD sessions, their send loop and port

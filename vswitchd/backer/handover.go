@@ -15,6 +15,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/netdev/afpacket"
+	"github.com/gvs-project/gvs/datapath/netdev/afxdp"
 	"github.com/gvs-project/gvs/datapath/netdev/tap"
 	"github.com/gvs-project/gvs/internal/statefile"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
@@ -209,6 +210,12 @@ func (s *Handover) adoptDevice(b *dpBridge, name, typ string) (dev netdev.Device
 		return d, dpif.PortNo(p.DPPort), true, nil
 	case "internal":
 		d, err := tap.Adopt(name, p.Handoff)
+		if err != nil {
+			return nil, 0, true, err
+		}
+		return d, dpif.PortNo(p.DPPort), true, nil
+	case afxdp.Type:
+		d, err := afxdp.Adopt(name, p.Handoff)
 		if err != nil {
 			return nil, 0, true, err
 		}

@@ -1,6 +1,8 @@
 package backer
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"strings"
 )
@@ -39,6 +41,16 @@ func (pe *portErrors) log(bname, iface string, err error) {
 		pe.last = map[string]string{}
 	}
 	pe.last[key] = msg
+	var le *loggedError
+	if errors.As(err, &le) { // afxdp.go
+		for _, l := range le.lines {
+			pe.logger(l.module).Log(context.Background(), l.level, l.msg)
+		}
+		if strings.Contains(msg, ": could not set configuration (") {
+			pe.logger("netdev").Warn(msg)
+			return
+		}
+	}
 	if strings.Contains(msg, ": patch ") {
 		pe.logger("netdev_vport").Error(msg)
 		return

@@ -20,6 +20,12 @@
 // and ps (gvs's afpacket ports, no parsing: -mode raw) on the switch's
 // core: the ceiling of these ports here.
 //
+// Forwarders ovs-afxdp and gvs-afxdp are the same switches with pg and
+// ps as type=afxdp ports (AF_XDP sockets, best-effort mode: native XDP
+// on these veths) instead of type=system, so that one run compares Open
+// vSwitch and gvs on AF_XDP, and gvs on AF_XDP with gvs on AF_PACKET,
+// round by round (-forwarders ovs-afxdp,gvs-afxdp,gvs).
+//
 // Pipelines (-pipelines NAME or NAME:N1/N2, see pipelines.go): output,
 // NORMAL with N source MACs, the conntrack pipeline with N connections,
 // the OVN pipeline (br-int as ovn-controller lays it out, from
@@ -65,7 +71,7 @@ func main() {
 	mode := flag.String("mode", "bench", "bench | gen | raw (gen and raw are internal)")
 	var o options
 	spec := flag.String("pipelines", "output,normal,ct,ovn,tcp", "pipelines, comma-separated, each NAME or NAME:N1/N2/...")
-	fwd := flag.String("forwarders", "ovs,gvs,raw", "forwarders in each round, in order (ovs, gvs, raw, gvs-base)")
+	fwd := flag.String("forwarders", "ovs,gvs,raw", "forwarders in each round, in order (ovs, gvs, raw, gvs-base; ovs-afxdp, gvs-afxdp: the switch with type=afxdp ports)")
 	quick := flag.Bool("quick", false, "smoke check: one round of 1s per pipeline at its smallest size")
 	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds per pipeline and size")
 	flag.DurationVar(&o.duration, "duration", 4*time.Second, "measured window per round and forwarder")
@@ -100,8 +106,8 @@ func main() {
 			switch {
 			case f == "gvs-base" && o.gvsBase == "":
 				err = fmt.Errorf("forwarder gvs-base needs -gvs-base")
-			case f != "ovs" && f != "gvs" && f != "raw" && f != "gvs-base":
-				err = fmt.Errorf("unknown forwarder %q (want ovs, gvs, raw or gvs-base)", f)
+			case f != "ovs" && f != "gvs" && f != "raw" && f != "gvs-base" && f != "ovs-afxdp" && f != "gvs-afxdp":
+				err = fmt.Errorf("unknown forwarder %q (want ovs, gvs, raw, gvs-base, ovs-afxdp or gvs-afxdp)", f)
 			}
 		}
 		if err == nil {
@@ -174,7 +180,7 @@ func bench(o options) error {
 // binary is forwarder f's gvs-vswitchd ("" for the others).
 func (o options) binary(f string) string {
 	switch f {
-	case "gvs":
+	case "gvs", "gvs-afxdp":
 		return o.gvsBin
 	case "gvs-base":
 		return o.gvsBase

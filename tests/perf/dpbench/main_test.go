@@ -93,7 +93,7 @@ func TestSourceMACsAreDistinctLocallyAdministeredUnicast(t *testing.T) {
 
 func TestVsctlArgsPinTheCoreAndNumberThePorts(t *testing.T) {
 	p, _ := pipelineByName("normal")
-	got := strings.Join(vsctlArgs(1, p), " ")
+	got := strings.Join(vsctlArgs(1, p, "system"), " ")
 	for _, want := range []string{
 		"set Open_vSwitch . other_config:pmd-cpu-mask=0x2",
 		"add-br br0 -- set bridge br0 datapath_type=netdev fail_mode=secure other_config:mac-table-size=2000000",
@@ -103,6 +103,33 @@ func TestVsctlArgsPinTheCoreAndNumberThePorts(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("ovs-vsctl arguments %q lack %q", got, want)
 		}
+	}
+}
+
+func TestAFXDPForwardersGetAFXDPPorts(t *testing.T) {
+	p, _ := pipelineByName("output")
+	got := strings.Join(vsctlArgs(0, p, "afxdp"), " ")
+	for _, want := range []string{
+		"add-port br0 pg -- set interface pg type=afxdp ofport_request=1",
+		"add-port br0 ps -- set interface ps type=afxdp ofport_request=2",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ovs-vsctl arguments %q lack %q", got, want)
+		}
+	}
+}
+
+func TestAFXDPTableComparesBothSwitchesAndGVSsAFPacketCPU(t *testing.T) {
+	p, _ := pipelineByName("output")
+	s := summary{job: job{p, 1}, rounds: map[string][]result{
+		"ovs-afxdp": {{Mpps: 0.5, NsPerPkt: 2000}, {Mpps: 0.4, NsPerPkt: 2500}},
+		"gvs-afxdp": {{Mpps: 1, NsPerPkt: 1000}, {Mpps: 1.2, NsPerPkt: 800}},
+		"gvs":       {{Mpps: 0.9, NsPerPkt: 1100}, {Mpps: 0.8, NsPerPkt: 1200}},
+	}}
+	got := table([]summary{s})
+	want := "| output | 1 | 0.400-0.500 | 1.000-1.200 | 0.800-0.900 | 2.00-3.00 (2.50) | 2000-2500 | 800-1000 | 1100-1200 | 1.10-1.50 (1.30) |\n"
+	if !strings.HasSuffix(got, want) {
+		t.Fatalf("got\n%s\nwant a last row\n%s", got, want)
 	}
 }
 

@@ -121,5 +121,37 @@ func table(all []summary) string {
 				spread(field(s.rounds["gvs-base"], ns), 0))
 		}
 	}
+	b.WriteString(afxdpTable(all))
+	return b.String()
+}
+
+// afxdpTable renders, when a run measured AF_XDP ports, gvs and Open
+// vSwitch with afxdp ports (rates, the per-round ratio, CPU per frame)
+// beside gvs with system (AF_PACKET) ports, and gvs's AF_PACKET CPU per
+// frame over its AF_XDP one per round.
+func afxdpTable(all []summary) string {
+	var b strings.Builder
+	mpps := func(r result) float64 { return r.Mpps }
+	ns := func(r result) float64 { return r.NsPerPkt }
+	for _, s := range all {
+		if len(s.rounds["gvs-afxdp"]) == 0 && len(s.rounds["ovs-afxdp"]) == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			fmt.Fprintf(&b, "\n| pipeline | N | ovs-afxdp Mpps | gvs-afxdp Mpps | gvs (AF_PACKET) Mpps | gvs-afxdp/ovs-afxdp per round (median) | ovs-afxdp ns CPU/frame | gvs-afxdp ns CPU/frame | gvs (AF_PACKET) ns CPU/frame | gvs AF_PACKET/AF_XDP CPU per frame (median) |\n")
+			fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		}
+		col := func(r []float64) string {
+			if len(r) == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%s (%.2f)", spread(r, 2), median(r))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.p.name, s.n,
+			spread(field(s.rounds["ovs-afxdp"], mpps), 3), spread(field(s.rounds["gvs-afxdp"], mpps), 3), spread(field(s.rounds["gvs"], mpps), 3),
+			col(ratios(s.rounds["gvs-afxdp"], s.rounds["ovs-afxdp"])),
+			spread(field(s.rounds["ovs-afxdp"], ns), 0), spread(field(s.rounds["gvs-afxdp"], ns), 0), spread(field(s.rounds["gvs"], ns), 0),
+			col(cpuRatios(s.rounds["gvs"], s.rounds["gvs-afxdp"])))
+	}
 	return b.String()
 }

@@ -89,7 +89,7 @@ func setupTopology(genCPU int, rps bool) error {
 // configures br0 for job j through ovs-vsctl and ovs-ofctl only.
 func startSwitch(o options, work, f string, j job) (*vsw.Switch, error) {
 	cpu := strconv.Itoa(o.switchCPU)
-	ovs := f == "ovs"
+	ovs := f == "ovs" || f == "ovs-afxdp"
 	opts := vsw.Options{OVS: ovs, GVSBin: o.binary(f), Netns: nsSwitch, Work: work, CPUs: cpu, Name: f}
 	if !ovs {
 		opts.GVSArgs = []string{"--metrics-address=" + metricsAddr}
@@ -104,7 +104,11 @@ func startSwitch(o options, work, f string, j job) (*vsw.Switch, error) {
 			sw.Stop()
 		}
 	}()
-	args := vsctlArgs(o.switchCPU, j.p)
+	portType := "system"
+	if strings.HasSuffix(f, "-afxdp") {
+		portType = "afxdp"
+	}
+	args := vsctlArgs(o.switchCPU, j.p, portType)
 	if _, err := sw.Cmd(60*time.Second, append([]string{"ovs-vsctl"}, args...)...); err != nil {
 		return nil, err
 	}
@@ -135,14 +139,14 @@ func startSwitch(o options, work, f string, j job) (*vsw.Switch, error) {
 
 // vsctlArgs configures the switch: the core budget, br0 on the netdev
 // datapath with no flows of its own (fail_mode=secure), pg as port 1
-// and ps as port 2.
-func vsctlArgs(switchCPU int, p *pipeline) []string {
+// and ps as port 2, both of portType (system or afxdp).
+func vsctlArgs(switchCPU int, p *pipeline, portType string) []string {
 	args := []string{"--timeout=60", "--", "init",
 		"--", "set", "Open_vSwitch", ".", fmt.Sprintf("other_config:pmd-cpu-mask=0x%x", 1<<switchCPU),
 		"--", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev", "fail_mode=secure"}
 	args = append(args, p.bridge...)
 	for i, port := range []string{portGenIf, portSinkIf} {
-		args = append(args, "--", "add-port", "br0", port, "--", "set", "interface", port, "type=system",
+		args = append(args, "--", "add-port", "br0", port, "--", "set", "interface", port, "type="+portType,
 			fmt.Sprintf("ofport_request=%d", i+1))
 	}
 	return append(args, p.vsctl...)
