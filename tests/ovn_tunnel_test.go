@@ -25,11 +25,12 @@ type chassis struct {
 // in dir and returns its ovs-appctl target name.
 type chassisSwitch func(t *testing.T, ns, dir string, env []string) string
 
-// gvsChassis runs gvs-vswitchd (binary bin) with its embedded database.
-func gvsChassis(bin string) chassisSwitch {
+// gvsChassis runs gvs-vswitchd (binary bin, options extra) with its
+// embedded database.
+func gvsChassis(bin string, extra ...string) chassisSwitch {
 	return func(t *testing.T, ns, dir string, env []string) string {
-		cmd := exec.Command("ip", "netns", "exec", ns, bin, "--log-file="+filepath.Join(dir, "gvs-vswitchd.log"),
-			"--pidfile="+filepath.Join(dir, "gvs-vswitchd.pid"))
+		cmd := exec.Command("ip", append([]string{"netns", "exec", ns, bin, "--log-file=" + filepath.Join(dir, "gvs-vswitchd.log"),
+			"--pidfile=" + filepath.Join(dir, "gvs-vswitchd.pid")}, extra...)...)
 		cmd.Env = env
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -53,13 +54,24 @@ func gvsChassis(bin string) chassisSwitch {
 // ovsChassis runs Open vSwitch's ovsdb-server and ovs-vswitchd (netdev
 // datapath on real devices).
 func ovsChassis(t *testing.T, ns, dir string, env []string) string {
+	return ovsChassisWith()(t, ns, dir, env)
+}
+
+// ovsChassisWith is ovsChassis with ovs-vswitchd options extra.
+func ovsChassisWith(extra ...string) chassisSwitch {
+	return func(t *testing.T, ns, dir string, env []string) string {
+		return startOVSChassis(t, ns, dir, env, extra)
+	}
+}
+
+func startOVSChassis(t *testing.T, ns, dir string, env, extra []string) string {
 	db := filepath.Join(dir, "conf.db")
 	run(t, env, "ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema")
 	for _, args := range [][]string{
 		{"ovsdb-server", db, "--remote=punix:" + filepath.Join(dir, "db.sock"), "--pidfile=" + filepath.Join(dir, "ovsdb-server.pid"),
 			"--log-file=" + filepath.Join(dir, "ovsdb-server.log"), "--detach", "--no-chdir"},
-		{"ovs-vswitchd", "unix:" + filepath.Join(dir, "db.sock"), "--pidfile=" + filepath.Join(dir, "ovs-vswitchd.pid"),
-			"--log-file=" + filepath.Join(dir, "ovs-vswitchd.log"), "--detach", "--no-chdir"},
+		append([]string{"ovs-vswitchd", "unix:" + filepath.Join(dir, "db.sock"), "--pidfile=" + filepath.Join(dir, "ovs-vswitchd.pid"),
+			"--log-file=" + filepath.Join(dir, "ovs-vswitchd.log"), "--detach", "--no-chdir"}, extra...),
 	} {
 		pid := args[3]
 		if args[0] == "ovs-vswitchd" {

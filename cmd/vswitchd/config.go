@@ -52,7 +52,10 @@ type Config struct {
 	// (Open vSwitch overrides the "system" netdev and dpif types).
 	DummySystem   bool
 	DisableSystem bool
-	Workers       int
+	// DisableSystemRoute (--disable-system-route) keeps the kernel's
+	// routes out of the tunnel route table, as Open vSwitch's.
+	DisableSystemRoute bool
+	Workers            int
 	// DummyNUMA is ovs-vswitchd's --dummy-numa: the i-th entry is the
 	// NUMA node of CPU core i, a layout PMD threads are placed on (and
 	// not pinned) instead of the machine's.
@@ -96,7 +99,7 @@ func defaultDir(env, def string) string {
 // ignoredOVSFlags are ovs-vswitchd options gvs accepts and ignores, so
 // scripts written for Open vSwitch run unchanged.
 var ignoredOVSFlags = []string{
-	"disable-system-route", "monitor", "overwrite-pidfile", "mlockall",
+	"monitor", "overwrite-pidfile", "mlockall",
 	"no-self-confinement", "bootstrap-ca-cert", "peer-ca-cert",
 }
 
@@ -227,6 +230,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.BoolVarP(&showVersion, "version", "V", false, "print the version and exit")
 	f.BoolVar(&cfg.Handover, "handover", false, "take over from the gvs-vswitchd running with this run directory (its ports, listening sockets, database lock, flows, MAC tables and conntrack) without losing a packet; it exits once this one forwards")
 	f.StringVar(&cfg.DummyNUMA, "dummy-numa", "", "test NUMA layout: the i-th comma-separated entry is CPU core i's node (PMD threads are placed on it, not pinned)")
+	f.BoolVar(&cfg.DisableSystemRoute, "disable-system-route", false, "do not read the kernel's routes into the tunnel route table (ovs/route/show); only ovs/route/add routes")
 	f.BoolVar(&cfg.DisableSystem, "disable-system", false, "disable the kernel datapath type: bridges of datapath_type system get no kernel devices (their system ports are refused, internal ports are dummies); netdev bridges are unaffected")
 	for _, n := range ignoredOVSFlags {
 		f.Bool(n, false, "accepted for ovs-vswitchd compatibility; ignored")

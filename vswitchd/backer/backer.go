@@ -52,6 +52,10 @@ type Config struct {
 	// interface a dummy. EnableDummy (--enable-dummy) also turns on
 	// OpenFlow's debug actions, as Open vSwitch's dummy mode does.
 	DisableSystem, DummySystem, DummyOverride, EnableDummy bool
+	// DisableSystemRoute (--disable-system-route) keeps the kernel's
+	// routes out of the tunnel route table; --disable-system does not
+	// (Open vSwitch's userspace datapath tests route through the host).
+	DisableSystemRoute bool
 	// Workers is the datapaths' packet worker count; 0 the default.
 	Workers int
 	// NUMA is the CPU layout PMD threads are placed on; PinPMDs pins
@@ -236,7 +240,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 	s.cfm.mu, s.cfm.bridges, s.cfm.republish, s.cfm.logger = &s.mu, s.bridges, s.syncPorts, cfg.Logger
 	s.cfm.ctx, s.cfm.wg, s.cfm.clock, s.cfm.status = s.ctx, &s.wg, &cfmClock{base: &s.bnd.clock}, s.bfd.status
 	s.view.bnd, s.view.clock = s.bnd, s.cfm.clock
-	s.tnl = newTunnelEnv(s, !cfg.DisableSystem)
+	s.tnl = newTunnelEnv(s, !cfg.DisableSystemRoute)
 	s.tnl.watch(s.ctx)
 	return s
 }

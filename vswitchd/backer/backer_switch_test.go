@@ -13,8 +13,8 @@ import (
 func newTestBacker(t *testing.T) *Backer {
 	t.Helper()
 	s := New(context.Background(), Config{
-		DisableSystem: true,
-		Logger:        func(string) *slog.Logger { return slog.New(slog.DiscardHandler) },
+		DisableSystem: true, DisableSystemRoute: true,
+		Logger: func(string) *slog.Logger { return slog.New(slog.DiscardHandler) },
 	})
 	t.Cleanup(func() {
 		s.Close()

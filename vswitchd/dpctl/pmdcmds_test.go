@@ -39,7 +39,7 @@ func TestPmdStatsShowPrintsOpenVSwitchLines(t *testing.T) {
 
 func TestPmdStatsShowSelectsWorkerAndRejectsBadArguments(t *testing.T) {
 	sw := backer.New(context.Background(), backer.Config{
-		DisableSystem: true, Workers: 2,
+		DisableSystem: true, DisableSystemRoute: true, Workers: 2,
 		Logger: func(string) *slog.Logger { return slog.New(slog.DiscardHandler) },
 	})
 	defer func() { sw.Close(); sw.CloseDatapaths() }()

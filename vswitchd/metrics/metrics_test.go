@@ -17,7 +17,7 @@ import (
 // is no embedded server.
 func TestScrapeReportsTheSwitchWithoutADatabase(t *testing.T) {
 	discard := func(string) *slog.Logger { return slog.New(slog.DiscardHandler) }
-	sw := backer.New(context.Background(), backer.Config{DisableSystem: true, Workers: 1, Logger: discard})
+	sw := backer.New(context.Background(), backer.Config{DisableSystem: true, DisableSystemRoute: true, Workers: 1, Logger: discard})
 	defer func() { sw.Close(); sw.CloseDatapaths() }()
 	if err := sw.AddBridge(&bridge.BridgeConfig{Name: "br0", DatapathType: "dummy", UUID: "5ad515c0-0000-4000-8000-000000000000"}); err != nil {
 		t.Fatal(err)
