@@ -233,9 +233,11 @@ func (tr *tracer) passActions(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt
 		}
 		traceLine(sb, ev)
 	}}
+	// The traced flow's registers and metadata are where translation
+	// starts, as in Open vSwitch.
+	xin.Regs, xin.Metadata = fl.Regs, fl.Metadata
 	if acts != nil {
 		xin.OFActions, xin.InPort = acts, uint16(fl.InPort)
-		xin.Regs, xin.Metadata = fl.Regs, fl.Metadata
 	}
 	var out xlate.Out
 	tr.xl.Translate(&xin, &out)

@@ -44,4 +44,5 @@ func stackPop(c *ctx, a *ofp.Action) {
 	m := subfieldMask(f.Bytes, a.Dst.Ofs, a.Dst.NBits)
 	c.snap.orField(f, &c.wc, m)
 	c.snap.setMasked(f, &c.flow, v, m)
+	c.reportSubfield(&a.Dst)
 }

@@ -274,8 +274,8 @@ type In struct {
 	// packet-out); InPort is then the OpenFlow in_port to use.
 	OFActions []ofp.Action
 	InPort    uint16
-	// Regs and Metadata are the initial pipeline state of a packet-out
-	// or a resume.
+	// Regs and Metadata are the initial pipeline state of a packet-out,
+	// a resume or a traced flow (zero for a datapath packet).
 	Regs     [mf.NumRegs]uint32
 	Metadata uint64
 	// Resume, if not nil, continues a paused translation (NXT_RESUME);
@@ -595,9 +595,11 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	resumeGroup := false
 	var frozen Frozen
 	c.flow.ActsetOutput = PortUnset
+	// Zero for a datapath packet; a packet-out's, a resume's, or those
+	// ofproto/trace was given (a recirculation restores its own below).
+	c.flow.Regs, c.flow.Metadata = in.Regs, in.Metadata
 	if in.OFActions != nil || in.Resume != nil {
 		c.flow.InPort = uint32(in.InPort)
-		c.flow.Regs, c.flow.Metadata = in.Regs, in.Metadata
 	} else {
 		p := c.snap.ByODP[in.Key.InPort]
 		switch {
