@@ -1,0 +1,70 @@
+package bridge
+
+import (
+	"maps"
+
+	"github.com/gvs-project/gvs/ovsdb/client"
+)
+
+// STPStatuser is implemented by switches that run the spanning tree
+// (Bridge.stp_enable): what they report goes to the Bridge status column
+// and the Port status and statistics columns, as Open vSwitch's
+// br_refresh_stp_status, port_refresh_stp_status and
+// port_refresh_stp_stats write them.
+type STPStatuser interface {
+	// STPStatus returns the bridge's status keys (stp_bridge_id,
+	// stp_designated_root, stp_root_path_cost), nil when it runs no
+	// spanning tree, and each port's, by port name, that takes part.
+	STPStatus(bridge string) (map[string]string, map[string]PortSTPStatus)
+}
+
+// PortSTPStatus is a port's spanning tree status (stp_port_id,
+// stp_state, stp_sec_in_state, stp_role) and statistics (stp_tx_count,
+// stp_rx_count, stp_error_count).
+type PortSTPStatus struct {
+	Status map[string]string
+	Stats  map[string]int64
+}
+
+// writeSTPStatus adds to txn the Bridge status and Port status and
+// statistics that differ from what the switch reports: empty for a
+// bridge without spanning tree and for ports outside it.
+func (r *Runner) writeSTPStatus(txn *client.Txn, snap *client.Snapshot) {
+	ss, ok := r.rec.sw.(STPStatuser)
+	if !ok {
+		return
+	}
+	for _, br := range snap.Rows("Bridge") {
+		bst, ports := ss.STPStatus(str(br.Get("name")))
+		if bst == nil {
+			bst = map[string]string{}
+		}
+		if !maps.Equal(strMap(br.Get("status")), bst) {
+			txn.SetColumns("Bridge", br.UUID, map[string]any{"status": bst})
+		}
+		for _, pu := range uuids(br.Get("ports")) {
+			pr := snap.Row("Port", pu)
+			if pr == nil {
+				continue
+			}
+			ps := ports[str(pr.Get("name"))]
+			want, wantStats := ps.Status, ps.Stats
+			if want == nil {
+				want = map[string]string{}
+			}
+			if wantStats == nil {
+				wantStats = map[string]int64{}
+			}
+			upd := map[string]any{}
+			if !maps.Equal(strMap(pr.Get("status")), want) {
+				upd["status"] = want
+			}
+			if !statsEqual(pr.Get("statistics"), wantStats) {
+				upd["statistics"] = wantStats
+			}
+			if len(upd) > 0 {
+				txn.SetColumns("Port", pu, upd)
+			}
+		}
+	}
+}
