@@ -2,7 +2,6 @@ package backer
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +26,9 @@ type stpState struct {
 	tree     *stp.Bridge
 	lastTick int64
 	ports    map[string]*stpPort // by interface name, ports with an stp.Port
+	// order is the bridge's ports in Open vSwitch's iteration order
+	// (porthmap.go), kept whether or not the tree runs.
+	order portHmap
 }
 
 // stpPort is one port's part in the tree.
@@ -122,6 +124,13 @@ func (s *Backer) configureSTPLocked(b *dpBridge, ports []bridge.PortConfig) {
 		return
 	}
 	log := s.cfg.Logger("bridge")
+	names := make([]string, 0, len(ports))
+	byName := map[string]bridge.PortConfig{}
+	for _, pc := range ports {
+		names = append(names, pc.Name)
+		byName[pc.Name] = pc
+	}
+	b.stp.order.sync(names)
 	if !b.stp.enabled {
 		if b.stp.tree != nil {
 			s.disableSTPLocked(b)
@@ -144,12 +153,11 @@ func (s *Backer) configureSTPLocked(b *dpBridge, ports []bridge.PortConfig) {
 	t.SetMaxAge(maxAge)
 	t.SetForwardDelay(fwd)
 
-	sorted := slices.Clone(ports)
-	slices.SortFunc(sorted, func(a, c bridge.PortConfig) int { return strings.Compare(a.Name, c.Name) })
 	counter := 0
 	used := map[int]bool{}
 	settings := map[string]portSTPSettings{}
-	for _, pc := range sorted {
+	for _, name := range b.stp.order.order() {
+		pc := byName[name]
 		ps := s.portSTP(b, &pc, &counter, used)
 		for _, ic := range pc.Interfaces {
 			settings[ic.Name] = ps
@@ -161,9 +169,11 @@ func (s *Backer) configureSTPLocked(b *dpBridge, ports []bridge.PortConfig) {
 		return
 	}
 	changed := false
-	for _, name := range sortedKeys(b.ports) {
-		if s.setSTPPortLocked(b, b.ports[name], settings[name]) {
-			changed = true
+	for _, pname := range b.stp.order.order() {
+		for _, ic := range byName[pname].Interfaces {
+			if p := b.ports[ic.Name]; p != nil && p.ofport > 0 && s.setSTPPortLocked(b, p, settings[ic.Name]) {
+				changed = true
+			}
 		}
 	}
 	if changed {
@@ -457,13 +467,15 @@ func (s *Backer) sendSTPFrames() {
 	}
 }
 
-// stpDelPortLocked takes a deleted port out of its bridge's tree
-// (Open vSwitch's port destruction disables its stp_port). Called with
+// stpDelPortLocked takes a deleted port out of its bridge's tree (Open
+// vSwitch's port destruction runs set_stp_port(NULL): the state change
+// is logged and may flush the MAC table). Called with
 // s.mu held, before the port set is republished.
 func (s *Backer) stpDelPortLocked(b *dpBridge, name string) {
 	if sp := b.stp.ports[name]; sp != nil {
 		delete(b.stp.ports, name)
 		sp.sp.Disable()
+		s.updateSTPPortLocked(b, name, sp, stp.Disabled)
 	}
 }
 
