@@ -164,6 +164,9 @@ func (r *Reconciler) Apply(cfg *Config) Status {
 			st.Interfaces[ic.UUID] = r.sw.IfaceStatus(name, ic.Name)
 		}
 	}
+	if sc, ok := r.sw.(STPConfigurer); ok {
+		sc.ConfigureSTP() // stp.go
+	}
 	st.ConntrackErr = r.applyDatapaths(cfg.Datapaths)
 	return st
 }

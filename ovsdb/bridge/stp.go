@@ -6,6 +6,15 @@ import (
 	"github.com/gvs-project/gvs/ovsdb/client"
 )
 
+// STPConfigurer is implemented by switches that run the spanning tree:
+// ConfigureSTP is called once a reconciliation has applied every
+// bridge's ports (PortConfigurer), so that the switch configures all the
+// bridges' trees at once, in its own bridge order, as Open vSwitch's
+// bridge_reconfigure runs bridge_configure_stp over its bridges.
+type STPConfigurer interface {
+	ConfigureSTP()
+}
+
 // STPStatuser is implemented by switches that run the spanning tree
 // (Bridge.stp_enable): what they report goes to the Bridge status column
 // and the Port status and statistics columns, as Open vSwitch's

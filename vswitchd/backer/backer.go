@@ -471,7 +471,7 @@ func (s *Backer) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 	}
 	b.vlans = next
 	s.configureMcastPortsLocked(b, ports, vlanChanged) // mcast.go
-	s.configureSTPLocked(b, ports)                     // stp.go
+	b.stp.cfgPorts = ports                             // stp.go: applied by ConfigureSTP
 	if changed {
 		s.syncPorts(b)
 	}

@@ -36,7 +36,6 @@ func (s *Backer) Warp(d, step time.Duration) {
 		s.runMcast()  // mcast.go
 		s.albOnce()   // alb.go
 		s.WarpStep(n) // cfm.go: a stopped CFM clock moves on too
-		s.runSTP()    // stp.go
 	}
 }
 

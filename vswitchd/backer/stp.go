@@ -26,6 +26,9 @@ type stpState struct {
 	tree     *stp.Bridge
 	lastTick int64
 	ports    map[string]*stpPort // by interface name, ports with an stp.Port
+	// cfgPorts are the Port rows ConfigurePorts got last, applied by
+	// ConfigureSTP.
+	cfgPorts []bridge.PortConfig
 	// order is the bridge's ports in Open vSwitch's iteration order
 	// (porthmap.go), kept whether or not the tree runs.
 	order portHmap
@@ -51,6 +54,10 @@ type stpAux struct {
 // every iteration). BPDUs the trees send wait in out until the runner
 // sends them without the backer's lock.
 type stpRunner struct {
+	// bridges is the bridges in Open vSwitch's bridge table order
+	// (all_bridges), the order the trees are configured and run in.
+	// Guarded by the backer's mu.
+	bridges portHmap
 	wake    chan struct{}
 	started bool
 	runMu   sync.Mutex
@@ -62,6 +69,32 @@ type stpFrame struct {
 	aux   *stpAux
 	frame []byte
 }
+
+// ConfigureSTP is bridge.STPConfigurer: every bridge's spanning tree is
+// configured with the ports ConfigurePorts got, in bridge table order.
+func (s *Backer) ConfigureSTP() {
+	s.mu.Lock()
+	for _, b := range s.stpBridgesLocked() {
+		s.configureSTPLocked(b, b.stp.cfgPorts)
+	}
+	s.mu.Unlock()
+	notify(s.stp.wake)
+}
+
+// stpBridgesLocked returns the bridges in Open vSwitch's bridge table
+// order. Called with s.mu held.
+func (s *Backer) stpBridgesLocked() []*dpBridge {
+	s.stp.bridges.sync(sortedKeys(s.bridges))
+	var out []*dpBridge
+	for _, n := range s.stp.bridges.order() {
+		if b := s.bridges[n]; b != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+var _ bridge.STPConfigurer = (*Backer)(nil)
 
 // setSTPConfigLocked records a bridge's stp_enable and other_config
 // (applied with its ports by ConfigurePorts). Called with s.mu held.
@@ -385,22 +418,37 @@ func (s *Backer) startSTPLocked() {
 
 // runSTP is one pass of stp_run over every bridge, then the BPDUs the
 // trees sent go out.
-func (s *Backer) runSTP() {
+func (s *Backer) runSTP() { s.runSTPPass(false) }
+
+// runSTPPass is runSTP; with warp (a time/warp step) the status columns
+// are written back before the warp replies, else only when a port's
+// state changed.
+func (s *Backer) runSTPPass(warp bool) {
 	s.stp.runMu.Lock()
 	defer s.stp.runMu.Unlock()
 	s.mu.Lock()
-	for _, name := range sortedKeys(s.bridges) {
-		s.runSTPBridgeLocked(s.bridges[name])
+	kick := false
+	for _, b := range s.stpBridgesLocked() {
+		if s.runSTPBridgeLocked(b) || (warp && b.stp.tree != nil) {
+			kick = true
+		}
 	}
 	s.mu.Unlock()
 	s.sendSTPFrames()
+	if kick {
+		// The status columns follow: a warp step's changes are in the
+		// database when time/warp replies (WaitStatus).
+		s.cfm.statusReq.Add(1)
+		notify(s.cfm.status)
+	}
 }
 
-// runSTPBridgeLocked is stp_run for one bridge. Called with s.mu held.
-func (s *Backer) runSTPBridgeLocked(b *dpBridge) {
+// runSTPBridgeLocked is stp_run for one bridge; it reports whether a
+// port's state changed. Called with s.mu held.
+func (s *Backer) runSTPBridgeLocked(b *dpBridge) bool {
 	t := b.stp.tree
 	if t == nil {
-		return
+		return false
 	}
 	now := s.cfm.clock.Now()
 	if elapsed := now - b.stp.lastTick; elapsed > 0 {
@@ -447,6 +495,7 @@ func (s *Backer) runSTPBridgeLocked(b *dpBridge) {
 	if changed {
 		s.syncPorts(b)
 	}
+	return changed
 }
 
 // sendSTPFrames sends the BPDUs waiting, without the backer's lock.
