@@ -26,6 +26,9 @@ type stpState struct {
 	tree     *stp.Bridge
 	lastTick int64
 	ports    map[string]*stpPort // by interface name, ports with an stp.Port
+	// mirrorOut are the interfaces that are mirror outputs (no STP on
+	// their ports).
+	mirrorOut map[string]bool
 	// cfgPorts are the Port rows ConfigurePorts got last, applied by
 	// ConfigureSTP.
 	cfgPorts []bridge.PortConfig
@@ -95,6 +98,21 @@ func (s *Backer) stpBridgesLocked() []*dpBridge {
 }
 
 var _ bridge.STPConfigurer = (*Backer)(nil)
+
+// setSTPMirrorOutputs records which of a bridge's ports are mirror
+// outputs: Open vSwitch runs no STP on them.
+func (s *Backer) setSTPMirrorOutputs(bname string, mirrors []bridge.MirrorConfig) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.bridges[bname]; b != nil {
+		b.stp.mirrorOut = map[string]bool{}
+		for _, m := range mirrors {
+			if m.OutputPort != "" {
+				b.stp.mirrorOut[m.OutputPort] = true
+			}
+		}
+	}
+}
 
 // setSTPConfigLocked records a bridge's stp_enable and other_config
 // (applied with its ports by ConfigurePorts). Called with s.mu held.
@@ -218,7 +236,7 @@ func (s *Backer) configureSTPLocked(b *dpBridge, ports []bridge.PortConfig) {
 func (s *Backer) portSTP(b *dpBridge, pc *bridge.PortConfig, counter *int, used map[int]bool) portSTPSettings {
 	log := s.cfg.Logger("bridge")
 	oc := pc.Bond.OtherConfig
-	if v, ok := oc["stp-enable"]; ok && v != "true" {
+	if strings.EqualFold(oc["stp-enable"], "false") { // smap_get_bool, true by default
 		return portSTPSettings{}
 	}
 	if len(pc.Interfaces) != 1 {
@@ -228,6 +246,10 @@ func (s *Backer) portSTP(b *dpBridge, pc *bridge.PortConfig, counter *int, used 
 	ic := pc.Interfaces[0]
 	if ic.Type == "internal" {
 		log.Debug(fmt.Sprintf("port %s: disable STP on internal ports", pc.Name))
+		return portSTPSettings{}
+	}
+	if b.stp.mirrorOut[pc.Name] || b.stp.mirrorOut[ic.Name] {
+		log.Debug(fmt.Sprintf("port %s: disable STP on mirror ports", pc.Name))
 		return portSTPSettings{}
 	}
 	ps := portSTPSettings{enable: true}
