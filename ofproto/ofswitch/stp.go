@@ -2,6 +2,7 @@ package ofswitch
 
 import (
 	"github.com/gvs-project/gvs/datapath/packet"
+	"github.com/gvs-project/gvs/ofproto/rstp"
 	"github.com/gvs-project/gvs/ofproto/stp"
 )
 
@@ -19,6 +20,24 @@ func (e *executor) processSTP(p *packet.Packet, ports []*stp.Port) {
 	}
 	for _, sp := range ports {
 		sp.Received(payload)
+	}
+	if e.stpProcessed != nil {
+		e.stpProcessed()
+	}
+}
+
+// processRSTP hands a received BPDU to the rapid spanning tree ports it
+// is for (an 802.1Q tag, the padding and the LLC header taken off).
+func (e *executor) processRSTP(p *packet.Packet, ports []*rstp.Port) {
+	if p == nil || len(ports) == 0 {
+		return
+	}
+	payload, ok := rstp.Payload(p.Data())
+	if !ok {
+		return
+	}
+	for _, rp := range ports {
+		rp.Received(payload)
 	}
 	if e.stpProcessed != nil {
 		e.stpProcessed()

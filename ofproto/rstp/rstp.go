@@ -330,8 +330,11 @@ func (b *Bridge) Status() Status {
 		RootPathCost: b.rootPrio.RootPathCost, DesignatedPortID: b.rootPrio.DesignatedPort, BridgePortID: b.rootPrio.BridgePort}
 }
 
-// FormatID prints a bridge ID as Open vSwitch's status columns do.
-func FormatID(id uint64) string { return fmt.Sprintf("%04x.%012x", id>>48, id&macBits) }
+// FormatID prints a bridge ID as Open vSwitch's status columns do
+// (priority, system ID extension, address).
+func FormatID(id uint64) string {
+	return fmt.Sprintf("%01x.%03x.%012x", id>>60, id>>48&0xfff, id&macBits)
+}
 
 // Port is one port of the tree.
 type Port struct {

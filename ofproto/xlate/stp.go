@@ -12,60 +12,87 @@ import (
 // forward and learn as their state allows (Open vSwitch's xport_stp_*).
 func (x *Xlator) SetSpanningTree(on bool) { x.stp.Store(on) }
 
+// SetRapidSpanningTree is SetSpanningTree for RSTP (Bridge.rstp_enable,
+// Port.RSTP, Open vSwitch's xport_rstp_*).
+func (x *Xlator) SetRapidSpanningTree(on bool) { x.rstp.Store(on) }
+
 // isBPDU is Open vSwitch's is_stp: an 802.2 frame to the Bridge Group
 // Address.
 func isBPDU(k *flow.Key) bool { return k.EthType == flow.EthTypeNone && k.EthDst == stp.Addr }
 
 // stpSpecial takes a BPDU received on port p of a bridge running the
-// spanning tree: the port's STP processes it (a port outside the tree
-// sinks it).
+// spanning tree (STP before RSTP, as Open vSwitch): the port's tree
+// processes it (a port outside the tree sinks it).
 func (c *ctx) stpSpecial(p *Port) bool {
-	if !c.x.stp.Load() {
+	useSTP, useRSTP := c.x.stp.Load(), c.x.rstp.Load()
+	if !useSTP && !useRSTP {
 		return false
 	}
 	c.wc.Key.EthDst = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 	if !isBPDU(&c.flow.Key) {
 		return false
 	}
-	if p.STP != nil && p.STP.State() != stp.Disabled {
-		c.out.STP = append(c.out.STP, p.STP)
+	switch {
+	case useSTP:
+		if p.STP != nil && p.STP.State() != stp.Disabled {
+			c.out.STP = append(c.out.STP, p.STP)
+		}
+	case p.RSTP != nil:
+		c.out.RSTP = append(c.out.RSTP, p.RSTP)
 	}
 	c.out.SlowReason |= odp.SlowSTP
 	return true
 }
 
 // stpForwards reports whether port p forwards what it receives (a port
-// outside the tree does).
-func stpForwards(p *Port) bool { return p == nil || p.STP == nil || p.STP.State().Forwards() }
+// outside the trees does).
+func stpForwards(p *Port) bool {
+	return p == nil || (p.STP == nil || p.STP.State().Forwards()) && (p.RSTP == nil || p.RSTP.State().Forwards())
+}
 
-// stpLearns reports whether port p learns from what it receives.
-func stpLearns(p *Port) bool { return p == nil || p.STP == nil || p.STP.State().Learns() }
-
-// stpMayReceive is the spanning tree's half of Open vSwitch's
+// stpMayReceive is the spanning trees' half of Open vSwitch's
 // may_receive: a port that neither forwards nor learns drops what it
 // receives before the pipeline.
-func stpMayReceive(p *Port) bool { return stpForwards(p) || stpLearns(p) }
-
-// stpSkipOutput reports (and traces) whether the spanning tree keeps the
-// packet from going out of port p: a BPDU goes out of any port not
-// blocking, CFM and BFD control packets of the port go out whatever its
-// state, anything else only out of a forwarding port.
-func (c *ctx) stpSkipOutput(p *Port) bool {
-	if p.STP == nil {
-		return false
-	}
-	st := p.STP.State()
-	if isBPDU(&c.in.Key) {
-		if st.ForwardsBPDU() {
-			return false
-		}
-		c.tr.skipf("STP not in listening state, skipping bpdu output")
+func stpMayReceive(p *Port) bool {
+	if p == nil {
 		return true
 	}
-	if st.Forwards() || c.healthPacket(p) {
+	if p.STP != nil && !p.STP.State().Forwards() && !p.STP.State().Learns() {
 		return false
 	}
-	c.tr.skipf("STP not in forwarding state, skipping output")
+	return p.RSTP == nil || p.RSTP.State().Forwards() || p.RSTP.State().Learns()
+}
+
+// stpSkipOutput reports (and traces) whether a spanning tree keeps the
+// packet from going out of port p: a BPDU goes out of an STP port not
+// blocking or an RSTP port that manages BPDUs, CFM and BFD control
+// packets of the port go out whatever its state, anything else only out
+// of a forwarding port.
+func (c *ctx) stpSkipOutput(p *Port) bool {
+	if p.STP == nil && p.RSTP == nil {
+		return false
+	}
+	if isBPDU(&c.in.Key) {
+		stpOK := p.STP == nil || p.STP.State().ForwardsBPDU()
+		rstpOK := p.RSTP != nil && p.RSTP.State().ManagesBPDU()
+		if stpOK || rstpOK {
+			return false
+		}
+		if c.x.stp.Load() {
+			c.tr.skipf("STP not in listening state, skipping bpdu output")
+		} else {
+			c.tr.skipf("RSTP not managing BPDU in this state, skipping bpdu output")
+		}
+		return true
+	}
+	if stpForwards(p) || c.healthPacket(p) {
+		return false
+	}
+	if c.x.stp.Load() {
+		c.tr.skipf("STP not in forwarding state, skipping output")
+	} else {
+		c.tr.skipf("RSTP not in forwarding state, skipping output")
+	}
 	return true
 }
 

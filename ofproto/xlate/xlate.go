@@ -16,6 +16,7 @@ import (
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/rstp"
 	"github.com/gvs-project/gvs/ofproto/stp"
 )
 
@@ -94,6 +95,9 @@ type Port struct {
 	// part in it: its state gates what the port receives and sends
 	// (stp.go).
 	STP *stp.Port
+	// RSTP is the port's rapid spanning tree port, nil when the port
+	// takes no part in it (stp.go).
+	RSTP *rstp.Port
 	// Tag is the access or native VLAN (Port.tag), -1 for none; Trunks
 	// the trunked VLANs (all when empty); VLANMode says how NORMAL uses
 	// them (vlan.go).
@@ -191,6 +195,8 @@ type Xlator struct {
 	failOpen atomic.Bool
 	// stp: the bridge runs the spanning tree (stp.go).
 	stp atomic.Bool
+	// rstp: the bridge runs the rapid spanning tree (stp.go).
+	rstp atomic.Bool
 	// missPacketIn says a connection wants packet-ins on table misses
 	// (Open vSwitch's want_packet_in_on_miss: an OpenFlow 1.0–1.2
 	// connection with controller id 0 is open).
@@ -455,6 +461,8 @@ type Out struct {
 	// STP are the spanning tree ports the packet is a BPDU for: the
 	// switch hands it to them (stp.go).
 	STP []*stp.Port
+	// RSTP are the rapid spanning tree ports the packet is a BPDU for.
+	RSTP []*rstp.Port
 	// BFDRx are the sessions of the interfaces that receive the packets
 	// (a tunnel input port, a patch peer): forwarding_if_rx counts them
 	// (Open vSwitch's bfd_account_rx).

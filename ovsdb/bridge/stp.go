@@ -27,6 +27,13 @@ type STPStatuser interface {
 	STPStatus(bridge string) (map[string]string, map[string]PortSTPStatus)
 }
 
+// RSTPStatuser is STPStatuser for the rapid spanning tree
+// (Bridge.rstp_enable): the Bridge rstp_status column and the Port
+// rstp_status and rstp_statistics columns.
+type RSTPStatuser interface {
+	RSTPStatus(bridge string) (map[string]string, map[string]PortSTPStatus)
+}
+
 // PortSTPStatus is a port's spanning tree status (stp_port_id,
 // stp_state, stp_sec_in_state, stp_role) and statistics (stp_tx_count,
 // stp_rx_count, stp_error_count).
@@ -39,17 +46,25 @@ type PortSTPStatus struct {
 // statistics that differ from what the switch reports: empty for a
 // bridge without spanning tree and for ports outside it.
 func (r *Runner) writeSTPStatus(txn *client.Txn, snap *client.Snapshot) {
-	ss, ok := r.rec.sw.(STPStatuser)
-	if !ok {
-		return
+	if ss, ok := r.rec.sw.(STPStatuser); ok {
+		writeTreeStatus(txn, snap, ss.STPStatus, "status", "status", "statistics")
 	}
+	if rs, ok := r.rec.sw.(RSTPStatuser); ok {
+		writeTreeStatus(txn, snap, rs.RSTPStatus, "rstp_status", "rstp_status", "rstp_statistics")
+	}
+}
+
+// writeTreeStatus writes one tree's columns: brCol of the Bridge rows,
+// statusCol and statsCol of their Port rows.
+func writeTreeStatus(txn *client.Txn, snap *client.Snapshot, get func(string) (map[string]string, map[string]PortSTPStatus),
+	brCol, statusCol, statsCol string) {
 	for _, br := range snap.Rows("Bridge") {
-		bst, ports := ss.STPStatus(str(br.Get("name")))
+		bst, ports := get(str(br.Get("name")))
 		if bst == nil {
 			bst = map[string]string{}
 		}
-		if !maps.Equal(strMap(br.Get("status")), bst) {
-			txn.SetColumns("Bridge", br.UUID, map[string]any{"status": bst})
+		if !maps.Equal(strMap(br.Get(brCol)), bst) {
+			txn.SetColumns("Bridge", br.UUID, map[string]any{brCol: bst})
 		}
 		for _, pu := range uuids(br.Get("ports")) {
 			pr := snap.Row("Port", pu)
@@ -65,11 +80,11 @@ func (r *Runner) writeSTPStatus(txn *client.Txn, snap *client.Snapshot) {
 				wantStats = map[string]int64{}
 			}
 			upd := map[string]any{}
-			if !maps.Equal(strMap(pr.Get("status")), want) {
-				upd["status"] = want
+			if !maps.Equal(strMap(pr.Get(statusCol)), want) {
+				upd[statusCol] = want
 			}
-			if !statsEqual(pr.Get("statistics"), wantStats) {
-				upd["statistics"] = wantStats
+			if !statsEqual(pr.Get(statsCol), wantStats) {
+				upd[statsCol] = wantStats
 			}
 			if len(upd) > 0 {
 				txn.SetColumns("Port", pu, upd)

@@ -164,8 +164,10 @@ type dpBridge struct {
 	// mcastPorts the Port rows' snooping settings (mcast.go).
 	mcast      *mcsnoop.Table
 	mcastPorts []mcastPort
-	// stp is the bridge's spanning tree (stp.go).
-	stp stpState
+	// stp is the bridge's spanning tree (stp.go), rstp its rapid
+	// spanning tree (rstp.go).
+	stp  stpState
+	rstp rstpState
 }
 
 // portVLAN is a port's VLAN configuration as NORMAL uses it.
@@ -487,6 +489,9 @@ func (s *Backer) ofPorts(b *dpBridge) []ofswitch.Port {
 		}
 		op.BFD, op.CFM, op.NoForward = p.bfd, p.cfm.sess, noForward(p) // cfm.go
 		op.STP, op.STPBits = b.stpOfPort(p.name)                       // stp.go
+		if rp, bits := b.rstpOfPort(p.name); rp != nil {               // rstp.go
+			op.RSTP, op.STPBits = rp, bits
+		}
 		var lacpDown bool
 		op.Bundle, lacpDown = s.bnd.bundleOf(b, p.name) // bonds.go
 		op.NoForward = op.NoForward || lacpDown || (op.Bundle == nil && p.lacp)
@@ -906,6 +911,9 @@ func (s *Backer) DelPort(bname, iface string) error {
 	}
 	delete(b.ports, iface)
 	s.stpDelPortLocked(b, iface) // stp.go
+	if b.rstp.tree != nil {
+		s.delRSTPPortLocked(b, iface) // rstp.go
+	}
 	s.bfd.closeLocked(p)
 	s.cfm.closeLocked(p)
 	if p.ofport != bridge.OFPPLocal {

@@ -78,7 +78,14 @@ type stpFrame struct {
 func (s *Backer) ConfigureSTP() {
 	s.mu.Lock()
 	for _, b := range s.stpBridgesLocked() {
+		stpOn := b.stp.enabled
+		if b.stp.enabled && b.rstp.enabled {
+			s.cfg.Logger("bridge").Warn(fmt.Sprintf("%s: RSTP and STP are mutually exclusive but both are configured; enabling RSTP", b.name))
+			b.stp.enabled = false
+		}
 		s.configureSTPLocked(b, b.stp.cfgPorts)
+		s.configureRSTPLocked(b, b.stp.cfgPorts) // rstp.go
+		b.stp.enabled = stpOn
 	}
 	s.mu.Unlock()
 	notify(s.stp.wake)
@@ -118,6 +125,7 @@ func (s *Backer) setSTPMirrorOutputs(bname string, mirrors []bridge.MirrorConfig
 // (applied with its ports by ConfigurePorts). Called with s.mu held.
 func (s *Backer) setSTPConfigLocked(b *dpBridge, cfg *bridge.BridgeConfig) {
 	b.stp.enabled, b.stp.other = cfg.STP, cfg.OtherConfig
+	b.rstp.enabled = cfg.RSTP
 }
 
 // stpSettings are a bridge's spanning tree settings, read as Open
@@ -452,6 +460,9 @@ func (s *Backer) runSTPPass(warp bool) {
 	kick := false
 	for _, b := range s.stpBridgesLocked() {
 		if s.runSTPBridgeLocked(b) || (warp && b.stp.tree != nil) {
+			kick = true
+		}
+		if s.runRSTPBridgeLocked(b) || (warp && b.rstp.tree != nil) { // rstp.go
 			kick = true
 		}
 	}

@@ -18,6 +18,9 @@ func (d *Commands) stpCommands() []unixctl.Command {
 		{Name: "stp/show", Usage: "[bridge]", MaxArgs: 1, Run: func(_ context.Context, args []string) (string, error) {
 			return d.sw.STPShow(name(args))
 		}},
+		{Name: "rstp/show", Usage: "[bridge]", MaxArgs: 1, Run: func(_ context.Context, args []string) (string, error) {
+			return d.sw.RSTPShow(name(args))
+		}},
 		{Name: "stp/tcn", Usage: "[bridge]", MaxArgs: 1, Run: func(_ context.Context, args []string) (string, error) {
 			if err := d.sw.STPTCN(name(args)); err != nil {
 				return "", err
