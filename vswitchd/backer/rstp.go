@@ -324,7 +324,7 @@ func (s *Backer) RSTPShow(name string) (string, error) {
 		b.rstp.tree.Show(&sb)
 	}
 	if name != "" && !found {
-		return "", fmt.Errorf("no such rstp object")
+		return "", fmt.Errorf("No such RSTP object")
 	}
 	return sb.String(), nil
 }
