@@ -68,6 +68,9 @@ type stpRunner struct {
 	out     []stpFrame // guarded by outMu
 }
 
+// stpWarpSettle is how long a time/warp step waits after sending BPDUs.
+const stpWarpSettle = 20 * time.Millisecond
+
 type stpFrame struct {
 	aux   *stpAux
 	frame []byte
@@ -467,7 +470,14 @@ func (s *Backer) runSTPPass(warp bool) {
 		}
 	}
 	s.mu.Unlock()
-	s.sendSTPFrames()
+	if s.sendSTPFrames() && warp {
+		// Open vSwitch's main loop runs between warp steps, so the
+		// BPDUs a step sent over dummy links are received before the
+		// next step's timers: the peers get a moment to take them
+		// (a warp beyond time/warp's real wait runs its steps back
+		// to back).
+		time.Sleep(stpWarpSettle)
+	}
 	if kick {
 		// The status columns follow: a warp step's changes are in the
 		// database when time/warp replies (WaitStatus).
@@ -531,16 +541,19 @@ func (s *Backer) runSTPBridgeLocked(b *dpBridge) bool {
 	return changed
 }
 
-// sendSTPFrames sends the BPDUs waiting, without the backer's lock.
-func (s *Backer) sendSTPFrames() {
+// sendSTPFrames sends the BPDUs waiting, without the backer's lock,
+// and reports whether it sent any.
+func (s *Backer) sendSTPFrames() bool {
+	sent := false
 	for {
 		s.stp.outMu.Lock()
 		out := s.stp.out
 		s.stp.out = nil
 		s.stp.outMu.Unlock()
 		if len(out) == 0 {
-			return
+			return sent
 		}
+		sent = true
 		for _, f := range out {
 			if err := f.aux.of.SendPacket(f.aux.ofport, f.frame, false); err != nil {
 				s.cfg.Logger("stp").Debug(err.Error())
