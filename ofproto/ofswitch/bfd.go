@@ -25,6 +25,8 @@ func (e *executor) slowPath(u *dpif.Upcall) {
 	e.processCFM(u.Packet, out.CFM)
 	e.processBFD(u.Packet, u.Key, out.BFD)
 	e.processLACP(u.Packet, out.LACP)
+	e.processSTP(u.Packet, out.STP) // stp.go
+	e.processRSTP(u.Packet, out.RSTP)
 	if len(out.SlowActions) > 0 && u.Packet != nil {
 		// The datapath still owns the upcall's packet.
 		p := packet.FromBytes(u.Packet.Data())
@@ -99,6 +101,8 @@ func (e *executor) sendPacket(ofport uint16, frame []byte, oam bool) error {
 		e.processCFM(pkt, out.CFM) // a CCM sent into a patch port
 		e.processBFD(pkt, &in.Key, out.BFD)
 		e.processLACP(pkt, out.LACP) // a LACPDU sent into a patch port
+		e.processSTP(pkt, out.STP)   // a BPDU sent into a patch port
+		e.processRSTP(pkt, out.RSTP)
 		acts = out.SlowActions
 	}
 	return e.executeOnce(pkt, acts)

@@ -30,6 +30,9 @@ type Port struct {
 	// must not forward: with LinkDown it makes the port not live
 	// (xlate.Port.Down, no OFPPS_LIVE), as Open vSwitch's may_enable.
 	NoForward bool
+	// STPBits are the OpenFlow 1.0 port state's spanning tree bits
+	// (OFPPS_STP_*), set by the switch from the port's STP state.
+	STPBits uint32
 	// OFConfig is the rest of the port's OpenFlow configuration
 	// (ofp.PCNoRecv, PCNoFwd, PCNoPacketIn, PCNoFlood, ...), set by
 	// port_mod and kept by the bridge across SetPorts.
@@ -75,6 +78,9 @@ type Config struct {
 	// LACPProcessed is called after a bond member's LACP processed a
 	// LACPDU, so that the switch runs its bonds (processLACP).
 	LACPProcessed func()
+	// STPProcessed is called after a spanning tree port processed a
+	// received BPDU (stp.go), so that the switch updates port states.
+	STPProcessed func()
 	// Debugf receives per-message detail (OpenFlow requests refused with
 	// an error reply): Open vSwitch does not warn about those, and its
 	// test suite fails on unexpected warnings. nil discards them.
@@ -213,7 +219,8 @@ func New(cfg Config) (*Bridge, error) {
 		flowsRemoved: b.notify.sendFlowRemoved}
 	b.fmd = &fmDecoder{xl: b.xl, groups: &b.groups, debugActions: cfg.DebugActions, hooks: hooks}
 	b.exec = &executor{name: cfg.Name, dp: cfg.DP, xl: b.xl, up: b.up, groups: &b.groups, notify: b.notify,
-		debugActions: cfg.DebugActions, bfdProcessed: cfg.BFDProcessed, lacpProcessed: cfg.LACPProcessed}
+		debugActions: cfg.DebugActions, bfdProcessed: cfg.BFDProcessed, lacpProcessed: cfg.LACPProcessed,
+		stpProcessed: cfg.STPProcessed}
 	b.bundles = &bundler{name: cfg.Name, conns: b.conns, idleTimeout: cfg.BundleIdleTimeout, groups: &b.groups, tables: t,
 		xl: b.xl, up: b.up, fmd: b.fmd, exec: b.exec, notify: b.notify, debugf: cfg.Debugf}
 	b.tracer = &tracer{name: cfg.Name, xl: b.xl, recirc: cfg.Recirc, learn: b.up.ApplyLearned}

@@ -185,6 +185,9 @@ func ofpPort(p *Port, v uint8) ofp.Port {
 	} else if v >= 2 && !p.AdminDown && !p.NoForward {
 		op.State |= 4 // OFPPS_LIVE
 	}
+	if v == 1 {
+		op.State |= p.STPBits // OpenFlow 1.0 only
+	}
 	if v >= 2 && p.CurrSpeed != 0 {
 		op.CurrSpeed, op.MaxSpeed = p.CurrSpeed, p.MaxSpeed
 	}

@@ -35,6 +35,7 @@ type executor struct {
 	debugActions  bool
 	bfdProcessed  func(*bfd.Session)
 	lacpProcessed func()
+	stpProcessed  func() // Config.STPProcessed
 }
 
 // packetOut runs a packet-out's actions on its packet, as Open vSwitch

@@ -121,7 +121,7 @@ func (pt *portTable) publishLocked() {
 }
 
 func portChanged(a, b *Port) bool {
-	return a.Name != b.Name || a.HWAddr != b.HWAddr || a.LinkDown != b.LinkDown || a.AdminDown != b.AdminDown || a.NoForward != b.NoForward ||
+	return a.Name != b.Name || a.HWAddr != b.HWAddr || a.LinkDown != b.LinkDown || a.AdminDown != b.AdminDown || a.NoForward != b.NoForward || a.STPBits != b.STPBits ||
 		a.ODP != b.ODP || a.CurrSpeed != b.CurrSpeed || a.OFConfig != b.OFConfig
 }
 

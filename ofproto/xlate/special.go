@@ -43,6 +43,9 @@ func (c *ctx) processSpecial(p *Port) bool {
 			return true
 		}
 	}
+	if p != nil && c.stpSpecial(p) { // stp.go
+		return true
+	}
 	if p == nil || p.BFD == nil {
 		return false
 	}

@@ -213,6 +213,12 @@ func (c *ctx) normal() {
 		if !includesVLAN(q, vlan) || c.mir.isOutput(q) {
 			continue
 		}
+		// The spanning tree: a port that learns but does not forward
+		// only learns; nothing goes out of a port that does not
+		// forward (stp.go).
+		if q != in && (!stpForwards(in) || c.stpSkipOutput(q)) {
+			continue
+		}
 		switch {
 		case q.PeerBridge != "":
 			if q == in || c.x.Recirc == nil || c.x.Recirc.bridge(q.PeerBridge) == nil {

@@ -16,6 +16,8 @@ import (
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
+	"github.com/gvs-project/gvs/ofproto/rstp"
+	"github.com/gvs-project/gvs/ofproto/stp"
 )
 
 // OpenFlow special ports in Open vSwitch's internal 16-bit form
@@ -89,6 +91,13 @@ type Port struct {
 	// CFM is the port's CFM maintenance point, nil when CFM is off: its
 	// CCMs are handled by the switch, not the pipeline (special.go).
 	CFM *cfm.Session
+	// STP is the port's spanning tree port, nil when the port takes no
+	// part in it: its state gates what the port receives and sends
+	// (stp.go).
+	STP *stp.Port
+	// RSTP is the port's rapid spanning tree port, nil when the port
+	// takes no part in it (stp.go).
+	RSTP *rstp.Port
 	// Tag is the access or native VLAN (Port.tag), -1 for none; Trunks
 	// the trunked VLANs (all when empty); VLANMode says how NORMAL uses
 	// them (vlan.go).
@@ -184,6 +193,10 @@ type Xlator struct {
 	// standalone bridge that lost its controllers (Open vSwitch's
 	// fail-open rule).
 	failOpen atomic.Bool
+	// stp: the bridge runs the spanning tree (stp.go).
+	stp atomic.Bool
+	// rstp: the bridge runs the rapid spanning tree (stp.go).
+	rstp atomic.Bool
 	// missPacketIn says a connection wants packet-ins on table misses
 	// (Open vSwitch's want_packet_in_on_miss: an OpenFlow 1.0–1.2
 	// connection with controller id 0 is open).
@@ -445,6 +458,11 @@ type Out struct {
 	// LACP are the members (with their bonds' LACP) the packet is a
 	// LACPDU for: the switch hands it to them (special.go).
 	LACP []*Port
+	// STP are the spanning tree ports the packet is a BPDU for: the
+	// switch hands it to them (stp.go).
+	STP []*stp.Port
+	// RSTP are the rapid spanning tree ports the packet is a BPDU for.
+	RSTP []*rstp.Port
 	// BFDRx are the sessions of the interfaces that receive the packets
 	// (a tunnel input port, a patch peer): forwarding_if_rx counts them
 	// (Open vSwitch's bfd_account_rx).
@@ -701,9 +719,14 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.tr.ind = 4
 		// OFPPC_NO_RECV: the first table's rule (or miss) is looked up
 		// and counted, but its actions do not run, as in Open vSwitch.
-		c.skipActions = c.noRecv() || mirrorDrop
+		inPort := c.snap.Ports[Port16(c.flow.InPort)]
+		c.skipActions = c.noRecv() || mirrorDrop || !stpMayReceive(inPort)
 		c.firstLookup = true
 		c.lookupTable(start, true)
+		c.aset.run()
+		c.stpInputBlocked(inPort) // stp.go
+		c.finish()
+		return
 	}
 	c.aset.run()
 	c.finish()
@@ -1146,6 +1169,7 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		switch {
 		case p != nil && p.NoFwd:
 			c.tr.notef("OFPPC_NO_FWD set, skipping output")
+		case p != nil && c.stpSkipOutput(p):
 		case p != nil && p.PeerBridge != "":
 			c.patch(p)
 		case p != nil && p.Tunnel != nil:
@@ -1171,6 +1195,9 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 			}
 			if p.NoFwd {
 				c.tr.notef("OFPPC_NO_FWD set, skipping output")
+				continue
+			}
+			if c.stpSkipOutput(p) {
 				continue
 			}
 			if p.PeerBridge != "" {
@@ -1215,6 +1242,9 @@ func (c *ctx) output(port uint16, maxLen uint16) {
 		}
 		if p.NoFwd {
 			c.tr.notef("OFPPC_NO_FWD set, skipping output")
+			return
+		}
+		if c.stpSkipOutput(p) {
 			return
 		}
 		if p.PeerBridge != "" {
@@ -1288,14 +1318,19 @@ func (c *ctx) patch(p *Port) {
 	}
 	if c.processSpecial(pp) {
 		// A BFD control packet for the peer port: the switch takes it.
-	} else if pp == nil || !pp.NoRecv {
+	} else if pp == nil || !pp.NoRecv && stpMayReceive(pp) {
 		// Unless the patch port is the last output, the first rule's
 		// actions go into a datapath clone when later set actions could
 		// not undo them (ct, meter, nat: Open vSwitch's
 		// clone_xlate_actions for patch ports).
 		c.peerClone = !last
+		n := len(c.out.Actions)
 		c.lookupTable(0, true)
 		c.aset.run()
+		if !stpForwards(pp) {
+			// Learning, not forwarding: NORMAL looked, nothing goes.
+			c.out.Actions = c.out.Actions[:n]
+		}
 	}
 	c.aset.acts, c.aset.hasGroup = saveSet, saveSetGroup
 	c.patchBase = savePatchBase

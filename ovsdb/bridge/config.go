@@ -51,6 +51,9 @@ type BridgeConfig struct {
 	// McastSnooping is mcast_snooping_enable (its settings are in
 	// other_config, and the ports' in their Port rows' other_config).
 	McastSnooping bool
+	// STP and RSTP are stp_enable and rstp_enable (their settings are in
+	// other_config, the ports' in their Port rows' other_config).
+	STP, RSTP bool
 }
 
 // PortConfig is one Port row with its interfaces.

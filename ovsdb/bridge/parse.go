@@ -10,9 +10,9 @@ import (
 // MonitoredTables are the tables and columns the bridge layer reads.
 var MonitoredTables = []client.MonitorTable{
 	{Table: "Open_vSwitch", Columns: []string{"bridges", "next_cfg", "cur_cfg", "datapaths", "other_config", "external_ids", "ovs_version", "datapath_types", "iface_types", "dpdk_version"}},
-	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix", "flow_tables", "mirrors", "mcast_snooping_enable"}},
+	{Table: "Bridge", Columns: []string{"name", "datapath_type", "fail_mode", "other_config", "external_ids", "ports", "controller", "protocols", "datapath_id", "datapath_version", "netflow", "sflow", "ipfix", "flow_tables", "mirrors", "mcast_snooping_enable", "stp_enable", "rstp_enable", "status", "rstp_status"}},
 	{Table: "Port", Columns: []string{"name", "interfaces", "tag", "trunks", "vlan_mode",
-		"bond_mode", "lacp", "bond_updelay", "bond_downdelay", "bond_active_slave", "other_config"}},
+		"bond_mode", "lacp", "bond_updelay", "bond_downdelay", "bond_active_slave", "other_config", "status", "statistics", "rstp_status", "rstp_statistics"}},
 	{Table: "Interface", Columns: []string{"name", "type", "options", "ofport_request", "mtu_request", "external_ids", "ofport", "error", "ifindex", "mac_in_use", "mtu", "admin_state", "link_state", "link_resets", "link_speed", "duplex", "statistics", "status", "bfd", "bfd_status", "other_config", "mac", "cfm_mpid", "cfm_fault", "cfm_fault_status", "cfm_flap_count", "cfm_health", "cfm_remote_mpids", "cfm_remote_opstate"}},
 	{Table: "Controller", Columns: []string{"target", "is_connected", "role", "status", "controller_rate_limit", "controller_burst_limit", "inactivity_probe"}},
 	// All of Datapath's and CT_Zone's columns: Open vSwitch 3.2's schema
@@ -128,6 +128,8 @@ func Parse(s *client.Snapshot) Config {
 			Protocols:    strs(br.Get("protocols")),
 		}
 		bc.McastSnooping, _ = boolean(br.Get("mcast_snooping_enable"))
+		bc.STP, _ = boolean(br.Get("stp_enable"))
+		bc.RSTP, _ = boolean(br.Get("rstp_enable"))
 		for _, cu := range uuids(br.Get("controller")) {
 			if c := s.Row("Controller", cu); c != nil {
 				t := str(c.Get("target"))

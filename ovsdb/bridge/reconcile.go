@@ -83,7 +83,7 @@ func NewReconciler(sw Switch) *Reconciler {
 // bridgeLevelEqual reports whether two bridge configs differ only in
 // their ports.
 func bridgeLevelEqual(a, b *BridgeConfig) bool {
-	return a.FailMode == b.FailMode && maps.Equal(a.OtherConfig, b.OtherConfig) && a.McastSnooping == b.McastSnooping &&
+	return a.FailMode == b.FailMode && maps.Equal(a.OtherConfig, b.OtherConfig) && a.McastSnooping == b.McastSnooping && a.STP == b.STP && a.RSTP == b.RSTP &&
 		slices.Equal(a.Controllers, b.Controllers) && maps.Equal(a.ControllerLimits, b.ControllerLimits) && maps.Equal(a.ControllerProbes, b.ControllerProbes) &&
 		slices.Equal(a.Protocols, b.Protocols) &&
 		maps.Equal(a.ExternalIDs, b.ExternalIDs) && flowTablesEqual(a.FlowTables, b.FlowTables)
@@ -163,6 +163,9 @@ func (r *Reconciler) Apply(cfg *Config) Status {
 			}
 			st.Interfaces[ic.UUID] = r.sw.IfaceStatus(name, ic.Name)
 		}
+	}
+	if sc, ok := r.sw.(STPConfigurer); ok {
+		sc.ConfigureSTP() // stp.go
 	}
 	st.ConntrackErr = r.applyDatapaths(cfg.Datapaths)
 	return st

@@ -148,6 +148,7 @@ func (r *Runner) writeBack(txn *client.Txn, snap *client.Snapshot, st *Status) {
 	}
 	writeMirrorStats(txn, snap, st)
 	writeBondStatus(txn, snap, st)
+	r.writeSTPStatus(txn, snap) // stp.go
 	for id, bs := range st.Bridges {
 		u, err := model.ParseUUID(id)
 		if err != nil {

@@ -118,6 +118,8 @@ type Backer struct {
 	mcastStarted bool
 	// cfm runs the interfaces' CFM maintenance points (cfm.go).
 	cfm *cfmMonitor
+	// stp runs the bridges' spanning trees (stp.go).
+	stp stpRunner
 	// hand is the handover side: the state given to a successor, the
 	// ports handed over by a predecessor (handover.go).
 	hand *Handover
@@ -166,6 +168,10 @@ type dpBridge struct {
 	// mcastPorts the Port rows' snooping settings (mcast.go).
 	mcast      *mcsnoop.Table
 	mcastPorts []mcastPort
+	// stp is the bridge's spanning tree (stp.go), rstp its rapid
+	// spanning tree (rstp.go).
+	stp  stpState
+	rstp rstpState
 }
 
 // portVLAN is a port's VLAN configuration as NORMAL uses it.
@@ -240,6 +246,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 	s.cfm.mu, s.cfm.bridges, s.cfm.republish, s.cfm.logger = &s.mu, s.bridges, s.syncPorts, cfg.Logger
 	s.cfm.ctx, s.cfm.wg, s.cfm.clock, s.cfm.status = s.ctx, &s.wg, &cfmClock{base: &s.bnd.clock}, s.bfd.status
 	s.view.bnd, s.view.clock = s.bnd, s.cfm.clock
+	s.stp.wake = make(chan struct{}, 1)
 	s.tnl = newTunnelEnv(s, !cfg.DisableSystemRoute)
 	s.tnl.watch(s.ctx)
 	return s
@@ -334,6 +341,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 		OFDebug:           s.cfg.OFDebug,
 		BFDProcessed:      s.bfd.processed,
 		LACPProcessed:     func() { notify(s.bnd.wake) },
+		STPProcessed:      func() { notify(s.stp.wake) },
 	})
 	if err != nil {
 		dp.MACTables().Set(br.fdbID, nil)
@@ -354,6 +362,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 	of.SetConfig(s.ofSettings(br.settings))
 	of.SetTables(flowTables(cfg))
 	s.configureMcastLocked(br, cfg) // mcast.go
+	s.setSTPConfigLocked(br, cfg)   // stp.go
 	return nil
 }
 
@@ -463,6 +472,7 @@ func (s *Backer) ConfigurePorts(bname string, ports []bridge.PortConfig) {
 	}
 	b.vlans = next
 	s.configureMcastPortsLocked(b, ports, vlanChanged) // mcast.go
+	b.stp.cfgPorts = ports                             // stp.go: applied by ConfigureSTP
 	if changed {
 		s.syncPorts(b)
 	}
@@ -477,6 +487,10 @@ func (s *Backer) ofPorts(b *dpBridge) []ofswitch.Port {
 			op.Tag, op.Trunks, op.VLANMode = v.tag, v.list, v.mode
 		}
 		op.BFD, op.CFM, op.NoForward = p.bfd, p.cfm.sess, noForward(p) // cfm.go
+		op.STP, op.STPBits = b.stpOfPort(p.name)                       // stp.go
+		if rp, bits := b.rstpOfPort(p.name); rp != nil {               // rstp.go
+			op.RSTP, op.STPBits = rp, bits
+		}
 		var lacpDown bool
 		op.Bundle, lacpDown = s.bnd.bundleOf(b, p.name) // bonds.go
 		op.NoForward = op.NoForward || lacpDown || (op.Bundle == nil && p.lacp)
@@ -611,6 +625,7 @@ func (s *Backer) UpdateBridge(cfg *bridge.BridgeConfig) error {
 			b.of.SetTables(flowTables(cfg))
 			s.configureMcastLocked(b, cfg) // mcast.go
 		}
+		s.setSTPConfigLocked(b, cfg) // stp.go
 		if b.fdb != nil {
 			age := fdbConfig(cfg.OtherConfig).AgingTime
 			if age == 0 {
@@ -894,6 +909,10 @@ func (s *Backer) DelPort(bname, iface string) error {
 		return nil
 	}
 	delete(b.ports, iface)
+	s.stpDelPortLocked(b, iface) // stp.go
+	if b.rstp.tree != nil {
+		s.delRSTPPortLocked(b, iface) // rstp.go
+	}
 	s.bfd.closeLocked(p)
 	s.cfm.closeLocked(p)
 	if p.ofport != bridge.OFPPLocal {

@@ -122,6 +122,7 @@ func (s *Backer) StopClock() { s.cfm.clock.stop() }
 // time it waited for the step): a stopped clock moves on by d and the
 // maintenance points run, as Open vSwitch runs once per warp step.
 func (s *Backer) WarpStep(d time.Duration) {
+	defer s.runSTPPass(true) // stp.go: the spanning trees run after each step
 	if !s.cfm.clock.advance(d.Milliseconds()) {
 		return
 	}

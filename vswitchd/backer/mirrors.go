@@ -16,6 +16,7 @@ func (s *Backer) ConfigureMirrors(name string, mirrors []bridge.MirrorConfig, wa
 	if of == nil {
 		return
 	}
+	s.setSTPMirrorOutputs(name, mirrors) // stp.go
 	log := s.cfg.Logger("bridge")
 	for _, w := range warnings {
 		log.Warn(w)

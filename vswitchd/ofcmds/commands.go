@@ -34,6 +34,7 @@ func (d *Commands) List() []unixctl.Command {
 	cmds = append(cmds, d.upcallCommands()...)
 	cmds = append(cmds, d.bfdCommands()...)
 	cmds = append(cmds, d.cfmCommands()...)
+	cmds = append(cmds, d.stpCommands()...)
 	cmds = append(cmds, d.tunnelCommands()...)
 	cmds = append(cmds, d.bondCommands()...)
 	return cmds
