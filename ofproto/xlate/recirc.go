@@ -2,6 +2,7 @@ package xlate
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -89,6 +90,9 @@ type RecircTable struct {
 	bridges map[string]*Xlator
 	// env is the native tunnelling environment (tunnel.go).
 	env TunnelEnv
+	// noTnlPushPop is the datapath's tnl_push_pop support switched off
+	// at run time (support.go).
+	noTnlPushPop atomic.Bool
 
 	// Readers is the translation lock of the datapath's bridges: every
 	// translation holds it shared, and a flow table commit takes it

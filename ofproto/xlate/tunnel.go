@@ -300,6 +300,10 @@ func (s *Snapshot) geneveOptions(k *flow.Key) []byte {
 // output is output to a native tunnel port.
 func (tx *tunnelXlate) output(p *Port) {
 	c := tx.c
+	if !c.x.Recirc.TnlPushPop() {
+		tx.kernelOutput(p)
+		return
+	}
 	env := c.x.Recirc.tunnelEnv()
 	if env == nil {
 		c.tr.notef("native tunnelling is not configured")
@@ -311,51 +315,9 @@ func (tx *tunnelXlate) output(p *Port) {
 		// The tunnel port's settings are not visible to later actions.
 		c.flow = saveFlow
 	}()
+	tx.portSend(p)
 	t := p.Tunnel
 	k := &c.flow.Key
-	w := &c.wc.Key
-	// tnl_port_send.
-	if !t.LocalFlow {
-		setTunAddr(k, t.LocalIP, true)
-	}
-	if !t.RemoteFlow {
-		setTunAddr(k, t.RemoteIP, false)
-	}
-	k.TunTpDst = t.DstPort
-	if !t.OutKeyFlow {
-		k.TunID = t.OutKey
-	}
-	ip := isIP(k)
-	if t.TTLInherit && ip {
-		w.NwTTL = 0xff
-		k.TunTTL = k.NwTTL
-	} else {
-		k.TunTTL = t.TTL
-	}
-	if t.TosInherit && ip {
-		w.NwTos |= 0xfc
-		k.TunTos = k.NwTos & 0xfc
-	} else {
-		k.TunTos = t.Tos
-	}
-	if ip {
-		w.NwTos |= 0x03
-		if k.NwTos&3 == 3 {
-			k.TunTos |= 1
-		} else {
-			k.TunTos |= k.NwTos & 3
-		}
-	}
-	k.TunFlags &= packet.TunFlagOAM
-	if t.DontFragment {
-		k.TunFlags |= packet.TunFlagDontFragment
-	}
-	if t.Csum {
-		k.TunFlags |= packet.TunFlagCsum
-	}
-	if t.OutKeyPresent {
-		k.TunFlags |= packet.TunFlagKey
-	}
 	c.tr.notef("output to native tunnel")
 	dst := tunDst(k)
 	if !dst.IsValid() || dst.IsUnspecified() {
@@ -437,6 +399,57 @@ func (tx *tunnelXlate) output(p *Port) {
 		c.out.Actions = append(c.out.Actions, sub...)
 	} else {
 		c.emit(odp.Clone(sub))
+	}
+}
+
+// portSend applies tunnel port p's settings to the flow's tunnel fields
+// (Open vSwitch's tnl_port_send): addresses, UDP port, key, TTL and ToS
+// (inherited or fixed, with the inner packet's ECN bits) and flags.
+func (tx *tunnelXlate) portSend(p *Port) {
+	c := tx.c
+	t := p.Tunnel
+	k := &c.flow.Key
+	w := &c.wc.Key
+	if !t.LocalFlow {
+		setTunAddr(k, t.LocalIP, true)
+	}
+	if !t.RemoteFlow {
+		setTunAddr(k, t.RemoteIP, false)
+	}
+	k.TunTpDst = t.DstPort
+	if !t.OutKeyFlow {
+		k.TunID = t.OutKey
+	}
+	ip := isIP(k)
+	if t.TTLInherit && ip {
+		w.NwTTL = 0xff
+		k.TunTTL = k.NwTTL
+	} else {
+		k.TunTTL = t.TTL
+	}
+	if t.TosInherit && ip {
+		w.NwTos |= 0xfc
+		k.TunTos = k.NwTos & 0xfc
+	} else {
+		k.TunTos = t.Tos
+	}
+	if ip {
+		w.NwTos |= 0x03
+		if k.NwTos&3 == 3 {
+			k.TunTos |= 1
+		} else {
+			k.TunTos |= k.NwTos & 3
+		}
+	}
+	k.TunFlags &= packet.TunFlagOAM
+	if t.DontFragment {
+		k.TunFlags |= packet.TunFlagDontFragment
+	}
+	if t.Csum {
+		k.TunFlags |= packet.TunFlagCsum
+	}
+	if t.OutKeyPresent {
+		k.TunFlags |= packet.TunFlagKey
 	}
 }
 
@@ -597,7 +610,7 @@ func (v tunnelVports) greVport() (uint32, bool) {
 // neighbour cache (terminate_native_tunnel).
 func (tx *tunnelXlate) terminate(p *Port) bool {
 	c := tx.c
-	if p.Tunnel != nil || p.ODP == NoODP {
+	if p.Tunnel != nil || p.ODP == NoODP || !c.x.Recirc.TnlPushPop() {
 		return false
 	}
 	env := c.x.Recirc.tunnelEnv()

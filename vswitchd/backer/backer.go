@@ -96,6 +96,8 @@ type Backer struct {
 	// packet's in_port; recircs are the datapaths' recirculation ids.
 	muxes   map[string]*upcallMux
 	recircs map[string]*xlate.RecircTable
+	// dpSupport are the datapaths' features by type (dpfeatures.go).
+	dpSupport map[string]*dpSupport
 	// devs opens the interfaces' devices (devices.go).
 	devs *devices
 	// view reads the bridges for the commands (view.go).
@@ -303,6 +305,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 	if s.muxes[br.dpTyp] == nil {
 		s.muxes[br.dpTyp] = &upcallMux{}
 		s.recircs[br.dpTyp] = xlate.NewRecircTable()
+		s.recircs[br.dpTyp].SetTnlPushPop(s.support(br.dpTyp).run["tnl_push_pop"] != 0)
 		if s.tnl != nil {
 			s.recircs[br.dpTyp].SetTunnelEnv(s.tnl)
 		}
