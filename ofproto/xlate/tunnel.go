@@ -191,6 +191,18 @@ func (tx *tunnelXlate) receive() bool {
 		return false
 	}
 	c.flow.InPort = uint32(p.OFPort)
+	return true
+}
+
+// wcInit un-wildcards the tunnel fields a packet with a tunnel
+// destination is received by, and its ECN bits when the tunnel is
+// marked CE (tnl_wc_init).
+func (tx *tunnelXlate) wcInit() {
+	c := tx.c
+	k := &c.in.Key
+	if k.TunDst == 0 && k.TunIPv6Dst == [16]byte{} {
+		return
+	}
 	w := &c.wc.Key
 	w.TunID = ^uint64(0)
 	if k.TunDst != 0 {
@@ -200,6 +212,33 @@ func (tx *tunnelXlate) receive() bool {
 	}
 	w.TunFlags |= packet.TunFlagDontFragment | packet.TunFlagCsum | packet.TunFlagKey
 	w.TunTos = 0xff
+	if isIP(k) && k.TunTos&ecnMask == ecnCE {
+		w.NwTos |= ecnMask
+	}
+}
+
+// ECN codepoints of the IP ToS byte.
+const (
+	ecnMask   = 0x03
+	ecnNotECT = 0x00
+	ecnCE     = 0x03
+)
+
+// processECN carries a tunnel's Congestion Experienced mark into the
+// inner IP packet, and reports false when the packet must be dropped
+// because the inner packet is not ECN-capable (tnl_process_ecn).
+func (tx *tunnelXlate) processECN() bool {
+	c := tx.c
+	k := &c.flow.Key
+	if k.TunDst == 0 && k.TunIPv6Dst == [16]byte{} {
+		return true
+	}
+	if isIP(k) && k.TunTos&ecnMask == ecnCE {
+		if k.NwTos&ecnMask == ecnNotECT {
+			return false
+		}
+		k.NwTos |= ecnCE
+	}
 	return true
 }
 

@@ -642,6 +642,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 			c.conntracked = true
 		}
 	}
+	c.tnl.wcInit()
 	c.tnl.fromUDPIF()
 	// A pass that entered a patch peer through NORMAL's recirculation is
 	// Open vSwitch's patch_port_output into that port.
@@ -699,7 +700,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		c.tr.ind = 4
 		// OFPPC_NO_RECV: the first table's rule (or miss) is looked up
 		// and counted, but its actions do not run, as in Open vSwitch.
-		c.skipActions = c.noRecv() || mirrorDrop
+		c.skipActions = c.noRecv() || mirrorDrop || !c.tnl.processECN()
 		c.firstLookup = true
 		c.lookupTable(start, true)
 	}

@@ -222,6 +222,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 			dc[i] = cfg.Counter(n)
 		}
 		s.dps.dropCounters = &dc
+		s.dps.invalidPort = cfg.Counter("datapath_drop_invalid_port")
 	}
 	s.dps.pmd.layout, s.dps.pmd.pin = cfg.NUMA, cfg.PinPMDs
 	s.devs = &devices{disableSystem: cfg.DisableSystem, dummySystem: cfg.DummySystem, dummyOverride: cfg.DummyOverride,
