@@ -254,6 +254,16 @@ func (tr *tracer) passActions(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt
 		fmt.Fprintf(sb, "\nFinal flow: %s\n", flowString(&final))
 	}
 	mm := megaflowMatch(&key, &out.Mask, uint16(fl.InPort))
+	if t := out.TunMeta; t != nil {
+		mm.Flow.Key.TunMeta, mm.Flow.Key.TunMetaPresent = t.Meta, t.Present&t.PresentMask
+		mm.Mask.Key.TunMeta, mm.Mask.Key.TunMetaPresent = t.MetaMask, t.PresentMask
+		for i := range mm.Flow.Key.TunMeta {
+			mm.Flow.Key.TunMeta[i] &= t.MetaMask[i]
+		}
+		mm.Flow.Key.TunFlags &^= flow.TunFlagUDPIF
+		mm.Mask.Key.TunFlags &^= flow.TunFlagUDPIF
+		mm.Tun = t.Map
+	}
 	fmt.Fprintf(sb, "Megaflow: %s\n", ofptext.FormatMegaflow(&mm))
 	dpActs := out.Actions.String()
 	if len(out.Actions) == 0 {

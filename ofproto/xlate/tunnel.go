@@ -42,10 +42,29 @@ type TunnelConfig struct {
 	DontFragment, Csum     bool
 	// Seq is options:seq (GRE): send sequence numbers.
 	Seq bool
+	// EgressPktMark is options:egress_pkt_mark, if set.
+	EgressPktMark    uint32
+	SetEgressPktMark bool
+	// ERSPAN is the erspan_* options of an erspan or ip6erspan port.
+	ERSPAN ERSPANConfig
+	// L3 is packet_type=legacy_l3: the tunnel carries bare L3 packets
+	// (the default of L3-only types such as gtpu and lisp).
+	L3 bool
+}
+
+// ERSPANConfig is an ERSPAN port's erspan_ver, erspan_idx (version 1),
+// erspan_dir and erspan_hwid (version 2); the *Flow fields mean "flow".
+type ERSPANConfig struct {
+	Ver, Dir, HwID                      uint8
+	Idx                                 uint32
+	VerFlow, IdxFlow, DirFlow, HwIDFlow bool
 }
 
 // isGRE reports whether t is a GRE tunnel (gre or ip6gre).
 func (t *TunnelConfig) isGRE() bool { return t.Type == "gre" || t.Type == "ip6gre" }
+
+// native reports whether the datapath pushes and pops t's headers.
+func (t *TunnelConfig) native() bool { tt, _ := tnl.TypeByName(t.Type); return tt.Native && !t.L3 }
 
 // TunnelEnv is what native tunnelling needs from outside the bridges:
 // the routing table, the neighbour cache and device addresses.
@@ -173,6 +192,17 @@ type tunnelXlate struct {
 	// they were converted to tun_metadata, for the megaflow mask.
 	udpif    [len(flow.Key{}.TunMeta)]byte
 	udpifLen int
+	// meta and metaPresent are the options converted to tun_metadata.
+	meta        [len(flow.Key{}.TunMeta)]byte
+	metaPresent uint64
+}
+
+// TunMetaMatch is tunnel metadata as tun_metadata fields: the values
+// and present bits of the packet, the consulted bits, and the layout.
+type TunMetaMatch struct {
+	Meta, MetaMask       [len(flow.Key{}.TunMeta)]byte
+	Present, PresentMask uint64
+	Map                  mf.TunMap
 }
 
 // receive starts a translation of a packet that came in on a
@@ -274,6 +304,7 @@ func (tx *tunnelXlate) fromUDPIF() {
 		}
 		off += 4 + l
 	}
+	tx.meta, tx.metaPresent = k.TunMeta, k.TunMetaPresent
 }
 
 // maskUDPIF turns the tun_metadata bits consulted into the raw-option
@@ -305,6 +336,18 @@ func (tx *tunnelXlate) maskUDPIF(m *flow.Mask) {
 	m.TunMeta = raw
 	m.TunMetaPresent = 0xff
 	m.TunFlags |= flow.TunFlagUDPIF
+	if c.in.Trace != nil {
+		t := &TunMetaMatch{Meta: tx.meta, Present: tx.metaPresent, Map: *tm}
+		t.PresentMask = c.wc.TunMetaPresent
+		for i := 0; i < 64; i++ {
+			if t.PresentMask&(1<<i) == 0 {
+				continue
+			}
+			loc := tm.Opts[i]
+			copy(t.MetaMask[loc.Off:loc.Off+loc.Len], c.wc.TunMeta[loc.Off:loc.Off+loc.Len])
+		}
+		c.out.TunMeta = t
+	}
 }
 
 // tunMap returns the bridge's tun_metadata layout (an empty one if none).
@@ -339,6 +382,12 @@ func (s *Snapshot) geneveOptions(k *flow.Key) []byte {
 // output is output to a native tunnel port.
 func (tx *tunnelXlate) output(p *Port) {
 	c := tx.c
+	if p.Tunnel.L3 {
+		// Open vSwitch pops the Ethernet header (pop_eth) for an L3
+		// tunnel; gvs's datapath has only Ethernet packets.
+		c.tr.notef("gvs: output to an L3 tunnel (packet_type=legacy_l3) is not supported")
+		return
+	}
 	if !c.x.Recirc.TnlPushPop() {
 		tx.kernelOutput(p)
 		return
@@ -619,6 +668,9 @@ func (t *RecircTable) tunnelVports() tunnelVports {
 	out := tunnelVports{udp: map[uint16]uint32{}, gre: map[string]uint32{}}
 	for _, x := range t.bridges {
 		for _, p := range x.snap.Load().Tunnels {
+			if !p.Tunnel.native() {
+				continue
+			}
 			if p.Tunnel.isGRE() {
 				out.gre[p.Tunnel.Type] = p.ODP
 			} else {

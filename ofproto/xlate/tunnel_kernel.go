@@ -32,15 +32,16 @@ func (tx *tunnelXlate) kernelOutput(p *Port) {
 		return
 	}
 	c.tr.notef("output to kernel tunnel")
-	tx.commitTunnel()
+	tx.commitTunnel(p.Tunnel.Type)
 	c.flow = saved
 	c.outputODP(p.ODP)
 }
 
 // commitTunnel emits set(tunnel(...)) for the flow's tunnel fields if
 // they have a destination and differ from the datapath packet's, which
-// then has them.
-func (tx *tunnelXlate) commitTunnel() {
+// then has them. Only a geneve tunnel gets the Geneve options
+// (tun_metadata through the TLV table).
+func (tx *tunnelXlate) commitTunnel(typ string) {
 	c := tx.c
 	k, b := &c.flow.Key, &c.base
 	if k.TunDst == 0 && k.TunIPv6Dst == ([16]byte{}) {
@@ -50,7 +51,12 @@ func (tx *tunnelXlate) commitTunnel() {
 		return
 	}
 	copyTunnel(b, k)
-	c.emit(odp.SetTunnel(keyTunnel(k)))
+	t := keyTunnel(k)
+	if opts := c.snap.geneveOptions(k); len(opts) > 0 && typ == "geneve" {
+		c.emit(odp.SetTunnelGeneve(t, opts))
+		return
+	}
+	c.emit(odp.SetTunnel(t))
 }
 
 // sameTunnel reports whether a and b have the same tunnel segment.

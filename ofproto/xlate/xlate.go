@@ -391,6 +391,10 @@ type Out struct {
 	Actions odp.Actions
 	// Mask is the megaflow mask in datapath terms.
 	Mask flow.Mask
+	// TunMeta, in a trace of a packet with raw Geneve options, is the
+	// megaflow's tunnel metadata as tun_metadata fields of the bridge's
+	// TLV table (Open vSwitch prints megaflows that way).
+	TunMeta *TunMetaMatch
 	// Rules are the rules matched, in order (statistics are credited to
 	// each).
 	Rules []*oftable.Rule
