@@ -45,19 +45,23 @@ type TypeInfo struct {
 	ERSPAN bool
 	// Native: Build, Push and Pop support the type.
 	Native bool
+	// IPProto is the outer IP protocol native tunnelling pops (UDP,
+	// TCP for STT, GRE); 0 for types Open vSwitch's tunnel port map
+	// leaves out (lisp, bareudp), which tnl/ports/show does not list.
+	IPProto uint8
 }
 
 // Types are the tunnel types, in Open vSwitch's registration order.
 var Types = []TypeInfo{
-	{Type: TypeGeneve, Name: "geneve", DPPort: "genev_sys", UDP: true, DefaultPort: PortGeneve, Csum: true, L2: true, Native: true},
-	{Type: TypeGRE, Name: "gre", DPPort: "gre_sys", Csum: true, Seq: true, L2: true, L3: true, Native: true},
-	{Type: TypeVXLAN, Name: "vxlan", DPPort: "vxlan_sys", UDP: true, DefaultPort: PortVXLAN, Csum: true, L2: true, Native: true},
+	{Type: TypeGeneve, Name: "geneve", DPPort: "genev_sys", UDP: true, DefaultPort: PortGeneve, Csum: true, L2: true, Native: true, IPProto: 17},
+	{Type: TypeGRE, Name: "gre", DPPort: "gre_sys", Csum: true, Seq: true, L2: true, L3: true, Native: true, IPProto: 47},
+	{Type: TypeVXLAN, Name: "vxlan", DPPort: "vxlan_sys", UDP: true, DefaultPort: PortVXLAN, Csum: true, L2: true, Native: true, IPProto: 17},
 	{Type: TypeLISP, Name: "lisp", DPPort: "lisp_sys", UDP: true, DefaultPort: PortLISP, L3: true},
-	{Type: TypeSTT, Name: "stt", DPPort: "stt_sys", UDP: true, DefaultPort: PortSTT, Csum: true, L2: true},
-	{Type: TypeERSPAN, Name: "erspan", DPPort: "erspan_sys", L2: true, ERSPAN: true},
-	{Type: TypeIP6ERSPAN, Name: "ip6erspan", DPPort: "ip6erspan_sys", L2: true, ERSPAN: true},
-	{Type: TypeIP6GRE, Name: "ip6gre", DPPort: "ip6gre_sys", Csum: true, Seq: true, L2: true, L3: true, Native: true},
-	{Type: TypeGTPU, Name: "gtpu", DPPort: "gtpu_sys", UDP: true, DefaultPort: PortGTPU, L3: true},
+	{Type: TypeSTT, Name: "stt", DPPort: "stt_sys", UDP: true, DefaultPort: PortSTT, Csum: true, L2: true, IPProto: 6},
+	{Type: TypeERSPAN, Name: "erspan", DPPort: "erspan_sys", L2: true, ERSPAN: true, IPProto: 47},
+	{Type: TypeIP6ERSPAN, Name: "ip6erspan", DPPort: "ip6erspan_sys", L2: true, ERSPAN: true, IPProto: 47},
+	{Type: TypeIP6GRE, Name: "ip6gre", DPPort: "ip6gre_sys", Csum: true, Seq: true, L2: true, L3: true, Native: true, IPProto: 47},
+	{Type: TypeGTPU, Name: "gtpu", DPPort: "gtpu_sys", UDP: true, DefaultPort: PortGTPU, L3: true, IPProto: 17},
 	{Type: TypeBareUDP, Name: "bareudp", DPPort: "udp_sys", UDP: true, L3: true},
 }
 

@@ -1,0 +1,103 @@
+package tests
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gvs-project/gvs/internal/nstest"
+)
+
+// kernelTunnelSession configures tunnel ports of every kind on a dummy
+// bridge, lists them, switches native tunnelling off with
+// dpif/set-dp-features as Open vSwitch's tunnel tests do and traces
+// output to and input from tunnel ports in that mode: set(tunnel(...))
+// with the port's key, addresses and flags (and Geneve options from
+// tun_metadata), ECN handling on receive, the trace error for a tunnel
+// packet no port takes, a masked tunnel match installed with
+// dpctl/add-flow, an over-long tunnel() refused, and a packet output to
+// a tunnel vport counted as dropped.
+func kernelTunnelSession() []ofStep {
+	vsctl := func(args ...string) ofStep { return ofStep{"ovs-vsctl", append([]string{"--timeout=20"}, args...)} }
+	const tcp = "eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(src=192.168.0.1,dst=192.168.0.2,proto=6,tos=%s,ttl=64,frag=no),tcp(src=8,dst=9)"
+	ip := func(tos string) string { return strings.Replace(tcp, "%s", tos, 1) }
+	long := "tunnel(dst=1.1.1.1" + strings.Repeat(",dst=1.1.1.1", 8192) + ")"
+	return []ofStep{
+		vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "fail-mode=secure",
+			"--", "add-port", "br0", "p1", "--", "set", "Interface", "p1", "type=gre", "options:remote_ip=1.1.1.1", "options:local_ip=2.2.2.2", "options:key=5", "ofport_request=1",
+			"--", "add-port", "br0", "p2", "--", "set", "Interface", "p2", "type=dummy", "ofport_request=2",
+			"--", "add-port", "br0", "p3", "--", "set", "Interface", "p3", "type=geneve", "options:remote_ip=1.1.1.3", "ofport_request=3"),
+		vsctl("add-port", "br0", "p4", "--", "set", "Interface", "p4", "type=erspan", "options:remote_ip=1.1.1.4", "options:key=1", "options:erspan_ver=1", "options:erspan_idx=0x7", "ofport_request=4",
+			"--", "add-port", "br0", "p5", "--", "set", "Interface", "p5", "type=erspan", "options:remote_ip=1.1.1.5", "options:key=flow", "options:erspan_ver=2", "options:erspan_dir=flow", "options:erspan_hwid=0x3", "ofport_request=5",
+			"--", "add-port", "br0", "p6", "--", "set", "Interface", "p6", "type=gtpu", "options:remote_ip=1.1.1.6", "options:key=123", "ofport_request=6",
+			"--", "add-port", "br0", "p7", "--", "set", "Interface", "p7", "type=lisp", "options:remote_ip=1.1.1.7", "ofport_request=7",
+			"--", "add-port", "br0", "p8", "--", "set", "Interface", "p8", "type=ip6erspan", "options:remote_ip=2001::1", "options:erspan_ver=flow", "ofport_request=8"),
+		vsctl("add-port", "br0", "p9", "--", "set", "Interface", "p9", "type=erspan", "options:remote_ip=1.1.1.9", "options:erspan_ver=3"),
+		vsctl("add-port", "br0", "p10", "--", "set", "Interface", "p10", "type=erspan", "options:remote_ip=1.1.1.10", "options:seq=true"),
+		appctl("dpif/show"),
+		appctl("tnl/ports/show"),
+		appctl("dpif/set-dp-features", "br0", "tnl_push_pop"),
+		appctl("dpif/set-dp-features", "br0", "tnl_push_pop", "false"),
+		appctl("dpif/set-dp-features", "br0", "tnl_push_pop"),
+		appctl("dpif/set-dp-features", "br0", "tnl_push_pop", "maybe"),
+		appctl("dpif/set-dp-features", "br0", "max_hash_alg", "3"),
+		appctl("dpif/set-dp-features", "br0", "max_hash_alg", "x"),
+		appctl("dpif/set-dp-features", "br0", "max_hash_alg", "-1"),
+		appctl("dpif/set-dp-features", "br0", "no_such_feature"),
+		appctl("dpif/set-dp-features", "nobr"),
+		appctl("dpif/show-dp-features", "nobr"),
+		ofctl("add-tlv-map", "br0", "{class=0xffff,type=0,len=4}->tun_metadata0"),
+		ofctl("add-flow", "br0", "in_port=2,tcp,actions=output:1,set_field:0xa->tun_metadata0,output:3"),
+		ofctl("add-flow", "br0", "in_port=2,udp,actions=output:1,output:1"),
+		ofctl("add-flow", "br0", "in_port=1,actions=output:2"),
+		appctl("ofproto/trace", "ovs-dummy", "in_port(2),"+ip("4")),
+		appctl("ofproto/trace", "ovs-dummy", "in_port(2),"+ip("1")),
+		appctl("ofproto/trace", "ovs-dummy", "in_port(2),"+strings.Replace(strings.Replace(ip("0"), "proto=6", "proto=17", 1), "tcp(", "udp(", 1)),
+		// ECN: tunnel CE with an inner CE, ECT(1) and Not-ECT packet.
+		appctl("ofproto/trace", "ovs-dummy", "tunnel(tun_id=0x5,src=1.1.1.1,dst=2.2.2.2,tos=0x3,ttl=64,flags(key)),in_port(1),"+ip("3")),
+		appctl("ofproto/trace", "ovs-dummy", "tunnel(tun_id=0x5,src=1.1.1.1,dst=2.2.2.2,tos=0x3,ttl=64,flags(key)),in_port(1),"+ip("1")),
+		appctl("ofproto/trace", "ovs-dummy", "tunnel(tun_id=0x5,src=1.1.1.1,dst=2.2.2.2,tos=0x3,ttl=64,flags(key)),in_port(1),"+ip("0")),
+		appctl("ofproto/trace", "ovs-dummy", "tunnel(src=5.5.5.5,dst=6.6.6.6,ttl=64,flags()),in_port(1),"+ip("0")),
+		appctl("dpctl/add-flow", "tunnel(dst=1.1.1.1,src=3.3.3.200/255.255.255.0,tp_dst=123,tp_src=1,ttl=64),recirc_id(0),in_port(1),eth(),eth_type(0x0800),ipv4()", "2"),
+		appctl("dpctl/dump-flows"),
+		appctl("dpctl/add-flow", long, "2"),
+		appctl("dpctl/del-flows"),
+		appctl("netdev-dummy/receive", "p2", "50540000000750540000000508004500002800010000400600000a0000010a00000200080009000000000000000050000000f7ff0000"),
+		appctl("time/warp", "5000"),
+		appctl("coverage/read-counter", "datapath_drop_invalid_port"),
+		appctl("dpif/set-dp-features", "br0", "tnl_push_pop", "true"),
+		appctl("dpif/set-dp-features", "br0", "tnl_push_pop"),
+	}
+}
+
+// logDirRE is ovs-vsctl's line naming the daemon's (temporary) log
+// directory.
+var logDirRE = regexp.MustCompile(`ovs-vsctl: The default log directory is "[^"]*".\n`)
+
+// TestKernelTunnelModeLikeOpenVSwitch runs the session against Open
+// vSwitch (dummy datapath) and gvs-vswitchd and requires the same
+// transcript.
+func TestKernelTunnelModeLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
+	want := runSteps(t, ovsEnv, "ovs-vswitchd", kernelTunnelSession())
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
+	got := runSteps(t, gvsEnv, "gvs-vswitchd", kernelTunnelSession())
+	if os.Getenv("GVS_TRANSCRIPT") != "" {
+		t.Logf("Open vSwitch transcript:\n%s", strings.Join(want, "\n"))
+	}
+	for i := range want {
+		// The daemon names itself in dpctl and appctl errors.
+		got[i] = strings.ReplaceAll(got[i], "gvs-vswitchd:", "ovs-vswitchd:")
+		got[i], want[i] = logDirRE.ReplaceAllString(got[i], ""), logDirRE.ReplaceAllString(want[i], "")
+		if got[i] != want[i] {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+}
