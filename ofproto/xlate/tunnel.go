@@ -47,6 +47,8 @@ type TunnelConfig struct {
 	SetEgressPktMark bool
 	// ERSPAN is the erspan_* options of an erspan or ip6erspan port.
 	ERSPAN ERSPANConfig
+	// GBP is options:exts=gbp (VXLAN Group Based Policy).
+	GBP bool
 	// L3 is packet_type=legacy_l3: the tunnel carries bare L3 packets
 	// (the default of L3-only types such as gtpu and lisp).
 	L3 bool

@@ -701,6 +701,11 @@ func (s *Backer) DelBridge(name string) error {
 		s.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nil)
 	}
 	delete(s.bridges, name)
+	if b != nil {
+		for pn := range b.ports {
+			s.tnl.flushNeighbors(pn) // tnlenv.go
+		}
+	}
 	s.portErrs.forget(name, nil) // portwarn.go
 	s.bfd.reapLocked()
 	s.bnd.forgetBridgeLocked(name) // bonds.go
@@ -751,6 +756,10 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 		randomMAC(&p.mac)
 	} else if isTunnelType(ic.Type) {
 		if err := s.vports.attach(b.dpTyp, ic, p); err != nil {
+			var conflict *errVportConflict
+			if errors.As(err, &conflict) {
+				s.moduleWarnf("netdev", "%s: could not set configuration (File exists)", ic.Name)
+			}
 			return -1, err
 		}
 	} else {
@@ -899,6 +908,7 @@ func (s *Backer) DelPort(bname, iface string) error {
 		return nil
 	}
 	delete(b.ports, iface)
+	s.tnl.flushNeighbors(iface) // tnlenv.go
 	s.bfd.closeLocked(p)
 	s.cfm.closeLocked(p)
 	if p.ofport != bridge.OFPPLocal {

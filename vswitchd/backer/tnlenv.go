@@ -106,6 +106,16 @@ func (e *tunnelEnv) Learn(bridge string, ip netip.Addr, mac [6]byte) {
 	}
 }
 
+// flushNeighbors forgets the neighbour entries learned on a port that
+// is going away (Open vSwitch flushes them when it removes the port,
+// a bridge's local port with the bridge).
+func (e *tunnelEnv) flushNeighbors(port string) {
+	if e == nil || port == "" {
+		return
+	}
+	e.neigh.Flush(port)
+}
+
 func (e *tunnelEnv) changed() {
 	for _, b := range e.s.view.OFBridges() {
 		b.TunnelStateChanged()

@@ -1,6 +1,7 @@
 package backer
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -43,7 +44,15 @@ type vportRef struct {
 	no   dpif.PortNo
 	dev  netdev.Device
 	refs int
+	// gbp: the VXLAN vport carries the Group Based Policy extension.
+	gbp bool
 }
+
+// errVportConflict is a tunnel whose vport exists with an incompatible
+// setting (Open vSwitch's EEXIST from set_tunnel_config).
+type errVportConflict struct{ msg string }
+
+func (e *errVportConflict) Error() string { return e.msg }
 
 // parseTunnel reads a tunnel Interface's options as Open vSwitch's
 // set_tunnel_config does, with its error messages.
@@ -119,6 +128,21 @@ func parseTunnel(name, typ string, opts map[string]string) (*xlate.TunnelConfig,
 		case "egress_pkt_mark":
 			n, _ := strconv.ParseUint(v, 10, 32)
 			t.EgressPktMark, t.SetEgressPktMark = uint32(n), true
+		case "exts":
+			if typ != "vxlan" {
+				errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
+				break
+			}
+			for _, ext := range strings.Split(v, ",") {
+				switch ext {
+				case "gbp":
+					t.GBP = true
+				case "":
+				default:
+					// VXLAN-GPE (gpe) is not built here.
+					errs = append(errs, fmt.Sprintf("%s: unknown extension '%s'", name, ext))
+				}
+			}
 		case "erspan_idx", "erspan_ver", "erspan_dir", "erspan_hwid":
 			if err := parseERSPAN(&t.ERSPAN, name, k, v); err != nil {
 				return nil, err
@@ -309,6 +333,9 @@ func (vt *vportTable) acquire(dpTyp string, t *xlate.TunnelConfig) (*vportRef, e
 		vt.m[dpTyp] = map[string]*vportRef{}
 	}
 	if v := vt.m[dpTyp][name]; v != nil {
+		if v.gbp != t.GBP {
+			return nil, &errVportConflict{"VXLAN-GBP, and non-VXLAN-GBP tunnels can't be configured on the same dst_port"}
+		}
 		v.refs++
 		return v, nil
 	}
@@ -326,7 +353,7 @@ func (vt *vportTable) acquire(dpTyp string, t *xlate.TunnelConfig) (*vportRef, e
 		dev.Close()
 		return nil, err
 	}
-	v := &vportRef{name: name, no: no, dev: dev, refs: 1}
+	v := &vportRef{name: name, no: no, dev: dev, refs: 1, gbp: t.GBP}
 	vt.m[dpTyp][name] = v
 	return v, nil
 }
@@ -355,6 +382,10 @@ func (vt *vportTable) attach(dpTyp string, ic *bridge.IfaceConfig, p *dpPort) er
 		return err
 	}
 	v, err := vt.acquire(dpTyp, t)
+	var conflict *errVportConflict
+	if errors.As(err, &conflict) {
+		return fmt.Errorf("%s: %w", ic.Name, conflict)
+	}
 	if err != nil {
 		return fmt.Errorf("could not add network device %s to ofproto (%v)", ic.Name, err)
 	}
