@@ -101,3 +101,54 @@ func TestKernelTunnelModeLikeOpenVSwitch(t *testing.T) {
 		}
 	}
 }
+
+// tunnelPortLifecycleSession fills the tunnel neighbour cache on tunnel
+// ports and bridges, then deletes a port and the bridges (their entries
+// go with them), and adds a VXLAN-GBP port on the UDP port a plain VXLAN
+// port uses (refused) and on another one (accepted).
+func tunnelPortLifecycleSession() []ofStep {
+	vsctl := func(args ...string) ofStep { return ofStep{"ovs-vsctl", append([]string{"--timeout=20"}, args...)} }
+	return []ofStep{
+		vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
+			"--", "add-port", "br0", "p1", "--", "set", "Interface", "p1", "type=gre", "options:remote_ip=1.1.1.1", "options:local_ip=2.2.2.2", "options:key=5", "ofport_request=1",
+			"--", "add-port", "br0", "p2", "--", "set", "Interface", "p2", "type=gre", "options:local_ip=3.3.3.3", "options:remote_ip=4.4.4.4", "ofport_request=2"),
+		vsctl("add-br", "br1", "--", "set", "bridge", "br1", "datapath_type=dummy"),
+		appctl("tnl/arp/set", "p1", "10.0.0.1", "00:00:10:00:00:01"),
+		appctl("tnl/arp/set", "p2", "10.0.1.1", "00:00:10:00:01:01"),
+		appctl("tnl/arp/set", "br0", "10.0.2.1", "00:00:10:00:02:01"),
+		appctl("tnl/arp/set", "br1", "20.0.0.1", "00:00:20:00:00:01"),
+		appctl("tnl/neigh/show"),
+		vsctl("del-port", "br0", "p1"),
+		appctl("tnl/neigh/show"),
+		vsctl("del-br", "br0"),
+		appctl("tnl/neigh/show"),
+		vsctl("add-port", "br1", "v1", "--", "set", "Interface", "v1", "type=vxlan", "options:remote_ip=flow", "ofport_request=1"),
+		vsctl("add-port", "br1", "v2", "--", "set", "Interface", "v2", "type=vxlan", "options:remote_ip=flow", "options:exts=gbp", "options:key=1", "ofport_request=2"),
+		vsctl("add-port", "br1", "v3", "--", "set", "Interface", "v3", "type=vxlan", "options:remote_ip=flow", "options:exts=gbp", "options:dst_port=9000", "ofport_request=3"),
+		appctl("dpif/show"),
+		{"log", []string{"could not set configuration"}},
+		vsctl("del-br", "br1"),
+		appctl("tnl/neigh/show"),
+	}
+}
+
+// TestTunnelPortLifecycleLikeOpenVSwitch runs the session against Open
+// vSwitch and gvs-vswitchd and requires the same transcript.
+func TestTunnelPortLifecycleLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
+	want := runSteps(t, ovsEnv, "ovs-vswitchd", tunnelPortLifecycleSession())
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
+	got := runSteps(t, gvsEnv, "gvs-vswitchd", tunnelPortLifecycleSession())
+	for i := range want {
+		got[i], want[i] = logDirRE.ReplaceAllString(got[i], ""), logDirRE.ReplaceAllString(want[i], "")
+		if got[i] != want[i] {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+}
