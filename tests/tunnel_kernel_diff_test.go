@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gvs-project/gvs/cmd/vswitchd"
 	"github.com/gvs-project/gvs/internal/nstest"
 )
 
@@ -70,6 +71,9 @@ func kernelTunnelSession() []ofStep {
 		appctl("dpif/set-dp-features", "br0", "tnl_push_pop"),
 	}
 }
+
+// flowUsedRE is the last-used time of a datapath flow.
+var flowUsedRE = regexp.MustCompile(`used:[0-9.]+s`)
 
 // logDirRE is ovs-vsctl's line naming the daemon's (temporary) log
 // directory.
@@ -147,6 +151,58 @@ func TestTunnelPortLifecycleLikeOpenVSwitch(t *testing.T) {
 	got := runSteps(t, gvsEnv, "gvs-vswitchd", tunnelPortLifecycleSession())
 	for i := range want {
 		got[i], want[i] = logDirRE.ReplaceAllString(got[i], ""), logDirRE.ReplaceAllString(want[i], "")
+		if got[i] != want[i] {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+}
+
+// tunnelDebugSlowSession is Open vSwitch's "packet_out debug_slow" check:
+// output to a native Geneve tunnel after debug_slow, from the bridge's
+// local port (twice: a miss, then the slow-path upcall of the installed
+// megaflow) and from a packet-out; the megaflow is a slow-path one
+// (userspace(slow_path(action))), never tnl_push.
+func tunnelDebugSlowSession() []ofStep {
+	vsctl := func(args ...string) ofStep { return ofStep{"ovs-vsctl", append([]string{"--timeout=20"}, args...)} }
+	const pkt = "50540000000a5054000000091234"
+	return []ofStep{
+		vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "other-config:hwaddr=aa:55:aa:55:00:00",
+			"--", "add-port", "br0", "p0", "--", "set", "Interface", "p0", "type=dummy", "ofport_request=1", "other-config:hwaddr=aa:55:aa:55:00:00"),
+		vsctl("add-br", "int-br", "--", "set", "bridge", "int-br", "datapath_type=dummy",
+			"--", "add-port", "int-br", "t2", "--", "set", "Interface", "t2", "type=geneve", "options:remote_ip=1.1.2.92", "options:key=123", "ofport_request=2"),
+		appctl("netdev-dummy/ip4addr", "br0", "1.1.2.88/24"),
+		appctl("ovs/route/add", "1.1.2.92/24", "br0"),
+		ofctl("add-flow", "br0", "in_port=LOCAL,actions=1"),
+		ofctl("add-flow", "br0", "in_port=1,actions=LOCAL"),
+		appctl("netdev-dummy/receive", "p0", "recirc_id(0),in_port(2),eth(src=f8:bc:12:44:34:b6,dst=ff:ff:ff:ff:ff:ff),eth_type(0x0806),arp(sip=1.1.2.92,tip=1.1.2.88,op=2,sha=f8:bc:12:44:34:b6,tha=00:00:00:00:00:00)"),
+		ofctl("add-flow", "int-br", "in_port=LOCAL,actions=debug_slow,output:2"),
+		appctl("netdev-dummy/receive", "int-br", pkt),
+		pause,
+		appctl("netdev-dummy/receive", "int-br", pkt),
+		ofctl("-O", "OpenFlow13", "packet-out", "int-br", "CONTROLLER", "debug_slow,output:2", pkt),
+		pause,
+		appctl("dpctl/dump-flows"),
+		appctl("ofproto/trace", "int-br", "in_port=LOCAL,dl_src=50:54:00:00:00:09,dl_dst=50:54:00:00:00:0a,dl_type=0x1234"),
+	}
+}
+
+// TestTunnelDebugSlowLikeOpenVSwitch runs the session against Open
+// vSwitch and gvs-vswitchd and requires the same transcript (flow
+// last-used times masked).
+func TestTunnelDebugSlowLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
+	want := runSteps(t, ovsEnv, "ovs-vswitchd", tunnelDebugSlowSession())
+	stopOVS()
+	// debug_slow is accepted with --enable-dummy, as Open vSwitch's.
+	_, gvsEnv := startDaemonWith(t, func(c *vswitchd.Config) { c.EnableDummy = true })
+	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
+	got := runSteps(t, gvsEnv, "gvs-vswitchd", tunnelDebugSlowSession())
+	for i := range want {
+		got[i], want[i] = flowUsedRE.ReplaceAllString(got[i], "used:T"), flowUsedRE.ReplaceAllString(want[i], "used:T")
 		if got[i] != want[i] {
 			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
 		}

@@ -16,9 +16,9 @@ func init() {
 		ofp.ActSample:      func(c *ctx, a *ofp.Action) { c.smp.flowSample(a.Sample) },
 		ofp.ActClone:       clone,
 		ofp.ActCheckPktLen: checkPktLen,
-		ofp.ActDebugSlow: func(c *ctx, _ *ofp.Action) {
-			c.out.SlowPath, c.out.Transient = true, true
-		},
+		// debug_slow: the megaflow sends every packet to userspace,
+		// userspace(slow_path(action)), as Open vSwitch's SLOW_ACTION.
+		ofp.ActDebugSlow:   func(c *ctx, _ *ofp.Action) { c.out.SlowReason |= odp.SlowAction },
 		ofp.ActDebugRecirc: debugRecirc,
 	})
 }
