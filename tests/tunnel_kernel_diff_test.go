@@ -208,3 +208,60 @@ func TestTunnelDebugSlowLikeOpenVSwitch(t *testing.T) {
 		}
 	}
 }
+
+// geneveOptionSession is Open vSwitch's "Delete Geneve option" check in
+// kernel tunnel mode: rules set and delete tun_metadata fields and send
+// the packet back out of its Geneve port; the megaflows match the
+// options consulted (an absent one as NP) and set(tunnel(...)) carries
+// the options present.
+func geneveOptionSession() []ofStep {
+	vsctl := func(args ...string) ofStep { return ofStep{"ovs-vsctl", append([]string{"--timeout=20"}, args...)} }
+	in := func(opt string) string {
+		return "recirc_id(0),tunnel(tun_id=0x0,src=1.1.1.1,dst=1.1.1.2,ttl=64,geneve({class=0xffff,type=0,len=4," + opt + "}),flags(df|key)),in_port(6081),skb_mark(0),eth(src=50:54:00:00:00:05,dst=50:54:00:00:00:07),eth_type(0x0800),ipv4(frag=no)"
+	}
+	return []ofStep{
+		vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "fail-mode=secure",
+			"--", "add-port", "br0", "p1", "--", "set", "Interface", "p1", "type=geneve", "options:remote_ip=1.1.1.1", "ofport_request=1",
+			"--", "add-port", "br0", "p2", "--", "set", "Interface", "p2", "type=dummy", "ofport_request=2"),
+		appctl("dpif/set-dp-features", "br0", "tnl_push_pop", "false"),
+		ofctl("add-tlv-map", "br0", "{class=0xffff,type=0,len=4}->tun_metadata0,{class=0xffff,type=1,len=4}->tun_metadata1,{class=0xffff,type=2,len=4}->tun_metadata3"),
+		{"file", []string{"flows.txt", "table=0,tun_metadata0=0x11112222,actions=set_field:0x55556666->tun_metadata1,resubmit(,1)\n" +
+			"table=0,tun_metadata0=0x33334444,actions=delete_field:tun_metadata0,set_field:0x77778888->tun_metadata1,resubmit(,1)\n" +
+			"table=0,tun_metadata0=0x88889999,actions=delete_field:tun_metadata3,resubmit(,1)\n" +
+			"table=1,actions=IN_PORT\n"}},
+		ofctl("add-flows", "br0", "flows.txt"),
+		appctl("ofproto/trace", "ovs-dummy", in("0x11112222")),
+		appctl("ofproto/trace", "ovs-dummy", in("0x33334444")),
+		appctl("ofproto/trace", "ovs-dummy", in("0x88889999")),
+	}
+}
+
+// TestGeneveOptionsInKernelTunnelModeLikeOpenVSwitch runs the session
+// against Open vSwitch and gvs-vswitchd; the megaflow and datapath
+// actions of each trace must be the same.
+func TestGeneveOptionsInKernelTunnelModeLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	tail := func(s string) string {
+		if i := strings.Index(s, "Megaflow:"); i >= 0 {
+			return s[i:]
+		}
+		return s
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
+	want := runSteps(t, ovsEnv, "ovs-vswitchd", geneveOptionSession())
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
+	got := runSteps(t, gvsEnv, "gvs-vswitchd", geneveOptionSession())
+	if !strings.Contains(want[4], "tun_metadata1=NP") || !strings.Contains(want[5], "geneve({class=0xffff,type=0x1,len=4,0x77778888})") {
+		t.Fatalf("Open vSwitch's transcript is not the expected one:\n%s", strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if tail(got[i]) != tail(want[i]) {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+}
