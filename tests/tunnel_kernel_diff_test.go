@@ -265,3 +265,56 @@ func TestGeneveOptionsInKernelTunnelModeLikeOpenVSwitch(t *testing.T) {
 		}
 	}
 }
+
+// ipfixTunnelSampleSession is Open vSwitch's "Flow IPFIX sanity check -
+// tunnel set" in kernel tunnel mode: a flow sample whose sampling_port
+// is the tunnel port it outputs to comes after the set(tunnel(...)) of
+// that port and names it as tunnel_out_port.
+func ipfixTunnelSampleSession() []ofStep {
+	vsctl := func(args ...string) ofStep { return ofStep{"ovs-vsctl", append([]string{"--timeout=20"}, args...)} }
+	const icmp = "in_port(3),eth(src=50:54:00:00:00:09,dst=50:54:00:00:00:0a),eth_type(0x0800),ipv4(src=10.10.10.2,dst=10.10.10.1,proto=1,tos=1,ttl=128,frag=no),icmp(type=8,code=0)"
+	return []ofStep{
+		vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "fail-mode=secure",
+			"--", "add-port", "br0", "p1", "--", "set", "Interface", "p1", "type=gre", "options:remote_ip=1.1.1.1", "options:local_ip=2.2.2.2", "options:key=5", "ofport_request=1",
+			"--", "add-port", "br0", "p3", "--", "set", "Interface", "p3", "type=dummy", "ofport_request=3",
+			"--", "--id=@br0", "get", "Bridge", "br0",
+			"--", "--id=@ipfix", "create", "IPFIX", `targets="127.0.0.1:4739"`,
+			"--", "--id=@cs", "create", "Flow_Sample_Collector_Set", "id=1", "bridge=@br0", "ipfix=@ipfix"),
+		appctl("dpif/set-dp-features", "br0", "tnl_push_pop", "false"),
+		ofctl("add-flow", "br0", "in_port=3,actions=sample(probability=65535,collector_set_id=1),output:1"),
+		appctl("ofproto/trace", "ovs-dummy", icmp),
+		ofctl("del-flows", "br0", "in_port=3"),
+		ofctl("add-flow", "br0", "in_port=3,actions=sample(probability=65535,collector_set_id=1,sampling_port=1),output:1"),
+		appctl("ofproto/trace", "ovs-dummy", icmp),
+	}
+}
+
+// TestIPFIXTunnelSamplingLikeOpenVSwitch runs the session against Open
+// vSwitch and gvs-vswitchd; the datapath actions must be the same.
+func TestIPFIXTunnelSamplingLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	last := func(s string) string {
+		if i := strings.Index(s, "Datapath actions:"); i >= 0 {
+			return s[i:]
+		}
+		return s
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
+	want := runSteps(t, ovsEnv, "ovs-vswitchd", ipfixTunnelSampleSession())
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
+	got := runSteps(t, gvsEnv, "gvs-vswitchd", ipfixTunnelSampleSession())
+	if !strings.Contains(want[6], "tunnel_out_port=1") {
+		t.Fatalf("Open vSwitch's transcript is not the expected one:\n%s", strings.Join(want, "\n"))
+	}
+	// Step 0 prints the new rows' UUIDs.
+	for i := 1; i < len(want); i++ {
+		if last(got[i]) != last(want[i]) {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+}
