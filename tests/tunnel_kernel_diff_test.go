@@ -318,3 +318,61 @@ func TestIPFIXTunnelSamplingLikeOpenVSwitch(t *testing.T) {
 		}
 	}
 }
+
+// cloneFeaturesSession is Open vSwitch's "clone action" check of
+// dpif/set-dp-features: an irreversible clone is a datapath clone(), a
+// 100% sample() without the clone feature, and is left out ("Failed to
+// compose clone action") when sample nesting is lowered to 2 as well.
+func cloneFeaturesSession() []ofStep {
+	vsctl := func(args ...string) ofStep { return ofStep{"ovs-vsctl", append([]string{"--timeout=20"}, args...)} }
+	const icmp = "in_port(1),eth(src=50:54:00:00:00:09,dst=50:54:00:00:00:0a),eth_type(0x0800),ipv4(src=10.10.10.2,dst=10.10.10.1,proto=1,tos=1,ttl=128,frag=no),icmp(type=8,code=0)"
+	steps := []ofStep{vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "fail-mode=secure")}
+	for i := 1; i <= 4; i++ {
+		n := string(rune('0' + i))
+		steps = append(steps, vsctl("add-port", "br0", "p"+n, "--", "set", "Interface", "p"+n, "type=dummy", "ofport_request="+n))
+	}
+	return append(steps,
+		ofctl("add-flow", "br0", "in_port=1,ip,actions=clone(set_field:192.168.3.3->ip_src),clone(set_field:192.168.4.4->ip_dst,output:2),clone(ct(commit),output:3),output:4"),
+		appctl("ofproto/trace", "ovs-dummy", icmp),
+		appctl("dpif/set-dp-features", "br0", "clone", "false"),
+		appctl("ofproto/trace", "ovs-dummy", icmp),
+		appctl("dpif/set-dp-features", "br0", "sample_nesting", "2"),
+		appctl("ofproto/trace", "ovs-dummy", icmp),
+		appctl("dpif/set-dp-features", "br0", "sample_nesting"),
+		appctl("dpif/set-dp-features", "br0", "clone", "true"),
+		appctl("dpif/set-dp-features", "br0", "sample_nesting", "10"),
+		appctl("ofproto/trace", "ovs-dummy", icmp),
+	)
+}
+
+// TestCloneWithoutDatapathCloneLikeOpenVSwitch runs the session against
+// Open vSwitch and gvs-vswitchd; the datapath actions (and the failure
+// note) must be the same.
+func TestCloneWithoutDatapathCloneLikeOpenVSwitch(t *testing.T) {
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	last := func(s string) string {
+		i := strings.Index(s, "Datapath actions:")
+		if i < 0 {
+			return s
+		}
+		failed := ""
+		if strings.Contains(s, "Failed to compose clone action") {
+			failed = "Failed to compose clone action\n"
+		}
+		return failed + s[i:]
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
+	want := runSteps(t, ovsEnv, "ovs-vswitchd", cloneFeaturesSession())
+	stopOVS()
+	_, gvsEnv := startDaemon(t)
+	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
+	got := runSteps(t, gvsEnv, "gvs-vswitchd", cloneFeaturesSession())
+	for i := range want {
+		if last(got[i]) != last(want[i]) {
+			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package xlate
 
 import (
+	"math"
+
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
@@ -61,6 +63,17 @@ func clone(c *ctx, a *ofp.Action) {
 // inside do not affect what follows (an in-place clone's do, as in Open
 // vSwitch); the caller restores the flow.
 func (c *ctx) dpClone(acts []ofp.Action) {
+	useSample := false
+	switch {
+	case c.x.Recirc.cloneSupported():
+	case c.x.Recirc.sampleNestingLevel() > 3:
+		useSample = true
+	default:
+		// Neither clone nor deep enough sample: the actions are left
+		// out (Open vSwitch's compose_clone).
+		c.tr.notef("Failed to compose clone action")
+		return
+	}
 	c.commit()
 	saveBase, saveBaseDeep, saveOut, saveCT, saveWasMPLS := c.base, c.mpls.baseDeep, c.out.Actions, c.conntracked, c.mpls.was
 	c.out.Actions = nil
@@ -69,7 +82,12 @@ func (c *ctx) dpClone(acts []ofp.Action) {
 	sub := c.out.Actions
 	c.out.Actions = saveOut
 	c.base, c.mpls.baseDeep, c.conntracked, c.mpls.was = saveBase, saveBaseDeep, saveCT, saveWasMPLS
-	if len(sub) > 0 {
+	switch {
+	case len(sub) == 0:
+	case useSample:
+		// A 100% sample is the datapath clone.
+		c.emit(odp.Sample(math.MaxUint32, sub))
+	default:
 		c.emit(odp.Clone(sub))
 	}
 }

@@ -90,9 +90,11 @@ type RecircTable struct {
 	bridges map[string]*Xlator
 	// env is the native tunnelling environment (tunnel.go).
 	env TunnelEnv
-	// noTnlPushPop is the datapath's tnl_push_pop support switched off
-	// at run time (support.go).
-	noTnlPushPop atomic.Bool
+	// noTnlPushPop and noClone are the datapath's tnl_push_pop and
+	// clone support switched off at run time, sampleNesting its sample
+	// nesting lowered (0: not lowered) (support.go).
+	noTnlPushPop, noClone atomic.Bool
+	sampleNesting         atomic.Int32
 
 	// Readers is the translation lock of the datapath's bridges: every
 	// translation holds it shared, and a flow table commit takes it

@@ -13,3 +13,24 @@ func (t *RecircTable) SetTnlPushPop(on bool) { t.noTnlPushPop.Store(!on) }
 
 // TnlPushPop reports whether native tunnelling is on.
 func (t *RecircTable) TnlPushPop() bool { return !t.noTnlPushPop.Load() }
+
+// SetClone switches the datapath clone action on or off; off, a clone
+// that needs one is a 100% sample(), or is not translated when sample
+// nesting is 3 or less (compose_clone).
+func (t *RecircTable) SetClone(on bool) { t.noClone.Store(!on) }
+
+// SetSampleNesting sets the nesting of sample actions the datapath
+// takes (dpif/set-dp-features sample_nesting).
+func (t *RecircTable) SetSampleNesting(n int) { t.sampleNesting.Store(int32(n)) }
+
+// defaultSampleNesting is the userspace datapath's sample nesting.
+const defaultSampleNesting = 10
+
+func (t *RecircTable) cloneSupported() bool { return !t.noClone.Load() }
+
+func (t *RecircTable) sampleNestingLevel() int {
+	if n := t.sampleNesting.Load(); n != 0 {
+		return int(n)
+	}
+	return defaultSampleNesting
+}

@@ -306,7 +306,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 	if s.muxes[br.dpTyp] == nil {
 		s.muxes[br.dpTyp] = &upcallMux{}
 		s.recircs[br.dpTyp] = xlate.NewRecircTable()
-		s.recircs[br.dpTyp].SetTnlPushPop(s.support(br.dpTyp).run["tnl_push_pop"] != 0)
+		s.support(br.dpTyp).apply(s.recircs[br.dpTyp])
 		if s.tnl != nil {
 			s.recircs[br.dpTyp].SetTunnelEnv(s.tnl)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gvs-project/gvs/datapath/dpnetdev"
 	"github.com/gvs-project/gvs/ofproto/router"
+	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
 // The datapath features of Open vSwitch's dpif_backer_support, as
@@ -152,6 +153,17 @@ func (s *dpSupport) set(name, value string, haveName, haveValue bool) (string, b
 	return "", true
 }
 
+// apply gives translation the run-time features it follows.
+func (s *dpSupport) apply(rt *xlate.RecircTable) {
+	rt.SetTnlPushPop(s.run["tnl_push_pop"] != 0)
+	rt.SetClone(s.run["clone"] != 0)
+	n := s.run["sample_nesting"]
+	if n == 0 {
+		n = -1 // lowered to none: not the zero value "not lowered"
+	}
+	rt.SetSampleNesting(n)
+}
+
 func featureByName(name string) dpFeature {
 	for _, f := range dpFeatures {
 		if f.name == name {
@@ -222,7 +234,7 @@ func (s *Backer) setDPFeatures(_ context.Context, args []string) (string, error)
 		return out, nil
 	}
 	if rt := s.recircs[b.dpTyp]; rt != nil {
-		rt.SetTnlPushPop(sup.run["tnl_push_pop"] != 0)
+		sup.apply(rt)
 	}
 	dp := s.dps.get(b.dpTyp)
 	s.mu.Unlock()
