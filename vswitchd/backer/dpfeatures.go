@@ -17,7 +17,8 @@ import (
 // time" support) and dpif/set-dp-features lists and changes them (the
 // "run time" support translation follows; a feature can only be
 // lowered). Of the run-time changes gvs's translation follows
-// tnl_push_pop; the others are recorded and shown.
+// tnl_push_pop, clone and sample_nesting; the others are recorded and
+// shown.
 
 // dpFeature is one feature: its name, the title the commands print and
 // whether it is a count (size_t in Open vSwitch) rather than a bool.
