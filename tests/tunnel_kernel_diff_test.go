@@ -322,7 +322,8 @@ func TestIPFIXTunnelSamplingLikeOpenVSwitch(t *testing.T) {
 // cloneFeaturesSession is Open vSwitch's "clone action" check of
 // dpif/set-dp-features: an irreversible clone is a datapath clone(), a
 // 100% sample() without the clone feature, and is left out ("Failed to
-// compose clone action") when sample nesting is lowered to 2 as well.
+// compose clone action") when sample nesting is lowered to 2 as well;
+// then its "check_pkt_larger action" check without check_pkt_len.
 func cloneFeaturesSession() []ofStep {
 	vsctl := func(args ...string) ofStep { return ofStep{"ovs-vsctl", append([]string{"--timeout=20"}, args...)} }
 	const icmp = "in_port(1),eth(src=50:54:00:00:00:09,dst=50:54:00:00:00:0a),eth_type(0x0800),ipv4(src=10.10.10.2,dst=10.10.10.1,proto=1,tos=1,ttl=128,frag=no),icmp(type=8,code=0)"
@@ -341,6 +342,16 @@ func cloneFeaturesSession() []ofStep {
 		appctl("dpif/set-dp-features", "br0", "sample_nesting"),
 		appctl("dpif/set-dp-features", "br0", "clone", "true"),
 		appctl("dpif/set-dp-features", "br0", "sample_nesting", "10"),
+		appctl("ofproto/trace", "ovs-dummy", icmp),
+		// check_pkt_larger without the datapath action: decided on the
+		// packet in hand, in the slow path.
+		ofctl("del-flows", "br0"),
+		ofctl("add-flow", "br0", "table=0,in_port=1,actions=check_pkt_larger(200)->NXM_NX_REG0[0],resubmit(,1)"),
+		ofctl("add-flow", "br0", "table=1,in_port=1,reg0=0x1/0x1,actions=output:2,resubmit(,2)"),
+		ofctl("add-flow", "br0", "table=1,in_port=1,actions=output:3,resubmit(,2)"),
+		ofctl("add-flow", "br0", "table=2,in_port=1,actions=mod_dl_dst:82:82:82:82:82:82,output:4"),
+		appctl("ofproto/trace", "ovs-dummy", icmp),
+		appctl("dpif/set-dp-features", "br0", "check_pkt_len", "false"),
 		appctl("ofproto/trace", "ovs-dummy", icmp),
 	)
 }

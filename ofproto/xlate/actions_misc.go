@@ -112,6 +112,17 @@ func checkPktLen(c *ctx, a *ofp.Action) {
 	if f == nil {
 		return
 	}
+	if c.x.Recirc.noCheckPktLen.Load() {
+		// Without the datapath action: this packet's length decides,
+		// and every packet of the megaflow comes to userspace.
+		v := make([]byte, f.Bytes)
+		if c.in.Packet != nil && uint64(c.in.Packet.Len()) > a.Arg {
+			v = subfieldMask(f.Bytes, a.Dst.Ofs, 1)
+		}
+		c.snap.setMasked(f, &c.flow, v, subfieldMask(f.Bytes, a.Dst.Ofs, 1))
+		c.out.SlowReason |= odp.SlowAction
+		return
+	}
 	rest := c.continuation()
 	c.commit()
 	saveFlow, saveBase, saveOut, saveStack, saveFrames := c.flow, c.base, c.out.Actions, c.stack, c.frames

@@ -93,8 +93,8 @@ type RecircTable struct {
 	// noTnlPushPop and noClone are the datapath's tnl_push_pop and
 	// clone support switched off at run time, sampleNesting its sample
 	// nesting lowered (0: not lowered) (support.go).
-	noTnlPushPop, noClone atomic.Bool
-	sampleNesting         atomic.Int32
+	noTnlPushPop, noClone, noCheckPktLen atomic.Bool
+	sampleNesting                        atomic.Int32
 
 	// Readers is the translation lock of the datapath's bridges: every
 	// translation holds it shared, and a flow table commit takes it

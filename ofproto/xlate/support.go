@@ -28,6 +28,11 @@ const defaultSampleNesting = 10
 
 func (t *RecircTable) cloneSupported() bool { return !t.noClone.Load() }
 
+// SetCheckPktLen switches the datapath check_pkt_len action on or off;
+// off, check_pkt_larger is decided on the packet in hand and the
+// megaflow is a slow-path one.
+func (t *RecircTable) SetCheckPktLen(on bool) { t.noCheckPktLen.Store(!on) }
+
 func (t *RecircTable) sampleNestingLevel() int {
 	if n := t.sampleNesting.Load(); n != 0 {
 		return int(n)

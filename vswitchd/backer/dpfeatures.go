@@ -17,8 +17,8 @@ import (
 // time" support) and dpif/set-dp-features lists and changes them (the
 // "run time" support translation follows; a feature can only be
 // lowered). Of the run-time changes gvs's translation follows
-// tnl_push_pop, clone and sample_nesting; the others are recorded and
-// shown.
+// tnl_push_pop, clone, sample_nesting and check_pkt_len; the others are
+// recorded and shown.
 
 // dpFeature is one feature: its name, the title the commands print and
 // whether it is a count (size_t in Open vSwitch) rather than a bool.
@@ -158,6 +158,7 @@ func (s *dpSupport) set(name, value string, haveName, haveValue bool) (string, b
 func (s *dpSupport) apply(rt *xlate.RecircTable) {
 	rt.SetTnlPushPop(s.run["tnl_push_pop"] != 0)
 	rt.SetClone(s.run["clone"] != 0)
+	rt.SetCheckPktLen(s.run["check_pkt_len"] != 0)
 	n := s.run["sample_nesting"]
 	if n == 0 {
 		n = -1 // lowered to none: not the zero value "not lowered"
