@@ -278,7 +278,7 @@ func start(cfg *Config, in *takeover) (*Daemon, error) {
 	if err := d.registerCommands(); err != nil {
 		return nil, err
 	}
-	for _, c := range d.sw.TunnelCommands() {
+	for _, c := range append(d.sw.TunnelCommands(), d.sw.DPFeatureCommands()...) {
 		if err := d.reg.Register(c.Name, c.Usage, c.MinArgs, c.MaxArgs, unixctl.Handler(c.Run)); err != nil {
 			return nil, err
 		}

@@ -197,6 +197,10 @@ type Config struct {
 	// DropCounters, if not nil, count what explicit drop actions drop,
 	// by reason (odp.Context.DropCounters).
 	DropCounters *[odp.NumDropReasons]odp.Counter
+	// InvalidPort, if not nil, counts packets output to a port that
+	// does not exist or cannot send (a tunnel vport, which only
+	// tnl_push reaches): Open vSwitch's datapath_drop_invalid_port.
+	InvalidPort odp.Counter
 	// FlowLimit bounds the megaflows per worker (other_config:flow-limit).
 	FlowLimit int
 	// MaxIdle expires megaflows unused for this long (other_config:max-idle).

@@ -14,6 +14,12 @@ type tunnelPort interface {
 	TunnelType() tnl.Type
 }
 
+// isTunnelPort reports whether dev is a tunnel port.
+func isTunnelPort(dev netdev.Device) bool {
+	_, ok := dev.(tunnelPort)
+	return ok
+}
+
 // seqPort is a tunnel port that numbers the GRE packets pushed through it
 // (tnl_push headers with a sequence number).
 type seqPort interface {

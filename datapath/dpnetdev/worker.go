@@ -456,8 +456,14 @@ func (w *worker) execute(b *packet.Batch, acts odp.Actions) {
 // spread over many megaflows still costs one device send per port.
 func (w *worker) Output(_ *odp.Context, no uint32, b *packet.Batch) {
 	p := w.dp.ports.load().get(no)
-	if p == nil {
+	if p == nil || isTunnelPort(p.dev) {
+		// A tunnel vport has no transmit queues: without tnl_push the
+		// packet has nowhere to go (dpif-netdev's send port cache
+		// leaves such ports out).
 		w.stats.outputNoPort.Add(uint64(b.N))
+		if c := w.dp.cfg.InvalidPort; c != nil {
+			c.Add(uint64(b.N))
+		}
 		netdev.FreeBatch(b, w.pool)
 		return
 	}

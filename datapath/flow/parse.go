@@ -17,6 +17,30 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("datapath flow: %s at offset %d (%q)", e.Msg, e.Offset, e.Token)
 }
 
+// TooLongError is an attribute whose netlink form would not fit in a
+// nested attribute (more than 65531 bytes of sub-attributes), which Open
+// vSwitch refuses with E2BIG. Rest is the input from the attribute on.
+type TooLongError struct {
+	Offset int
+	Rest   string
+}
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("datapath flow: attribute at offset %d too long for a netlink message", e.Offset)
+}
+
+// maxNested is the room for sub-attributes in one nested netlink
+// attribute: its 16-bit length less its own header.
+const maxNested = 65535 - 4
+
+// tunnelAttrSize is the netlink size of a tunnel() sub-attribute as
+// Open vSwitch encodes it (4-byte header, value padded to 4 bytes);
+// flags are one empty attribute each.
+var tunnelAttrSize = map[string]int{
+	"tun_id": 12, "src": 8, "dst": 8, "ipv6_src": 20, "ipv6_dst": 20,
+	"tos": 8, "ttl": 8, "tp_src": 8, "tp_dst": 8,
+}
+
 // ParseMatch parses the datapath flow text that Format (and Open vSwitch's
 // dpctl/dump-flows, with or without -m) prints. Attributes and fields that
 // are absent are wildcarded; a field without /mask is exact. Key bits are
@@ -915,7 +939,15 @@ func (p *parser) mpls() error {
 func (p *parser) tunnel() error {
 	k, m := &p.m.Key, &p.m.Mask
 	start := p.pos
+	size := 0
 	err := p.fields(func(f string) error {
+		if size += tunnelAttrSize[f]; size > maxNested {
+			attr := strings.LastIndex(p.s[:start], "tunnel(")
+			if attr < 0 {
+				attr = start
+			}
+			return &TooLongError{Offset: attr, Rest: p.s[attr:]}
+		}
 		switch f {
 		case "tun_id":
 			v, mk, err := p.maskedUint(64)

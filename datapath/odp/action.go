@@ -356,3 +356,12 @@ func SetTunnel(t packet.Tunnel) Action {
 	f := newTunnelSet(&t)
 	return Action{Kind: KindSet, Set: f}
 }
+
+// SetTunnelGeneve is SetTunnel with raw Geneve options (class, type,
+// length and data of each), printed as geneve({...}) before the flags;
+// options beyond packet.TunMetaBytes are cut.
+func SetTunnelGeneve(t packet.Tunnel, opts []byte) Action {
+	f := newTunnelSet(&t)
+	f.geneveLen = uint8(copy(f.geneve[:], opts))
+	return Action{Kind: KindSet, Set: f}
+}

@@ -51,6 +51,9 @@ type SetField struct {
 	Val, Mask [ImageSize]byte
 	// tun is the tunnel key decoded from the image once, for FieldTunnel.
 	tun *packet.Tunnel
+	// geneve holds a tunnel set's raw Geneve options (geneveLen bytes).
+	geneve    [packet.TunMetaBytes]byte
+	geneveLen uint8
 }
 
 // Tunnel returns the tunnel key of a set(tunnel(...)), or nil.

@@ -5,6 +5,8 @@ import (
 	"math"
 	"net/netip"
 	"strconv"
+
+	"github.com/gvs-project/gvs/datapath/tnl"
 )
 
 // String returns the actions as `ovs-appctl dpctl/dump-flows` prints them
@@ -228,6 +230,11 @@ func (s *SetField) appendText(dst []byte, whole bool) []byte {
 		}
 		n++
 		if sf.fmt == fmtTunFlag {
+			if s.geneveLen > 0 {
+				dst = append(dst, "geneve("...)
+				dst = tnl.AppendGeneveOpts(dst, s.geneve[:s.geneveLen])
+				dst = append(dst, "),"...)
+			}
 			dst = appendTunFlags(dst, uint16(sf.get(&s.Val)), uint16(sf.get(&s.Mask)))
 			continue
 		}

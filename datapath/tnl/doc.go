@@ -2,7 +2,9 @@
 // headers of UDP tunnels (Geneve and VXLAN) and of GRE (Ethernet over GRE,
 // Open vSwitch's gre and ip6gre ports), over IPv4 and IPv6, as Open
 // vSwitch 3.1's dpif-netdev builds, pushes, pops and prints them for the
-// tnl_push and tnl_pop datapath actions.
+// tnl_push and tnl_pop datapath actions. Types (types.go) is the table of
+// every tunnel type Open vSwitch has (its datapath port name, UDP port,
+// options and layers), natively supported here or not.
 //
 // # Overview
 //

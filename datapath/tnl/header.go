@@ -25,15 +25,8 @@ const (
 )
 
 func (t Type) String() string {
-	switch t {
-	case TypeGRE:
-		return "gre"
-	case TypeVXLAN:
-		return "vxlan"
-	case TypeGeneve:
-		return "geneve"
-	case TypeIP6GRE:
-		return "ip6gre"
+	if i := t.Info(); i.Name != "" {
+		return i.Name
 	}
 	return fmt.Sprintf("type%d", uint8(t))
 }

@@ -138,6 +138,10 @@ func appendGREText(dst, g []byte) []byte {
 	return append(dst, ')')
 }
 
+// AppendGeneveOpts prints raw Geneve options as Open vSwitch does inside
+// geneve(...): {class=0x..,type=..,len=..,DATA} each.
+func AppendGeneveOpts(dst, opts []byte) []byte { return appendGeneveOpts(dst, opts, len(opts)) }
+
 // appendGeneveOpts prints options as {class=0x..,type=..,len=..,DATA},
 // or Open vSwitch's message for a malformed list. n is the option length
 // the header claims; opts may be shorter when the header is truncated.

@@ -77,6 +77,14 @@ func (w *matchWriter) field(id mf.ID, name string) {
 	if w.m.IsWild(f) {
 		return
 	}
+	if id >= mf.IDTunMetadata0 && id < mf.IDTunMetadata0+64 {
+		// An option matched as absent (tun_metadata_match_format).
+		bit := uint64(1) << (id - mf.IDTunMetadata0)
+		if w.m.Mask.Key.TunMetaPresent&bit != 0 && w.m.Flow.Key.TunMetaPresent&bit == 0 {
+			w.item(name + "=NP")
+			return
+		}
+	}
 	n := w.m.Width(f)
 	v, m := w.val[:n], w.msk[:n]
 	w.m.Get(f, v, m)

@@ -256,6 +256,16 @@ func (tr *tracer) passActions(sb *strings.Builder, fl mf.Flow, key flow.Key, pkt
 		fmt.Fprintf(sb, "\nFinal flow: %s\n", flowString(&final))
 	}
 	mm := megaflowMatch(&key, &out.Mask, uint16(fl.InPort))
+	if t := out.TunMeta; t != nil {
+		mm.Flow.Key.TunMeta, mm.Flow.Key.TunMetaPresent = t.Meta, t.Present&t.PresentMask
+		mm.Mask.Key.TunMeta, mm.Mask.Key.TunMetaPresent = t.MetaMask, t.PresentMask
+		for i := range mm.Flow.Key.TunMeta {
+			mm.Flow.Key.TunMeta[i] &= t.MetaMask[i]
+		}
+		mm.Flow.Key.TunFlags &^= flow.TunFlagUDPIF
+		mm.Mask.Key.TunFlags &^= flow.TunFlagUDPIF
+		mm.Tun = t.Map
+	}
 	fmt.Fprintf(sb, "Megaflow: %s\n", ofptext.FormatMegaflow(&mm))
 	dpActs := out.Actions.String()
 	if len(out.Actions) == 0 {
@@ -399,10 +409,19 @@ func flowString(fl *mf.Flow) string {
 	s := ofptext.FormatMatch(&m, ofptext.DefaultPriority)
 	if tunnel {
 		// Fields gvs does not model, which Open vSwitch prints as zero,
-		// and the public tunnel flags.
+		// and the tunnel flags in bit order (flow_tun_flag_to_string).
+		var names []string
+		for _, f := range []struct {
+			bit  uint16
+			name string
+		}{{packet.TunFlagOAM, "oam"}, {packet.TunFlagDontFragment, "df"}, {packet.TunFlagCsum, "csum"}, {packet.TunFlagKey, "key"}} {
+			if k.TunFlags&f.bit != 0 {
+				names = append(names, f.name)
+			}
+		}
 		flags := "0"
-		if k.TunFlags&packet.TunFlagOAM != 0 {
-			flags = "oam"
+		if len(names) > 0 {
+			flags = strings.Join(names, "|")
 		}
 		ttl := fmt.Sprintf("tun_ttl=%d,", k.TunTTL)
 		s = strings.Replace(s, ttl, ttl+"tun_erspan_ver=0,gtpu_flags=0,gtpu_msgtype=0,tun_flags="+flags+",", 1)

@@ -1,6 +1,8 @@
 package xlate
 
 import (
+	"math"
+
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/ofproto/ofp"
 )
@@ -16,9 +18,9 @@ func init() {
 		ofp.ActSample:      func(c *ctx, a *ofp.Action) { c.smp.flowSample(a.Sample) },
 		ofp.ActClone:       clone,
 		ofp.ActCheckPktLen: checkPktLen,
-		ofp.ActDebugSlow: func(c *ctx, _ *ofp.Action) {
-			c.out.SlowPath, c.out.Transient = true, true
-		},
+		// debug_slow: the megaflow sends every packet to userspace,
+		// userspace(slow_path(action)), as Open vSwitch's SLOW_ACTION.
+		ofp.ActDebugSlow:   func(c *ctx, _ *ofp.Action) { c.out.SlowReason |= odp.SlowAction },
 		ofp.ActDebugRecirc: debugRecirc,
 	})
 }
@@ -61,6 +63,17 @@ func clone(c *ctx, a *ofp.Action) {
 // inside do not affect what follows (an in-place clone's do, as in Open
 // vSwitch); the caller restores the flow.
 func (c *ctx) dpClone(acts []ofp.Action) {
+	useSample := false
+	switch {
+	case c.x.Recirc.cloneSupported():
+	case c.x.Recirc.sampleNestingLevel() > 3:
+		useSample = true
+	default:
+		// Neither clone nor deep enough sample: the actions are left
+		// out (Open vSwitch's compose_clone).
+		c.tr.notef("Failed to compose clone action")
+		return
+	}
 	c.commit()
 	saveBase, saveBaseDeep, saveOut, saveCT, saveWasMPLS := c.base, c.mpls.baseDeep, c.out.Actions, c.conntracked, c.mpls.was
 	c.out.Actions = nil
@@ -69,7 +82,12 @@ func (c *ctx) dpClone(acts []ofp.Action) {
 	sub := c.out.Actions
 	c.out.Actions = saveOut
 	c.base, c.mpls.baseDeep, c.conntracked, c.mpls.was = saveBase, saveBaseDeep, saveCT, saveWasMPLS
-	if len(sub) > 0 {
+	switch {
+	case len(sub) == 0:
+	case useSample:
+		// A 100% sample is the datapath clone.
+		c.emit(odp.Sample(math.MaxUint32, sub))
+	default:
 		c.emit(odp.Clone(sub))
 	}
 }
@@ -92,6 +110,17 @@ func reversible(acts []ofp.Action) bool {
 func checkPktLen(c *ctx, a *ofp.Action) {
 	f := a.Dst.Field
 	if f == nil {
+		return
+	}
+	if c.x.Recirc.noCheckPktLen.Load() {
+		// Without the datapath action: this packet's length decides,
+		// and every packet of the megaflow comes to userspace.
+		v := make([]byte, f.Bytes)
+		if c.in.Packet != nil && uint64(c.in.Packet.Len()) > a.Arg {
+			v = subfieldMask(f.Bytes, a.Dst.Ofs, 1)
+		}
+		c.snap.setMasked(f, &c.flow, v, subfieldMask(f.Bytes, a.Dst.Ofs, 1))
+		c.out.SlowReason |= odp.SlowAction
 		return
 	}
 	rest := c.continuation()

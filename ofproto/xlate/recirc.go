@@ -2,6 +2,7 @@ package xlate
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
@@ -89,6 +90,11 @@ type RecircTable struct {
 	bridges map[string]*Xlator
 	// env is the native tunnelling environment (tunnel.go).
 	env TunnelEnv
+	// noTnlPushPop and noClone are the datapath's tnl_push_pop and
+	// clone support switched off at run time, sampleNesting its sample
+	// nesting lowered (0: not lowered) (support.go).
+	noTnlPushPop, noClone, noCheckPktLen atomic.Bool
+	sampleNesting                        atomic.Int32
 
 	// Readers is the translation lock of the datapath's bridges: every
 	// translation holds it shared, and a flow table commit takes it

@@ -115,9 +115,15 @@ func (sm *sampleState) start() {
 // a sample action unless every packet is sampled, and returns the
 // cookie's userdata.
 func (sm *sampleState) emit(probability uint32, ck *odp.Cookie, withActions bool) []byte {
+	return sm.emitTunnel(probability, ck, withActions, 0)
+}
+
+// emitTunnel is emit with the egress tunnel port (tunnel_out_port=) of
+// a sample taken at a tunnel's egress, 0 for none.
+func (sm *sampleState) emitTunnel(probability uint32, ck *odp.Cookie, withActions bool, tunnelOut uint32) []byte {
 	c := sm.c
 	ud := ck.Marshal()
-	us := odp.Userspace(0, odp.UserspaceParams{Userdata: ud, WithActions: withActions})
+	us := odp.Userspace(0, odp.UserspaceParams{Userdata: ud, WithActions: withActions, TunnelOutPort: tunnelOut})
 	// The slowpath meter, when configured, limits what reaches userspace
 	// (Open vSwitch's compose_sample_action).
 	meter, metered := c.x.dpMeter(ofp.MeterSlowpath)
@@ -212,6 +218,7 @@ func (sm *sampleState) flowSample(a *ofp.Sample) {
 		return
 	}
 	out := odp.PortNone
+	var tunnel *Port
 	if a.SamplingPort != PortNone && uint32(a.SamplingPort) != c.flow.InPort {
 		p := c.snap.Ports[a.SamplingPort]
 		if p == nil || p.ODP == NoODP {
@@ -219,11 +226,29 @@ func (sm *sampleState) flowSample(a *ofp.Sample) {
 			return
 		}
 		out = p.ODP
+		if p.Tunnel != nil {
+			// Tunnel sampling (the collector set's
+			// enable-tunnel-sampling, on by default): the sample
+			// carries the egress tunnel's metadata.
+			tunnel = p
+		}
 	}
 	c.commit()
+	var tunnelOut uint32
+	if tunnel != nil {
+		// The tunnel port's settings, written before the sample
+		// without native tunnelling; not seen by later actions.
+		saved := c.flow
+		c.tnl.portSend(tunnel)
+		if !c.x.Recirc.TnlPushPop() {
+			c.tnl.commitTunnel(tunnel.Tunnel.Type)
+		}
+		c.flow = saved
+		tunnelOut = out
+	}
 	ck := odp.Cookie{Type: odp.CookieFlowSample, InPort: uint16(c.flow.InPort), Probability: a.Probability,
 		CollectorSetID: a.CollectorSetID, ObsDomainID: a.ObsDomainID, ObsPointID: a.ObsPointID,
 		OutputPort: out, Direction: a.Direction}
 	// The 16-bit probability scaled to 32 bits keeps the percentage.
-	sm.emit(uint32(a.Probability)<<16|uint32(a.Probability), &ck, false)
+	sm.emitTunnel(uint32(a.Probability)<<16|uint32(a.Probability), &ck, false, tunnelOut)
 }

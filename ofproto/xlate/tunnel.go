@@ -42,10 +42,31 @@ type TunnelConfig struct {
 	DontFragment, Csum     bool
 	// Seq is options:seq (GRE): send sequence numbers.
 	Seq bool
+	// EgressPktMark is options:egress_pkt_mark, if set.
+	EgressPktMark    uint32
+	SetEgressPktMark bool
+	// ERSPAN is the erspan_* options of an erspan or ip6erspan port.
+	ERSPAN ERSPANConfig
+	// GBP is options:exts=gbp (VXLAN Group Based Policy).
+	GBP bool
+	// L3 is packet_type=legacy_l3: the tunnel carries bare L3 packets
+	// (the default of L3-only types such as gtpu and lisp).
+	L3 bool
+}
+
+// ERSPANConfig is an ERSPAN port's erspan_ver, erspan_idx (version 1),
+// erspan_dir and erspan_hwid (version 2); the *Flow fields mean "flow".
+type ERSPANConfig struct {
+	Ver, Dir, HwID                      uint8
+	Idx                                 uint32
+	VerFlow, IdxFlow, DirFlow, HwIDFlow bool
 }
 
 // isGRE reports whether t is a GRE tunnel (gre or ip6gre).
 func (t *TunnelConfig) isGRE() bool { return t.Type == "gre" || t.Type == "ip6gre" }
+
+// native reports whether the datapath pushes and pops t's headers.
+func (t *TunnelConfig) native() bool { tt, _ := tnl.TypeByName(t.Type); return tt.Native && !t.L3 }
 
 // TunnelEnv is what native tunnelling needs from outside the bridges:
 // the routing table, the neighbour cache and device addresses.
@@ -173,6 +194,17 @@ type tunnelXlate struct {
 	// they were converted to tun_metadata, for the megaflow mask.
 	udpif    [len(flow.Key{}.TunMeta)]byte
 	udpifLen int
+	// meta and metaPresent are the options converted to tun_metadata.
+	meta        [len(flow.Key{}.TunMeta)]byte
+	metaPresent uint64
+}
+
+// TunMetaMatch is tunnel metadata as tun_metadata fields: the values
+// and present bits of the packet, the consulted bits, and the layout.
+type TunMetaMatch struct {
+	Meta, MetaMask       [len(flow.Key{}.TunMeta)]byte
+	Present, PresentMask uint64
+	Map                  mf.TunMap
 }
 
 // receive starts a translation of a packet that came in on a
@@ -191,6 +223,18 @@ func (tx *tunnelXlate) receive() bool {
 		return false
 	}
 	c.flow.InPort = uint32(p.OFPort)
+	return true
+}
+
+// wcInit un-wildcards the tunnel fields a packet with a tunnel
+// destination is received by, and its ECN bits when the tunnel is
+// marked CE (tnl_wc_init).
+func (tx *tunnelXlate) wcInit() {
+	c := tx.c
+	k := &c.in.Key
+	if k.TunDst == 0 && k.TunIPv6Dst == [16]byte{} {
+		return
+	}
 	w := &c.wc.Key
 	w.TunID = ^uint64(0)
 	if k.TunDst != 0 {
@@ -200,6 +244,33 @@ func (tx *tunnelXlate) receive() bool {
 	}
 	w.TunFlags |= packet.TunFlagDontFragment | packet.TunFlagCsum | packet.TunFlagKey
 	w.TunTos = 0xff
+	if isIP(k) && k.TunTos&ecnMask == ecnCE {
+		w.NwTos |= ecnMask
+	}
+}
+
+// ECN codepoints of the IP ToS byte.
+const (
+	ecnMask   = 0x03
+	ecnNotECT = 0x00
+	ecnCE     = 0x03
+)
+
+// processECN carries a tunnel's Congestion Experienced mark into the
+// inner IP packet, and reports false when the packet must be dropped
+// because the inner packet is not ECN-capable (tnl_process_ecn).
+func (tx *tunnelXlate) processECN() bool {
+	c := tx.c
+	k := &c.flow.Key
+	if k.TunDst == 0 && k.TunIPv6Dst == [16]byte{} {
+		return true
+	}
+	if isIP(k) && k.TunTos&ecnMask == ecnCE {
+		if k.NwTos&ecnMask == ecnNotECT {
+			return false
+		}
+		k.NwTos |= ecnCE
+	}
 	return true
 }
 
@@ -235,6 +306,7 @@ func (tx *tunnelXlate) fromUDPIF() {
 		}
 		off += 4 + l
 	}
+	tx.meta, tx.metaPresent = k.TunMeta, k.TunMetaPresent
 }
 
 // maskUDPIF turns the tun_metadata bits consulted into the raw-option
@@ -266,6 +338,18 @@ func (tx *tunnelXlate) maskUDPIF(m *flow.Mask) {
 	m.TunMeta = raw
 	m.TunMetaPresent = 0xff
 	m.TunFlags |= flow.TunFlagUDPIF
+	if c.in.Trace != nil {
+		t := &TunMetaMatch{Meta: tx.meta, Present: tx.metaPresent, Map: *tm}
+		t.PresentMask = c.wc.TunMetaPresent
+		for i := 0; i < 64; i++ {
+			if t.PresentMask&(1<<i) == 0 {
+				continue
+			}
+			loc := tm.Opts[i]
+			copy(t.MetaMask[loc.Off:loc.Off+loc.Len], c.wc.TunMeta[loc.Off:loc.Off+loc.Len])
+		}
+		c.out.TunMeta = t
+	}
 }
 
 // tunMap returns the bridge's tun_metadata layout (an empty one if none).
@@ -300,6 +384,16 @@ func (s *Snapshot) geneveOptions(k *flow.Key) []byte {
 // output is output to a native tunnel port.
 func (tx *tunnelXlate) output(p *Port) {
 	c := tx.c
+	if p.Tunnel.L3 {
+		// Open vSwitch pops the Ethernet header (pop_eth) for an L3
+		// tunnel; gvs's datapath has only Ethernet packets.
+		c.tr.notef("gvs: output to an L3 tunnel (packet_type=legacy_l3) is not supported")
+		return
+	}
+	if !c.x.Recirc.TnlPushPop() {
+		tx.kernelOutput(p)
+		return
+	}
 	env := c.x.Recirc.tunnelEnv()
 	if env == nil {
 		c.tr.notef("native tunnelling is not configured")
@@ -311,51 +405,9 @@ func (tx *tunnelXlate) output(p *Port) {
 		// The tunnel port's settings are not visible to later actions.
 		c.flow = saveFlow
 	}()
+	tx.portSend(p)
 	t := p.Tunnel
 	k := &c.flow.Key
-	w := &c.wc.Key
-	// tnl_port_send.
-	if !t.LocalFlow {
-		setTunAddr(k, t.LocalIP, true)
-	}
-	if !t.RemoteFlow {
-		setTunAddr(k, t.RemoteIP, false)
-	}
-	k.TunTpDst = t.DstPort
-	if !t.OutKeyFlow {
-		k.TunID = t.OutKey
-	}
-	ip := isIP(k)
-	if t.TTLInherit && ip {
-		w.NwTTL = 0xff
-		k.TunTTL = k.NwTTL
-	} else {
-		k.TunTTL = t.TTL
-	}
-	if t.TosInherit && ip {
-		w.NwTos |= 0xfc
-		k.TunTos = k.NwTos & 0xfc
-	} else {
-		k.TunTos = t.Tos
-	}
-	if ip {
-		w.NwTos |= 0x03
-		if k.NwTos&3 == 3 {
-			k.TunTos |= 1
-		} else {
-			k.TunTos |= k.NwTos & 3
-		}
-	}
-	k.TunFlags &= packet.TunFlagOAM
-	if t.DontFragment {
-		k.TunFlags |= packet.TunFlagDontFragment
-	}
-	if t.Csum {
-		k.TunFlags |= packet.TunFlagCsum
-	}
-	if t.OutKeyPresent {
-		k.TunFlags |= packet.TunFlagKey
-	}
 	c.tr.notef("output to native tunnel")
 	dst := tunDst(k)
 	if !dst.IsValid() || dst.IsUnspecified() {
@@ -437,6 +489,57 @@ func (tx *tunnelXlate) output(p *Port) {
 		c.out.Actions = append(c.out.Actions, sub...)
 	} else {
 		c.emit(odp.Clone(sub))
+	}
+}
+
+// portSend applies tunnel port p's settings to the flow's tunnel fields
+// (Open vSwitch's tnl_port_send): addresses, UDP port, key, TTL and ToS
+// (inherited or fixed, with the inner packet's ECN bits) and flags.
+func (tx *tunnelXlate) portSend(p *Port) {
+	c := tx.c
+	t := p.Tunnel
+	k := &c.flow.Key
+	w := &c.wc.Key
+	if !t.LocalFlow {
+		setTunAddr(k, t.LocalIP, true)
+	}
+	if !t.RemoteFlow {
+		setTunAddr(k, t.RemoteIP, false)
+	}
+	k.TunTpDst = t.DstPort
+	if !t.OutKeyFlow {
+		k.TunID = t.OutKey
+	}
+	ip := isIP(k)
+	if t.TTLInherit && ip {
+		w.NwTTL = 0xff
+		k.TunTTL = k.NwTTL
+	} else {
+		k.TunTTL = t.TTL
+	}
+	if t.TosInherit && ip {
+		w.NwTos |= 0xfc
+		k.TunTos = k.NwTos & 0xfc
+	} else {
+		k.TunTos = t.Tos
+	}
+	if ip {
+		w.NwTos |= 0x03
+		if k.NwTos&3 == 3 {
+			k.TunTos |= 1
+		} else {
+			k.TunTos |= k.NwTos & 3
+		}
+	}
+	k.TunFlags &= packet.TunFlagOAM
+	if t.DontFragment {
+		k.TunFlags |= packet.TunFlagDontFragment
+	}
+	if t.Csum {
+		k.TunFlags |= packet.TunFlagCsum
+	}
+	if t.OutKeyPresent {
+		k.TunFlags |= packet.TunFlagKey
 	}
 }
 
@@ -567,6 +670,9 @@ func (t *RecircTable) tunnelVports() tunnelVports {
 	out := tunnelVports{udp: map[uint16]uint32{}, gre: map[string]uint32{}}
 	for _, x := range t.bridges {
 		for _, p := range x.snap.Load().Tunnels {
+			if !p.Tunnel.native() {
+				continue
+			}
 			if p.Tunnel.isGRE() {
 				out.gre[p.Tunnel.Type] = p.ODP
 			} else {
@@ -597,7 +703,7 @@ func (v tunnelVports) greVport() (uint32, bool) {
 // neighbour cache (terminate_native_tunnel).
 func (tx *tunnelXlate) terminate(p *Port) bool {
 	c := tx.c
-	if p.Tunnel != nil || p.ODP == NoODP {
+	if p.Tunnel != nil || p.ODP == NoODP || !c.x.Recirc.TnlPushPop() {
 		return false
 	}
 	env := c.x.Recirc.tunnelEnv()

@@ -404,6 +404,10 @@ type Out struct {
 	Actions odp.Actions
 	// Mask is the megaflow mask in datapath terms.
 	Mask flow.Mask
+	// TunMeta, in a trace of a packet with raw Geneve options, is the
+	// megaflow's tunnel metadata as tun_metadata fields of the bridge's
+	// TLV table (Open vSwitch prints megaflows that way).
+	TunMeta *TunMetaMatch
 	// Rules are the rules matched, in order (statistics are credited to
 	// each).
 	Rules []*oftable.Rule
@@ -662,6 +666,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 			c.conntracked = true
 		}
 	}
+	c.tnl.wcInit()
 	c.tnl.fromUDPIF()
 	// A pass that entered a patch peer through NORMAL's recirculation is
 	// Open vSwitch's patch_port_output into that port.
@@ -720,7 +725,7 @@ func (x *Xlator) Translate(in *In, out *Out) {
 		// OFPPC_NO_RECV: the first table's rule (or miss) is looked up
 		// and counted, but its actions do not run, as in Open vSwitch.
 		inPort := c.snap.Ports[Port16(c.flow.InPort)]
-		c.skipActions = c.noRecv() || mirrorDrop || !stpMayReceive(inPort)
+		c.skipActions = c.noRecv() || mirrorDrop || !stpMayReceive(inPort) || !c.tnl.processECN()
 		c.firstLookup = true
 		c.lookupTable(start, true)
 		c.aset.run()

@@ -100,6 +100,8 @@ type Backer struct {
 	// packet's in_port; recircs are the datapaths' recirculation ids.
 	muxes   map[string]*upcallMux
 	recircs map[string]*xlate.RecircTable
+	// dpSupport are the datapaths' features by type (dpfeatures.go).
+	dpSupport map[string]*dpSupport
 	// devs opens the interfaces' devices (devices.go).
 	devs *devices
 	// view reads the bridges for the commands (view.go).
@@ -230,6 +232,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 			dc[i] = cfg.Counter(n)
 		}
 		s.dps.dropCounters = &dc
+		s.dps.invalidPort = cfg.Counter("datapath_drop_invalid_port")
 	}
 	s.dps.pmd.layout, s.dps.pmd.pin = cfg.NUMA, cfg.PinPMDs
 	s.devs = &devices{disableSystem: cfg.DisableSystem, dummySystem: cfg.DummySystem, dummyOverride: cfg.DummyOverride,
@@ -314,6 +317,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 	if s.muxes[br.dpTyp] == nil {
 		s.muxes[br.dpTyp] = &upcallMux{}
 		s.recircs[br.dpTyp] = xlate.NewRecircTable()
+		s.support(br.dpTyp).apply(s.recircs[br.dpTyp])
 		if s.tnl != nil {
 			s.recircs[br.dpTyp].SetTunnelEnv(s.tnl)
 		}
@@ -711,6 +715,11 @@ func (s *Backer) DelBridge(name string) error {
 		s.Datapath(b.dpTyp).MACTables().Set(b.fdbID, nil)
 	}
 	delete(s.bridges, name)
+	if b != nil {
+		for pn := range b.ports {
+			s.tnl.flushNeighbors(pn) // tnlenv.go
+		}
+	}
 	s.portErrs.forget(name, nil) // portwarn.go
 	s.bfd.reapLocked()
 	s.bnd.forgetBridgeLocked(name) // bonds.go
@@ -761,6 +770,10 @@ func (s *Backer) AddPort(bname string, ic *bridge.IfaceConfig) (_ int64, err err
 		randomMAC(&p.mac)
 	} else if isTunnelType(ic.Type) {
 		if err := s.vports.attach(b.dpTyp, ic, p); err != nil {
+			var conflict *errVportConflict
+			if errors.As(err, &conflict) {
+				s.moduleWarnf("netdev", "%s: could not set configuration (File exists)", ic.Name)
+			}
 			return -1, err
 		}
 	} else {
@@ -913,6 +926,7 @@ func (s *Backer) DelPort(bname, iface string) error {
 	if b.rstp.tree != nil {
 		s.delRSTPPortLocked(b, iface) // rstp.go
 	}
+	s.tnl.flushNeighbors(iface) // tnlenv.go
 	s.bfd.closeLocked(p)
 	s.cfm.closeLocked(p)
 	if p.ofport != bridge.OFPPLocal {

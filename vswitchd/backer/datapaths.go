@@ -47,6 +47,8 @@ type datapathSet struct {
 	// dropCounters are the drop_action_* coverage counters every
 	// datapath's explicit drops count in (nil without Config.Counter).
 	dropCounters *[odp.NumDropReasons]odp.Counter
+	// invalidPort is the datapath_drop_invalid_port coverage counter.
+	invalidPort odp.Counter
 	// pmd is the PMD placement and settings (pmd.go).
 	pmd pmdConfig
 }
@@ -70,6 +72,7 @@ func (ds *datapathSet) get(typ string) *dpnetdev.Datapath {
 		cfg.FlowLimit = int(fl)
 	}
 	cfg.DropCounters = ds.dropCounters
+	cfg.InvalidPort = ds.invalidPort
 	cfg.Log = ds.dpLog("dpif_netdev")
 	cfg.PutLog = ds.dpLog("dpif")
 	dp := dpnetdev.New("ovs-"+typ, cfg)

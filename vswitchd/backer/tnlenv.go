@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gvs-project/gvs/datapath/netdev/vport"
 	"github.com/gvs-project/gvs/ofproto/router"
 	"github.com/gvs-project/gvs/ofproto/tnlneigh"
 	"github.com/gvs-project/gvs/ofproto/xlate"
@@ -105,6 +106,16 @@ func (e *tunnelEnv) Learn(bridge string, ip netip.Addr, mac [6]byte) {
 	}
 }
 
+// flushNeighbors forgets the neighbour entries learned on a port that
+// is going away (Open vSwitch flushes them when it removes the port,
+// a bridge's local port with the bridge).
+func (e *tunnelEnv) flushNeighbors(port string) {
+	if e == nil || port == "" {
+		return
+	}
+	e.neigh.Flush(port)
+}
+
 func (e *tunnelEnv) changed() {
 	for _, b := range e.s.view.OFBridges() {
 		b.TunnelStateChanged()
@@ -191,12 +202,16 @@ func (e *tunnelEnv) setDummyAddr(_ context.Context, args []string) (string, erro
 }
 
 // portsShow is tnl/ports/show: the datapath tunnel vports and how many
-// tunnel ports use each.
+// tunnel ports use each; types without an entry in Open vSwitch's tunnel
+// port map (lisp, bareudp: no IP protocol to pop) are left out.
 func (e *tunnelEnv) portsShow(context.Context, []string) (string, error) {
 	e.s.mu.Lock()
 	defer e.s.mu.Unlock()
 	var lines []string
 	for _, v := range e.s.vports.list() {
+		if d, ok := v.dev.(*vport.Device); ok && d.TunnelType().Info().IPProto == 0 {
+			continue
+		}
 		lines = append(lines, fmt.Sprintf("%s (%d) ref_cnt=%d", v.name, v.no, v.refs))
 	}
 	return "Listening ports:\n" + strings.Join(lines, "\n") + "\n", nil

@@ -1,6 +1,7 @@
 package backer
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -15,38 +16,25 @@ import (
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 )
 
-// Tunnel ports (Interface types geneve, vxlan, gre and ip6gre) are
-// native tunnels, as in Open vSwitch's userspace datapath: every tunnel
+// Tunnel ports (the Interface types of datapath/tnl's Types: geneve,
+// vxlan, gre, ip6gre, erspan, ip6erspan, gtpu, lisp, stt, bareudp) are
+// datapath vports, as in Open vSwitch's userspace datapath: every tunnel
 // port of a type and UDP port shares one datapath vport (genev_sys_6081,
-// vxlan_sys_4789; gre_sys and ip6gre_sys, GRE having no port), which
-// tnl_pop brings decapsulated packets in on; the OpenFlow port is picked
-// by translation from the tunnel fields (xlate.TunnelReceive).
+// vxlan_sys_4789; gre_sys, erspan_sys, ..., for tunnels without a UDP
+// port), which tnl_pop brings decapsulated packets in on; the OpenFlow
+// port is picked by translation from the tunnel fields
+// (xlate.TunnelReceive). Types without native support in datapath/tnl
+// are configured and listed, and work with tnl_push_pop off.
 
-// tunnelType describes an Interface type gvs tunnels natively.
-type tunnelType struct {
-	port  uint16   // default UDP destination port; 0 for GRE
-	vport string   // datapath port name, or its prefix for UDP tunnels
-	typ   tnl.Type // datapath tunnel type
-	gre   bool     // has options:seq, no options:dst_port; carries L2 and L3
-}
+func isTunnelType(t string) bool { _, ok := tnl.TypeByName(t); return ok }
 
-// tunnelTypes are the Interface types gvs tunnels natively.
-var tunnelTypes = map[string]tunnelType{
-	"geneve": {6081, "genev_sys_", tnl.TypeGeneve, false},
-	"vxlan":  {4789, "vxlan_sys_", tnl.TypeVXLAN, false},
-	"gre":    {0, "gre_sys", tnl.TypeGRE, true},
-	"ip6gre": {0, "ip6gre_sys", tnl.TypeIP6GRE, true},
-}
-
-func isTunnelType(t string) bool { _, ok := tunnelTypes[t]; return ok }
+// tunnelType returns the row of an Interface type known to be a tunnel.
+func tunnelType(typ string) tnl.TypeInfo { tt, _ := tnl.TypeByName(typ); return tt }
 
 // vportName is the datapath vport a tunnel's packets come in on.
 func vportName(t *xlate.TunnelConfig) string {
-	tt := tunnelTypes[t.Type]
-	if tt.gre {
-		return tt.vport
-	}
-	return tt.vport + strconv.Itoa(int(t.DstPort))
+	tt := tunnelType(t.Type)
+	return vport.Name(tt.Type, t.DstPort)
 }
 
 // vportRef is a datapath tunnel vport shared by the tunnel ports of one
@@ -56,13 +44,21 @@ type vportRef struct {
 	no   dpif.PortNo
 	dev  netdev.Device
 	refs int
+	// gbp: the VXLAN vport carries the Group Based Policy extension.
+	gbp bool
 }
+
+// errVportConflict is a tunnel whose vport exists with an incompatible
+// setting (Open vSwitch's EEXIST from set_tunnel_config).
+type errVportConflict struct{ msg string }
+
+func (e *errVportConflict) Error() string { return e.msg }
 
 // parseTunnel reads a tunnel Interface's options as Open vSwitch's
 // set_tunnel_config does, with its error messages.
 func parseTunnel(name, typ string, opts map[string]string) (*xlate.TunnelConfig, error) {
-	tt := tunnelTypes[typ]
-	t := &xlate.TunnelConfig{Type: typ, DstPort: tt.port, DontFragment: true}
+	tt := tunnelType(typ)
+	t := &xlate.TunnelConfig{Type: typ, DstPort: tt.DefaultPort, DontFragment: true}
 	var errs []string
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
@@ -106,16 +102,20 @@ func parseTunnel(name, typ string, opts map[string]string) (*xlate.TunnelConfig,
 				t.TTL = uint8(n)
 			}
 		case "dst_port":
-			if tt.gre {
+			if !tt.UDP {
 				errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
 				break
 			}
 			n, _ := strconv.Atoi(v)
 			t.DstPort = uint16(n)
 		case "csum":
+			if !tt.Csum {
+				errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
+				break
+			}
 			t.Csum = v == "true"
 		case "seq":
-			if !tt.gre {
+			if !tt.Seq {
 				errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
 				break
 			}
@@ -124,27 +124,63 @@ func parseTunnel(name, typ string, opts map[string]string) (*xlate.TunnelConfig,
 			if v == "false" {
 				t.DontFragment = false
 			}
-		case "key", "in_key", "out_key", "packet_type":
+		case "key", "in_key", "out_key", "packet_type", "remote_cert", "remote_name", "psk":
+		case "egress_pkt_mark":
+			n, _ := strconv.ParseUint(v, 10, 32)
+			t.EgressPktMark, t.SetEgressPktMark = uint32(n), true
+		case "exts":
+			if typ != "vxlan" {
+				errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
+				break
+			}
+			for _, ext := range strings.Split(v, ",") {
+				switch ext {
+				case "gbp":
+					t.GBP = true
+				case "":
+				default:
+					// VXLAN-GPE (gpe) is not built here.
+					errs = append(errs, fmt.Sprintf("%s: unknown extension '%s'", name, ext))
+				}
+			}
+		case "erspan_idx", "erspan_ver", "erspan_dir", "erspan_hwid":
+			if err := parseERSPAN(&t.ERSPAN, name, k, v); err != nil {
+				return nil, err
+			}
 		default:
 			errs = append(errs, fmt.Sprintf("%s: unknown %s argument '%s'", name, typ, k))
 		}
 	}
+	full := typ
+	if typ == "vxlan" {
+		full = "VXLAN (without GPE)"
+	}
 	switch pt, ok := opts["packet_type"]; {
-	case !ok || pt == "legacy_l2" || pt == "ptap":
-		// Every type here carries Ethernet; ptap is accepted as
-		// before (gvs's datapath has only Ethernet packets).
+	case !ok && !tt.L2:
+		// An L3 tunnel (lisp, gtpu, bareudp) is legacy_l3 by default:
+		// configured and listed, but gvs's datapath has only Ethernet
+		// packets, so translation drops what is output to it.
+		t.L3 = true
+	case !ok || pt == "ptap":
+		// ptap is accepted as before (gvs's datapath has only
+		// Ethernet packets).
+	case pt == "legacy_l2":
+		if !tt.L2 {
+			errs = append(errs, fmt.Sprintf("%s: legacy_l2 configured on %s tunnel that cannot carry L2 traffic", name, full))
+			return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+		}
 	case pt == "legacy_l3":
-		if !tt.gre {
-			full := typ
-			if typ == "vxlan" {
-				full = "VXLAN (without GPE)"
-			}
+		if !tt.L3 {
 			errs = append(errs, fmt.Sprintf("%s: legacy_l3 configured on %s tunnel that cannot carry L3 traffic", name, full))
 			return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 		}
-		// Open vSwitch sends and receives bare L3 packets then (pop_eth
-		// and packet_type); gvs's datapath does not have them.
-		return nil, fmt.Errorf("%s: packet_type=legacy_l3 is not supported by gvs (its datapath carries only Ethernet packets)", name)
+		if tt.L2 {
+			// Open vSwitch sends and receives bare L3 packets then
+			// (pop_eth and packet_type); gvs's datapath does not have
+			// them.
+			return nil, fmt.Errorf("%s: packet_type=legacy_l3 is not supported by gvs (its datapath carries only Ethernet packets)", name)
+		}
+		t.L3 = true
 	default:
 		errs = append(errs, fmt.Sprintf("%s: unknown packet_type '%s'", name, pt))
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
@@ -231,7 +267,7 @@ func tunnelConfigText(t *xlate.TunnelConfig, opts map[string]string) string {
 	} else if t.Tos != 0 {
 		m["tos"] = fmt.Sprintf("0x%x", t.Tos)
 	}
-	if tt := tunnelTypes[t.Type]; !tt.gre && t.DstPort != tt.port {
+	if tt := tunnelType(t.Type); tt.UDP && (t.DstPort != tt.DefaultPort || tt.DefaultPort == 0) {
 		m["dst_port"] = strconv.Itoa(int(t.DstPort))
 	}
 	if t.Csum {
@@ -242,6 +278,12 @@ func tunnelConfigText(t *xlate.TunnelConfig, opts map[string]string) string {
 	}
 	if !t.DontFragment {
 		m["df_default"] = "false"
+	}
+	if t.SetEgressPktMark {
+		m["egress_pkt_mark"] = strconv.FormatUint(uint64(t.EgressPktMark), 10)
+	}
+	if tunnelType(t.Type).ERSPAN {
+		erspanConfigText(&t.ERSPAN, m)
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -267,7 +309,7 @@ func TunnelVportConfig(dev netdev.Device) string {
 	if !ok {
 		return ""
 	}
-	if tt := tunnelTypes[v.Type()]; !tt.gre && v.DstPort() != tt.port {
+	if tt := tunnelType(v.Type()); tt.UDP && (v.DstPort() != tt.DefaultPort || tt.DefaultPort == 0) {
 		return fmt.Sprintf(": dst_port=%d, packet_type=ptap", v.DstPort())
 	}
 	return ": packet_type=ptap"
@@ -291,11 +333,14 @@ func (vt *vportTable) acquire(dpTyp string, t *xlate.TunnelConfig) (*vportRef, e
 		vt.m[dpTyp] = map[string]*vportRef{}
 	}
 	if v := vt.m[dpTyp][name]; v != nil {
+		if v.gbp != t.GBP {
+			return nil, &errVportConflict{"VXLAN-GBP, and non-VXLAN-GBP tunnels can't be configured on the same dst_port"}
+		}
 		v.refs++
 		return v, nil
 	}
 	dp := vt.dps.get(dpTyp)
-	dev, err := vport.New(name, tunnelTypes[t.Type].typ, t.DstPort)
+	dev, err := vport.New(name, tunnelType(t.Type).Type, t.DstPort)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +353,7 @@ func (vt *vportTable) acquire(dpTyp string, t *xlate.TunnelConfig) (*vportRef, e
 		dev.Close()
 		return nil, err
 	}
-	v := &vportRef{name: name, no: no, dev: dev, refs: 1}
+	v := &vportRef{name: name, no: no, dev: dev, refs: 1, gbp: t.GBP}
 	vt.m[dpTyp][name] = v
 	return v, nil
 }
@@ -337,6 +382,10 @@ func (vt *vportTable) attach(dpTyp string, ic *bridge.IfaceConfig, p *dpPort) er
 		return err
 	}
 	v, err := vt.acquire(dpTyp, t)
+	var conflict *errVportConflict
+	if errors.As(err, &conflict) {
+		return fmt.Errorf("%s: %w", ic.Name, conflict)
+	}
 	if err != nil {
 		return fmt.Errorf("could not add network device %s to ofproto (%v)", ic.Name, err)
 	}

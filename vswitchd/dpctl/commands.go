@@ -245,7 +245,12 @@ func (d *Commands) cmdPutFlow(flags dpif.PutFlags) unixctl.Handler {
 		if err != nil {
 			return "", err
 		}
-		return "", putFlow(dp, rest[0], rest[1], flags)
+		err = putFlow(dp, rest[0], rest[1], flags)
+		var tooLong *flow.TooLongError
+		if errors.As(err, &tooLong) {
+			return "", d.dpctlErr("parsing flow key (syntax error at %s) (Argument list too long)", tooLong.Rest)
+		}
+		return "", err
 	}
 }
 
@@ -260,7 +265,8 @@ func putFlow(dp *dpnetdev.Datapath, match, actions string, flags dpif.PutFlags) 
 		return err
 	}
 	exactRecirc(&m)
-	m.Normalize()
+	// The key is kept as given, bits outside the mask included, for
+	// dumps (Open vSwitch's dpif-netdev keeps the unmasked flow).
 	return dp.FlowPut(&dpif.FlowPut{Match: m, Actions: acts, Flags: flags})
 }
 

@@ -121,7 +121,12 @@ func (d *Commands) trace(args []string, acts string) (string, error) {
 		}
 		key := m.Key
 		if br = d.sw.View().ODPBridge(&key); br == nil {
-			return "", fmt.Errorf("no bridge owns datapath port %d", key.InPort)
+			// A packet with a tunnel destination is looked up among the
+			// tunnel ports (xlate_lookup_ofproto_).
+			if key.TunDst != 0 || key.TunIPv6Dst != ([16]byte{}) {
+				return "", fmt.Errorf("no OpenFlow tunnel port for this packet")
+			}
+			return "", fmt.Errorf("no OpenFlow port for datapath port %d", key.InPort)
 		}
 		in.ODPKey = &key
 	} else {

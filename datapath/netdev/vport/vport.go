@@ -24,19 +24,16 @@ const DefaultMTU = 1500
 
 // Name returns the datapath port name Open vSwitch gives the tunnel port
 // of type t and UDP destination port dst: genev_sys_6081, vxlan_sys_4789;
-// GRE has no port: gre_sys, ip6gre_sys.
+// GRE has no port: gre_sys, ip6gre_sys (tnl.Types).
 func Name(t tnl.Type, dst uint16) string {
-	switch t {
-	case tnl.TypeGRE:
-		return "gre_sys"
-	case tnl.TypeIP6GRE:
-		return "ip6gre_sys"
-	case tnl.TypeGeneve:
-		return fmt.Sprintf("genev_sys_%d", dst)
-	case tnl.TypeVXLAN:
-		return fmt.Sprintf("vxlan_sys_%d", dst)
+	i := t.Info()
+	switch {
+	case i.Name == "":
+		return fmt.Sprintf("tnl%d_sys_%d", uint8(t), dst)
+	case i.UDP:
+		return fmt.Sprintf("%s_%d", i.DPPort, dst)
 	}
-	return fmt.Sprintf("tnl%d_sys_%d", uint8(t), dst)
+	return i.DPPort
 }
 
 // Device is a tunnel port. It is safe for concurrent use.
@@ -63,21 +60,16 @@ var _ netdev.Device = (*Device)(nil)
 // tnl.TypeGRE or tnl.TypeIP6GRE) for UDP destination port dst (0: the
 // type's IANA port; always 0 for GRE). An empty name becomes Name(t, dst).
 func New(name string, t tnl.Type, dst uint16) (*Device, error) {
-	switch t {
-	case tnl.TypeGeneve:
-		if dst == 0 {
-			dst = tnl.PortGeneve
-		}
-	case tnl.TypeVXLAN:
-		if dst == 0 {
-			dst = tnl.PortVXLAN
-		}
-	case tnl.TypeGRE, tnl.TypeIP6GRE:
-		if dst != 0 {
-			return nil, fmt.Errorf("vport: %v has no UDP port (got %d)", t, dst)
-		}
-	default:
+	i := t.Info()
+	switch {
+	case i.Name == "":
 		return nil, fmt.Errorf("vport: tunnel type %d not supported", t)
+	case i.UDP:
+		if dst == 0 {
+			dst = i.DefaultPort
+		}
+	case dst != 0:
+		return nil, fmt.Errorf("vport: %v has no UDP port (got %d)", t, dst)
 	}
 	if name == "" {
 		name = Name(t, dst)
@@ -100,19 +92,8 @@ func (d *Device) DstPort() uint16 { return d.dstPort }
 // Name returns the port name.
 func (d *Device) Name() string { return d.name }
 
-// Type returns "geneve", "vxlan", "gre" or "ip6gre", as the Interface
-// type column.
-func (d *Device) Type() string {
-	switch d.typ {
-	case tnl.TypeVXLAN:
-		return TypeVXLAN
-	case tnl.TypeGRE:
-		return TypeGRE
-	case tnl.TypeIP6GRE:
-		return TypeIP6GRE
-	}
-	return TypeGeneve
-}
+// Type returns the Interface type ("geneve", "vxlan", "gre", ...).
+func (d *Device) Type() string { return d.typ.String() }
 
 // NumRxQueues is 0: a tunnel port receives nothing itself.
 func (d *Device) NumRxQueues() int { return 0 }

@@ -19,6 +19,12 @@ func TestNewNamesPortsAsOpenVSwitch(t *testing.T) {
 		{tnl.TypeVXLAN, 4790, "vxlan_sys_4790", "vxlan"},
 		{tnl.TypeGRE, 0, "gre_sys", "gre"},
 		{tnl.TypeIP6GRE, 0, "ip6gre_sys", "ip6gre"},
+		{tnl.TypeERSPAN, 0, "erspan_sys", "erspan"},
+		{tnl.TypeIP6ERSPAN, 0, "ip6erspan_sys", "ip6erspan"},
+		{tnl.TypeGTPU, 0, "gtpu_sys_2152", "gtpu"},
+		{tnl.TypeLISP, 0, "lisp_sys_4341", "lisp"},
+		{tnl.TypeSTT, 0, "stt_sys_7471", "stt"},
+		{tnl.TypeBareUDP, 6635, "udp_sys_6635", "bareudp"},
 	} {
 		d, err := New("", c.typ, c.dst)
 		if err != nil {
@@ -31,8 +37,8 @@ func TestNewNamesPortsAsOpenVSwitch(t *testing.T) {
 			t.Errorf("DstPort() = %d, want %d", d.DstPort(), c.dst)
 		}
 	}
-	if _, err := New("lisp", 105, 0); err == nil {
-		t.Error("New accepted LISP")
+	if _, err := New("x", 99, 0); err == nil {
+		t.Error("New accepted an unknown tunnel type")
 	}
 	if _, err := New("", tnl.TypeGRE, 4789); err == nil {
 		t.Error("New accepted a UDP port for GRE")
