@@ -83,6 +83,7 @@ var logDirRE = regexp.MustCompile(`ovs-vsctl: The default log directory is "[^"]
 // vSwitch (dummy datapath) and gvs-vswitchd and requires the same
 // transcript.
 func TestKernelTunnelModeLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
@@ -139,6 +140,7 @@ func tunnelPortLifecycleSession() []ofStep {
 // TestTunnelPortLifecycleLikeOpenVSwitch runs the session against Open
 // vSwitch and gvs-vswitchd and requires the same transcript.
 func TestTunnelPortLifecycleLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
@@ -190,6 +192,7 @@ func tunnelDebugSlowSession() []ofStep {
 // vSwitch and gvs-vswitchd and requires the same transcript (flow
 // last-used times masked).
 func TestTunnelDebugSlowLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
@@ -240,6 +243,7 @@ func geneveOptionSession() []ofStep {
 // against Open vSwitch and gvs-vswitchd; the megaflow and datapath
 // actions of each trace must be the same.
 func TestGeneveOptionsInKernelTunnelModeLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
@@ -292,6 +296,7 @@ func ipfixTunnelSampleSession() []ofStep {
 // TestIPFIXTunnelSamplingLikeOpenVSwitch runs the session against Open
 // vSwitch and gvs-vswitchd; the datapath actions must be the same.
 func TestIPFIXTunnelSamplingLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
@@ -360,6 +365,7 @@ func cloneFeaturesSession() []ofStep {
 // Open vSwitch and gvs-vswitchd; the datapath actions (and the failure
 // note) must be the same.
 func TestCloneWithoutDatapathCloneLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
