@@ -27,6 +27,12 @@ func (e *executor) slowPath(u *dpif.Upcall) {
 	e.processLACP(u.Packet, out.LACP)
 	e.processSTP(u.Packet, out.STP) // stp.go
 	e.processRSTP(u.Packet, out.RSTP)
+	// This packet's packet-ins and learned flows come from this
+	// translation (executeOnce leaves controller upcalls out of the
+	// actions), as Open vSwitch handles a controller action in a
+	// slow-path flow (debug_slow,controller; a rewrite of ARP fields).
+	e.notify.sendPacketIns(out.PacketIns)
+	e.up.ApplyLearned(out.Learned)
 	if len(out.SlowActions) > 0 && u.Packet != nil {
 		// The datapath still owns the upcall's packet.
 		p := packet.FromBytes(u.Packet.Data())

@@ -334,6 +334,9 @@ func (c *ctx) commitL3() {
 			binary.BigEndian.PutUint32(m[24:], changed(f.NwDst, b.NwDst, w.NwDst))
 			c.emit(odp.NewSet(odp.FieldARP, &v, &m))
 			b.NwSrc, b.NwDst, b.NwProto, b.ArpSha, b.ArpTha = f.NwSrc, f.NwDst, f.NwProto, f.ArpSha, f.ArpTha
+			// As Open vSwitch's commit_set_arp_action: the kernel
+			// datapath has no set(arp), so such a flow is slow-pathed.
+			c.out.SlowReason |= odp.SlowAction
 		}
 	}
 }
