@@ -84,16 +84,7 @@ var logDirRE = regexp.MustCompile(`ovs-vsctl: The default log directory is "[^"]
 // transcript.
 func TestKernelTunnelModeLikeOpenVSwitch(t *testing.T) {
 	t.Parallel()
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
-	want := runSteps(t, ovsEnv, "ovs-vswitchd", kernelTunnelSession())
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
-	got := runSteps(t, gvsEnv, "gvs-vswitchd", kernelTunnelSession())
+	want, got := kernelTunnelTranscripts(t, kernelTunnelSession, false)
 	if os.Getenv("GVS_TRANSCRIPT") != "" {
 		t.Logf("Open vSwitch transcript:\n%s", strings.Join(want, "\n"))
 	}
@@ -141,16 +132,7 @@ func tunnelPortLifecycleSession() []ofStep {
 // vSwitch and gvs-vswitchd and requires the same transcript.
 func TestTunnelPortLifecycleLikeOpenVSwitch(t *testing.T) {
 	t.Parallel()
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
-	want := runSteps(t, ovsEnv, "ovs-vswitchd", tunnelPortLifecycleSession())
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
-	got := runSteps(t, gvsEnv, "gvs-vswitchd", tunnelPortLifecycleSession())
+	want, got := kernelTunnelTranscripts(t, tunnelPortLifecycleSession, false)
 	for i := range want {
 		got[i], want[i] = logDirRE.ReplaceAllString(got[i], ""), logDirRE.ReplaceAllString(want[i], "")
 		if got[i] != want[i] {
@@ -193,9 +175,6 @@ func tunnelDebugSlowSession() []ofStep {
 // last-used times masked).
 func TestTunnelDebugSlowLikeOpenVSwitch(t *testing.T) {
 	t.Parallel()
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
 	ovsEnv, stopOVS := startOpenVSwitch(t)
 	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
 	want := runSteps(t, ovsEnv, "ovs-vswitchd", tunnelDebugSlowSession())
@@ -253,13 +232,7 @@ func TestGeneveOptionsInKernelTunnelModeLikeOpenVSwitch(t *testing.T) {
 		}
 		return s
 	}
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
-	want := runSteps(t, ovsEnv, "ovs-vswitchd", geneveOptionSession())
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
-	got := runSteps(t, gvsEnv, "gvs-vswitchd", geneveOptionSession())
+	want, got := kernelTunnelTranscripts(t, geneveOptionSession, false)
 	if !strings.Contains(want[4], "tun_metadata1=NP") || !strings.Contains(want[5], "geneve({class=0xffff,type=0x1,len=4,0x77778888})") {
 		t.Fatalf("Open vSwitch's transcript is not the expected one:\n%s", strings.Join(want, "\n"))
 	}
@@ -297,22 +270,13 @@ func ipfixTunnelSampleSession() []ofStep {
 // vSwitch and gvs-vswitchd; the datapath actions must be the same.
 func TestIPFIXTunnelSamplingLikeOpenVSwitch(t *testing.T) {
 	t.Parallel()
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
 	last := func(s string) string {
 		if i := strings.Index(s, "Datapath actions:"); i >= 0 {
 			return s[i:]
 		}
 		return s
 	}
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
-	want := runSteps(t, ovsEnv, "ovs-vswitchd", ipfixTunnelSampleSession())
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
-	got := runSteps(t, gvsEnv, "gvs-vswitchd", ipfixTunnelSampleSession())
+	want, got := kernelTunnelTranscripts(t, ipfixTunnelSampleSession, false)
 	if !strings.Contains(want[6], "tunnel_out_port=1") {
 		t.Fatalf("Open vSwitch's transcript is not the expected one:\n%s", strings.Join(want, "\n"))
 	}
@@ -366,9 +330,6 @@ func cloneFeaturesSession() []ofStep {
 // note) must be the same.
 func TestCloneWithoutDatapathCloneLikeOpenVSwitch(t *testing.T) {
 	t.Parallel()
-	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
 	last := func(s string) string {
 		i := strings.Index(s, "Datapath actions:")
 		if i < 0 {
@@ -380,16 +341,29 @@ func TestCloneWithoutDatapathCloneLikeOpenVSwitch(t *testing.T) {
 		}
 		return failed + s[i:]
 	}
-	ovsEnv, stopOVS := startOpenVSwitch(t)
-	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
-	want := runSteps(t, ovsEnv, "ovs-vswitchd", cloneFeaturesSession())
-	stopOVS()
-	_, gvsEnv := startDaemon(t)
-	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
-	got := runSteps(t, gvsEnv, "gvs-vswitchd", cloneFeaturesSession())
+	want, got := kernelTunnelTranscripts(t, cloneFeaturesSession, false)
 	for i := range want {
 		if last(got[i]) != last(want[i]) {
 			t.Errorf("step %d differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", i, want[i], got[i])
 		}
 	}
+}
+
+// kernelTunnelTranscripts runs session against Open vSwitch (dummy
+// datapath) and gvs-vswitchd, each with an initialised database, and
+// returns both transcripts; enableDummy gives gvs Open vSwitch's
+// --enable-dummy (its debug actions).
+func kernelTunnelTranscripts(t *testing.T, session func() []ofStep, enableDummy bool) (want, got []string) {
+	t.Helper()
+	for _, bin := range []string{"ovs-ofctl", "ovs-vsctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	ovsEnv, stopOVS := startOpenVSwitch(t)
+	run(t, ovsEnv, "ovs-vsctl", "--timeout=20", "init")
+	want = runSteps(t, ovsEnv, "ovs-vswitchd", session())
+	stopOVS()
+	_, gvsEnv := startDaemonWith(t, func(c *vswitchd.Config) { c.EnableDummy = enableDummy })
+	run(t, gvsEnv, "ovs-vsctl", "--timeout=20", "init")
+	got = runSteps(t, gvsEnv, "gvs-vswitchd", session())
+	return want, got
 }
