@@ -4,16 +4,18 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/gvs-project/gvs/ofproto/internal/bpdu"
 )
 
 // Addr is the destination of every BPDU.
-var Addr = [6]byte{0x01, 0x80, 0xc2, 0x00, 0x00, 0x00}
+var Addr = bpdu.Addr
 
 // BPDU types.
 const (
-	TypeConfig = 0x00
-	TypeRST    = 0x02
-	TypeTCN    = 0x80
+	TypeConfig = bpdu.TypeConfig
+	TypeRST    = bpdu.TypeRST
+	TypeTCN    = bpdu.TypeTCN
 )
 
 // BPDU flags (RST BPDUs use all; configuration BPDUs TC and TC ack).
@@ -34,21 +36,14 @@ const (
 
 // Sizes of the BPDUs after the LLC header.
 const (
-	ConfigLen = 35
-	RSTLen    = 36
-	TCNLen    = 4
+	ConfigLen = bpdu.ConfigLen
+	RSTLen    = bpdu.RSTLen
+	TCNLen    = bpdu.TCNLen
 )
 
-// BPDU is a decoded BPDU. Times are in 1/256 s as on the wire.
-type BPDU struct {
-	Version, Type, Flags uint8
-	RootID               uint64
-	RootPathCost         uint32
-	BridgeID             uint64
-	PortID               uint16
-	MessageAge, MaxAge   uint16
-	HelloTime, FwdDelay  uint16
-}
+// BPDU is a decoded BPDU (the shared wire layout, ofproto/internal/bpdu;
+// Encode writes it). Times are in 1/256 s as on the wire.
+type BPDU = bpdu.BPDU
 
 // Decoding errors, each counted in the port's error count.
 var (
@@ -79,52 +74,14 @@ func Decode(b []byte) (BPDU, error) {
 		if len(b) < need {
 			return d, fmt.Errorf("%w: %d bytes", ErrSize, len(b))
 		}
-		d.Flags = b[4]
-		d.RootID = binary.BigEndian.Uint64(b[5:])
-		d.RootPathCost = binary.BigEndian.Uint32(b[13:])
-		d.BridgeID = binary.BigEndian.Uint64(b[17:])
-		d.PortID = binary.BigEndian.Uint16(b[25:])
-		d.MessageAge = binary.BigEndian.Uint16(b[27:])
-		d.MaxAge = binary.BigEndian.Uint16(b[29:])
-		d.HelloTime = binary.BigEndian.Uint16(b[31:])
-		d.FwdDelay = binary.BigEndian.Uint16(b[33:])
+		d.DecodeFields(b)
 		return d, nil
 	}
 	return d, fmt.Errorf("%w %d", ErrType, d.Type)
 }
 
-// Encode returns the BPDU's bytes.
-func (d *BPDU) Encode() []byte {
-	if d.Type == TypeTCN {
-		return []byte{0, 0, d.Version, TypeTCN}
-	}
-	n := ConfigLen
-	if d.Type == TypeRST {
-		n = RSTLen
-	}
-	b := make([]byte, n)
-	b[2], b[3], b[4] = d.Version, d.Type, d.Flags
-	binary.BigEndian.PutUint64(b[5:], d.RootID)
-	binary.BigEndian.PutUint32(b[13:], d.RootPathCost)
-	binary.BigEndian.PutUint64(b[17:], d.BridgeID)
-	binary.BigEndian.PutUint16(b[25:], d.PortID)
-	binary.BigEndian.PutUint16(b[27:], d.MessageAge)
-	binary.BigEndian.PutUint16(b[29:], d.MaxAge)
-	binary.BigEndian.PutUint16(b[31:], d.HelloTime)
-	binary.BigEndian.PutUint16(b[33:], d.FwdDelay)
-	return b
-}
-
 // Frame wraps a BPDU in the 802.3/LLC frame the switch sends.
-func Frame(src [6]byte, bpdu []byte) []byte {
-	f := make([]byte, 17+len(bpdu))
-	copy(f, Addr[:])
-	copy(f[6:], src[:])
-	binary.BigEndian.PutUint16(f[12:], uint16(3+len(bpdu)))
-	f[14], f[15], f[16] = 0x42, 0x42, 0x03
-	copy(f[17:], bpdu)
-	return f
-}
+func Frame(src [6]byte, b []byte) []byte { return bpdu.Frame(src, b) }
 
 // Payload returns the BPDU in a received frame: an 802.1Q tag is
 // skipped, the frame cut to its length field, the LLC header taken off.

@@ -14,8 +14,9 @@
 //   - the texts: rstp/show (Bridge.Show), the state and role names and
 //     the status keys, in Open vSwitch's words.
 //
-// The package does no I/O: frames to send go to the Bridge's Send
-// function after its lock is released, received BPDUs come in through
-// Port.Received. It imports only the standard library: no datapath,
-// OpenFlow or database package.
+// The package does no I/O: frames to send go to the Bridge's Send function
+// after its lock is released, received BPDUs come in through
+// Port.Received. It imports only the standard library and the BPDU wire
+// layout it shares with the other spanning tree (ofproto/internal/bpdu):
+// no datapath, OpenFlow or database package.
 package rstp

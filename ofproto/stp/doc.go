@@ -17,7 +17,8 @@
 //
 // The package does no I/O: frames to send go to the Bridge's Send
 // function, after the Bridge's lock is released (a BPDU sent into a patch
-// port may come straight back into another Bridge); received BPDUs come
-// in through Port.Received. It imports only the standard library: no
-// datapath, OpenFlow or database package.
+// port may come straight back into another Bridge); received BPDUs come in
+// through Port.Received. It imports only the standard library and the BPDU
+// wire layout it shares with the other spanning tree
+// (ofproto/internal/bpdu): no datapath, OpenFlow or database package.
 package stp
