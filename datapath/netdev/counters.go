@@ -48,6 +48,20 @@ func (c *Counters) AddTxDropped(n uint64) {
 	}
 }
 
+// RxBatch is what one receive call of a ring device took: the packets
+// delivered and their bytes, the frames dropped (no buffer, too big) and
+// the malformed ones.
+type RxBatch struct {
+	Pkts, Bytes, Dropped, Errors int
+}
+
+// AddRxBatch counts one receive call's result.
+func (c *Counters) AddRxBatch(r *RxBatch) {
+	c.AddRx(uint64(r.Pkts), uint64(r.Bytes))
+	c.AddRxDropped(uint64(r.Dropped))
+	c.AddRxErrors(uint64(r.Errors))
+}
+
 // AddTxErrors counts transmit errors reported by the device.
 func (c *Counters) AddTxErrors(n uint64) {
 	if n != 0 {

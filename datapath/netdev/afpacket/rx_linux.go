@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/packet"
 )
 
@@ -48,10 +49,6 @@ type rxQueue struct {
 	cur  int
 	off  int
 	left int
-}
-
-type rxResult struct {
-	pkts, bytes, dropped, errors int
 }
 
 func openRx(ifindex int, cfg Config, fanout bool, fanoutID *int, promisc bool) (*rxQueue, error) {
@@ -152,7 +149,7 @@ func (q *rxQueue) kernelDrops() uint64 {
 
 // recv walks ready blocks until b is full or the next block is still the
 // kernel's.
-func (q *rxQueue) recv(b *packet.Batch, pool *packet.Pool, r *rxResult) {
+func (q *rxQueue) recv(b *packet.Batch, pool *packet.Pool, r *netdev.RxBatch) {
 	ne := binary.NativeEndian
 	for b.N < packet.BatchSize {
 		if q.left == 0 {
@@ -171,7 +168,7 @@ func (q *rxQueue) recv(b *packet.Batch, pool *packet.Pool, r *rxResult) {
 		off := q.off
 		if off < blkHdrLen || off > len(block)-pktHdrLen-12 {
 			// A corrupt block cannot be walked further; give it back.
-			r.errors += q.left
+			r.Errors += q.left
 			q.release()
 			continue
 		}
@@ -185,19 +182,19 @@ func (q *rxQueue) recv(b *packet.Batch, pool *packet.Pool, r *rxResult) {
 		q.left--
 		q.off += next
 		if next == 0 && q.left > 0 {
-			r.errors += q.left
+			r.Errors += q.left
 			q.left = 0
 		}
 		switch {
 		case pkttype == unix.PACKET_OUTGOING:
 		case mac+snap > len(h) || snap < 14:
-			r.errors++
+			r.Errors++
 		case snap < wire:
 			// Bigger than the ring's frame limit (a GSO super-frame).
-			r.dropped++
+			r.Dropped++
 		default:
 			if q.deliver(h[mac:mac+snap], h, status, b, pool, r) {
-				r.pkts++
+				r.Pkts++
 			}
 		}
 		if q.left == 0 {
@@ -207,12 +204,12 @@ func (q *rxQueue) recv(b *packet.Batch, pool *packet.Pool, r *rxResult) {
 }
 
 // deliver copies one frame into a pool packet and appends it to b.
-func (q *rxQueue) deliver(frame, h []byte, status uint32, b *packet.Batch, pool *packet.Pool, r *rxResult) bool {
+func (q *rxQueue) deliver(frame, h []byte, status uint32, b *packet.Batch, pool *packet.Pool, r *netdev.RxBatch) bool {
 	p := pool.Get()
 	buf := p.RecvBuffer()
 	if len(frame) > len(buf) {
 		pool.Put(p)
-		r.dropped++
+		r.Dropped++
 		return false
 	}
 	copy(buf, frame)
@@ -229,7 +226,7 @@ func (q *rxQueue) deliver(frame, h []byte, status uint32, b *packet.Batch, pool 
 		gap, err := p.InsertAt(12, 4)
 		if err != nil {
 			pool.Put(p)
-			r.dropped++
+			r.Dropped++
 			return false
 		}
 		binary.BigEndian.PutUint16(gap[0:], tpid)
@@ -239,7 +236,7 @@ func (q *rxQueue) deliver(frame, h []byte, status uint32, b *packet.Batch, pool 
 		completeChecksum(p.Data())
 	}
 	b.Add(p)
-	r.bytes += p.Len()
+	r.Bytes += p.Len()
 	return true
 }
 

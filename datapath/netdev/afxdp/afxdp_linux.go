@@ -276,13 +276,11 @@ func (d *Device) Recv(q int, b *packet.Batch, pool *packet.Pool) (int, error) {
 	if d.closed.Load() {
 		return 0, fmt.Errorf("afxdp %s: %w", d.name, netdev.ErrClosed)
 	}
-	var r rxResult
+	var r netdev.RxBatch
 	d.xsks[q].recv(b, pool, &r)
 	c := &d.counters[q]
-	c.AddRx(uint64(r.pkts), uint64(r.bytes))
-	c.AddRxDropped(uint64(r.dropped))
-	c.AddRxErrors(uint64(r.errors))
-	return r.pkts, nil
+	c.AddRxBatch(&r)
+	return r.Pkts, nil
 }
 
 // Send posts b on tx queue q (modulo the number of queues).

@@ -62,9 +62,9 @@ func FuzzRecvDescriptors(f *testing.F) {
 		atomic.StoreUint32(x.rx.prod, start+uint32(n))
 		fillBefore := x.fill.cur
 		var b packet.Batch
-		var r rxResult
+		var r netdev.RxBatch
 		x.recv(&b, pool, &r)
-		if r.pkts+r.dropped+r.errors != n || b.N != r.pkts {
+		if r.Pkts+r.Dropped+r.Errors != n || b.N != r.Pkts {
 			t.Fatalf("%d descriptors: %+v, batch %d", n, r, b.N)
 		}
 		if x.fill.cur-fillBefore != uint32(n) || x.rx.cur-start != uint32(n) {

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gvs-project/gvs/datapath/netdev"
 	"github.com/gvs-project/gvs/datapath/packet"
 )
 
@@ -273,13 +274,9 @@ func (x *xsk) frame(addr uint64, n uint32) []byte {
 	return x.umem[addr:end:end]
 }
 
-type rxResult struct {
-	pkts, bytes, dropped, errors int
-}
-
 // recv copies up to the batch's free slots of frames from the rx ring and
 // gives their frames back on the fill ring.
-func (x *xsk) recv(b *packet.Batch, pool *packet.Pool, r *rxResult) {
+func (x *xsk) recv(b *packet.Batch, pool *packet.Pool, r *netdev.RxBatch) {
 	avail := atomic.LoadUint32(x.rx.prod) - x.rx.cur
 	if avail == 0 {
 		if x.needWk && atomic.LoadUint32(x.fill.flags)&unix.XDP_RING_NEED_WAKEUP != 0 {
@@ -296,21 +293,21 @@ func (x *xsk) recv(b *packet.Batch, pool *packet.Pool, r *rxResult) {
 		*x.fill.addr(x.fill.cur + i) = d.addr &^ (frameSize - 1)
 		switch {
 		case data == nil || len(data) < 14:
-			r.errors++
+			r.Errors++
 			continue
 		}
 		p := pool.Get()
 		buf := p.RecvBuffer()
 		if len(data) > len(buf) {
 			pool.Put(p)
-			r.dropped++
+			r.Dropped++
 			continue
 		}
 		copy(buf, data)
 		p.SetLen(len(data))
 		b.Add(p)
-		r.pkts++
-		r.bytes += len(data)
+		r.Pkts++
+		r.Bytes += len(data)
 	}
 	x.rx.cur += n
 	x.fill.cur += n
