@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gvs-project/gvs/internal/ethaddr"
 	"github.com/gvs-project/gvs/ofproto/rstp"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
@@ -29,17 +28,7 @@ type rstpPort struct {
 
 // rstpBridgeSettings reads bridge_configure_rstp's settings.
 func (s *Backer) rstpBridgeSettings(b *dpBridge) (addr uint64, prio, ageing, version, maxAge, fwd, hold int) {
-	ea := b.pickEA()
-	if v, ok := b.stp.other["rstp-address"]; ok {
-		if m, ok := ethaddr.Scan(v); ok {
-			ea = m
-		} else {
-			s.cfg.Logger("bridge").Error(fmt.Sprintf("bridge %s: invalid rstp-address, defaulting to %s", b.name, macString(ea)))
-		}
-	}
-	for _, c := range ea {
-		addr = addr<<8 | uint64(c)
-	}
+	addr = s.treeAddr(b, "rstp-address") // stp.go
 	ull := func(key string, def int) int {
 		if v, ok := b.stp.other[key]; ok {
 			if n, err := strconv.ParseUint(v, 10, 31); err == nil {

@@ -131,20 +131,29 @@ func (s *Backer) setSTPConfigLocked(b *dpBridge, cfg *bridge.BridgeConfig) {
 	b.rstp.enabled = cfg.RSTP
 }
 
-// stpSettings are a bridge's spanning tree settings, read as Open
-// vSwitch's bridge_configure_stp.
-func (s *Backer) stpBridgeSettings(b *dpBridge) (id uint64, prio uint16, hello, maxAge, fwd int) {
+// treeAddr is a spanning tree's bridge address: other_config key, or
+// the bridge's Ethernet address when it is absent or invalid (logged as
+// Open vSwitch's bridge_configure_stp and bridge_configure_rstp do).
+func (s *Backer) treeAddr(b *dpBridge, key string) uint64 {
 	ea := b.pickEA()
-	if v, ok := b.stp.other["stp-system-id"]; ok {
+	if v, ok := b.stp.other[key]; ok {
 		if m, ok := ethaddr.Scan(v); ok {
 			ea = m
 		} else {
-			s.cfg.Logger("bridge").Error(fmt.Sprintf("bridge %s: invalid stp-system-id, defaulting to %s", b.name, macString(ea)))
+			s.cfg.Logger("bridge").Error(fmt.Sprintf("bridge %s: invalid %s, defaulting to %s", b.name, key, macString(ea)))
 		}
 	}
+	var addr uint64
 	for _, c := range ea {
-		id = id<<8 | uint64(c)
+		addr = addr<<8 | uint64(c)
 	}
+	return addr
+}
+
+// stpSettings are a bridge's spanning tree settings, read as Open
+// vSwitch's bridge_configure_stp.
+func (s *Backer) stpBridgeSettings(b *dpBridge) (id uint64, prio uint16, hello, maxAge, fwd int) {
+	id = s.treeAddr(b, "stp-system-id")
 	ull := func(key string, def uint64) uint64 {
 		if v, ok := b.stp.other[key]; ok {
 			if n, err := strconv.ParseUint(v, 10, 64); err == nil {
