@@ -2,7 +2,6 @@ package conntrack
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -684,12 +683,8 @@ func sortU16(s []uint16) {
 	}
 }
 
-// ErrBadTuple is returned by ParseTuple for malformed text.
+// ErrBadTuple is what ParseTupleMatch's errors are for malformed text.
 var ErrBadTuple = errors.New("conntrack: bad ct-tuple")
-
-func errTuple(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrBadTuple}, args...)...)
-}
 
 // Now returns the tracker's clock (nanoseconds), the time base of Sweep.
 func (t *Tracker) Now() int64 { return t.now() }

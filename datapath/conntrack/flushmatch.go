@@ -81,6 +81,18 @@ func (e tupleError) Is(target error) bool { return target == ErrBadTuple }
 
 func badTuple(format string, args ...any) error { return tupleError(fmt.Sprintf(format, args...)) }
 
+// origKey is the key of zone z that m's original tuple names.
+func (m *Match) origKey(z uint16) Key {
+	k := Key{Src: m.Orig.Src, Dst: m.Orig.Dst, Proto: m.Proto, Family: m.Family, Zone: z}
+	if isICMP(m.Proto) {
+		k.SrcPort, k.DstPort = m.Orig.ICMPID, m.Orig.ICMPID
+		k.SrcType, k.ICMPCode = m.Orig.ICMPType, m.Orig.ICMPCode
+	} else {
+		k.SrcPort, k.DstPort = m.Orig.SrcPort, m.Orig.DstPort
+	}
+	return k
+}
+
 // ErrNoSuchTuple is returned when a flush names one connection by its full
 // tuple and there is none.
 var ErrNoSuchTuple = errors.New("no connection with that tuple")
@@ -100,17 +112,11 @@ func (t *Tracker) Flush(zone *uint16, m *Match) (int, error) {
 		}
 		return t.FlushAll(), nil
 	case m.Orig.isFiveTuple(m.Proto) && m.Reply.isZero(m.Proto):
-		k := Key{Src: m.Orig.Src, Dst: m.Orig.Dst, Proto: m.Proto, Family: m.Family}
+		var z uint16
 		if zone != nil {
-			k.Zone = *zone
+			z = *zone
 		}
-		if isICMP(m.Proto) {
-			k.SrcPort, k.DstPort = m.Orig.ICMPID, m.Orig.ICMPID
-			k.SrcType, k.ICMPCode = m.Orig.ICMPType, m.Orig.ICMPCode
-		} else {
-			k.SrcPort, k.DstPort = m.Orig.SrcPort, m.Orig.DstPort
-		}
-		if !t.FlushTuple(k) {
+		if !t.FlushTuple(m.origKey(z)) {
 			return 0, ErrNoSuchTuple
 		}
 		return 1, nil
