@@ -145,12 +145,11 @@ func (d *Commands) cmdFlushConntrack(_ context.Context, args []string) (string, 
 	}
 	var zone *uint16
 	if len(rest) > 0 && strings.HasPrefix(rest[0], "zone=") {
-		z, err := strconv.ParseUint(rest[0][len("zone="):], 10, 16)
+		z, err := parseZone(rest[0])
 		if err != nil {
 			return "", d.errf("failed to parse zone (Invalid argument)")
 		}
-		zone = new(uint16)
-		*zone = uint16(z)
+		zone = &z
 		rest = rest[1:]
 	}
 	// Up to two tuples, original then reply; an empty one is skipped.
