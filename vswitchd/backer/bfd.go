@@ -210,18 +210,8 @@ func (m *bfdMonitor) run() {
 		}
 		m.updateLiveness()
 		d := time.Duration(next-clock.Now()) * time.Millisecond
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(max(d, 0))
-		select {
-		case <-m.ctx.Done():
+		if !sleepOrWake(m.ctx, t, d, m.wake) {
 			return
-		case <-t.C:
-		case <-m.wake:
 		}
 	}
 }

@@ -310,18 +310,8 @@ func (m *cfmMonitor) run() {
 			next = min(next, cp.sess.WakeTime())
 		}
 		d := time.Duration(next-m.clock.Now()) * time.Millisecond
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(max(d, 0))
-		select {
-		case <-m.ctx.Done():
+		if !sleepOrWake(m.ctx, t, d, m.wake) {
 			return
-		case <-t.C:
-		case <-m.wake:
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package backer
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 
@@ -57,4 +58,24 @@ func (s *Backer) every(period time.Duration, fn func()) {
 			}
 		}
 	}()
+}
+
+// sleepOrWake waits on timer t, reset to d (at least 0), until it fires
+// or wake does; it reports false when ctx ends first. The protocol
+// monitors (BFD, CFM) sleep until their next session's deadline this way.
+func sleepOrWake(ctx context.Context, t *time.Timer, d time.Duration, wake <-chan struct{}) bool {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	t.Reset(max(d, 0))
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case <-wake:
+	}
+	return true
 }
