@@ -136,3 +136,49 @@ func runQuiet(env []string, args ...string) (string, error) {
 	b, err := c.CombinedOutput()
 	return string(b), err
 }
+
+// TestTunnelMegaflowsFollowRouteChangesLikeOpenVSwitch sends a VM's
+// packets into a GRE port whose remote has no route (translation drops
+// them, and the drop is cached as a megaflow), then adds the route with
+// ovs/route/add. A route change re-translates the cached megaflows (Open
+// vSwitch bumps tnl_conf_seq): the next packet resolves the route's next
+// hop, whose kernel answers the ARP request, so the switch's neighbour
+// cache learns it. Before, gvs kept the drop megaflow until it idled out.
+func TestTunnelMegaflowsFollowRouteChangesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	nstest.Require(t, "tests", "ping")
+	for _, bin := range []string{"ovs-vsctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	for _, sw := range []struct {
+		name, target string
+		start        chassisSwitch
+	}{{"gvs", "gvs-vswitchd", gvsChassis(daemonBinary(t))}, {"Open vSwitch", "ovs-vswitchd", ovsChassis}} {
+		t.Run(sw.name, func(t *testing.T) {
+			t.Parallel()
+			a, b := nstest.Veth(t)
+			g := startGREEnd(t, sw.start, a, "172.31.11.1", "10.99.0.2", "gre", nil, "10.31.0.1")
+			hop := nstest.Netns(t)
+			nstest.Run(t, "ip", "link", "set", b, "netns", hop)
+			nstest.InNetns(t, hop, "ip", "addr", "add", "172.31.11.2/24", "dev", b)
+			nstest.InNetns(t, hop, "ip", "link", "set", b, "up")
+			appctl := func(args ...string) string {
+				return run(t, g.env, append([]string{"ovs-appctl", "-t", sw.target}, args...)...)
+			}
+			send := func() { ping(g.vm, "10.31.0.2") }
+			send()
+			if flows := appctl("dpctl/dump-flows"); !strings.Contains(flows, "actions:drop") {
+				t.Fatalf("no drop megaflow while the remote has no route:\n%s", flows)
+			}
+			appctl("ovs/route/add", "10.99.0.2/32", "br-phy", "172.31.11.2")
+			learned := false
+			for i := 0; i < 10 && !learned; i++ {
+				send()
+				learned = strings.Contains(appctl("tnl/neigh/show"), "172.31.11.2")
+			}
+			if !learned {
+				t.Fatalf("the route's next hop was never resolved:\n%s\n%s", appctl("tnl/neigh/show"), appctl("dpctl/dump-flows"))
+			}
+		})
+	}
+}

@@ -325,20 +325,20 @@ func (t *Table) Watch(ctx context.Context, k *Kernel) error {
 		return err
 	}
 	buf := make([]byte, 1<<16)
+	stale := false // a notification whose re-dump has not succeeded yet
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		fds := []unix.PollFd{{Fd: int32(k.watch), Events: unix.POLLIN}}
 		n, err := unix.Poll(fds, 100)
-		if err == unix.EINTR || n == 0 {
+		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("router: poll rtnetlink: %w", err)
 		}
-		stale := false
-		for {
+		for n > 0 {
 			_, _, err := unix.Recvfrom(k.watch, buf, unix.MSG_DONTWAIT)
 			if err == unix.EAGAIN || err == unix.EWOULDBLOCK {
 				break
@@ -352,9 +352,10 @@ func (t *Table) Watch(ctx context.Context, k *Kernel) error {
 			stale = true
 		}
 		if stale {
-			// A failed re-dump (a timeout, say) is retried on the next
-			// notification: the watch itself must not end.
-			_ = t.Sync(k)
+			// A failed re-dump (a timeout under load, say) is retried
+			// at the next poll: the table must not stay without the
+			// route the notification announced until the next one.
+			stale = t.Sync(k) != nil
 		}
 	}
 }

@@ -81,6 +81,27 @@ type Table struct {
 
 	mu        sync.Mutex
 	subtables []*subtable // guarded by mu; ordered by maxPri, stable
+	onChange  func()      // guarded by mu; see OnChange
+}
+
+// OnChange makes t call fn, without its lock held, after every change of
+// its routes: megaflows that tunnel (or failed to) by a route must be
+// translated again, as Open vSwitch's route changes bump tnl_conf_seq.
+func (t *Table) OnChange(fn func()) {
+	t.mu.Lock()
+	t.onChange = fn
+	t.mu.Unlock()
+}
+
+// changed returns the change callback to run once t.mu is released (nil
+// when there is none).
+//
+// Preconditions: t.mu is held.
+func (t *Table) changed() func() {
+	if t.onChange == nil {
+		return func() {}
+	}
+	return t.onChange
 }
 
 // New returns an empty table that selects source addresses with addrs.
@@ -317,9 +338,14 @@ func (t *Table) Add(prefix netip.Prefix, dev string, gw netip.Addr, mark uint32)
 		gw = netip.Addr{}
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.insert(Route{Prefix: prefix, Mark: mark, Dev: dev, Gateway: gw.Unmap(), Kind: KindUser,
+	err := t.insert(Route{Prefix: prefix, Mark: mark, Dev: dev, Gateway: gw.Unmap(), Kind: KindUser,
 		priority: plen128(prefix) + priUser})
+	notify := t.changed()
+	t.mu.Unlock()
+	if err == nil {
+		notify()
+	}
+	return err
 }
 
 // Del removes the user route for prefix and mark; it reports whether one
@@ -331,18 +357,20 @@ func (t *Table) Del(prefix netip.Prefix, mark uint32) bool {
 	prefix = normalize(prefix)
 	pl, d := plen128(prefix), prefix.Addr()
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	st := t.findSubtable(pl)
-	if st == nil {
-		return false
-	}
-	for i, r := range st.rules {
-		if r.priority == pl+priUser && r.Mark == mark && r.Prefix.Addr() == d {
-			t.remove(st, i)
-			t.publish()
-			return true
+	if st != nil {
+		for i, r := range st.rules {
+			if r.priority == pl+priUser && r.Mark == mark && r.Prefix.Addr() == d {
+				t.remove(st, i)
+				t.publish()
+				notify := t.changed()
+				t.mu.Unlock()
+				notify()
+				return true
+			}
 		}
 	}
+	t.mu.Unlock()
 	return false
 }
 
@@ -360,7 +388,7 @@ type KernelRoute struct {
 // re-dump does in Open vSwitch.
 func (t *Table) ReplaceCached(routes []KernelRoute) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	before := t.routesLocked()
 	t.flushCached()
 	for _, kr := range routes {
 		if !kr.Dst.IsValid() {
@@ -378,6 +406,14 @@ func (t *Table) ReplaceCached(routes []KernelRoute) {
 			Kind: KindCached, priority: pri})
 	}
 	t.publish()
+	// Link notifications re-dump an unchanged table often: only a real
+	// change re-translates megaflows.
+	same := slices.Equal(before, t.routesLocked())
+	notify := t.changed()
+	t.mu.Unlock()
+	if !same {
+		notify()
+	}
 }
 
 // flushCached removes cached routes in listing order.
@@ -407,6 +443,11 @@ func (t *Table) flushCached() {
 func (t *Table) Routes() []Route {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.routesLocked()
+}
+
+// routesLocked is Routes with t.mu held.
+func (t *Table) routesLocked() []Route {
 	var out []Route
 	for _, st := range t.subtables {
 		for _, r := range st.rules {

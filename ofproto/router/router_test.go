@@ -268,3 +268,27 @@ func TestConcurrentLookupsDuringUpdatesAreSafe(t *testing.T) {
 	}
 	<-done
 }
+
+func TestOnChangeRunsAfterEachRouteChangeOnly(t *testing.T) {
+	tbl := New(staticAddrs(map[string][]netip.Prefix{"br0": {netip.MustParsePrefix("10.0.0.1/8")}}))
+	calls := 0
+	tbl.OnChange(func() {
+		// The callback runs without the table's lock: it may read it.
+		_ = tbl.Routes()
+		calls++
+	})
+	kernel := []KernelRoute{{Dst: netip.MustParsePrefix("10.0.0.0/8"), Dev: "br0"}}
+	step := func(what string, f func(), want int) {
+		t.Helper()
+		f()
+		if calls != want {
+			t.Fatalf("after %s: %d change calls, want %d", what, calls, want)
+		}
+	}
+	step("first kernel dump", func() { tbl.ReplaceCached(kernel) }, 1)
+	step("identical re-dump", func() { tbl.ReplaceCached(kernel) }, 1)
+	step("user route", func() { _ = tbl.Add(netip.MustParsePrefix("192.168.0.0/16"), "br0", netip.MustParseAddr("10.0.0.254"), 0) }, 2)
+	step("deleting a missing route", func() { tbl.Del(netip.MustParsePrefix("172.16.0.0/12"), 0) }, 2)
+	step("deleting the user route", func() { tbl.Del(netip.MustParsePrefix("192.168.0.0/16"), 0) }, 3)
+	step("kernel route gone", func() { tbl.ReplaceCached(nil) }, 4)
+}

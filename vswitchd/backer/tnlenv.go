@@ -59,6 +59,9 @@ func newTunnelEnv(s *Backer, useKernel bool) *tunnelEnv {
 			}
 		}
 	}
+	// A megaflow translated while a route was missing (a drop) or
+	// pointed elsewhere must not outlive the route change.
+	e.routes.OnChange(e.changed)
 	return e
 }
 
