@@ -287,7 +287,9 @@ func TestOnChangeRunsAfterEachRouteChangeOnly(t *testing.T) {
 	}
 	step("first kernel dump", func() { tbl.ReplaceCached(kernel) }, 1)
 	step("identical re-dump", func() { tbl.ReplaceCached(kernel) }, 1)
-	step("user route", func() { _ = tbl.Add(netip.MustParsePrefix("192.168.0.0/16"), "br0", netip.MustParseAddr("10.0.0.254"), 0) }, 2)
+	step("user route", func() {
+		_ = tbl.Add(netip.MustParsePrefix("192.168.0.0/16"), "br0", netip.MustParseAddr("10.0.0.254"), 0)
+	}, 2)
 	step("deleting a missing route", func() { tbl.Del(netip.MustParsePrefix("172.16.0.0/12"), 0) }, 2)
 	step("deleting the user route", func() { tbl.Del(netip.MustParsePrefix("192.168.0.0/16"), 0) }, 3)
 	step("kernel route gone", func() { tbl.ReplaceCached(nil) }, 4)
