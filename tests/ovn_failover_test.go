@@ -51,6 +51,14 @@ func newFailoverTopo(t *testing.T, start chassisSwitch, bfdMs int) *failoverTopo
 	inExt("ip", "link", "set", "lo", "up")
 
 	ft.o = startOVNCentral(t, nil)
+	// Twice in CI a standby gateway's controller sat idle through a 60 s
+	// --wait=hv with nb_cfg 0 and 22 desired flows while the others had
+	// hundreds: a Southbound view that never got its gateway datapath,
+	// as when a monitor condition change is never answered (nb_cfg is not
+	// reported while one is in flight). These tests are about the
+	// switch's failover, so the controllers monitor all of the
+	// Southbound database, as large deployments run them.
+	ft.o.monitorAll = true
 	if bfdMs > 0 {
 		ms := strconv.Itoa(bfdMs)
 		ft.o.nbctl("set", "NB_Global", ".", "options:bfd-min-rx="+ms, "options:bfd-min-tx="+ms)

@@ -26,8 +26,12 @@ type ovnCluster struct {
 	dir    string
 	gvsEnv []string
 	nb, sb string // database sockets
-	// switches are the ovs-vsctl environments of the chassis' switches.
-	switches []string
+	// switches are the database sockets of the chassis' switches, and
+	// controllers the log files of their ovn-controllers (same order).
+	switches, controllers []string
+	// monitorAll starts the controllers with ovn-monitor-all=true (every
+	// Southbound row instead of conditional monitoring).
+	monitorAll bool
 }
 
 // daemon runs an OVN daemon (detached, with pidfile) and stops it by
@@ -109,10 +113,11 @@ func (o *ovnCluster) startController(env []string, sysID, encapIP, dpType, name 
 	}
 	vsctl("set", "open", ".", "external_ids:system-id="+sysID, "external_ids:ovn-remote=unix:"+o.sb,
 		"external_ids:ovn-encap-type=geneve", "external_ids:ovn-encap-ip="+encapIP,
-		"external_ids:ovn-bridge-datapath-type="+dpType)
+		"external_ids:ovn-bridge-datapath-type="+dpType, "external_ids:ovn-monitor-all="+strconv.FormatBool(o.monitorAll))
 	saved := o.gvsEnv
 	o.gvsEnv = env
 	o.switches = append(o.switches, gvsDB(env))
+	o.controllers = append(o.controllers, filepath.Join(o.dir, name+".log"))
 	o.daemon(filepath.Join(o.dir, name+".pid"), "ovn-controller", "unix:"+gvsDB(env),
 		"--pidfile="+filepath.Join(o.dir, name+".pid"), "--log-file="+filepath.Join(o.dir, name+".log"),
 		"--detach", "--no-chdir")
@@ -166,9 +171,19 @@ func (o *ovnCluster) syncState() string {
 	}
 	show("ovn-nbctl", "--db=unix:"+o.nb, "--columns=nb_cfg,sb_cfg,hv_cfg", "list", "NB_Global")
 	show("ovn-sbctl", "--db=unix:"+o.sb, "--columns=name,nb_cfg", "list", "Chassis_Private")
-	for _, db := range o.switches {
+	for i, db := range o.switches {
 		show("ovs-vsctl", "--db=unix:"+db, "--timeout=5", "get", "bridge", "br-int", "external_ids")
 		show("ovs-ofctl", "--timeout=5", "dump-aggregate", "unix:"+filepath.Join(filepath.Dir(db), "br-int.mgmt"))
+		// What the controller itself has: its bindings and logical flows
+		// (few of them, with nb_cfg 0, means its Southbound view is
+		// incomplete, not that the switch lost flows).
+		if pid, err := os.ReadFile(strings.TrimSuffix(o.controllers[i], ".log") + ".pid"); err == nil {
+			ctl := filepath.Join(o.dir, "ovn-controller."+strings.TrimSpace(string(pid))+".ctl")
+			show("ovn-appctl", "-t", ctl, "debug/dump-local-bindings")
+			show("ovn-appctl", "-t", ctl, "lflow-cache/show-stats")
+		}
+		show("tail", "-n", "40", o.controllers[i])
+		show("tail", "-n", "60", filepath.Join(filepath.Dir(db), "gvs-vswitchd.log"))
 	}
 	return b.String()
 }
