@@ -747,6 +747,54 @@ func (tx *tunnelXlate) terminate(p *Port) bool {
 			env.Learn(c.snap.Bridge, v4(k.NwSrc), k.ArpSha)
 		}
 	}
+	if k.EthType == flow.EthTypeIPv6 && k.NwProto == ipProtoICMPv6 {
+		// A neighbour advertisement for one of our addresses (or its
+		// solicited-node group) with a target link-layer address
+		// (tnl_nd_snoop: Linux leaves it out of the advertisements it
+		// sends unsolicited).
+		w.IPv6Dst = allOnes16
+		if !ndDstMatches(addrs, netip.AddrFrom16(k.IPv6Dst)) {
+			return false
+		}
+		w.TpSrc, w.TpDst = 0xffff, 0xffff
+		if k.TpSrc != ndNeighborAdvert || k.TpDst != 0 {
+			return false
+		}
+		w.ArpTha = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+		if k.ArpTha == [6]byte{} {
+			return false
+		}
+		w.IPv6Src, w.NDTarget = allOnes16, allOnes16
+		if c.in.SideEffects {
+			env.Learn(c.snap.Bridge, netip.AddrFrom16(k.NDTarget), k.ArpTha)
+		}
+	}
+	return false
+}
+
+const (
+	ipProtoICMPv6    = 58
+	ndNeighborAdvert = 136
+)
+
+// ndDstMatches reports whether an advertisement sent to dst is for one of
+// addrs: dst is the address or its solicited-node multicast group
+// (ff02::1:ffXX:XXXX, the address's low 24 bits).
+func ndDstMatches(addrs []netip.Prefix, dst netip.Addr) bool {
+	d := dst.As16()
+	solicited := d[0] == 0xff && d[1]&0x0f == 0x02 && d[11] == 0x01 && d[12] == 0xff
+	for _, p := range addrs {
+		a := p.Addr()
+		if !a.Is6() || a.Is4In6() {
+			continue
+		}
+		if a == dst {
+			return true
+		}
+		if b := a.As16(); solicited && b[13] == d[13] && b[14] == d[14] && b[15] == d[15] {
+			return true
+		}
+	}
 	return false
 }
 
