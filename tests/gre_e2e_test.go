@@ -2,6 +2,7 @@ package tests
 
 import (
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,8 +14,9 @@ import (
 // port, br-int holding the GRE port and an internal port moved into a
 // namespace of its own as the "VM".
 type greEnd struct {
-	env []string
-	vm  string // namespace of the VM port
+	env    []string
+	vm     string // namespace of the VM port
+	vmPort string // its name
 }
 
 // startGREEnd starts a switch with start in a new namespace, moves
@@ -22,6 +24,13 @@ type greEnd struct {
 // tunnel: type typ (gre or ip6gre) from local to remote with opts, and
 // the VM address vmIP/24.
 func startGREEnd(t *testing.T, start chassisSwitch, underlay, local, remote, typ string, opts []string, vmIP string) *greEnd {
+	t.Helper()
+	return startTunnelEnd(t, start, underlay, local, remote, typ, opts, vmIP, false)
+}
+
+// startTunnelEnd is startGREEnd; with normal, br-int keeps its default
+// NORMAL flow instead of the explicit forwarding.
+func startTunnelEnd(t *testing.T, start chassisSwitch, underlay, local, remote, typ string, opts []string, vmIP string, normal bool) *greEnd {
 	t.Helper()
 	node := startSwitchNode(t, start)
 	prefix := "/24"
@@ -35,11 +44,11 @@ func startGREEnd(t *testing.T, start chassisSwitch, underlay, local, remote, typ
 	vsctl(append([]string{"add-br", "br-int", "--", "set", "bridge", "br-int", "datapath_type=netdev",
 		"--", "add-port", "br-int", "t1", "--", "set", "interface", "t1", "type=" + typ, "options:remote_ip=" + remote, "ofport_request=1"},
 		append(opts, "--", "add-port", "br-int", vm, "--", "set", "interface", vm, "type=internal", "ofport_request=2")...)...)
-	// Explicit forwarding between the VM and the tunnel: NORMAL in gvs
-	// does not flood into tunnels.
-	run(t, env, "ovs-ofctl", "--timeout=30", "del-flows", "br-int")
-	run(t, env, "ovs-ofctl", "--timeout=30", "add-flow", "br-int", "in_port=1,actions=2")
-	run(t, env, "ovs-ofctl", "--timeout=30", "add-flow", "br-int", "in_port=2,actions=1")
+	if !normal {
+		run(t, env, "ovs-ofctl", "--timeout=30", "del-flows", "br-int")
+		run(t, env, "ovs-ofctl", "--timeout=30", "add-flow", "br-int", "in_port=1,actions=2")
+		run(t, env, "ovs-ofctl", "--timeout=30", "add-flow", "br-int", "in_port=2,actions=1")
+	}
 	vmNS := nstest.Netns(t)
 	nstest.InNetns(t, node.ns, "ip", "link", "set", vm, "netns", vmNS)
 	ex := func(args ...string) { nstest.InNetns(t, vmNS, args...) }
@@ -47,7 +56,7 @@ func startGREEnd(t *testing.T, start chassisSwitch, underlay, local, remote, typ
 	ex("ip", "addr", "add", vmIP+"/24", "dev", vm)
 	ex("ip", "link", "set", vm, "up")
 	ex("ip", "link", "set", "lo", "up")
-	return &greEnd{env: env, vm: vmNS}
+	return &greEnd{env: env, vm: vmNS, vmPort: vm}
 }
 
 // TestGREInteroperatesWithOpenVSwitch joins a gvs-vswitchd and an Open
@@ -178,6 +187,78 @@ func TestTunnelMegaflowsFollowRouteChangesLikeOpenVSwitch(t *testing.T) {
 			}
 			if !learned {
 				t.Fatalf("the route's next hop was never resolved:\n%s\n%s", appctl("tnl/neigh/show"), appctl("dpctl/dump-flows"))
+			}
+		})
+	}
+}
+
+// TestNormalForwardsThroughTunnelsLikeOpenVSwitch joins a gvs-vswitchd
+// and an Open vSwitch by a VXLAN tunnel with only NORMAL on both br-int
+// bridges: the VMs' ARP requests are flooded into the tunnel, the
+// replies learned on it, and pings cross both ways. Each switch's MAC
+// table then has the other VM's MAC on the tunnel port (OpenFlow port 1).
+func TestNormalForwardsThroughTunnelsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	nstest.Require(t, "tests", "ping")
+	for _, bin := range []string{"ovs-vsctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool", "ovs-appctl"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	a, b := nstest.Veth(t)
+	g := startTunnelEnd(t, gvsChassis(daemonBinary(t)), a, "172.31.12.1", "172.31.12.2", "vxlan", []string{"options:key=12"}, "10.32.0.1", true)
+	o := startTunnelEnd(t, ovsChassis, b, "172.31.12.2", "172.31.12.1", "vxlan", []string{"options:key=12"}, "10.32.0.2", true)
+	ok := false
+	for i := 0; i < 4 && !ok; i++ { // the first packets resolve the underlay
+		ok = ping(g.vm, "10.32.0.2")
+	}
+	if !ok {
+		t.Fatalf("no ping from the gvs side through NORMAL and the tunnel:\n%s", run(t, g.env, "ovs-appctl", "-t", "gvs-vswitchd", "dpctl/dump-flows"))
+	}
+	if !ping(o.vm, "10.32.0.1") {
+		t.Fatal("no ping from the Open vSwitch side through NORMAL and the tunnel")
+	}
+	for _, e := range []struct {
+		name, target string
+		peer         *greEnd
+		env          []string
+	}{{"gvs", "gvs-vswitchd", o, g.env}, {"Open vSwitch", "ovs-vswitchd", g, o.env}} {
+		mac := strings.TrimSpace(nstest.InNetns(t, e.peer.vm, "cat", "/sys/class/net/"+e.peer.vmPort+"/address"))
+		fdb := run(t, e.env, "ovs-appctl", "-t", e.target, "fdb/show", "br-int")
+		if !regexp.MustCompile(`(?m)^\s+1\s+0\s+` + regexp.QuoteMeta(mac) + `\s`).MatchString(fdb) {
+			t.Errorf("%s: the peer VM's MAC %s is not learned on the tunnel port:\n%s", e.name, mac, fdb)
+		}
+	}
+}
+
+// TestTunnelNeighborLearnedFromAdvertisementLikeOpenVSwitch sends a VM's
+// packets into an ip6gre port whose remote is the underlay neighbour: a
+// kernel in its own namespace that answers the switch's neighbour
+// solicitation with an advertisement. The switch snoops it into its
+// tunnel neighbour cache (no tunnel packet ever comes back to teach it).
+func TestTunnelNeighborLearnedFromAdvertisementLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	nstest.Require(t, "tests", "ping")
+	for _, bin := range []string{"ovs-vsctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	for _, sw := range []struct {
+		name, target string
+		start        chassisSwitch
+	}{{"gvs", "gvs-vswitchd", gvsChassis(daemonBinary(t))}, {"Open vSwitch", "ovs-vswitchd", ovsChassis}} {
+		t.Run(sw.name, func(t *testing.T) {
+			t.Parallel()
+			a, b := nstest.Veth(t)
+			g := startGREEnd(t, sw.start, a, "fc00:33::1", "fc00:33::2", "ip6gre", nil, "10.31.0.1")
+			hop := nstest.Netns(t)
+			nstest.Run(t, "ip", "link", "set", b, "netns", hop)
+			nstest.InNetns(t, hop, "ip", "addr", "add", "fc00:33::2/64", "dev", b, "nodad")
+			nstest.InNetns(t, hop, "ip", "link", "set", b, "up")
+			learned := false
+			for i := 0; i < 10 && !learned; i++ {
+				ping(g.vm, "10.31.0.2")
+				learned = strings.Contains(run(t, g.env, "ovs-appctl", "-t", sw.target, "tnl/neigh/show"), "fc00:33::2")
+			}
+			if !learned {
+				t.Fatalf("the tunnel's IPv6 neighbour was never learned:\n%s", run(t, g.env, "ovs-appctl", "-t", sw.target, "dpctl/dump-flows"))
 			}
 		})
 	}

@@ -1,9 +1,11 @@
 package xlate
 
 import (
+	"slices"
+
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
-	"slices"
+	"github.com/gvs-project/gvs/ofproto/ofp"
 )
 
 // VLANMode is a port's vlan_mode (Port table): how NORMAL maps the
@@ -194,7 +196,7 @@ func (c *ctx) normal() {
 		pcp = outer.TCI & 0xe000
 	}
 	p := odp.MACLearnParams{Table: c.snap.FDBTable, VLAN: vlan, InTagged: tagged}
-	if in.ODP == NoODP {
+	if in.ODP == NoODP || in.Tunnel != nil {
 		p.LearnPort = PatchFDBPort(in.OFPort)
 	}
 	if in.Bundle != nil && in.Bundle.Bond != nil && !c.bondInput(in, &p) {
@@ -244,8 +246,20 @@ func (c *ctx) normal() {
 			}
 			p.Ports = append(p.Ports, odp.MACLearnPort{Port: q.Bundle.FDB, Out: out, Tagged: outputTCI(q, vlan, pcp) != 0})
 		case q.Tunnel != nil:
-			// NORMAL does not flood into tunnels (gvs's mac_learn
-			// action has no tunnel output).
+			// Tunnels of one type share a datapath vport, and their
+			// output needs translation (route, neighbour, header): a
+			// tunnel port has an FDB number like a patch port, and its
+			// copy recirculates to a pass that outputs to it.
+			if q == in || c.x.Recirc == nil {
+				continue
+			}
+			id, err := c.tunnelFloodID(q)
+			if err != nil {
+				c.fail(err)
+				return
+			}
+			p.Ports = append(p.Ports, odp.MACLearnPort{Port: PatchFDBPort(q.OFPort),
+				Tagged: outputTCI(q, vlan, pcp) != 0, Recirc: id})
 		case q.ODP != NoODP:
 			// A tunnel packet for the address of a port it would reach
 			// is decapsulated instead (terminate_native_tunnel).
@@ -272,8 +286,23 @@ func (c *ctx) normal() {
 	c.smp.flood(false)
 }
 
-// PatchFDBPort is the number a patch port (OpenFlow port ofport) has in
-// its bridge's MAC table, outside the range of datapath port numbers.
+// tunnelFloodID is the recirculation id of NORMAL's copy for tunnel port
+// q: a pass in this bridge, from this input, that outputs to q. Only
+// the tunnel metadata is frozen with it (options:key=flow and
+// remote_ip=flow read it); registers do not reach the output.
+func (c *ctx) tunnelFloodID(q *Port) (uint32, error) {
+	rest, err := encodeRest([]ofp.Action{{Type: ofp.ActOutput, Raw: ofp.RawActOFPAT10_OUTPUT, Port: uint32(q.OFPort)}})
+	if err != nil {
+		return 0, err
+	}
+	fz := Frozen{Bridge: c.snap.Bridge, InPort: c.flow.InPort, TunID: c.flow.Key.TunID,
+		TunSrc: c.flow.Key.TunSrc, TunDst: c.flow.Key.TunDst, Rest: string(rest)}
+	return c.x.Recirc.ID(fz), nil
+}
+
+// PatchFDBPort is the number a port without a datapath port of its own
+// (OpenFlow port ofport: a patch or tunnel port) has in its bridge's
+// MAC table, outside the range of datapath port numbers.
 func PatchFDBPort(ofport uint16) uint32 { return patchFDBBase | uint32(ofport) }
 
 // PatchFDBOFPort returns the OpenFlow port of a PatchFDBPort number.

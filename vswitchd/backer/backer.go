@@ -214,6 +214,20 @@ type dpPort struct {
 	lacp bool
 }
 
+// fdbPort is the port's number in its bridge's MAC table: its datapath
+// port, or, for a port without a datapath port of its own (a patch port;
+// a tunnel port, whose type's vport carries every tunnel of the type),
+// xlate.PatchFDBPort of its OpenFlow number.
+func (p *dpPort) fdbPort() (uint32, bool) {
+	switch {
+	case (p.typ == "patch" || p.tunnel != nil) && p.ofport > 0:
+		return xlate.PatchFDBPort(uint16(p.ofport)), true
+	case p.dev != nil:
+		return uint32(p.odp), true
+	}
+	return 0, false
+}
+
 var _ bridge.Switch = (*Backer)(nil)
 
 // New returns a backer with no bridge and no datapath yet; its
@@ -944,8 +958,8 @@ func (s *Backer) DelPort(bname, iface string) error {
 			b.fdb.FlushPort(p.odp, true)
 		}
 	}
-	if p.typ == "patch" && b.fdb != nil && p.ofport > 0 {
-		b.fdb.FlushPort(xlate.PatchFDBPort(uint16(p.ofport)), true)
+	if fp, ok := p.fdbPort(); ok && b.fdb != nil && fp != uint32(p.odp) {
+		b.fdb.FlushPort(fp, true)
 	}
 	b.updateLocalMTU()
 	s.syncPorts(b)

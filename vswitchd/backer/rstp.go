@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/gvs-project/gvs/ofproto/rstp"
-	"github.com/gvs-project/gvs/ofproto/xlate"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 )
 
@@ -217,11 +216,8 @@ func (s *Backer) flushPortMACsLocked(b *dpBridge, name string) {
 	if p == nil || b.fdb == nil {
 		return
 	}
-	switch {
-	case p.dev != nil:
-		b.fdb.FlushPort(uint32(p.odp), false)
-	case p.typ == "patch" && p.ofport > 0:
-		b.fdb.FlushPort(xlate.PatchFDBPort(uint16(p.ofport)), false)
+	if fp, ok := p.fdbPort(); ok {
+		b.fdb.FlushPort(fp, false)
 	}
 	if b.of != nil {
 		b.of.Upcalls().Changed()

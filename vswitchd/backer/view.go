@@ -13,7 +13,6 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/ofproto/ofswitch"
 	"github.com/gvs-project/gvs/ofproto/upcall"
-	"github.com/gvs-project/gvs/ofproto/xlate"
 	"github.com/gvs-project/gvs/ovsdb/bridge"
 )
 
@@ -173,16 +172,13 @@ func (v *View) BridgeFDB(name string) (*l2fib.Table, func(uint32) string, bool) 
 	}
 	names := map[uint32]string{}
 	for _, p := range b.ports {
-		if p.typ == "patch" {
-			names[xlate.PatchFDBPort(uint16(p.ofport))] = strconv.FormatInt(p.ofport, 10)
-		}
-		if p.dev == nil {
-			continue
-		}
-		if p.ofport == bridge.OFPPLocal {
-			names[p.odp] = "LOCAL"
-		} else {
-			names[p.odp] = strconv.FormatInt(p.ofport, 10)
+		fp, ok := p.fdbPort()
+		switch {
+		case !ok:
+		case p.ofport == bridge.OFPPLocal:
+			names[fp] = "LOCAL"
+		default:
+			names[fp] = strconv.FormatInt(p.ofport, 10)
 		}
 	}
 	return b.fdb, func(odp uint32) string {
@@ -193,9 +189,9 @@ func (v *View) BridgeFDB(name string) (*l2fib.Table, func(uint32) string, bool) 
 	}, true
 }
 
-// ODPPort returns the datapath port of a bridge's port given by OpenFlow
-// number or name.
-func (v *View) ODPPort(bname, port string) (uint32, bool) {
+// FDBPort returns the MAC table number (fdbPort) of a bridge's port given
+// by OpenFlow number or name.
+func (v *View) FDBPort(bname, port string) (uint32, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	b := v.bridges[bname]
@@ -206,12 +202,10 @@ func (v *View) ODPPort(bname, port string) (uint32, bool) {
 		if name != port && strconv.FormatInt(p.ofport, 10) != port {
 			continue
 		}
-		switch {
-		case p.dev != nil:
-			return p.odp, true
-		case p.typ == "patch" && p.ofport > 0:
-			// Patch ports have numbers of their own in the MAC table.
-			return xlate.PatchFDBPort(uint16(p.ofport)), true
+		// Patch and tunnel ports have numbers of their own in the MAC
+		// table.
+		if fp, ok := p.fdbPort(); ok {
+			return fp, true
 		}
 	}
 	return 0, false

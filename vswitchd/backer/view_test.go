@@ -31,9 +31,9 @@ func TestViewShowsBridgesPortsAndNumbersAsTheCommandsPrint(t *testing.T) {
 	if _, ok := v.PortNumber("br0", "p9"); ok {
 		t.Error("PortNumber found a port that does not exist")
 	}
-	odp1, ok := v.ODPPort("br0", "1")
-	if byName, _ := v.ODPPort("br0", "p1"); !ok || odp1 != byName {
-		t.Errorf("ODPPort(br0, 1) = %d, %v; by name %d", odp1, ok, byName)
+	odp1, ok := v.FDBPort("br0", "1")
+	if byName, _ := v.FDBPort("br0", "p1"); !ok || odp1 != byName {
+		t.Errorf("FDBPort(br0, 1) = %d, %v; by name %d", odp1, ok, byName)
 	}
 	_, names, ok := v.BridgeFDB("br0")
 	if !ok || names(odp1) != "1" || names(12345) != "?" {

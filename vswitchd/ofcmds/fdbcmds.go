@@ -93,7 +93,7 @@ func (d *Commands) cmdFDBAdd(_ context.Context, args []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	odp, ok := d.sw.View().ODPPort(args[0], args[1])
+	odp, ok := d.sw.View().FDBPort(args[0], args[1])
 	if !ok {
 		return "", fmt.Errorf("no such port %s", args[1])
 	}
