@@ -217,7 +217,7 @@ func New(cfg Config) (*Bridge, error) {
 		flowsRemoved: b.notify.sendFlowRemoved}
 	b.groups = groupTable{mu: &b.gmu, m: map[uint32]*groupEntry{}, xl: b.xl, tables: t, meters: &b.meters, changed: b.up.Changed,
 		flowsRemoved: b.notify.sendFlowRemoved}
-	b.fmd = &fmDecoder{xl: b.xl, groups: &b.groups, debugActions: cfg.DebugActions, hooks: hooks}
+	b.fmd = &fmDecoder{xl: b.xl, groups: &b.groups, debugActions: cfg.DebugActions, hooks: hooks, share: t.ShareActions}
 	b.exec = &executor{name: cfg.Name, dp: cfg.DP, xl: b.xl, up: b.up, groups: &b.groups, notify: b.notify,
 		debugActions: cfg.DebugActions, bfdProcessed: cfg.BFDProcessed, lacpProcessed: cfg.LACPProcessed,
 		stpProcessed: cfg.STPProcessed}

@@ -18,6 +18,9 @@ type fmDecoder struct {
 	// hooks learns of a learn with delete_learned before its rule is
 	// committed (learncookies.go); nil in tests that need no counting.
 	hooks *commitHooks
+	// share returns the tables' shared copy of an action list
+	// (oftable's ShareActions); nil shares nothing.
+	share func([]ofp.Action) []ofp.Action
 }
 
 // decode turns a wire flow_mod into the tables' version-independent
@@ -118,6 +121,12 @@ func (d *fmDecoder) decodeNoGroups(out *oftable.FlowMod, fm *ofp.FlowMod, v uint
 		if err := ofp.ValidateOfpactsVersion(v, acts, &fm.Match, uint32(xlate.PortMax), table, 255); err != nil {
 			return err
 		}
+	}
+	if d.share != nil {
+		// Rules of one logical flow carry the same actions: one copy
+		// serves them all, from the bundle that holds them to the
+		// tables.
+		acts = d.share(acts)
 	}
 	out.Actions = acts
 	out.Conjunctions = conjunctions(acts)

@@ -80,3 +80,29 @@ func TestFlowModDecoderChecksGroupsUnlessInABundle(t *testing.T) {
 		t.Fatalf("delete: %v", err)
 	}
 }
+
+// TestBridgeFlowModsWithEqualActionsShareOneActionList decodes flow_mods
+// the way a bridge does: equal action lists come out as one shared list,
+// a different one as its own.
+func TestBridgeFlowModsWithEqualActionsShareOneActionList(t *testing.T) {
+	b := newFMBridge(t)
+	st := b.conns.Get(newFMSender(4), true)
+	decode := func(acts ...ofp.Action) []ofp.Action {
+		t.Helper()
+		out := new(oftable.FlowMod)
+		fm := &ofp.FlowMod{Format: ofp.FormatOXM, Command: ofp.FlowAdd, OutPort: ofp.PortAny, OutGroup: ofp.GroupAny,
+			Instructions: wireActions(t, 4, true, acts...)}
+		if err := b.fmd.decode(out, fm, 4, st); err != nil {
+			t.Fatal(err)
+		}
+		return out.Actions
+	}
+	resubmit := ofp.Action{Type: ofp.ActResubmit, Raw: ofp.RawActNXAST_RESUBMIT_TABLE, Port: 0xfff8, Table: 9}
+	a, c := decode(resubmit), decode(resubmit)
+	if &a[0] != &c[0] {
+		t.Fatal("two flow_mods with resubmit(,9) hold two copies of it")
+	}
+	if d := decode(ofp.Action{Type: ofp.ActResubmit, Raw: ofp.RawActNXAST_RESUBMIT_TABLE, Port: 0xfff8, Table: 8}); &d[0] == &a[0] {
+		t.Fatal("resubmit(,8) shares resubmit(,9)'s list")
+	}
+}

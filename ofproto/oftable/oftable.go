@@ -302,6 +302,9 @@ type Tables struct {
 	// otherwise keep un-wildcarding bits for it) once no translation
 	// that could still see it is running: a grace period, as RCU.
 	readers *sync.RWMutex
+	// actions shares identical action lists among the rules that the
+	// flow_mod decoder gives it (ShareActions, actpool.go).
+	actions actionPool
 }
 
 // New returns empty tables.

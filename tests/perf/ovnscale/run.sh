@@ -135,10 +135,17 @@ run_one() {
 	sync=$(echo "$(date +%s.%N) - $t0" | bc)
 	flows=$(ovs-ofctl -O OpenFlow15 dump-aggregate unix:"$dir/br-int.mgmt" | sed -n 's/.*flow_count=\([0-9]*\).*/\1/p')
 	groups=$(ovs-ofctl -O OpenFlow15 dump-groups unix:"$dir/br-int.mgmt" | grep -c group_id || true)
+	# DUMP_FLOWS=PREFIX keeps br-int's flows in PREFIX.SWITCH (after the
+	# RSS is read: a dump allocates).
 	sleep 2
+	local rssnow
+	rssnow=$(rss $swpids)
+	if [ -n "${DUMP_FLOWS:-}" ]; then
+		ovs-ofctl -O OpenFlow15 --no-stats dump-flows unix:"$dir/br-int.mgmt" >"$DUMP_FLOWS.$sw"
+	fi
 	printf '%s\tovn-nbctl --wait=hv %.1f s\tflows %s\tgroups %s\tRSS %s MiB (before the topology %s MiB)\t%s B/flow\n' \
-		"$sw" "$sync" "$flows" "$groups" "$(rss $swpids)" "$base" \
-		"$(( ($(rss $swpids) - base) * 1048576 / (flows > 0 ? flows : 1) ))"
+		"$sw" "$sync" "$flows" "$groups" "$rssnow" "$base" \
+		"$(( (rssnow - base) * 1048576 / (flows > 0 ? flows : 1) ))"
 	for p in $(cat "$dir"/*.pid); do kill "$p" 2>/dev/null || true; done
 	sleep 1
 }
