@@ -24,7 +24,7 @@ import (
 // follow every way a rule can leave a table, and a rule costs nothing
 // more than its slice header.
 type actionPool struct {
-	mu   sync.Mutex // decoders of several connections and cleanups use it
+	mu   sync.Mutex               // decoders of several connections and cleanups use it
 	m    map[uint64]sharedActions // by the hash of the list's key
 	seed maphash.Seed
 	buf  []byte // the key being hashed (guarded by mu)
