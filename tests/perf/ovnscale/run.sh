@@ -79,6 +79,7 @@ run_one() {
 	local sw=$1 dir="$work/$1" ns="ovnscale-$1-$$"
 	mkdir -p "$dir"
 	ip netns add "$ns"
+	ip netns exec "$ns" ip link set lo up
 	nss="$nss $ns"
 	local inns="ip netns exec $ns"
 	export OVS_RUNDIR=$dir OVS_DBDIR=$dir OVS_LOGDIR=$dir OVS_SYSCONFDIR=$dir OVN_RUNDIR=$dir OVN_LOGDIR=$dir
@@ -97,7 +98,10 @@ run_one() {
 		swpids="$(cat "$dir/ovs-vswitchd.pid") $(cat "$dir/ovsdb-server.pid")"
 		;;
 	gvs)
-		daemon gvs-vswitchd $inns "$work/gvs-vswitchd" --rundir="$dir" --dbdir="$dir" --logdir="$dir"
+		# HEAP_PROFILE=FILE: gvs serves pprof (in its namespace) and the
+		# live heap after the topology is saved to FILE.
+		daemon gvs-vswitchd $inns "$work/gvs-vswitchd" --rundir="$dir" --dbdir="$dir" --logdir="$dir" \
+			${HEAP_PROFILE:+--metrics-address=127.0.0.1:9911}
 		swpids=$(cat "$dir/gvs-vswitchd.pid")
 		;;
 	esac
@@ -136,10 +140,13 @@ run_one() {
 	flows=$(ovs-ofctl -O OpenFlow15 dump-aggregate unix:"$dir/br-int.mgmt" | sed -n 's/.*flow_count=\([0-9]*\).*/\1/p')
 	groups=$(ovs-ofctl -O OpenFlow15 dump-groups unix:"$dir/br-int.mgmt" | grep -c group_id || true)
 	# DUMP_FLOWS=PREFIX keeps br-int's flows in PREFIX.SWITCH (after the
-	# RSS is read: a dump allocates).
+	# RSS is read: a dump allocates), HEAP_PROFILE gvs's heap.
 	sleep 2
 	local rssnow
 	rssnow=$(rss $swpids)
+	if [ -n "${HEAP_PROFILE:-}" ] && [ "$sw" = gvs ]; then
+		$inns curl -s -o "$HEAP_PROFILE" "http://127.0.0.1:9911/debug/pprof/heap?gc=1"
+	fi
 	if [ -n "${DUMP_FLOWS:-}" ]; then
 		ovs-ofctl -O OpenFlow15 --no-stats dump-flows unix:"$dir/br-int.mgmt" >"$DUMP_FLOWS.$sw"
 	fi
