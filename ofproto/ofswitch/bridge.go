@@ -105,6 +105,10 @@ type Config struct {
 	// FlowLimit is the datapath's dynamic megaflow limit, shared by the
 	// bridges of one datapath; nil: the bridge keeps its own.
 	FlowLimit *upcall.FlowLimit
+	// Changes is the datapath's change sequence, shared by the bridges of
+	// one datapath so that a change in one re-translates the megaflows
+	// others keep; nil: the bridge keeps its own.
+	Changes *upcall.Changes
 	// OFDebug, if set, sees the messages of every OpenFlow connection of
 	// the bridge (management, controllers, snoops excepted) for the
 	// vconn debug log.
@@ -198,7 +202,7 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	b.tables = t
 	b.xl = xlate.New(t, cfg.Recirc)
-	b.up = upcall.New(upcall.Config{Name: cfg.Name, DP: cfg.DP, Xlator: b.xl, Recirc: cfg.Recirc, FlowLimit: cfg.FlowLimit,
+	b.up = upcall.New(upcall.Config{Name: cfg.Name, DP: cfg.DP, Xlator: b.xl, Recirc: cfg.Recirc, FlowLimit: cfg.FlowLimit, Changes: cfg.Changes,
 		RevalidateInterval: cfg.RevalidateInterval, Logf: cfg.Logf, XlateWarn: b.xlateWarn(), Switch: upcallSwitch{b}})
 	t.OnChange(b.up.Changed)
 	b.ctx, b.cancel = context.WithCancel(context.Background())

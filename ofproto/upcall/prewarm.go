@@ -18,7 +18,7 @@ func (h *Handler) Prewarm(k *flow.Key) (bool, error) {
 	if k.RecircID != 0 {
 		return false, nil
 	}
-	seq := h.seq.Load()
+	seq := h.changes.seq.Load()
 	in := xlate.In{Key: *k}
 	var out xlate.Out
 	h.xl.Translate(&in, &out)

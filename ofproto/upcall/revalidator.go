@@ -54,7 +54,7 @@ func (h *Handler) Revalidate() {
 	}
 	h.ukeys.reval.Lock()
 	defer h.ukeys.reval.Unlock()
-	seq := h.seq.Load()
+	seq := h.changes.seq.Load()
 	defer h.revalidated(seq)
 	now := time.Now()
 	nflows := h.cfg.DP.FlowCount()
@@ -187,12 +187,18 @@ func (h *Handler) revalidated(seq uint64) {
 	h.revMu.Unlock()
 }
 
-// WaitRevalidated blocks until a revalidation round has covered every
-// change made so far (or a second passes), so that when a barrier reply
-// goes out the datapath no longer uses megaflows the acknowledged
-// flow_mods made stale.
+// WaitRevalidated blocks until a revalidation round of every bridge of
+// the datapath has covered every change made so far (or a second
+// passes), so that when a barrier reply goes out the datapath no longer
+// uses megaflows the acknowledged flow_mods made stale, whichever bridge
+// keeps them.
 func (h *Handler) WaitRevalidated() {
-	want := h.seq.Load()
+	h.changes.waitRevalidated(time.Now().Add(time.Second))
+}
+
+// waitRound blocks until this handler's revalidation has covered change
+// want, or until deadline.
+func (h *Handler) waitRound(want uint64, deadline time.Time) {
 	// With no megaflow in the datapath (nor one being made) nothing can
 	// be stale: a barrier after each of many flow_mods loading an idle
 	// switch (ovs-ofctl add-flows) must not wait for rounds.
@@ -201,13 +207,18 @@ func (h *Handler) WaitRevalidated() {
 	}
 	h.revMu.Lock()
 	defer h.revMu.Unlock()
-	if h.revDone >= want {
+	d := time.Until(deadline)
+	if h.revDone >= want || d <= 0 {
 		return
 	}
+	// A round without the coalescing delay (one running now may have
+	// started before want: the wake queues the next).
 	h.ukeys.urgent.Store(true)
-	h.Changed() // make sure a round runs, without the coalescing delay
-	deadline := time.Now().Add(time.Second)
-	timer := time.AfterFunc(time.Second, func() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+	timer := time.AfterFunc(d, func() {
 		h.revMu.Lock()
 		h.revCond.Broadcast()
 		h.revMu.Unlock()

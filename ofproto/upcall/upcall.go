@@ -57,6 +57,9 @@ type Config struct {
 	// FlowLimit is the datapath's dynamic megaflow limit, shared by the
 	// bridges of one datapath; nil: the handler keeps its own.
 	FlowLimit *FlowLimit
+	// Changes is the datapath's change sequence, shared by the bridges
+	// of one datapath (changes.go); nil: the handler keeps its own.
+	Changes *Changes
 	// RevalidateInterval bounds how stale megaflow statistics and
 	// megaflows of unchanged tables get (default 500ms).
 	RevalidateInterval time.Duration
@@ -96,8 +99,9 @@ type Handler struct {
 	patch patchStats
 	// flowLimit is the dynamic megaflow limit (flowlimit.go).
 	flowLimit *FlowLimit
-	// seq counts table and port changes; revalidation compares it.
-	seq    atomic.Uint64
+	// changes counts table and port changes of every bridge of the
+	// datapath; revalidation compares it.
+	changes *Changes
 	wake   chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -137,10 +141,18 @@ func New(cfg Config) *Handler {
 		}
 		h.flowLimit = cfg.FlowLimit
 	}
+	h.changes = cfg.Changes
+	if h.changes == nil {
+		h.changes = NewChanges()
+	}
+	h.changes.join(h)
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.xl.Owner = h
 	return h
 }
+
+// Changes returns the change sequence the handler shares.
+func (h *Handler) Changes() *Changes { return h.changes }
 
 // Start starts the revalidator goroutine.
 func (h *Handler) Start() {
@@ -150,20 +162,16 @@ func (h *Handler) Start() {
 
 // Close stops the revalidator and waits for it.
 func (h *Handler) Close() {
+	h.changes.leave(h)
 	h.cancel()
 	h.wg.Wait()
 }
 
-// Changed bumps the change sequence and wakes the revalidator: every
-// megaflow made before is translated again in the next round. The switch
-// calls it after every table, port or setting change translation reads.
-func (h *Handler) Changed() {
-	h.seq.Add(1)
-	select {
-	case h.wake <- struct{}{}:
-	default:
-	}
-}
+// Changed bumps the change sequence and wakes the revalidators of every
+// bridge of the datapath: every megaflow made before is translated again
+// in the next round. The switch calls it after every table, port or
+// setting change translation reads.
+func (h *Handler) Changed() { h.changes.bump() }
 
 // Counters are a handler's counts.
 type Counters struct {
@@ -271,7 +279,7 @@ func (h *Handler) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	h.stats.upcalls.Add(1)
 	h.ukeys.inflight.Add(1)
 	defer h.ukeys.inflight.Add(-1)
-	seq := h.seq.Load()
+	seq := h.changes.seq.Load()
 	in := xlate.In{Key: *u.Key, Packet: u.Packet, SideEffects: true}
 	var out xlate.Out
 	h.xl.Translate(&in, &out)
@@ -293,6 +301,7 @@ func (h *Handler) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	r.Actions = out.Actions
 	r.Mask = out.Mask
 	r.Install = true
+
 	m := flow.Match{Key: *u.Key, Mask: out.Mask}
 	m.Normalize()
 	r.UFID = dpif.UFIDFromMatch(&m)

@@ -341,6 +341,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 	of, err := ofswitch.New(ofswitch.Config{
 		Name: name, DP: dp, Recirc: s.recircs[br.dpTyp], FDBTable: br.fdbID, RunDir: s.cfg.RunDir, SocketPerm: s.cfg.SocketPerm,
 		FlowLimit:  s.flowLimitLocked(br.dpTyp), // one dynamic limit per datapath (pmdcmds.go)
+		Changes:    s.view.sharedChangesLocked(br.dpTyp),
 		DatapathID: func() uint64 { return s.datapathID(name) },
 		Version:    version.String(),
 		PortStats:  func(no uint32) (ofp.PortStats, bool) { return portStats(dp, no) },

@@ -90,6 +90,18 @@ func (v *View) sharedFlowLimitLocked(typ string) *upcall.FlowLimit {
 	return nil
 }
 
+// sharedChangesLocked returns the change sequence of the bridges of
+// datapath type typ (a new one for the first): megaflows that cross from
+// one bridge into another are kept by the bridge they entered.
+func (v *View) sharedChangesLocked(typ string) *upcall.Changes {
+	for _, br := range v.bridges {
+		if br.dpTyp == typ && br.of != nil {
+			return br.of.Upcalls().Changes()
+		}
+	}
+	return upcall.NewChanges()
+}
+
 // SharedFlowLimit returns the dynamic flow limit of the bridges of
 // datapath type typ, nil if it has none.
 func (v *View) SharedFlowLimit(typ string) *upcall.FlowLimit {
