@@ -102,10 +102,10 @@ type Handler struct {
 	// changes counts table and port changes of every bridge of the
 	// datapath; revalidation compares it.
 	changes *Changes
-	wake   chan struct{}
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wake    chan struct{}
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	stats struct {
 		upcalls, revalidated, deleted atomic.Uint64
