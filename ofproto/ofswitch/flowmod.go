@@ -20,7 +20,7 @@ type fmDecoder struct {
 	hooks *commitHooks
 	// share returns the tables' shared copy of an action list
 	// (oftable's ShareActions); nil shares nothing.
-	share func([]ofp.Action) []ofp.Action
+	share func(acts []ofp.Action, version uint8, wire []byte) []ofp.Action
 }
 
 // decode turns a wire flow_mod into the tables' version-independent
@@ -126,7 +126,7 @@ func (d *fmDecoder) decodeNoGroups(out *oftable.FlowMod, fm *ofp.FlowMod, v uint
 		// Rules of one logical flow carry the same actions: one copy
 		// serves them all, from the bundle that holds them to the
 		// tables.
-		acts = d.share(acts)
+		acts = d.share(acts, v, fm.Instructions)
 	}
 	out.Actions = acts
 	out.Conjunctions = conjunctions(acts)

@@ -37,26 +37,37 @@ type sharedActions struct {
 
 // intern returns the shared copy of acts, or acts itself when it is the
 // first of its kind (from then on shared) or cannot be shared. Rules
-// never change their action lists in place, so sharing is safe.
-func (p *actionPool) intern(acts []ofp.Action) []ofp.Action {
+// never change their action lists in place, so sharing is safe. wire,
+// when not nil, is the encoding acts were decoded from (with its
+// OpenFlow version): lists are found by its hash, which costs no
+// encoding; nil hashes acts' OpenFlow 1.5 encoding. Either way the decoded lists are
+// compared whole before one is shared, so a key only finds candidates.
+func (p *actionPool) intern(acts []ofp.Action, version uint8, wire []byte) []ofp.Action {
 	if len(acts) == 0 {
 		return acts
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	key, ok := appendActionKey(p.buf[:0], acts)
-	if !ok {
-		return acts
-	}
-	p.buf = key
 	if p.m == nil {
 		p.m, p.seed = map[uint64]sharedActions{}, maphash.MakeSeed()
 	}
-	// The key is the OpenFlow 1.5 encoding plus what it leaves out, kept
-	// as its hash only; the deep comparison makes sharing depend on the
-	// decoded lists alone (a list whose hash a different live list holds
-	// is simply not shared).
-	h := maphash.Bytes(p.seed, key)
+	// Only the key's hash is kept: a list whose hash a different live
+	// list holds is simply not shared.
+	var h uint64
+	if wire != nil {
+		var mh maphash.Hash
+		mh.SetSeed(p.seed)
+		mh.WriteByte(version)
+		mh.Write(wire)
+		h = mh.Sum64()
+	} else {
+		k, ok := appendActionKey(p.buf[:0], acts)
+		if !ok {
+			return acts
+		}
+		p.buf = k
+		h = maphash.Bytes(p.seed, k)
+	}
 	if e, ok := p.m[h]; ok {
 		if first := e.first.Value(); first != nil {
 			// The capacity is the length: an append to one rule's
@@ -74,9 +85,12 @@ func (p *actionPool) intern(acts []ofp.Action) []ofp.Action {
 
 // ShareActions returns the tables' shared copy of acts, a freshly decoded
 // action list on its way into a rule (the switch's flow_mod decoder calls
-// it, so that a bundle holds shared lists too). A rule's list is never
-// changed in place.
-func (t *Tables) ShareActions(acts []ofp.Action) []ofp.Action { return t.actions.intern(acts) }
+// it, so that a bundle holds shared lists too). wire is what acts were
+// decoded from in OpenFlow version (nil: the pool encodes acts to find
+// equal lists). A rule's list is never changed in place.
+func (t *Tables) ShareActions(acts []ofp.Action, version uint8, wire []byte) []ofp.Action {
+	return t.actions.intern(acts, version, wire)
+}
 
 // forget drops hash h's entry once its list is gone (a newer list with
 // the same hash keeps it).
