@@ -1,6 +1,7 @@
 package upcall
 
 import (
+	"errors"
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/ofproto/xlate"
@@ -34,7 +35,9 @@ func (h *Handler) Prewarm(k *flow.Key) (bool, error) {
 	}
 	h.ukeys.mu.Unlock()
 	err := h.cfg.DP.FlowPut(&dpif.FlowPut{UFID: ufid, Match: m, Actions: out.Actions, Flags: dpif.PutCreate})
-	if err == dpif.ErrExists {
+	if errors.Is(err, dpif.ErrExists) {
+		// A packet got there first (ports poll while the handed-over
+		// state is applied): its megaflow is the same translation.
 		return false, nil
 	}
 	return err == nil, err
