@@ -15,8 +15,15 @@ import (
 // namespace of its own as the "VM".
 type greEnd struct {
 	env    []string
+	target string // ovs-appctl -t name of the switch daemon
 	vm     string // namespace of the VM port
 	vmPort string // its name
+}
+
+// appctl runs an ovs-appctl command against the end's switch.
+func (e *greEnd) appctl(t *testing.T, args ...string) string {
+	t.Helper()
+	return run(t, e.env, append([]string{"ovs-appctl", "-t", e.target}, args...)...)
 }
 
 // startGREEnd starts a switch with start in a new namespace, moves
@@ -56,7 +63,7 @@ func startTunnelEnd(t *testing.T, start chassisSwitch, underlay, local, remote, 
 	ex("ip", "addr", "add", vmIP+"/24", "dev", vm)
 	ex("ip", "link", "set", vm, "up")
 	ex("ip", "link", "set", "lo", "up")
-	return &greEnd{env: env, vm: vmNS, vmPort: vm}
+	return &greEnd{env: env, target: node.target, vm: vmNS, vmPort: vm}
 }
 
 // TestGREInteroperatesWithOpenVSwitch joins a gvs-vswitchd and an Open
@@ -155,41 +162,65 @@ func runQuiet(env []string, args ...string) (string, error) {
 // cache learns it. Before, gvs kept the drop megaflow until it idled out.
 func TestTunnelMegaflowsFollowRouteChangesLikeOpenVSwitch(t *testing.T) {
 	t.Parallel()
+	eachSwitch(t, func(t *testing.T, start chassisSwitch) {
+		a, b := nstest.Veth(t)
+		g := startGREEnd(t, start, a, "172.31.11.1", "10.99.0.2", "gre", nil, "10.31.0.1")
+		kernelHop(t, b, "172.31.11.2/24")
+		ping(g.vm, "10.31.0.2")
+		if flows := g.appctl(t, "dpctl/dump-flows"); !strings.Contains(flows, "actions:drop") {
+			t.Fatalf("no drop megaflow while the remote has no route:\n%s", flows)
+		}
+		g.appctl(t, "ovs/route/add", "10.99.0.2/32", "br-phy", "172.31.11.2")
+		g.waitNeighbor(t, "172.31.11.2")
+	})
+}
+
+// eachSwitch runs f as a parallel subtest with gvs and with Open vSwitch
+// as the switch daemon (a chassisSwitch for startSwitchNode), after
+// checking for the binaries both need.
+func eachSwitch(t *testing.T, f func(t *testing.T, start chassisSwitch)) {
+	t.Helper()
 	nstest.Require(t, "tests", "ping")
-	for _, bin := range []string{"ovs-vsctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool"} {
+	for _, bin := range []string{"ovs-vsctl", "ovs-ofctl", "ovs-appctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
 	for _, sw := range []struct {
-		name, target string
-		start        chassisSwitch
-	}{{"gvs", "gvs-vswitchd", gvsChassis(daemonBinary(t))}, {"Open vSwitch", "ovs-vswitchd", ovsChassis}} {
+		name  string
+		start chassisSwitch
+	}{{"gvs", gvsChassis(daemonBinary(t))}, {"Open vSwitch", ovsChassis}} {
 		t.Run(sw.name, func(t *testing.T) {
 			t.Parallel()
-			a, b := nstest.Veth(t)
-			g := startGREEnd(t, sw.start, a, "172.31.11.1", "10.99.0.2", "gre", nil, "10.31.0.1")
-			hop := nstest.Netns(t)
-			nstest.Run(t, "ip", "link", "set", b, "netns", hop)
-			nstest.InNetns(t, hop, "ip", "addr", "add", "172.31.11.2/24", "dev", b)
-			nstest.InNetns(t, hop, "ip", "link", "set", b, "up")
-			appctl := func(args ...string) string {
-				return run(t, g.env, append([]string{"ovs-appctl", "-t", sw.target}, args...)...)
-			}
-			send := func() { ping(g.vm, "10.31.0.2") }
-			send()
-			if flows := appctl("dpctl/dump-flows"); !strings.Contains(flows, "actions:drop") {
-				t.Fatalf("no drop megaflow while the remote has no route:\n%s", flows)
-			}
-			appctl("ovs/route/add", "10.99.0.2/32", "br-phy", "172.31.11.2")
-			learned := false
-			for i := 0; i < 10 && !learned; i++ {
-				send()
-				learned = strings.Contains(appctl("tnl/neigh/show"), "172.31.11.2")
-			}
-			if !learned {
-				t.Fatalf("the route's next hop was never resolved:\n%s\n%s", appctl("tnl/neigh/show"), appctl("dpctl/dump-flows"))
-			}
+			f(t, sw.start)
 		})
 	}
+}
+
+// kernelHop moves link (a veth end in this namespace) into a namespace
+// of its own with address cidr: a host whose kernel answers ARP and
+// neighbour solicitations for it.
+func kernelHop(t *testing.T, link, cidr string) {
+	t.Helper()
+	ns := nstest.Netns(t)
+	nstest.Run(t, "ip", "link", "set", link, "netns", ns)
+	if strings.Contains(cidr, ":") {
+		nstest.InNetns(t, ns, "ip", "addr", "add", cidr, "dev", link, "nodad")
+	} else {
+		nstest.InNetns(t, ns, "ip", "addr", "add", cidr, "dev", link)
+	}
+	nstest.InNetns(t, ns, "ip", "link", "set", link, "up")
+}
+
+// waitNeighbor sends the VM's packets into the tunnel until the switch's
+// tunnel neighbour cache has ip (ten tries).
+func (e *greEnd) waitNeighbor(t *testing.T, ip string) {
+	t.Helper()
+	for i := 0; i < 10; i++ {
+		ping(e.vm, "10.31.0.2")
+		if strings.Contains(e.appctl(t, "tnl/neigh/show"), ip) {
+			return
+		}
+	}
+	t.Fatalf("the tunnel's next hop %s was never resolved:\n%s\n%s", ip, e.appctl(t, "tnl/neigh/show"), e.appctl(t, "dpctl/dump-flows"))
 }
 
 // TestNormalForwardsThroughTunnelsLikeOpenVSwitch joins a gvs-vswitchd
@@ -217,12 +248,11 @@ func TestNormalForwardsThroughTunnelsLikeOpenVSwitch(t *testing.T) {
 		t.Fatal("no ping from the Open vSwitch side through NORMAL and the tunnel")
 	}
 	for _, e := range []struct {
-		name, target string
-		peer         *greEnd
-		env          []string
-	}{{"gvs", "gvs-vswitchd", o, g.env}, {"Open vSwitch", "ovs-vswitchd", g, o.env}} {
+		name      string
+		end, peer *greEnd
+	}{{"gvs", g, o}, {"Open vSwitch", o, g}} {
 		mac := strings.TrimSpace(nstest.InNetns(t, e.peer.vm, "cat", "/sys/class/net/"+e.peer.vmPort+"/address"))
-		fdb := run(t, e.env, "ovs-appctl", "-t", e.target, "fdb/show", "br-int")
+		fdb := e.end.appctl(t, "fdb/show", "br-int")
 		if !regexp.MustCompile(`(?m)^\s+1\s+0\s+` + regexp.QuoteMeta(mac) + `\s`).MatchString(fdb) {
 			t.Errorf("%s: the peer VM's MAC %s is not learned on the tunnel port:\n%s", e.name, mac, fdb)
 		}
@@ -236,30 +266,10 @@ func TestNormalForwardsThroughTunnelsLikeOpenVSwitch(t *testing.T) {
 // tunnel neighbour cache (no tunnel packet ever comes back to teach it).
 func TestTunnelNeighborLearnedFromAdvertisementLikeOpenVSwitch(t *testing.T) {
 	t.Parallel()
-	nstest.Require(t, "tests", "ping")
-	for _, bin := range []string{"ovs-vsctl", "ovs-vswitchd", "ovsdb-server", "ovsdb-tool"} {
-		nstest.RequireBinary(t, bin, "openvswitch-switch")
-	}
-	for _, sw := range []struct {
-		name, target string
-		start        chassisSwitch
-	}{{"gvs", "gvs-vswitchd", gvsChassis(daemonBinary(t))}, {"Open vSwitch", "ovs-vswitchd", ovsChassis}} {
-		t.Run(sw.name, func(t *testing.T) {
-			t.Parallel()
-			a, b := nstest.Veth(t)
-			g := startGREEnd(t, sw.start, a, "fc00:33::1", "fc00:33::2", "ip6gre", nil, "10.31.0.1")
-			hop := nstest.Netns(t)
-			nstest.Run(t, "ip", "link", "set", b, "netns", hop)
-			nstest.InNetns(t, hop, "ip", "addr", "add", "fc00:33::2/64", "dev", b, "nodad")
-			nstest.InNetns(t, hop, "ip", "link", "set", b, "up")
-			learned := false
-			for i := 0; i < 10 && !learned; i++ {
-				ping(g.vm, "10.31.0.2")
-				learned = strings.Contains(run(t, g.env, "ovs-appctl", "-t", sw.target, "tnl/neigh/show"), "fc00:33::2")
-			}
-			if !learned {
-				t.Fatalf("the tunnel's IPv6 neighbour was never learned:\n%s", run(t, g.env, "ovs-appctl", "-t", sw.target, "dpctl/dump-flows"))
-			}
-		})
-	}
+	eachSwitch(t, func(t *testing.T, start chassisSwitch) {
+		a, b := nstest.Veth(t)
+		g := startGREEnd(t, start, a, "fc00:33::1", "fc00:33::2", "ip6gre", nil, "10.31.0.1")
+		kernelHop(t, b, "fc00:33::2/64")
+		g.waitNeighbor(t, "fc00:33::2")
+	})
 }
