@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -64,13 +63,7 @@ func TestConntrackACLWithOriginalTupleLookupLikeOpenVSwitch(t *testing.T) {
 		mon := startTool(t, env, "ovs-ofctl", "monitor", "br0", "65534", "-P", "nxt_packet_in")
 		time.Sleep(500 * time.Millisecond)
 		out := runSteps(t, env, target, steps)
-		waitFor(t, "two packet-ins", func() bool {
-			b, _ := os.ReadFile(mon.log)
-			return strings.Count(string(b), "NXT_PACKET_IN") >= 2
-		})
-		time.Sleep(300 * time.Millisecond) // room for a wrong third one
-		b, _ := os.ReadFile(mon.log)
-		return append(out, "monitor:\n"+string(b))
+		return append(out, "monitor:\n"+mon.packetIns(2))
 	}
 	ovsEnv, stopOVS := startOpenVSwitch(t)
 	want := session(ovsEnv, "ovs-vswitchd")

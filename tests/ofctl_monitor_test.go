@@ -45,6 +45,20 @@ func startTool(t *testing.T, env []string, bin string, args ...string) *bgTool {
 	return bt
 }
 
+// packetIns waits (up to 10s) until an ovs-ofctl monitor's transcript
+// holds n packet-ins, then a little longer so that a wrong extra one shows,
+// and returns the transcript.
+func (bt *bgTool) packetIns(n int) string {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if b, _ := os.ReadFile(bt.log); strings.Count(string(b), "NXT_PACKET_IN") >= n {
+			break
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	b, _ := os.ReadFile(bt.log)
+	return string(b)
+}
+
 // output waits (up to 10s) for the tool to exit, which it does when the
 // switch goes away, and returns its transcript and exit code.
 func (bt *bgTool) output(t *testing.T) string {
