@@ -24,7 +24,7 @@ type Bundle struct {
 
 // BondFDBPort is the number bond n of a bridge has in the bridge's MAC
 // table, outside the range of datapath port numbers and of
-// PatchFDBPort's.
+// VirtualFDBPort's.
 func BondFDBPort(n uint16) uint32 { return bondFDBBase | uint32(n) }
 
 const bondFDBBase = 0xfffd0000

@@ -150,11 +150,12 @@ func outputTCI(p *Port, vlan, pcp uint16) uint16 {
 }
 
 // normal translates NORMAL into the datapath's learn-and-forward action.
-// Patch ports have no datapath port: each takes a number in the bridge's
-// MAC table (PatchFDBPort) and a recirculation id whose pass continues in
-// the peer bridge at the peer port, so MACs behind a patch port are
-// learned and forwarded to like any other, and a packet that came
-// through a patch port is learned on it (learn_port).
+// Patch and tunnel ports have no datapath port of their own: each takes
+// a number in the bridge's MAC table (VirtualFDBPort) and a recirculation
+// id whose pass continues in the peer bridge at the peer port (patch) or
+// outputs to the tunnel (route, neighbour, header), so MACs behind them
+// are learned and forwarded to like any other, and a packet that came
+// through one is learned on it (learn_port).
 //
 // Every tagged output of one packet carries the same tag (the VLAN and
 // the received priority), so the datapath action needs only to know
@@ -197,7 +198,7 @@ func (c *ctx) normal() {
 	}
 	p := odp.MACLearnParams{Table: c.snap.FDBTable, VLAN: vlan, InTagged: tagged}
 	if in.ODP == NoODP || in.Tunnel != nil {
-		p.LearnPort = PatchFDBPort(in.OFPort)
+		p.LearnPort = VirtualFDBPort(in.OFPort)
 	}
 	if in.Bundle != nil && in.Bundle.Bond != nil && !c.bondInput(in, &p) {
 		return
@@ -227,7 +228,7 @@ func (c *ctx) normal() {
 				continue
 			}
 			fz := Frozen{Bridge: q.PeerBridge, InPort: uint32(q.PeerPort), FromBridge: c.snap.Bridge, FromPort: q.OFPort}
-			p.Ports = append(p.Ports, odp.MACLearnPort{Port: PatchFDBPort(q.OFPort),
+			p.Ports = append(p.Ports, odp.MACLearnPort{Port: VirtualFDBPort(q.OFPort),
 				Tagged: outputTCI(q, vlan, pcp) != 0, Recirc: c.x.Recirc.ID(fz)})
 		case q.Bundle != nil && q.Bundle.Bond != nil:
 			if slices.Contains(bundles, q.Bundle) {
@@ -258,7 +259,7 @@ func (c *ctx) normal() {
 				c.fail(err)
 				return
 			}
-			p.Ports = append(p.Ports, odp.MACLearnPort{Port: PatchFDBPort(q.OFPort),
+			p.Ports = append(p.Ports, odp.MACLearnPort{Port: VirtualFDBPort(q.OFPort),
 				Tagged: outputTCI(q, vlan, pcp) != 0, Recirc: id})
 		case q.ODP != NoODP:
 			// A tunnel packet for the address of a port it would reach
@@ -300,14 +301,14 @@ func (c *ctx) tunnelFloodID(q *Port) (uint32, error) {
 	return c.x.Recirc.ID(fz), nil
 }
 
-// PatchFDBPort is the number a port without a datapath port of its own
+// VirtualFDBPort is the number a port without a datapath port of its own
 // (OpenFlow port ofport: a patch or tunnel port) has in its bridge's
 // MAC table, outside the range of datapath port numbers.
-func PatchFDBPort(ofport uint16) uint32 { return patchFDBBase | uint32(ofport) }
+func VirtualFDBPort(ofport uint16) uint32 { return virtualFDBBase | uint32(ofport) }
 
-// PatchFDBOFPort returns the OpenFlow port of a PatchFDBPort number.
-func PatchFDBOFPort(fdbPort uint32) (uint16, bool) {
-	return uint16(fdbPort), fdbPort&^0xffff == patchFDBBase
+// VirtualFDBOFPort returns the OpenFlow port of a VirtualFDBPort number.
+func VirtualFDBOFPort(fdbPort uint32) (uint16, bool) {
+	return uint16(fdbPort), fdbPort&^0xffff == virtualFDBBase
 }
 
-const patchFDBBase = 0xfffe0000
+const virtualFDBBase = 0xfffe0000

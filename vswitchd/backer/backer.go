@@ -217,11 +217,11 @@ type dpPort struct {
 // fdbPort is the port's number in its bridge's MAC table: its datapath
 // port, or, for a port without a datapath port of its own (a patch port;
 // a tunnel port, whose type's vport carries every tunnel of the type),
-// xlate.PatchFDBPort of its OpenFlow number.
+// xlate.VirtualFDBPort of its OpenFlow number.
 func (p *dpPort) fdbPort() (uint32, bool) {
 	switch {
 	case (p.typ == "patch" || p.tunnel != nil) && p.ofport > 0:
-		return xlate.PatchFDBPort(uint16(p.ofport)), true
+		return xlate.VirtualFDBPort(uint16(p.ofport)), true
 	case p.dev != nil:
 		return uint32(p.odp), true
 	}
