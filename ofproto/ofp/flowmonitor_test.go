@@ -325,6 +325,9 @@ func FuzzFlowMonitorDecode(f *testing.F) {
 		}
 		for _, e := range msgs {
 			m2, err := ofp.Decode(e)
+			if err != nil && m.Version > 1 && ofp.CodeOf(err) == ofp.OFPBMC_BAD_PREREQ {
+				continue // NXM vlan_tci without CFI has no OXM form (as in Open vSwitch; FuzzDecodeMatch)
+			}
 			if err != nil {
 				t.Fatalf("%x re-encodes as %x, which fails: %v", b, e, err)
 			}
