@@ -22,14 +22,20 @@ type Kernel struct {
 	watch int // multicast notifications
 	seq   atomic.Uint32
 
-	mu sync.Mutex // serialises dumps on fd
-	fd int        // dump requests
+	mu    sync.Mutex // serialises dumps on fd
+	fd    int        // dump requests
+	buf   []byte     // dump replies; guarded by mu
+	dumps atomic.Uint64
 
-	// addrs caches Addrs per device until the next route dump, as Open
-	// vSwitch caches device address lists between routing-table resets.
+	// addrs caches every device's addresses, read in one dump at the
+	// first Addrs after a route dump, as Open vSwitch caches device
+	// address lists between routing-table resets. A route dump inserts
+	// one route per device and looks up each one's addresses: reading
+	// them per device made every re-sync cost a links and an address
+	// dump per device (quadratic in the devices, a gigabyte of garbage
+	// while ovn-controller added 50 ports).
 	addrMu sync.Mutex
-	addrs  map[string][]netip.Prefix // guarded by addrMu
-
+	addrs  map[string][]netip.Prefix // guarded by addrMu; nil until read
 }
 
 // OpenKernel opens rtnetlink sockets in the calling thread's network
@@ -84,7 +90,11 @@ func (k *Kernel) dump(typ uint16, body []byte, fn func(m *syscall.NetlinkMessage
 	if err := unix.Sendto(k.fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return fmt.Errorf("router: rtnetlink dump %d: %w", typ, err)
 	}
-	buf := make([]byte, 1<<16)
+	k.dumps.Add(1)
+	if k.buf == nil {
+		k.buf = make([]byte, 1<<16)
+	}
+	buf := k.buf
 	for {
 		n, _, err := unix.Recvfrom(k.fd, buf, 0)
 		if err == unix.EINTR {
@@ -240,45 +250,35 @@ func parseRouteMsg(m *syscall.NetlinkMessage, links map[int32]string) (KernelRou
 	return kr, true
 }
 
-// Addrs returns the addresses of device dev, in kernel order, read with an
-// RTM_GETADDR dump and cached until the next Routes. Errors yield nil, like
-// a device without addresses.
+// Addrs returns the addresses of device dev, in kernel order. Every
+// device's are read with one RTM_GETADDR dump and cached until the next
+// Routes. Errors and unknown devices yield nil, like a device without
+// addresses.
 func (k *Kernel) Addrs(dev string) []netip.Prefix {
 	k.addrMu.Lock()
 	defer k.addrMu.Unlock()
-	if a, ok := k.addrs[dev]; ok {
-		return a
-	}
-	a := k.readAddrs(dev)
 	if k.addrs == nil {
-		k.addrs = make(map[string][]netip.Prefix)
+		k.addrs = k.readAddrs()
 	}
-	k.addrs[dev] = a
-	return a
+	return k.addrs[dev]
 }
 
-func (k *Kernel) readAddrs(dev string) []netip.Prefix {
+// readAddrs returns every device's addresses (an empty map when the
+// dumps fail, so that the failure is not retried per lookup).
+func (k *Kernel) readAddrs() map[string][]netip.Prefix {
+	out := make(map[string][]netip.Prefix)
 	links, err := k.Links()
 	if err != nil {
-		return nil
+		return out
 	}
-	idx := int32(-1)
-	for i, n := range links {
-		if n == dev {
-			idx = i
-		}
-	}
-	if idx < 0 {
-		return nil
-	}
-	var out []netip.Prefix
 	body := make([]byte, unix.SizeofIfAddrmsg)
 	_ = k.dump(unix.RTM_GETADDR, body, func(m *syscall.NetlinkMessage) error {
 		if m.Header.Type != unix.RTM_NEWADDR || len(m.Data) < unix.SizeofIfAddrmsg {
 			return nil
 		}
 		ifa := (*unix.IfAddrmsg)(unsafe.Pointer(&m.Data[0]))
-		if int32(ifa.Index) != idx {
+		dev, ok := links[int32(ifa.Index)]
+		if !ok {
 			return nil
 		}
 		attrs, err := syscall.ParseNetlinkRouteAttr(m)
@@ -300,7 +300,7 @@ func (k *Kernel) readAddrs(dev string) []netip.Prefix {
 			addr = local
 		}
 		if addr.IsValid() {
-			out = append(out, netip.PrefixFrom(addr, int(ifa.Prefixlen)))
+			out[dev] = append(out[dev], netip.PrefixFrom(addr, int(ifa.Prefixlen)))
 		}
 		return nil
 	})

@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"os/exec"
@@ -230,6 +231,50 @@ func TestWatchFollowsKernelRouteChanges(t *testing.T) {
 	waitFor("10.7.0.0/16", false)
 	sh("ip link set v0 down")
 	waitFor("10.1.0.0/24", false)
+}
+
+// TestSyncReadsAddressesOnceForEveryDevice: a re-sync (one per burst of
+// link or route notifications) reads the links, the routes and every
+// device's addresses in one dump each, however many devices hold routes.
+func TestSyncReadsAddressesOnceForEveryDevice(t *testing.T) {
+	env.Need(t, ovscmdtest.CanNetns(), "root and ip netns")
+	ns := env.NewNetns(t)
+	const n = 20
+	var cmd strings.Builder
+	cmd.WriteString("sysctl -qw net.ipv6.conf.default.addr_gen_mode=1 net.ipv6.conf.all.addr_gen_mode=1; ip link set lo up")
+	for i := 0; i < n; i += 2 {
+		fmt.Fprintf(&cmd, "; ip link add d%d type veth peer name d%d", i, i+1)
+	}
+	for i := range n {
+		fmt.Fprintf(&cmd, "; ip link set d%d up; ip addr add 10.%d.0.1/24 dev d%d; ip addr add 10.%d.0.2/24 dev d%d", i, i, i, i, i)
+	}
+	if out, err := exec.Command("ip", "netns", "exec", ns, "sh", "-c", cmd.String()).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	k := openKernelIn(t, ns)
+	tbl := New(k.Addrs)
+	for round := range 2 {
+		before := k.dumps.Load()
+		if err := tbl.Sync(k); err != nil {
+			t.Fatal(err)
+		}
+		if got := k.dumps.Load() - before; got != 4 {
+			t.Errorf("round %d: %d rtnetlink dumps for %d devices, want 4 (links and routes, links and addresses)", round, got, n)
+		}
+	}
+	show := tbl.Show()
+	for i := range n {
+		want := fmt.Sprintf("Cached: 10.%d.0.0/24 dev d%d SRC 10.%d.0.1\n", i, i, i)
+		if !strings.Contains(show, want) {
+			t.Errorf("missing %q in\n%s", want, show)
+		}
+	}
+	if got, want := fmt.Sprint(k.Addrs("d7")), "[10.7.0.1/24 10.7.0.2/24]"; got != want {
+		t.Errorf("Addrs(d7) = %s, want %s", got, want)
+	}
+	if got := k.Addrs("nosuchdev"); got != nil {
+		t.Errorf("Addrs(nosuchdev) = %v, want nil", got)
+	}
 }
 
 func TestLookupFromRequiresLocalSourceAndKeepsIt(t *testing.T) {

@@ -146,6 +146,7 @@ run_one() {
 	rssnow=$(rss $swpids)
 	if [ -n "${HEAP_PROFILE:-}" ] && [ "$sw" = gvs ]; then
 		$inns curl -s -o "$HEAP_PROFILE" "http://127.0.0.1:9911/debug/pprof/heap?gc=1"
+		$inns curl -s "http://127.0.0.1:9911/metrics" | grep -E '^go_(memstats|gc|sched_gomaxprocs|threads)' >"$HEAP_PROFILE.metrics" || true
 	fi
 	if [ -n "${DUMP_FLOWS:-}" ]; then
 		ovs-ofctl -O OpenFlow15 --no-stats dump-flows unix:"$dir/br-int.mgmt" >"$DUMP_FLOWS.$sw"
