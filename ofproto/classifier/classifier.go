@@ -288,6 +288,10 @@ type Classifier[T any] struct {
 	count     int
 	seq       uint64
 	removed   []*Rule[T] // rules with a remove version, for Sweep
+	// kw is insert's and delete's scratch for a rule's flow words: on
+	// the stack it would escape (the trie fields' getters are called
+	// through function values) and cost each flow_mod a heap copy.
+	kw words
 }
 
 // New returns an empty classifier.
@@ -543,7 +547,8 @@ func (c *Classifier[T]) insert(r *Rule[T]) {
 	st := vw.byMask[mw]
 	if st == nil {
 		c.seq++
-		st = newSubtable[T](&mw, r.shape, vw.tries, c.seq)
+		mask := mw // the new subtable keeps it; only this copy escapes
+		st = newSubtable[T](&mask, r.shape, vw.tries, c.seq)
 		c.subtables = append(c.subtables, st)
 		m := make(map[words]*subtable[T], len(vw.byMask)+1)
 		for k, s := range vw.byMask {
@@ -561,8 +566,9 @@ func (c *Classifier[T]) insert(r *Rule[T]) {
 		// reader sees this write.
 		r.shape = st.shape
 	}
-	kw := r.words()
-	kf := flowOf(&kw)
+	kw := &c.kw
+	*kw = r.words()
+	kf := flowOf(kw)
 	// Tries and stage indices first: they may over-approximate the rules,
 	// never under-approximate them.
 	for j, f := range vw.tries.fields {
@@ -576,10 +582,10 @@ func (c *Classifier[T]) insert(r *Rule[T]) {
 	var h uint64
 	last := len(st.stages) - 1
 	for i := range last {
-		h = st.stages[i].hash(h, i, &kw)
+		h = st.stages[i].hash(h, i, kw)
 		st.indexAdd(i, finish(h, i))
 	}
-	r.hash = finish(st.stages[last].hash(h, last, &kw), last)
+	r.hash = finish(st.stages[last].hash(h, last, kw), last)
 	st.rules.insert(r.hash, r)
 	c.count++
 	st.priCount[r.priority]++
@@ -593,11 +599,12 @@ func (c *Classifier[T]) delete(r *Rule[T]) {
 	st := r.st
 	vw := c.view.Load()
 	st.rules.remove(r.hash, func(o *Rule[T]) bool { return o == r })
-	kw := r.words()
-	kf := flowOf(&kw)
+	kw := &c.kw
+	*kw = r.words()
+	kf := flowOf(kw)
 	var h uint64
 	for i := range len(st.stages) - 1 {
-		h = st.stages[i].hash(h, i, &kw)
+		h = st.stages[i].hash(h, i, kw)
 		st.indexDel(i, finish(h, i))
 	}
 	for j, f := range vw.tries.fields {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
 )
@@ -379,12 +380,22 @@ func DecodeActionsWithDebug(b []byte, v uint8) ([]Action, error) {
 
 func decodeTopActions(b []byte, v uint8, debug bool) ([]Action, error) {
 	acts, err := decodeActions(b, v, 0)
-	if err == nil && !debug {
-		if raw, ok := findDebugAction(acts); ok {
-			return nil, errorf(OFPBAC_BAD_VENDOR_TYPE, "%s is for testing only", raw)
-		}
+	if err == nil {
+		err = refuseDebugActions(acts, debug)
 	}
-	return acts, err
+	if err != nil {
+		return nil, err
+	}
+	return acts, nil
+}
+
+// refuseDebugActions is the error for a testing action in acts (nested
+// ones included) unless debug.
+func refuseDebugActions(acts []Action, debug bool) error {
+	if raw, ok := findDebugAction(acts); ok && !debug {
+		return errorf(OFPBAC_BAD_VENDOR_TYPE, "%s is for testing only", raw)
+	}
+	return nil
 }
 
 // findDebugAction finds a testing action, nested ones included.
@@ -401,13 +412,34 @@ func findDebugAction(acts []Action) (RawAction, bool) {
 }
 
 func decodeActions(b []byte, v uint8, depth int) ([]Action, error) {
+	return appendDecodedActions(nil, b, v, depth)
+}
+
+// countActions is the number of actions in the list b, as far as their
+// lengths can be walked (decoding reports any bad length): lists are
+// decoded into slices of exactly this size, since rules keep them.
+func countActions(b []byte) int {
+	n := 0
+	for off := 0; off+4 <= len(b); n++ {
+		l := int(binary.BigEndian.Uint16(b[off+2:]))
+		if l < 8 {
+			return n + 1
+		}
+		off += l
+	}
+	return n
+}
+
+// appendDecodedActions decodes the action list b onto out, which it
+// first grows to hold all of b's actions.
+func appendDecodedActions(out []Action, b []byte, v uint8, depth int) ([]Action, error) {
 	if len(b)%8 != 0 {
 		return nil, errorf(OFPBRC_BAD_LEN, "actions length %d is not a multiple of 8", len(b))
 	}
 	if depth > maxNesting {
 		return nil, errorf(OFPBAC_BAD_ARGUMENT, "actions nested more than %d deep", maxNesting)
 	}
-	var out []Action
+	out = slices.Grow(out, countActions(b))
 	for off := 0; off < len(b); {
 		p := b[off:]
 		in, err := lookupAction(p, v)

@@ -116,7 +116,16 @@ func decodeOfpacts(b []byte, v uint8, instructions, debug bool) ([]Action, error
 		insts[typ] = b[off+4 : off+n]
 		off += n
 	}
+	size := countActions(insts[InstApplyActions][min(4, len(insts[InstApplyActions])):])
+	for _, t := range []uint16{InstMeter, InstClearActions, InstWriteActions, InstWriteMetadata, InstGotoTable} {
+		if insts[t] != nil {
+			size++
+		}
+	}
 	var out []Action
+	if size > 0 {
+		out = make([]Action, 0, size) // rules keep it: no slack
+	}
 	if p := insts[InstMeter]; p != nil {
 		a := Action{Type: ActMeter, Arg: uint64(binary.BigEndian.Uint32(p))}
 		if v >= mf.OF15 {
@@ -125,11 +134,14 @@ func decodeOfpacts(b []byte, v uint8, instructions, debug bool) ([]Action, error
 		out = append(out, a)
 	}
 	if p := insts[InstApplyActions]; p != nil {
-		acts, err := decodeTopActions(p[4:], v, debug)
-		if err != nil {
+		start := len(out)
+		var err error
+		if out, err = appendDecodedActions(out, p[4:], v, 0); err != nil {
 			return nil, err
 		}
-		out = append(out, acts...)
+		if err := refuseDebugActions(out[start:], debug); err != nil {
+			return nil, err
+		}
 	}
 	if insts[InstClearActions] != nil {
 		out = append(out, Action{Type: ActClearActions})
@@ -248,12 +260,17 @@ func ValidateOfpacts(acts []Action, m *mf.Match, maxPorts uint32, tableID uint8,
 // records in each action the flow context its cross-version encodings
 // need (FlowHasVLAN, FlowIPProto), so acts must be addressable.
 func ValidateOfpactsVersion(v uint8, acts []Action, m *mf.Match, maxPorts uint32, tableID uint8, nTables uint8) error {
-	c := checker{m: *m, v: v, maxPorts: maxPorts, table: tableID, nTables: nTables}
+	c := checker{m: m, v: v, maxPorts: maxPorts, table: tableID, nTables: nTables}
 	return c.check(acts, 0)
 }
 
 type checker struct {
-	m        mf.Match // mutated as actions change the packet (push_vlan, pop_mpls, ...)
+	// m is the match as the actions so far leave the packet (push_vlan,
+	// pop_mpls, ...): the caller's until an action changes it, then a
+	// copy the checker owns (most lists change nothing, and a Match is a
+	// kilobyte that every flow_mod would otherwise copy to the heap).
+	m        *mf.Match
+	owned    bool
 	v        uint8
 	maxPorts uint32
 	table    uint8
@@ -320,11 +337,20 @@ func (c *checker) setVLAN(present bool) {
 	} else {
 		val, mask = [2]byte{}, [2]byte{0xff, 0xff}
 	}
-	_ = c.m.SetMasked(tci, val[:], mask[:]) // width matches
+	_ = c.mutable().SetMasked(tci, val[:], mask[:]) // width matches
 }
 
 func (c *checker) setEthType(t uint16) {
-	_ = c.m.SetMasked(mf.ByID(mf.IDEthType), []byte{byte(t >> 8), byte(t)}, nil)
+	_ = c.mutable().SetMasked(mf.ByID(mf.IDEthType), []byte{byte(t >> 8), byte(t)}, nil)
+}
+
+// mutable returns c.m, copied first unless the checker owns it.
+func (c *checker) mutable() *mf.Match {
+	if !c.owned {
+		cp := *c.m
+		c.m, c.owned = &cp, true
+	}
+	return c.m
 }
 
 func (c *checker) check(acts []Action, depth int) error {

@@ -98,9 +98,10 @@ func checkMeter(_ *checker, a *Action, _ int) error {
 // checkNested checks a nested list (clone, write_actions) against the
 // match as it stands, whose changes do not outlive the list.
 func checkNested(c *checker, a *Action, depth int) error {
-	saved := c.m
+	saved, owned := c.m, c.owned
+	c.owned = false // a change inside copies, leaving saved as it is
 	err := c.check(a.Nested, depth+1)
-	c.m = saved
+	c.m, c.owned = saved, owned
 	return err
 }
 

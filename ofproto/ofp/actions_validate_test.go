@@ -2,6 +2,7 @@ package ofp_test
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
@@ -24,6 +25,8 @@ func TestValidateOfpactsAppliesOVSMatchChecks(t *testing.T) {
 	ip := matchOf(t, "eth_type", []byte{8, 0})
 	none := matchOf(t)
 	setIPDst := ofp.Action{Type: ofp.ActSetField, Field: mf.ByName("ip_dst"), Value: []byte{10, 0, 0, 1}}
+	pushVLAN := ofp.Action{Type: ofp.ActPushVLAN, Arg: 0x8100}
+	setVID := ofp.Action{Type: ofp.ActSetField, Field: mf.ByName("vlan_vid"), Value: []byte{0x10, 5}}
 	for _, c := range []struct {
 		name  string
 		acts  []ofp.Action
@@ -51,6 +54,11 @@ func TestValidateOfpactsAppliesOVSMatchChecks(t *testing.T) {
 			Src: ofp.Subfield{Field: mf.ByName("tcp_src"), NBits: 16}, Dst: ofp.Subfield{Field: mf.ByName("reg0"), NBits: 16}}},
 			ip, mf.OF13, 0, ofp.OFPBAC_MATCH_INCONSISTENT},
 		{"clone checks its actions", []ofp.Action{{Type: ofp.ActClone, Nested: []ofp.Action{setIPDst}}}, none, mf.OF13, 0, ofp.OFPBAC_MATCH_INCONSISTENT},
+		{"push_vlan inside clone applies inside it", []ofp.Action{{Type: ofp.ActClone, Nested: []ofp.Action{pushVLAN, setVID}}}, none, mf.OF13, 0, 0},
+		{"push_vlan inside clone does not outlive it", []ofp.Action{{Type: ofp.ActClone, Nested: []ofp.Action{pushVLAN}}, setVID}, none, mf.OF13, 0, ofp.OFPBAC_MATCH_INCONSISTENT},
+		{"push_vlan before clone applies inside it", []ofp.Action{pushVLAN, {Type: ofp.ActClone, Nested: []ofp.Action{setVID}}}, none, mf.OF13, 0, 0},
+		{"pop_vlan inside clone does not outlive it", []ofp.Action{pushVLAN, {Type: ofp.ActClone, Nested: []ofp.Action{{Type: ofp.ActPopVLAN}}}, setVID}, none, mf.OF13, 0, 0},
+		{"pop_vlan inside clone applies inside it", []ofp.Action{pushVLAN, {Type: ofp.ActClone, Nested: []ofp.Action{{Type: ofp.ActPopVLAN}, setVID}}}, none, mf.OF13, 0, ofp.OFPBAC_MATCH_INCONSISTENT},
 	} {
 		err := ofp.ValidateOfpactsVersion(c.v, c.acts, c.m, 100, c.table, 254)
 		if got := ofp.CodeOf(err); got != c.want {
@@ -59,6 +67,36 @@ func TestValidateOfpactsAppliesOVSMatchChecks(t *testing.T) {
 		if c.name == "mod_nw_src without IP in OF1.3" && !errors.Is(err, ofp.ErrOnlyOF10) {
 			t.Errorf("%s: %v does not wrap ErrOnlyOF10", c.name, err)
 		}
+	}
+}
+
+// Validation neither changes the caller's match (actions that change the
+// packet change a copy) nor, when no action changes the packet, copies
+// it: every flow_mod is validated, and a Match is a kilobyte.
+// (The allocation figure is bytes, not objects: the copy was one object.)
+func TestValidateOfpactsLeavesTheMatchAloneAndAllocatesNothing(t *testing.T) {
+	m := matchOf(t, "eth_type", []byte{8, 0})
+	orig := *m
+	push := []ofp.Action{{Type: ofp.ActPushVLAN, Arg: 0x8100}, {Type: ofp.ActSetField, Field: mf.ByName("vlan_vid"), Value: []byte{0x10, 5}}}
+	if err := ofp.ValidateOfpactsVersion(mf.OF13, push, m, 100, 0, 254); err != nil {
+		t.Fatal(err)
+	}
+	if *m != orig {
+		t.Error("validating push_vlan changed the caller's match")
+	}
+	plain := []ofp.Action{{Type: ofp.ActSetField, Field: mf.ByName("ip_dst"), Value: []byte{10, 0, 0, 1}},
+		{Type: ofp.ActOutput, Port: 1}, {Type: ofp.ActGotoTable, Table: 2}}
+	const runs = 1000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		if err := ofp.ValidateOfpactsVersion(mf.OF13, plain, m, 100, 0, 254); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 128 {
+		t.Errorf("%d bytes allocated per validation, want at most 128 (the checker, not a copy of the match)", per)
 	}
 }
 
@@ -135,5 +173,29 @@ func TestOfpactsInstructionsRoundTrip(t *testing.T) {
 	// Out of order: goto_table before an action.
 	if _, err := ofp.AppendOfpacts(nil, []ofp.Action{{Type: ofp.ActGotoTable, Table: 1}, {Type: ofp.ActOutput, Port: 1}}, mf.OF13, true); ofp.CodeOf(err) != ofp.OFPBAC_UNSUPPORTED_ORDER {
 		t.Errorf("goto_table before output: %v, want OFPBAC_UNSUPPORTED_ORDER", err)
+	}
+}
+
+// Rules keep the decoded lists: a list has exactly its actions' room,
+// whether it came as an action list or as instructions.
+func TestDecodedActionListsHaveNoSlack(t *testing.T) {
+	acts := []ofp.Action{{Type: ofp.ActOutput, Port: 1}, {Type: ofp.ActOutput, Port: 2}, {Type: ofp.ActOutput, Port: 3},
+		{Type: ofp.ActWriteMetadata, Arg: 1, Arg2: 1}, {Type: ofp.ActGotoTable, Table: 5}}
+	for _, instructions := range []bool{false, true} {
+		in := acts
+		if !instructions {
+			in = acts[:3]
+		}
+		b, err := ofp.AppendOfpacts(nil, in, mf.OF13, instructions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ofp.DecodeOfpacts(b, mf.OF13, instructions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(in) || cap(got) != len(got) {
+			t.Errorf("instructions=%v: decoded %d actions with room for %d, want %d and %d", instructions, len(got), cap(got), len(in), len(in))
+		}
 	}
 }
