@@ -63,6 +63,11 @@ type Config struct {
 	// MetricsAddress is HOST:PORT for a Prometheus /metrics listener
 	// ("" for none, the default).
 	MetricsAddress string
+	// GCHeadroom is the garbage collector's headroom as a percentage of
+	// the live heap (vswitchd/heapgoal; 100 is Go's default and turns
+	// the tuning off), GCHeadroomMin its floor in MiB. A GOGC variable in
+	// the environment overrides both.
+	GCHeadroom, GCHeadroomMin int
 	// Remotes are the embedded OVSDB server's remotes besides
 	// RUNDIR/db.sock, as ovsdb-server's --remote (remotes.go); nil
 	// means DefaultRemote alone.
@@ -160,6 +165,14 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 			cfg.Workers = v.GetInt("workers")
 			cfg.Database = v.GetString("db")
 			cfg.MetricsAddress = v.GetString("metrics-address")
+			cfg.GCHeadroom = v.GetInt("gc-headroom")
+			cfg.GCHeadroomMin = v.GetInt("gc-headroom-min")
+			if cfg.GCHeadroom < 1 || cfg.GCHeadroom > 100 {
+				return fmt.Errorf("--gc-headroom: %d is not a percentage from 1 to 100", cfg.GCHeadroom)
+			}
+			if cfg.GCHeadroomMin < 0 {
+				return fmt.Errorf("--gc-headroom-min: %d MiB is negative", cfg.GCHeadroomMin)
+			}
 			cfg.SocketGroup = v.GetString("socket-group")
 			cfg.ConntrackState = v.GetString("conntrack-state")
 			if cfg.ConntrackState != "" {
@@ -200,7 +213,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&configFile, "config", "", "configuration file (YAML, TOML or JSON) with keys rundir, dbdir, logdir, db, db-file, workers, metrics-address, socket-group, conntrack-state")
+	f.StringVar(&configFile, "config", "", "configuration file (YAML, TOML or JSON) with keys rundir, dbdir, logdir, db, db-file, workers, metrics-address, gc-headroom, gc-headroom-min, socket-group, conntrack-state")
 	f.String("rundir", "", "directory for sockets and the pidfile (default $OVS_RUNDIR or /var/run/openvswitch)")
 	f.String("dbdir", "", "directory of the embedded database (default $OVS_DBDIR or /etc/openvswitch)")
 	f.String("logdir", "", "directory for the log file (default $OVS_LOGDIR or /var/log/openvswitch)")
@@ -208,6 +221,8 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.String("db-file", "", "embedded database file (default DBDIR/conf.db)")
 	f.Int("workers", 1, "poll-mode workers (cores) per datapath")
 	f.String("metrics-address", "", "serve Prometheus metrics on http://HOST:PORT/metrics (default off)")
+	f.Int("gc-headroom", 25, "let the heap grow by this percentage of its live size between garbage collections (Go's default, 100, keeps twice the live heap resident); overridden by GOGC in the environment")
+	f.Int("gc-headroom-min", 16, "but by at least this many MiB")
 	f.String("socket-group", "", "group (name or number) of the unix sockets, which are mode 0770 (default: the daemon's primary group)")
 	f.String("conntrack-state", "", "save the conntrack tables to this file at a planned stop (SIGTERM, exit) and restore them from it at start (default none)")
 	f.StringVar(&cfg.Pidfile, "pidfile", "default", "write a pidfile (default RUNDIR/PROGRAM.pid; \"none\" for none)")
@@ -240,7 +255,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		f.String(n, "", "accepted for ovs-vswitchd compatibility; ignored")
 		f.Lookup(n).Hidden = true
 	}
-	for _, k := range []string{"rundir", "dbdir", "logdir", "db", "db-file", "workers", "metrics-address", "socket-group", "conntrack-state"} {
+	for _, k := range []string{"rundir", "dbdir", "logdir", "db", "db-file", "workers", "metrics-address", "gc-headroom", "gc-headroom-min", "socket-group", "conntrack-state"} {
 		_ = v.BindPFlag(k, f.Lookup(k))
 	}
 	v.SetEnvPrefix("GVS")

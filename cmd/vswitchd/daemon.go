@@ -250,6 +250,7 @@ func start(cfg *Config, in *takeover) (*Daemon, error) {
 	if err := d.startControl(); err != nil {
 		return nil, err
 	}
+	d.startHeapGoal()
 	d.cov = coverage.New()
 	d.wg.Add(1)
 	go func() { defer d.wg.Done(); d.cov.Run(d.ctx) }()

@@ -1,0 +1,75 @@
+package vswitchd
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGCHeadroomComesFromFlagsOrConfigFileAndIsAPercentage(t *testing.T) {
+	if c := parseConfig(t); c.GCHeadroom != 25 || c.GCHeadroomMin != 16 {
+		t.Errorf("defaults %d%%, %d MiB; want 25%%, 16 MiB", c.GCHeadroom, c.GCHeadroomMin)
+	}
+	if c := parseConfig(t, "--gc-headroom=50", "--gc-headroom-min=64"); c.GCHeadroom != 50 || c.GCHeadroomMin != 64 {
+		t.Errorf("from flags %d%%, %d MiB; want 50%%, 64 MiB", c.GCHeadroom, c.GCHeadroomMin)
+	}
+	file := filepath.Join(t.TempDir(), "gvs.yaml")
+	if err := os.WriteFile(file, []byte("gc-headroom: 40\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := parseConfig(t, "--config", file); c.GCHeadroom != 40 {
+		t.Errorf("from config file %d%%, want 40%%", c.GCHeadroom)
+	}
+	for arg, want := range map[string]string{
+		"--gc-headroom=0":      "--gc-headroom: 0 is not a percentage from 1 to 100",
+		"--gc-headroom=101":    "--gc-headroom: 101 is not a percentage from 1 to 100",
+		"--gc-headroom-min=-1": "--gc-headroom-min: -1 MiB is negative",
+	} {
+		cmd := NewCommand("gvs-vswitchd", func(*Config) error { return nil })
+		cmd.SetArgs([]string{arg})
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", arg, err, want)
+		}
+	}
+}
+
+func runtimeGOGC() uint64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestDaemonKeepsTheConfiguredGCHeadroomWhileItRuns: the running daemon
+// sets the collector to its headroom (no floor here) and gives Go's
+// default back when it stops.
+func TestDaemonKeepsTheConfiguredGCHeadroomWhileItRuns(t *testing.T) {
+	if g, ok := os.LookupEnv("GOGC"); ok {
+		t.Fatalf("GOGC=%s in the test's environment overrides the daemon's headroom", g)
+	}
+	cfg := testConfig(t)
+	cfg.GCHeadroom, cfg.GCHeadroomMin = 30, 0
+	d, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitGOGC := func(want uint64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for runtimeGOGC() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("runtime GOGC %d, want %d", runtimeGOGC(), want)
+			}
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitGOGC(30)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitGOGC(100)
+}

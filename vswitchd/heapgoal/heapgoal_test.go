@@ -1,0 +1,80 @@
+package heapgoal
+
+import (
+	"context"
+	"runtime"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+func TestGCPercentKeepsPercentOfLiveAboveTheFloorUpToGosDefault(t *testing.T) {
+	const mib = 1 << 20
+	p := Policy{Percent: 25, Min: 16 * mib}
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 100},         // nothing measured yet: Go's default
+		{8 * mib, 100},   // the floor would be 200 %: capped at Go's default
+		{16 * mib, 100},  // the floor is exactly Go's default
+		{32 * mib, 50},   // the floor: 16 MiB on 32
+		{64 * mib, 25},   // the floor equals the percentage
+		{1024 * mib, 25}, // the percentage
+		{48*mib + 1, 34}, // rounded up: never less headroom than the floor
+	} {
+		if got := p.GCPercent(c.live); got != c.want {
+			t.Errorf("GCPercent(%d) = %d, want %d", c.live, got, c.want)
+		}
+	}
+	if got := (Policy{Percent: 100}).GCPercent(1024 * mib); got != 100 {
+		t.Errorf("Percent 100: GCPercent = %d, want 100", got)
+	}
+	if got := (Policy{}).GCPercent(1024 * mib); got != 1 {
+		t.Errorf("zero Policy: GCPercent = %d, want 1 (never 0, which would collect without pause)", got)
+	}
+}
+
+func gogc() int64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
+
+func TestTunerSetsTheCollectorAfterEachCollectionAndRestoresGosDefault(t *testing.T) {
+	live := make([][]byte, 64) // 64 MiB kept live
+	for i := range live {
+		live[i] = make([]byte, 1<<20)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tu := Start(ctx, Policy{Percent: 20, Min: 4 << 20})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		pct, cycles := tu.Current()
+		if cycles >= 2 && pct == 20 && gogc() == 20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: tuner at %d%% after %d collections, runtime GOGC %d; want 20 after at least 2", pct, cycles, gogc())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	runtime.KeepAlive(live)
+	cancel()
+	deadline = time.Now().Add(10 * time.Second)
+	for gogc() != DefaultPercent {
+		if time.Now().After(deadline) {
+			t.Fatalf("runtime GOGC %d after the tuner stopped, want %d", gogc(), DefaultPercent)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A stopped tuner no longer sets the collector.
+	_, before := tu.Current()
+	runtime.GC()
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	if _, after := tu.Current(); after != before || gogc() != DefaultPercent {
+		t.Errorf("stopped tuner: collections seen %d -> %d, GOGC %d", before, after, gogc())
+	}
+}
