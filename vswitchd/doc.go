@@ -14,5 +14,5 @@
 // Packages: backer (the ofproto-dpif backer: bridge.Switch over the
 // datapaths), dpctl, ofcmds and ctcmds (unixctl command sets), ctstate
 // (the conntrack state file across restarts), metrics (the Prometheus
-// endpoint).
+// endpoint), heapgoal (the garbage collector's headroom).
 package vswitchd

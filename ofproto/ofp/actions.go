@@ -498,6 +498,36 @@ func lookupAction(p []byte, v uint8) (*actionInstance, error) {
 	return in, nil
 }
 
+// An ActionEncoder encodes action lists. It holds the wire forms of the
+// action being encoded and the bytes they point into, and reuses them
+// for the next action and the next list: a flow dump that encodes
+// every rule's actions with one encoder allocates nothing per action.
+// The zero value is ready; an encoder is not safe for concurrent use.
+type ActionEncoder struct {
+	forms []Action
+	arena []byte
+}
+
+// alloc returns n zero bytes that stay valid until the next top-level
+// encode with e.
+func (e *ActionEncoder) alloc(n int) []byte {
+	if cap(e.arena)-len(e.arena) < n {
+		e.arena = make([]byte, 0, max(512, n)) // earlier slices keep the old array
+	}
+	at := len(e.arena)
+	e.arena = e.arena[:at+n]
+	b := e.arena[at : at+n : at+n]
+	clear(b)
+	return b
+}
+
+// reset forgets the previous top-level encode's forms and bytes.
+func (e *ActionEncoder) reset() {
+	clear(e.forms) // drop what they point to
+	e.forms = e.forms[:0]
+	e.arena = e.arena[:0]
+}
+
 // AppendActions encodes actions for wire version v as an action list:
 // each in its Raw form when v has it, else in Open vSwitch's canonical
 // form for v (which may be several wire actions, or none where Open
@@ -505,22 +535,33 @@ func lookupAction(p []byte, v uint8) (*actionInstance, error) {
 // (goto_table, write_metadata) are only encodable in OpenFlow 1.0, as the
 // Nicira actions Open vSwitch uses there.
 func AppendActions(b []byte, acts []Action, v uint8) ([]byte, error) {
-	for i := range acts {
-		var err error
-		if b, err = appendAction(b, &acts[i], v, 0); err != nil {
-			return b, err
-		}
-	}
-	return b, nil
+	var e ActionEncoder
+	return e.AppendActions(b, acts, v)
 }
 
+// AppendActions is the package's AppendActions with e's buffers.
+func (e *ActionEncoder) AppendActions(b []byte, acts []Action, v uint8) ([]byte, error) {
+	e.reset()
+	return e.appendList(b, acts, v, 0)
+}
+
+// appendActionList encodes a nested list (clone, ct's exec) from an
+// action's wire encoder, which has no encoder to hand down.
 func appendActionList(b []byte, acts []Action, v uint8, depth int) ([]byte, error) {
+	if len(acts) == 0 && depth <= maxNesting {
+		return b, nil
+	}
+	var e ActionEncoder
+	return e.appendList(b, acts, v, depth)
+}
+
+func (e *ActionEncoder) appendList(b []byte, acts []Action, v uint8, depth int) ([]byte, error) {
 	if depth > maxNesting {
 		return b, errorf(OFPBAC_BAD_ARGUMENT, "actions nested more than %d deep", maxNesting)
 	}
 	for i := range acts {
 		var err error
-		if b, err = appendAction(b, &acts[i], v, depth); err != nil {
+		if b, err = e.appendAction(b, &acts[i], v, depth); err != nil {
 			return b, err
 		}
 	}
@@ -529,20 +570,22 @@ func appendActionList(b []byte, acts []Action, v uint8, depth int) ([]byte, erro
 
 // appendAction encodes one action as the wire actions chosen by
 // wireForms.
-func appendAction(b []byte, a *Action, v uint8, depth int) ([]byte, error) {
+func (e *ActionEncoder) appendAction(b []byte, a *Action, v uint8, depth int) ([]byte, error) {
 	if a.Type == ActRaw {
 		if _, err := lookupAction(a.Data, v); err != nil {
 			return b, err
 		}
 		return append(b, a.Data...), nil
 	}
-	forms, err := wireForms(a, v)
-	if err != nil {
+	k := len(e.forms)
+	defer func() { e.forms = e.forms[:k] }()
+	if err := wireForms(e, a, v); err != nil {
 		return b, err
 	}
 	start := len(b)
-	for i := range forms {
-		if b, err = appendWire(b, &forms[i], v, depth); err != nil {
+	for i := k; i < len(e.forms); i++ {
+		var err error
+		if b, err = appendWire(b, &e.forms[i], v, depth); err != nil {
 			return b[:start], err
 		}
 	}

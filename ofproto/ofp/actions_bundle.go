@@ -18,11 +18,11 @@ func init() {
 	})
 }
 
-func bundleForms(a *Action, v uint8) ([]Action, error) {
+func bundleForms(e *ActionEncoder, a *Action, v uint8) error {
 	if a.Bundle != nil && a.Bundle.Dst.Field != nil {
-		return oneForm(a, v, RawActNXAST_BUNDLE_LOAD)
+		return e.one(a, v, RawActNXAST_BUNDLE_LOAD)
 	}
-	return oneForm(a, v, RawActNXAST_BUNDLE)
+	return e.one(a, v, RawActNXAST_BUNDLE)
 }
 
 func checkBundle(c *checker, a *Action, _ int) error {

@@ -33,27 +33,27 @@ func init() {
 }
 
 // loadForms: OpenFlow 1.5 has no reg_load: the set_field it means.
-func loadForms(a *Action, v uint8) ([]Action, error) {
+func loadForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v >= mf.OF15 {
-		sf, err := loadToSetField(a)
+		sf, err := e.loadToSetField(a)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return setFieldForms(&sf, v)
+		return setFieldForms(e, &sf, v)
 	}
-	return oneForm(a, v, RawActNXAST_REG_LOAD)
+	return e.one(a, v, RawActNXAST_REG_LOAD)
 }
 
 // moveForms: ONF's copy_field in OpenFlow 1.3 when it came that way,
 // reg_move up to 1.4, copy_field in 1.5.
-func moveForms(a *Action, v uint8) ([]Action, error) {
+func moveForms(e *ActionEncoder, a *Action, v uint8) error {
 	switch {
 	case v == mf.OF13 && a.Raw == RawActONFACT13_COPY_FIELD:
-		return oneForm(a, v, a.Raw)
+		return e.one(a, v, a.Raw)
 	case v <= mf.OF14:
-		return oneForm(a, v, RawActNXAST_REG_MOVE)
+		return e.one(a, v, RawActNXAST_REG_MOVE)
 	}
-	return oneForm(a, v, RawActOFPAT15_COPY_FIELD)
+	return e.one(a, v, RawActOFPAT15_COPY_FIELD)
 }
 
 func checkSetField(c *checker, a *Action, _ int) error {
@@ -80,17 +80,20 @@ func checkMove(c *checker, a *Action, _ int) error {
 	return c.sub(a.Dst, "move")
 }
 
-func exactSetField(id mf.ID, val uint64) *Action {
+// exactSetField is a set_field of the whole of field id (its value in
+// e's arena).
+func (e *ActionEncoder) exactSetField(id mf.ID, val uint64) Action {
 	f := mf.ByID(id)
-	v := make([]byte, f.Bytes)
+	v := e.alloc(f.Bytes)
 	for i := len(v) - 1; i >= 0; i-- {
 		v[i], val = byte(val), val>>8
 	}
-	return &Action{Type: ActSetField, Field: f, Value: v}
+	return Action{Type: ActSetField, Field: f, Value: v}
 }
 
-// loadToSetField turns a reg_load into the masked set_field it means.
-func loadToSetField(a *Action) (Action, error) {
+// loadToSetField turns a reg_load into the masked set_field it means
+// (its value and mask in e's arena).
+func (e *ActionEncoder) loadToSetField(a *Action) (Action, error) {
 	d := a.Dst
 	if err := checkSubfield(d); err != nil {
 		return Action{}, err
@@ -99,7 +102,7 @@ func loadToSetField(a *Action) (Action, error) {
 		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "load to %s cannot be expressed as set_field", d.Field.Name)
 	}
 	w := d.Field.Bytes
-	val, mask := make([]byte, w), make([]byte, w)
+	val, mask := e.alloc(w), e.alloc(w)
 	x := binary.BigEndian.Uint64(a.Value)
 	for i := 0; i < d.NBits; i++ {
 		j := d.Ofs + i
@@ -124,20 +127,21 @@ var legacySetFields = map[mf.ID]ActionType{
 	mf.IDIPDSCPShifted: ActSetNWTos, mf.IDIPECN: ActSetNWECN,
 }
 
-// loadOf is a reg_load of the whole of field id.
-func loadOf(id mf.ID, val uint64) Action {
+// loadOf is a reg_load of the whole of field id (its value in e's arena).
+func (e *ActionEncoder) loadOf(id mf.ID, val uint64) Action {
 	f := mf.ByID(id)
-	return Action{Type: ActLoad, Raw: RawActNXAST_REG_LOAD, Dst: Subfield{f, 0, f.Bits},
-		Value: binary.BigEndian.AppendUint64(nil, val)}
+	x := e.alloc(8)
+	binary.BigEndian.PutUint64(x, val)
+	return Action{Type: ActLoad, Raw: RawActNXAST_REG_LOAD, Dst: Subfield{f, 0, f.Bits}, Value: x}
 }
 
 // setFieldForms follows Open vSwitch's encode_SET_FIELD: OF1.5 always
 // set_field; a set_field that came in as reg_load(2) goes out that way
 // before OF1.5; OF1.0/1.1 use the legacy set actions or reg_load; OF1.2
 // to 1.4 set_field when the whole field is set, else reg_load.
-func setFieldForms(a *Action, v uint8) ([]Action, error) {
+func setFieldForms(e *ActionEncoder, a *Action, v uint8) error {
 	if a.Field == nil || len(a.Value) != a.Field.Bytes && !a.Field.Variable || a.Mask != nil && len(a.Mask) != len(a.Value) {
-		return nil, errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field with a malformed value")
+		return errorf(OFPBAC_BAD_SET_ARGUMENT, "set_field with a malformed value")
 	}
 	w := *a
 	// tun_metadata is as wide as its value: a mask there is kept.
@@ -148,27 +152,29 @@ func setFieldForms(a *Action, v uint8) ([]Action, error) {
 	switch {
 	case v >= mf.OF15:
 		w.Raw = RawActOFPAT15_SET_FIELD
-		return []Action{w}, nil
+		e.forms = append(e.forms, w)
+		return nil
 	case a.Raw == RawActNXAST_REG_LOAD || a.Raw == RawActNXAST_REG_LOAD2:
-		return setFieldToNXAST(&w, v)
+		return setFieldToNXAST(e, &w)
 	case v < mf.OF12:
 		// Open vSwitch sends a field OpenFlow 1.0/1.1 sets with its own
 		// action that way even when masked: the mask is dropped.
 		if t, ok := legacySetFields[a.Field.ID]; ok {
-			return legacyForms(&w, t, v)
+			return legacyForms(e, &w, t, v)
 		}
 		if a.Field.ID == mf.IDVLANTCI { // a mask is dropped here too
-			return vlanTCIForms(&w, v)
+			return vlanTCIForms(e, &w, v)
 		}
-		return setFieldToNXAST(&w, v)
+		return setFieldToNXAST(e, &w)
 	case exact:
 		w.Raw = RawActOFPAT12_SET_FIELD
-		return []Action{w}, nil
+		e.forms = append(e.forms, w)
+		return nil
 	}
-	return setFieldToNXAST(&w, v)
+	return setFieldToNXAST(e, &w)
 }
 
-func legacyForms(a *Action, t ActionType, v uint8) ([]Action, error) {
+func legacyForms(e *ActionEncoder, a *Action, t ActionType, v uint8) error {
 	x := getUintN(a.Value)
 	switch a.Field.ID {
 	case mf.IDVLANVID:
@@ -176,43 +182,44 @@ func legacyForms(a *Action, t ActionType, v uint8) ([]Action, error) {
 	case mf.IDIPDSCPShifted:
 		x <<= 2
 	}
-	l := Action{Type: t, Arg: x, FlowHasVLAN: a.FlowHasVLAN, FlowIPProto: a.FlowIPProto}
-	return wireForms(&l, v)
+	return e.via(Action{Type: t, Arg: x, FlowHasVLAN: a.FlowHasVLAN, FlowIPProto: a.FlowIPProto}, v)
 }
 
 // vlanTCIForms: with CFI set, mod_vlan_vid + mod_vlan_pcp (after a
 // push_vlan in OF1.1 when the flow has no VLAN); without, strip_vlan.
-func vlanTCIForms(a *Action, v uint8) ([]Action, error) {
+func vlanTCIForms(e *ActionEncoder, a *Action, v uint8) error {
 	tci := getUintN(a.Value)
 	if tci&0x1000 == 0 {
-		return wireForms(&Action{Type: ActStripVLAN}, v)
+		return e.via(Action{Type: ActStripVLAN}, v)
 	}
-	var out []Action
+	start := len(e.forms)
 	if v > mf.OF10 && !a.FlowHasVLAN {
-		out = append(out, Action{Type: ActPushVLAN, Raw: RawActOFPAT11_PUSH_VLAN, Arg: 0x8100})
+		e.forms = append(e.forms, Action{Type: ActPushVLAN, Raw: RawActOFPAT11_PUSH_VLAN, Arg: 0x8100})
 	}
-	vid, err := wireForms(&Action{Type: ActSetVLANVID, Arg: tci & 0xfff, FlowHasVLAN: true}, v)
+	err := e.via(Action{Type: ActSetVLANVID, Arg: tci & 0xfff, FlowHasVLAN: true}, v)
+	if err == nil {
+		err = e.via(Action{Type: ActSetVLANPCP, Arg: tci >> 13, FlowHasVLAN: true}, v)
+	}
 	if err != nil {
-		return nil, err
+		e.forms = e.forms[:start]
 	}
-	pcp, err := wireForms(&Action{Type: ActSetVLANPCP, Arg: tci >> 13, FlowHasVLAN: true}, v)
-	return append(append(out, vid...), pcp...), err
+	return err
 }
 
 // setFieldToNXAST: NXAST_REG_LOAD2 for fields without a 32-bit header,
 // of variable length, or that came in as reg_load2; otherwise one
 // NXAST_REG_LOAD per contiguous run of at most 64 mask bits, lowest
 // first (next_load_segment).
-func setFieldToNXAST(a *Action, v uint8) ([]Action, error) {
+func setFieldToNXAST(e *ActionEncoder, a *Action) error {
 	f := a.Field
 	if a.Raw == RawActNXAST_REG_LOAD2 || f.Variable || len(f.Headers) == 0 || f.Headers[0].IsExperimenter() {
-		w := *a
-		w.Raw = RawActNXAST_REG_LOAD2
-		return []Action{w}, nil
+		e.forms = append(e.forms, *a)
+		e.forms[len(e.forms)-1].Raw = RawActNXAST_REG_LOAD2
+		return nil
 	}
 	mask := a.Mask
 	if mask == nil {
-		mask = make([]byte, len(a.Value))
+		mask = e.alloc(len(a.Value))
 		for i := 0; i < f.Bits; i++ {
 			mask[len(mask)-1-i/8] |= 1 << (i % 8)
 		}
@@ -222,7 +229,6 @@ func setFieldToNXAST(a *Action, v uint8) ([]Action, error) {
 	if f.ID != mf.IDVLANVID { // vlan_vid carries OFPVID_PRESENT above its 12 bits
 		total = min(total, f.Bits)
 	}
-	var out []Action
 	for i := 0; i < total; {
 		if !bit(mask, i) {
 			i++
@@ -236,11 +242,12 @@ func setFieldToNXAST(a *Action, v uint8) ([]Action, error) {
 			}
 			n++
 		}
-		out = append(out, Action{Type: ActLoad, Raw: RawActNXAST_REG_LOAD, Dst: Subfield{f, i, n},
-			Value: binary.BigEndian.AppendUint64(nil, x)})
+		val := e.alloc(8)
+		binary.BigEndian.PutUint64(val, x)
+		e.forms = append(e.forms, Action{Type: ActLoad, Raw: RawActNXAST_REG_LOAD, Dst: Subfield{f, i, n}, Value: val})
 		i += n
 	}
-	return out, nil
+	return nil
 }
 
 func decodeSetField(p []byte, v uint8, in *actionInstance, _ int) (Action, error) {

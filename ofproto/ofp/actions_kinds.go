@@ -1,5 +1,7 @@
 package ofp
 
+import "slices"
+
 // The per-kind table that the stages working on decoded actions consult.
 // Each action family file (actions_output.go, actions_field.go, ...)
 // fills in, from an init function, its kinds (kindOps) and its raw
@@ -9,9 +11,9 @@ package ofp
 
 // kindOps is what one action kind contributes to encoding and checking.
 type kindOps struct {
-	// forms returns the wire actions that encode a in version v (see
-	// wireForms); nil means defaultForms.
-	forms func(a *Action, v uint8) ([]Action, error)
+	// forms appends to e.forms the wire actions that encode a in version
+	// v (see wireForms); nil means defaultForms. It must not keep a.
+	forms func(e *ActionEncoder, a *Action, v uint8) error
 	// check applies the kind's consistency checks against the flow's
 	// match as ValidateOfpactsVersion does; nil means none.
 	check func(c *checker, a *Action, depth int) error
@@ -113,40 +115,54 @@ func opsOf(t ActionType) kindOps {
 	return kindOps{}
 }
 
-// wireForms returns the wire actions (each with a Raw that v has) that
-// encode a in version v, following Open vSwitch's encode_* choices. The
-// result may be empty where Open vSwitch silently drops an action that v
+// wireForms appends to e.forms the wire actions (each with a Raw that v
+// has) that encode a in version v, following Open vSwitch's encode_*
+// choices. It may append none where Open vSwitch silently drops an action that v
 // cannot express (enqueue after OF1.0, mod_nw_ttl/mod_nw_ecn/push_vlan in
 // OF1.0, meter before OF1.3, clear/write_actions in OF1.0).
-func wireForms(a *Action, v uint8) ([]Action, error) {
+func wireForms(e *ActionEncoder, a *Action, v uint8) error {
 	if f := opsOf(a.Type).forms; f != nil {
-		return f(a, v)
+		return f(e, a, v)
 	}
-	return defaultForms(a, v)
+	return defaultForms(e, a, v)
 }
 
 // defaultForms encodes a in its Raw form when v has it and it decodes to
 // a's kind, else in the first of the kind's canonical forms that v has.
-func defaultForms(a *Action, v uint8) ([]Action, error) {
+func defaultForms(e *ActionEncoder, a *Action, v uint8) error {
 	if hasRaw(a.Raw, v) && actionKindOf(a.Raw) == a.Type {
-		return oneForm(a, v, a.Raw)
+		return e.one(a, v, a.Raw)
 	}
 	for _, r := range opsOf(a.Type).canonical {
 		if hasRaw(r, v) {
-			return oneForm(a, v, r)
+			return e.one(a, v, r)
 		}
 	}
-	return nil, errorf(OFPBAC_BAD_TYPE, "%s cannot be encoded in version %#x", a.Type, v)
+	return errorf(OFPBAC_BAD_TYPE, "%s cannot be encoded in version %#x", a.Type, v)
 }
 
-// oneForm is a encoded as the raw action r, which v must have.
-func oneForm(a *Action, v uint8, r RawAction) ([]Action, error) {
+// one appends a as the raw action r, which v must have.
+func (e *ActionEncoder) one(a *Action, v uint8, r RawAction) error {
 	if actionByRaw[rawVersion{r, v}] == nil {
-		return nil, errorf(OFPBAC_BAD_TYPE, "%s (%s) cannot be encoded in version %#x", a.Type, r, v)
+		return errorf(OFPBAC_BAD_TYPE, "%s (%s) cannot be encoded in version %#x", a.Type, r, v)
 	}
-	w := *a
-	w.Raw = r
-	return []Action{w}, nil
+	e.forms = append(e.forms, *a)
+	e.forms[len(e.forms)-1].Raw = r
+	return nil
+}
+
+// via appends the wire forms of a, an action that another's forms stand
+// for. a is held in e.forms while its own forms are made (an Action on
+// the stack would escape through the kinds' function values).
+func (e *ActionEncoder) via(a Action, v uint8) error {
+	k := len(e.forms)
+	e.forms = append(e.forms, a)
+	if err := wireForms(e, &e.forms[k], v); err != nil {
+		e.forms = e.forms[:k]
+		return err
+	}
+	e.forms = slices.Delete(e.forms, k, k+1)
+	return nil
 }
 
 // hasRaw reports whether version v has the raw action r.

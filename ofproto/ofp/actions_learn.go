@@ -24,11 +24,11 @@ func init() {
 
 // learnForms: NXAST_LEARN2 when the action needs it (a limit, a result
 // written) or came that way.
-func learnForms(a *Action, v uint8) ([]Action, error) {
+func learnForms(e *ActionEncoder, a *Action, v uint8) error {
 	if l := a.Learn; a.Raw == RawActNXAST_LEARN2 || l != nil && (l.Limit != 0 || l.Flags&LearnWriteResult != 0) {
-		return oneForm(a, v, RawActNXAST_LEARN2)
+		return e.one(a, v, RawActNXAST_LEARN2)
 	}
-	return oneForm(a, v, RawActNXAST_LEARN)
+	return e.one(a, v, RawActNXAST_LEARN)
 }
 
 func checkLearn(c *checker, a *Action, _ int) error {

@@ -41,17 +41,17 @@ func checkCheckPktLarger(c *checker, a *Action, _ int) error { return c.sub(a.Ds
 // sampleForms: the shortest of NXAST_SAMPLE, SAMPLE2 (a sampling port)
 // and SAMPLE3 (a direction) that carries the action, or the one it came
 // in.
-func sampleForms(a *Action, v uint8) ([]Action, error) {
+func sampleForms(e *ActionEncoder, a *Action, v uint8) error {
 	s := a.Sample
 	switch {
 	case s == nil:
-		return nil, errorf(OFPBAC_BAD_ARGUMENT, "sample without its body")
+		return errorf(OFPBAC_BAD_ARGUMENT, "sample without its body")
 	case a.Raw == RawActNXAST_SAMPLE3 || s.Direction != 0:
-		return oneForm(a, v, RawActNXAST_SAMPLE3)
+		return e.one(a, v, RawActNXAST_SAMPLE3)
 	case a.Raw == RawActNXAST_SAMPLE2 || s.SamplingPort != PortNone:
-		return oneForm(a, v, RawActNXAST_SAMPLE2)
+		return e.one(a, v, RawActNXAST_SAMPLE2)
 	}
-	return oneForm(a, v, RawActNXAST_SAMPLE)
+	return e.one(a, v, RawActNXAST_SAMPLE)
 }
 
 func decodeNote(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {

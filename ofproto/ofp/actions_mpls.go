@@ -30,15 +30,15 @@ func init() {
 }
 
 // setMPLSForms: set_field from OpenFlow 1.2.
-func setMPLSForms(a *Action, v uint8) ([]Action, error) {
+func setMPLSForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v >= mf.OF12 {
 		id := mf.IDMPLSLabel
 		if a.Type == ActSetMPLSTC {
 			id = mf.IDMPLSTC
 		}
-		return setFieldForms(exactSetField(id, a.Arg), v)
+		return e.via(e.exactSetField(id, a.Arg), v)
 	}
-	return defaultForms(a, v)
+	return defaultForms(e, a, v)
 }
 
 func checkPushMPLS(c *checker, a *Action, _ int) error {

@@ -174,6 +174,13 @@ func decodeOfpacts(b []byte, v uint8, instructions, debug bool) ([]Action, error
 // it, else takes Open vSwitch's canonical form for v (see wireForms), so
 // a flow added in OF1.0 dumps in OF1.5 as Open vSwitch would send it.
 func AppendOfpacts(b []byte, acts []Action, v uint8, instructions bool) ([]byte, error) {
+	var e ActionEncoder
+	return e.AppendOfpacts(b, acts, v, instructions)
+}
+
+// AppendOfpacts is the package's AppendOfpacts with e's buffers.
+func (e *ActionEncoder) AppendOfpacts(b []byte, acts []Action, v uint8, instructions bool) ([]byte, error) {
+	e.reset()
 	if err := verifyOfpacts(acts, v); err != nil {
 		return b, err
 	}
@@ -184,7 +191,7 @@ func AppendOfpacts(b []byte, acts []Action, v uint8, instructions bool) ([]byte,
 				return b, errorf(OFPBIC_UNSUP_INST, "%s in an action list for version %#x", acts[i].Type, v)
 			}
 		}
-		return AppendActions(b, acts, v)
+		return e.appendList(b, acts, v, 0)
 	}
 	for i := 0; i < len(acts); {
 		a := &acts[i]
@@ -205,7 +212,7 @@ func AppendOfpacts(b []byte, acts []Action, v uint8, instructions bool) ([]byte,
 		case ActWriteActions:
 			at := len(b)
 			b = append(b, 0, InstWriteActions, 0, 0, 0, 0, 0, 0)
-			if b, err = AppendActions(b, a.Nested, v); err != nil {
+			if b, err = e.appendList(b, a.Nested, v, 0); err != nil {
 				return b[:start], err
 			}
 			if len(b)-at > 0xffff {
@@ -229,7 +236,7 @@ func AppendOfpacts(b []byte, acts []Action, v uint8, instructions bool) ([]byte,
 		at := len(b)
 		b = append(b, 0, InstApplyActions, 0, 0, 0, 0, 0, 0)
 		for ; i < len(acts) && !acts[i].Type.IsInstruction(v); i++ {
-			if b, err = appendAction(b, &acts[i], v, 0); err != nil {
+			if b, err = e.appendAction(b, &acts[i], v, 0); err != nil {
 				return b[:start], err
 			}
 		}

@@ -39,47 +39,48 @@ func init() {
 	})
 }
 
-func outputForms(a *Action, v uint8) ([]Action, error) {
+func outputForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v == mf.OF10 {
-		return oneForm(a, v, RawActOFPAT10_OUTPUT)
+		return e.one(a, v, RawActOFPAT10_OUTPUT)
 	}
-	return oneForm(a, v, RawActOFPAT11_OUTPUT)
+	return e.one(a, v, RawActOFPAT11_OUTPUT)
 }
 
 // outputRegForms: NXAST_OUTPUT_REG2 for a field without a 32-bit header
 // or when the action came that way.
-func outputRegForms(a *Action, v uint8) ([]Action, error) {
+func outputRegForms(e *ActionEncoder, a *Action, v uint8) error {
 	f := a.Src.Field
 	if f == nil {
-		return nil, errorf(OFPBAC_BAD_ARGUMENT, "output_reg without a source")
+		return errorf(OFPBAC_BAD_ARGUMENT, "output_reg without a source")
 	}
 	if a.Raw == RawActNXAST_OUTPUT_REG2 || len(f.Headers) == 0 || f.Headers[0].IsExperimenter() {
-		return oneForm(a, v, RawActNXAST_OUTPUT_REG2)
+		return e.one(a, v, RawActNXAST_OUTPUT_REG2)
 	}
-	return oneForm(a, v, RawActNXAST_OUTPUT_REG)
+	return e.one(a, v, RawActNXAST_OUTPUT_REG)
 }
 
 // enqueueForms: after OpenFlow 1.0, set_queue, output, pop_queue, as Open
 // vSwitch.
-func enqueueForms(a *Action, v uint8) ([]Action, error) {
+func enqueueForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v != mf.OF10 {
-		return []Action{{Type: ActSetQueue, Raw: RawActOFPAT_SET_QUEUE, Arg: a.Arg},
-			{Type: ActOutput, Raw: RawActOFPAT11_OUTPUT, Port: a.Port, MaxLen: 0xffff}, {Type: ActPopQueue, Raw: RawActNXAST_POP_QUEUE}}, nil
+		e.forms = append(e.forms, Action{Type: ActSetQueue, Raw: RawActOFPAT_SET_QUEUE, Arg: a.Arg},
+			Action{Type: ActOutput, Raw: RawActOFPAT11_OUTPUT, Port: a.Port, MaxLen: 0xffff}, Action{Type: ActPopQueue, Raw: RawActNXAST_POP_QUEUE})
+		return nil
 	}
-	return defaultForms(a, v)
+	return defaultForms(e, a, v)
 }
 
 // controllerForms: NXAST_CONTROLLER2 when the short form cannot carry the
 // action (userdata, pause, a meter) or it came that way.
-func controllerForms(a *Action, v uint8) ([]Action, error) {
+func controllerForms(e *ActionEncoder, a *Action, v uint8) error {
 	c := a.Controller
 	if c == nil {
-		return nil, errorf(OFPBAC_BAD_ARGUMENT, "controller without its body")
+		return errorf(OFPBAC_BAD_ARGUMENT, "controller without its body")
 	}
 	if len(c.Userdata) > 0 || c.Pause || c.MeterID != NoMeter || a.Raw == RawActNXAST_CONTROLLER2 {
-		return oneForm(a, v, RawActNXAST_CONTROLLER2)
+		return e.one(a, v, RawActNXAST_CONTROLLER2)
 	}
-	return oneForm(a, v, RawActNXAST_CONTROLLER)
+	return e.one(a, v, RawActNXAST_CONTROLLER)
 }
 
 func checkOutput(c *checker, a *Action, _ int) error { return checkOutputPort(a.Port, c.maxPorts) }

@@ -35,43 +35,44 @@ func init() {
 
 // resubmitForms: NXAST_RESUBMIT only for resubmit:port that came that
 // way; the ct variant as it came.
-func resubmitForms(a *Action, v uint8) ([]Action, error) {
+func resubmitForms(e *ActionEncoder, a *Action, v uint8) error {
 	switch {
 	case a.Raw == RawActNXAST_RESUBMIT_TABLE_CT:
-		return oneForm(a, v, a.Raw)
+		return e.one(a, v, a.Raw)
 	case a.Raw == RawActNXAST_RESUBMIT && a.Table == 0xff:
-		return oneForm(a, v, RawActNXAST_RESUBMIT)
+		return e.one(a, v, RawActNXAST_RESUBMIT)
 	}
-	return oneForm(a, v, RawActNXAST_RESUBMIT_TABLE)
+	return e.one(a, v, RawActNXAST_RESUBMIT_TABLE)
 }
 
 // gotoTableForms: OpenFlow 1.0 has it as resubmit(,T); elsewhere it is an
 // instruction (AppendOfpacts).
-func gotoTableForms(a *Action, v uint8) ([]Action, error) {
+func gotoTableForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v == mf.OF10 {
-		return []Action{{Type: ActResubmit, Raw: RawActNXAST_RESUBMIT_TABLE, Port: PortInPort, Table: a.Table}}, nil
+		e.forms = append(e.forms, Action{Type: ActResubmit, Raw: RawActNXAST_RESUBMIT_TABLE, Port: PortInPort, Table: a.Table})
+		return nil
 	}
-	return nil, errorf(OFPBIC_UNSUP_INST, "goto_table in an action list")
+	return errorf(OFPBIC_UNSUP_INST, "goto_table in an action list")
 }
 
-func writeMetadataForms(a *Action, v uint8) ([]Action, error) {
-	return oneForm(a, v, RawActNXAST_WRITE_METADATA)
+func writeMetadataForms(e *ActionEncoder, a *Action, v uint8) error {
+	return e.one(a, v, RawActNXAST_WRITE_METADATA)
 }
 
 // actionSetForms: clear_actions and write_actions are dropped in
 // OpenFlow 1.0 and are instructions elsewhere.
-func actionSetForms(a *Action, v uint8) ([]Action, error) {
+func actionSetForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v == mf.OF10 {
-		return nil, nil
+		return nil
 	}
-	return nil, errorf(OFPBIC_UNSUP_INST, "%s in an action list", a.Type)
+	return errorf(OFPBIC_UNSUP_INST, "%s in an action list", a.Type)
 }
 
-func meterForms(a *Action, v uint8) ([]Action, error) {
+func meterForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v < mf.OF15 {
-		return nil, nil // an instruction (AppendOfpacts) before OpenFlow 1.5
+		return nil // an instruction (AppendOfpacts) before OpenFlow 1.5
 	}
-	return defaultForms(a, v)
+	return defaultForms(e, a, v)
 }
 
 func checkResubmit(c *checker, a *Action, _ int) error {

@@ -46,54 +46,56 @@ func init() {
 }
 
 // setL2L3Forms: set_field from OpenFlow 1.2.
-func setL2L3Forms(a *Action, v uint8) ([]Action, error) {
+func setL2L3Forms(e *ActionEncoder, a *Action, v uint8) error {
 	if v >= mf.OF12 {
 		id := map[ActionType]mf.ID{ActSetDLSrc: mf.IDEthSrc, ActSetDLDst: mf.IDEthDst,
 			ActSetNWSrc: mf.IDIPv4Src, ActSetNWDst: mf.IDIPv4Dst}[a.Type]
-		return setFieldForms(exactSetField(id, a.Arg), v)
+		return e.via(e.exactSetField(id, a.Arg), v)
 	}
-	return defaultForms(a, v)
+	return defaultForms(e, a, v)
 }
 
-func setNWTosForms(a *Action, v uint8) ([]Action, error) {
+func setNWTosForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v >= mf.OF12 {
-		return setFieldForms(exactSetField(mf.IDIPDSCPShifted, a.Arg>>2), v)
+		return e.via(e.exactSetField(mf.IDIPDSCPShifted, a.Arg>>2), v)
 	}
-	return defaultForms(a, v)
+	return defaultForms(e, a, v)
 }
 
 // setNWECNForms: OpenFlow 1.0 has no set-ECN: a reg_load.
-func setNWECNForms(a *Action, v uint8) ([]Action, error) {
+func setNWECNForms(e *ActionEncoder, a *Action, v uint8) error {
 	switch {
 	case v == mf.OF10:
-		return []Action{loadOf(mf.IDIPECN, a.Arg)}, nil
+		e.forms = append(e.forms, e.loadOf(mf.IDIPECN, a.Arg))
+		return nil
 	case v >= mf.OF12:
-		return setFieldForms(exactSetField(mf.IDIPECN, a.Arg), v)
+		return e.via(e.exactSetField(mf.IDIPECN, a.Arg), v)
 	}
-	return defaultForms(a, v)
+	return defaultForms(e, a, v)
 }
 
 // setNWTTLForms: OpenFlow 1.0 has no set-TTL: a reg_load.
-func setNWTTLForms(a *Action, v uint8) ([]Action, error) {
+func setNWTTLForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v == mf.OF10 {
-		return []Action{loadOf(mf.IDIPTTL, a.Arg)}, nil
+		e.forms = append(e.forms, e.loadOf(mf.IDIPTTL, a.Arg))
+		return nil
 	}
-	return defaultForms(a, v)
+	return defaultForms(e, a, v)
 }
 
 // decTTLForms: NXAST_DEC_TTL_CNT_IDS unless the ids are just [0].
-func decTTLForms(a *Action, v uint8) ([]Action, error) {
+func decTTLForms(e *ActionEncoder, a *Action, v uint8) error {
 	if a.Raw == RawActNXAST_DEC_TTL_CNT_IDS || len(a.IDs) != 1 || a.IDs[0] != 0 {
-		return oneForm(a, v, RawActNXAST_DEC_TTL_CNT_IDS)
+		return e.one(a, v, RawActNXAST_DEC_TTL_CNT_IDS)
 	}
-	return oneForm(a, v, RawActOFPAT_DEC_NW_TTL)
+	return e.one(a, v, RawActOFPAT_DEC_NW_TTL)
 }
 
 // setTPForms: from OpenFlow 1.2 the set_field of the flow's transport
 // protocol, dropped (as Open vSwitch does) when the flow names none.
-func setTPForms(a *Action, v uint8) ([]Action, error) {
+func setTPForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v < mf.OF12 {
-		return defaultForms(a, v)
+		return defaultForms(e, a, v)
 	}
 	src := a.Type == ActSetTPSrc
 	var id mf.ID
@@ -105,21 +107,21 @@ func setTPForms(a *Action, v uint8) ([]Action, error) {
 	case 132:
 		id = map[bool]mf.ID{true: mf.IDSCTPSrc, false: mf.IDSCTPDst}[src]
 	default:
-		return nil, nil // no transport protocol known: Open vSwitch drops it
+		return nil // no transport protocol known: Open vSwitch drops it
 	}
-	return setFieldForms(exactSetField(id, a.Arg), v)
+	return e.via(e.exactSetField(id, a.Arg), v)
 }
 
 // setTunnelForms: set_field from OpenFlow 1.2, else set_tunnel64 when
 // the id needs it or it came that way.
-func setTunnelForms(a *Action, v uint8) ([]Action, error) {
+func setTunnelForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v >= mf.OF12 {
-		return setFieldForms(exactSetField(mf.IDTunID, a.Arg), v)
+		return e.via(e.exactSetField(mf.IDTunID, a.Arg), v)
 	}
 	if a.Arg > 0xffffffff || a.Raw == RawActNXAST_SET_TUNNEL64 {
-		return oneForm(a, v, RawActNXAST_SET_TUNNEL64)
+		return e.one(a, v, RawActNXAST_SET_TUNNEL64)
 	}
-	return oneForm(a, v, RawActNXAST_SET_TUNNEL)
+	return e.one(a, v, RawActNXAST_SET_TUNNEL)
 }
 
 func checkSetIPv4(c *checker, a *Action, _ int) error {

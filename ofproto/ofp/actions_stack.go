@@ -8,11 +8,11 @@ import "encoding/binary"
 func init() {
 	registerKinds(map[ActionType]kindOps{
 		ActStackPush: {
-			forms: func(a *Action, v uint8) ([]Action, error) { return oneForm(a, v, RawActNXAST_STACK_PUSH) },
+			forms: func(e *ActionEncoder, a *Action, v uint8) error { return e.one(a, v, RawActNXAST_STACK_PUSH) },
 			check: func(c *checker, a *Action, _ int) error { return c.sub(a.Src, "push") },
 		},
 		ActStackPop: {
-			forms: func(a *Action, v uint8) ([]Action, error) { return oneForm(a, v, RawActNXAST_STACK_POP) },
+			forms: func(e *ActionEncoder, a *Action, v uint8) error { return e.one(a, v, RawActNXAST_STACK_POP) },
 			check: func(c *checker, a *Action, _ int) error { return c.sub(a.Dst, "pop") },
 		},
 	})

@@ -26,26 +26,26 @@ func init() {
 	})
 }
 
-func pushVLANForms(a *Action, v uint8) ([]Action, error) {
+func pushVLANForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v == mf.OF10 {
-		return nil, nil // implied by the mod_vlan_vid/pcp that follows
+		return nil // implied by the mod_vlan_vid/pcp that follows
 	}
-	return oneForm(a, v, RawActOFPAT11_PUSH_VLAN)
+	return e.one(a, v, RawActOFPAT11_PUSH_VLAN)
 }
 
-func stripVLANForms(a *Action, v uint8) ([]Action, error) {
+func stripVLANForms(e *ActionEncoder, a *Action, v uint8) error {
 	if v == mf.OF10 {
-		return oneForm(a, v, RawActOFPAT10_STRIP_VLAN)
+		return e.one(a, v, RawActOFPAT10_STRIP_VLAN)
 	}
-	return oneForm(a, v, RawActOFPAT11_POP_VLAN)
+	return e.one(a, v, RawActOFPAT11_POP_VLAN)
 }
 
 // setVLANForms: the OpenFlow 1.0 and 1.1 actions, set_field from 1.2; a
 // push_vlan first after 1.0 when the action pushes a tag the flow lacks.
-func setVLANForms(a *Action, v uint8) ([]Action, error) {
-	var out []Action
+func setVLANForms(e *ActionEncoder, a *Action, v uint8) error {
+	start := len(e.forms)
 	if v > mf.OF10 && a.PushVLANIfNeeded && !a.FlowHasVLAN {
-		out = append(out, Action{Type: ActPushVLAN, Raw: RawActOFPAT11_PUSH_VLAN, Arg: 0x8100})
+		e.forms = append(e.forms, Action{Type: ActPushVLAN, Raw: RawActOFPAT11_PUSH_VLAN, Arg: 0x8100})
 	}
 	vid := a.Type == ActSetVLANVID
 	var r RawAction
@@ -58,16 +58,20 @@ func setVLANForms(a *Action, v uint8) ([]Action, error) {
 		r = RawActOFPAT11_SET_VLAN_VID
 	case v == mf.OF11:
 		r = RawActOFPAT11_SET_VLAN_PCP
-	case vid:
-		sf, err := setFieldForms(exactSetField(mf.IDVLANVID, a.Arg|0x1000), v)
-		return append(out, sf...), err
 	default:
-		sf, err := setFieldForms(exactSetField(mf.IDVLANPCP, a.Arg), v)
-		return append(out, sf...), err
+		id, x := mf.IDVLANPCP, a.Arg
+		if vid {
+			id, x = mf.IDVLANVID, a.Arg|0x1000
+		}
+		if err := e.via(e.exactSetField(id, x), v); err != nil {
+			e.forms = e.forms[:start]
+			return err
+		}
+		return nil
 	}
-	w := *a
-	w.Raw = r
-	return append(out, w), nil
+	e.forms = append(e.forms, *a)
+	e.forms[len(e.forms)-1].Raw = r
+	return nil
 }
 
 func checkPushVLAN(c *checker, _ *Action, _ int) error {

@@ -92,12 +92,13 @@ func (b *Bridge) flowStats(s ofconn.Sender, m *ofp.Msg, req *ofp.FlowStatsReques
 	}
 	now := time.Now()
 	v := m.Version
+	enc := new(ofp.ActionEncoder) // one for the whole dump
 	rs, ok := s.(rawSender)
 	if !ok {
 		rep := &ofp.FlowStatsReply{Format: req.Format, Stats: make([]ofp.FlowStats, 0, len(rules))}
 		for _, r := range rules {
 			rep.Stats = append(rep.Stats, ofp.FlowStats{})
-			if err := flowStatsEntry(&rep.Stats[len(rep.Stats)-1], r, req.Format, v, now, nil); err != nil {
+			if err := flowStatsEntry(enc, &rep.Stats[len(rep.Stats)-1], r, req.Format, v, now, nil); err != nil {
 				return err
 			}
 		}
@@ -118,7 +119,7 @@ func (b *Bridge) flowStats(s ofconn.Sender, m *ofp.Msg, req *ofp.FlowStatsReques
 		}
 		batch.Stats = append(batch.Stats, ofp.FlowStats{})
 		fs := &batch.Stats[len(batch.Stats)-1]
-		if err := flowStatsEntry(fs, r, req.Format, v, now, acts); err != nil {
+		if err := flowStatsEntry(enc, fs, r, req.Format, v, now, acts); err != nil {
 			return err
 		}
 		acts = fs.Actions[len(fs.Actions):]
@@ -136,9 +137,9 @@ func (b *Bridge) flowStats(s ofconn.Sender, m *ofp.Msg, req *ofp.FlowStatsReques
 const flowStatsBatch = 256
 
 // flowStatsEntry is rule r's entry in a flow stats reply; its actions are
-// appended to buf.
-func flowStatsEntry(fs *ofp.FlowStats, r *oftable.Rule, format ofp.FlowFormat, v uint8, now time.Time, buf []byte) error {
-	acts, err := ofp.AppendOfpacts(buf, r.Actions, v, format == ofp.FormatOXM)
+// appended to buf by enc.
+func flowStatsEntry(enc *ofp.ActionEncoder, fs *ofp.FlowStats, r *oftable.Rule, format ofp.FlowFormat, v uint8, now time.Time, buf []byte) error {
+	acts, err := enc.AppendOfpacts(buf, r.Actions, v, format == ofp.FormatOXM)
 	if err != nil {
 		return err
 	}
