@@ -2,6 +2,7 @@ package ofswitch
 
 import (
 	"errors"
+	"iter"
 	"maps"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 type bundle struct {
 	flags  uint16
 	closed bool
-	msgs   []bundleMsg
+	msgs   msgList
 	// opener is the message that opened the bundle (an open request or
 	// the first add), sent back with OFPBFC_TIMEOUT; used is when the
 	// bundle last got a message.
@@ -41,6 +42,47 @@ type bundleMsg struct {
 	fm  *oftable.HeldFlowMod
 	po  *ofp.PacketOut
 	gm  *ofp.GroupMod
+}
+
+// msgList is a bundle's messages, and its flow_mods held packed, in
+// chunks: adding 100,000 messages copies none of them and allocates
+// a few hundred arrays, not one per flow_mod.
+type msgList struct {
+	msgs [][]bundleMsg
+	held [][]oftable.HeldFlowMod
+}
+
+const msgChunk = 512
+
+func (l *msgList) add(m bundleMsg) {
+	if n := len(l.msgs); n == 0 || len(l.msgs[n-1]) == msgChunk {
+		l.msgs = append(l.msgs, make([]bundleMsg, 0, msgChunk))
+	}
+	last := &l.msgs[len(l.msgs)-1]
+	*last = append(*last, m)
+}
+
+// hold returns a slot for a held flow_mod, valid while the list is.
+func (l *msgList) hold() *oftable.HeldFlowMod {
+	if n := len(l.held); n == 0 || len(l.held[n-1]) == msgChunk {
+		l.held = append(l.held, make([]oftable.HeldFlowMod, 0, msgChunk))
+	}
+	last := &l.held[len(l.held)-1]
+	*last = append(*last, oftable.HeldFlowMod{})
+	return &(*last)[len(*last)-1]
+}
+
+// all yields the messages in the order they were added.
+func (l *msgList) all() iter.Seq[*bundleMsg] {
+	return func(yield func(*bundleMsg) bool) {
+		for _, c := range l.msgs {
+			for i := range c {
+				if !yield(&c[i]) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // request returns the message as added, for an error reply.
@@ -191,17 +233,18 @@ func (bu *bundler) add(s ofconn.Sender, st *connState, m *ofp.Msg, ba *ofp.Bundl
 		if err != nil {
 			return err
 		}
-		held := oftable.Hold(fm)
+		held := bd.msgs.hold()
+		*held = oftable.Hold(fm)
 		fm.Actions, fm.Conjunctions = nil, nil // now the held flow_mod's
-		bm := bundleMsg{raw: ba.Msg, xid: ba.Inner.XID, fm: &held}
+		bm := bundleMsg{raw: ba.Msg, xid: ba.Inner.XID, fm: held}
 		if len(ba.Msg) == 0 { // made by hand, not decoded
 			bm.req = ba.Inner
 		}
-		bd.msgs = append(bd.msgs, bm)
+		bd.msgs.add(bm)
 	case *ofp.PacketOut:
-		bd.msgs = append(bd.msgs, bundleMsg{req: ba.Inner, po: inner})
+		bd.msgs.add(bundleMsg{req: ba.Inner, po: inner})
 	case *ofp.GroupMod:
-		bd.msgs = append(bd.msgs, bundleMsg{req: ba.Inner, gm: inner})
+		bd.msgs.add(bundleMsg{req: ba.Inner, gm: inner})
 	default:
 		return &ofp.Error{Code: ofp.OFPBFC_MSG_UNSUP}
 	}
@@ -268,8 +311,7 @@ func (bu *bundler) commit(s ofconn.Sender, bd *bundle) error {
 	if fm == nil {
 		fm = new(oftable.FlowMod)
 	}
-	for i := range bd.msgs {
-		bm := &bd.msgs[i]
+	for bm := range bd.msgs.all() {
 		var err error
 		switch {
 		case bm.gm != nil:
@@ -290,7 +332,8 @@ func (bu *bundler) commit(s ofconn.Sender, bd *bundle) error {
 			if err = bu.fmd.checkGroupsIn(fm, stagedX); err == nil {
 				err = x.Apply(fm)
 			}
-			bm.fm = nil // the rule holds what it needs
+			*bm.fm = oftable.HeldFlowMod{} // the rule holds what it needs
+			bm.fm = nil
 		case bm.po != nil:
 			if stagedX == nil {
 				stagedX = xlateGroups(staged)

@@ -43,7 +43,7 @@ func monitorTag(s ofconn.Sender, xids ...uint32) any { return &monitorReq{s: s, 
 // xids in the order the commit applies them.
 func bundleMonitorTag(s ofconn.Sender, bd *bundle) any {
 	r := &monitorReq{s: s}
-	for _, bm := range bd.msgs {
+	for bm := range bd.msgs.all() {
 		if bm.fm != nil {
 			r.xids = append(r.xids, bm.xid)
 		}
