@@ -80,6 +80,9 @@ type Handler struct {
 	cfg    Config
 	xl     *xlate.Xlator
 	tables *oftable.Tables
+	// misses recycles a miss's translation input and output (Miss runs
+	// on every datapath worker).
+	misses sync.Pool
 
 	// revPaused is revalidator/pause; megaflowsOff upcall/disable-megaflows.
 	revPaused, megaflowsOff atomic.Bool
@@ -273,6 +276,12 @@ func (uk *ukey) take(out *xlate.Out) {
 	uk.mirrors, uk.groups, uk.bfdRx, uk.bonds = out.Mirrors, out.Groups, out.BFDRx, out.Bonds
 }
 
+// missScratch is a miss's translation input and output.
+type missScratch struct {
+	in  xlate.In
+	out xlate.Out
+}
+
 // Miss handles a datapath miss (dpif.UpcallHandler): translate, reply with
 // the megaflow, send the packet-ins the translation produced.
 func (h *Handler) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
@@ -280,9 +289,17 @@ func (h *Handler) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	h.ukeys.inflight.Add(1)
 	defer h.ukeys.inflight.Add(-1)
 	seq := h.changes.seq.Load()
-	in := xlate.In{Key: *u.Key, Packet: u.Packet, SideEffects: true}
-	var out xlate.Out
-	h.xl.Translate(&in, &out)
+	sc, _ := h.misses.Get().(*missScratch)
+	if sc == nil {
+		sc = new(missScratch)
+	}
+	defer func() {
+		*sc = missScratch{} // the ukey and the reply keep what they need
+		h.misses.Put(sc)
+	}()
+	in, out := &sc.in, &sc.out
+	*in = xlate.In{Key: *u.Key, Packet: u.Packet, SideEffects: true}
+	h.xl.Translate(in, out)
 	if h.megaflowsOff.Load() {
 		out.Mask = flow.PacketMask(u.Key)
 	}
@@ -314,7 +331,7 @@ func (h *Handler) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 		h.ukeys.mu.Lock()
 		uk := h.ukeys.m[r.UFID]
 		if uk == nil {
-			uk = newUkey(u.Key, &out, seq)
+			uk = newUkey(u.Key, out, seq)
 			h.ukeys.m[r.UFID] = uk
 		}
 		h.ukeys.mu.Unlock()
@@ -324,7 +341,7 @@ func (h *Handler) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	}
 	// The datapath executes this packet without counting it in the
 	// megaflow (as Open vSwitch's): its rules are credited here.
-	h.creditUpcall(&out, u)
+	h.creditUpcall(out, u)
 	xlate.ApplyFinTimeouts(out.FinTimeouts, u.Key.TCPFlags)
 	// A megaflow with controller actions sends its packets to userspace
 	// (Userspace makes their packet-ins), this one included: the

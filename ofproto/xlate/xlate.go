@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/gvs-project/gvs/datapath/flow"
@@ -179,6 +180,10 @@ type Owner interface {
 
 // Xlator translates flows for one bridge.
 type Xlator struct {
+	// ctxs recycles translation contexts (a few kilobytes each): every
+	// upcall translates, and a fresh one per upcall was most of what an
+	// upcall left for the collector.
+	ctxs sync.Pool
 	// Owner is the bridge's upcall handler (set by it), so that work a
 	// translation produced for another bridge reaches it.
 	Owner  Owner
@@ -591,7 +596,15 @@ func (x *Xlator) Translate(in *In, out *Out) {
 	// the datapath (any bridge: patch ports) is running.
 	x.Recirc.Readers.RLock()
 	defer x.Recirc.Readers.RUnlock()
-	c := &ctx{x: x, snap: x.snap.Load(), in: in, out: out, v: x.Tables.Version(), inODP: in.Key.InPort}
+	c, _ := x.ctxs.Get().(*ctx)
+	if c == nil {
+		c = new(ctx)
+	}
+	defer func() {
+		*c = ctx{} // as new: nothing of this translation outlives it
+		x.ctxs.Put(c)
+	}()
+	c.x, c.snap, c.in, c.out, c.v, c.inODP = x, x.snap.Load(), in, out, x.Tables.Version(), in.Key.InPort
 	c.mir.c = c
 	c.smp.c = c
 	c.tnl.c = c
