@@ -47,6 +47,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +76,8 @@ type options struct {
 	keep      bool
 	setupOnly bool
 	verbose   bool
+	// profile is a directory for gvs's heap and allocation profiles.
+	profile string
 }
 
 func main() {
@@ -87,6 +91,7 @@ func main() {
 	flag.DurationVar(&o.budget, "budget", 2*time.Minute, "time per switch after which no new repetition starts (at least one setup repetition always runs)")
 	flag.StringVar(&o.gvsBin, "gvs", "/tmp/ofbench-gvs", "gvs-vswitchd binary")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run directories (logs, databases)")
+	flag.StringVar(&o.profile, "profile", "", "directory to write gvs's heap and allocation profiles to (gvs-TAG.heap.pb, gvs-TAG.allocs.pb) after the first bundle, the flow-table reps and the setup reps; gvs then serves pprof on "+profileAddr)
 	flag.BoolVar(&o.setupOnly, "setup-only", false, "only the new-flow setup test")
 	flag.BoolVar(&o.verbose, "v", false, "print every repetition's figures")
 	flag.Parse()
@@ -167,7 +172,7 @@ func run(o options) error {
 	results := map[string]sample{}
 	var notes []string
 	for _, name := range o.switches {
-		sw, err := startSwitch(name, work, o.gvsBin)
+		sw, err := startSwitch(name, work, o.gvsBin, o.profile != "")
 		if err != nil {
 			return err
 		}
@@ -249,7 +254,33 @@ func child(dir, logName string, env []string, args ...string) (*exec.Cmd, error)
 	return c, nil
 }
 
-func startSwitch(name, work, gvsBin string) (*vswitch, error) {
+// profileAddr is where gvs serves pprof with -profile.
+const profileAddr = "127.0.0.1:9951"
+
+// saveProfiles writes gvs's live-heap and allocation profiles to
+// dir/gvs-TAG.{heap,allocs}.pb when profiling (dir not "").
+func (sw *vswitch) saveProfiles(dir, tag string) error {
+	if dir == "" || sw.name != "gvs" {
+		return nil
+	}
+	for kind, q := range map[string]string{"heap": "heap?gc=1", "allocs": "allocs"} {
+		resp, err := http.Get("http://" + profileAddr + "/debug/pprof/" + q)
+		if err != nil {
+			return fmt.Errorf("profile %s: %w", tag, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("profile %s: %w", tag, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "gvs-"+tag+"."+kind+".pb"), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func startSwitch(name, work, gvsBin string, profile bool) (*vswitch, error) {
 	dir := filepath.Join(work, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
@@ -287,8 +318,12 @@ func startSwitch(name, work, gvsBin string) (*vswitch, error) {
 		}
 		sw.cmds = append(sw.cmds, c)
 	case "gvs":
-		c, err := child(dir, "gvs-vswitchd.out", sw.env, gvsBin, "--rundir="+dir, "--dbdir="+dir, "--logdir="+dir,
-			"--enable-dummy", "--disable-system", "--unixctl="+filepath.Join(dir, "vswitchd.ctl"))
+		args := []string{gvsBin, "--rundir=" + dir, "--dbdir=" + dir, "--logdir=" + dir,
+			"--enable-dummy", "--disable-system", "--unixctl=" + filepath.Join(dir, "vswitchd.ctl")}
+		if profile {
+			args = append(args, "--metrics-address="+profileAddr)
+		}
+		c, err := child(dir, "gvs-vswitchd.out", sw.env, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -497,6 +532,9 @@ func measure(sw *vswitch, o options, flowFile, tupleFile string, frames []string
 			return nil, nil, err
 		}
 		s["RSS growth per rule, --bundle first"] = []float64{float64(sw.rss()-rss0) / float64(o.flows)}
+		if err := sw.saveProfiles(o.profile, "bundle"); err != nil {
+			return nil, nil, err
+		}
 	}
 	for rep := 0; rep < o.reps && !o.setupOnly; rep++ {
 		if over() {
@@ -552,6 +590,9 @@ func measure(sw *vswitch, o options, flowFile, tupleFile string, frames []string
 			fmt.Println()
 		}
 	}
+	if err := sw.saveProfiles(o.profile, "flowtable"); err != nil {
+		return nil, nil, err
+	}
 	if _, err := sw.cmd(left(), ofctl("del-flows", "br0")...); err != nil {
 		return nil, nil, err
 	}
@@ -606,6 +647,9 @@ func measure(sw *vswitch, o options, flowFile, tupleFile string, frames []string
 		if r.rejected > 0 {
 			notes = append(notes, fmt.Sprintf("%s rep %d: %d netdev-dummy/receive requests failed (first: %s)", sw.name, rep, r.rejected, r.firstErr))
 		}
+	}
+	if err := sw.saveProfiles(o.profile, "setup"); err != nil {
+		return nil, nil, err
 	}
 	return s, append(notes, sw.warnings...), nil
 }
