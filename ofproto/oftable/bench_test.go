@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
 )
 
@@ -96,4 +97,32 @@ func BenchmarkClassifierLookup100kMixed(b *testing.B) {
 		tb.Lookup(v, 0, flows[i%len(flows)], &wc)
 		i++
 	}
+}
+
+// BenchmarkOftableDeleteAll100k is del-flows of 100,000 rules: one
+// delete flow_mod matching everything, committed (the sweep included).
+func BenchmarkOftableDeleteAll100k(b *testing.B) {
+	fms := mixedRules(b, 100_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		tb := newTables(b, newClock())
+		x := tb.Begin()
+		for _, fm := range fms {
+			if err := x.Apply(fm); err != nil {
+				b.Fatal(err)
+			}
+		}
+		x.Commit()
+		b.StartTimer()
+		x = tb.Begin()
+		if err := x.Apply(cmd(ofp.FlowDelete, 0xff, mf.Match{}, 0)); err != nil {
+			b.Fatal(err)
+		}
+		x.Commit()
+		if tb.Count() != 0 {
+			b.Fatalf("count %d after deleting all", tb.Count())
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(fms)), "ns/flow")
 }

@@ -650,6 +650,15 @@ func (x *Txn) remove(r *Rule) error {
 // version.
 func (x *Txn) selected(fm *FlowMod, strict bool) []*Rule {
 	var out []*Rule
+	if !strict && fm.Match.IsCatchAll() { // del-flows: room for every rule at once
+		n := 0
+		for i, c := range x.t.tables {
+			if fm.Table == 0xff || int(fm.Table) == i {
+				n += c.Count()
+			}
+		}
+		out = make([]*Rule, 0, n)
+	}
 	keep := func(r *Rule) bool {
 		if fm.CookieMask != 0 && (r.Cookie^fm.Cookie)&fm.CookieMask != 0 {
 			return false
@@ -721,7 +730,9 @@ func (x *Txn) modify(fm *FlowMod, strict bool) error {
 }
 
 func (x *Txn) delete(fm *FlowMod, strict bool, reason int) {
-	for _, r := range x.selected(fm, strict) {
+	sel := x.selected(fm, strict)
+	x.removed = slices.Grow(x.removed, len(sel))
+	for _, r := range sel {
 		if x.remove(r) == nil {
 			// Deleting a rule this transaction made from a visible one
 			// deletes that one: it is the flow that disappears.
@@ -800,7 +811,7 @@ func (x *Txn) Commit() []Removal {
 	for _, r := range x.added {
 		replaced[r] = true
 	}
-	var out []Removal
+	out := make([]Removal, 0, len(x.removed))
 	for _, r := range x.removed {
 		// Rules replaced by add or modify have no reason; a rule both
 		// added and removed in the transaction was never visible.
