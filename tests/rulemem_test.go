@@ -38,10 +38,11 @@ func vmRSS(t *testing.T, pid int) int64 {
 // with a margin, not the goal: Open vSwitch 3.1's ovs-vswitchd, measured
 // on the same 100,000 rules by tests/perf/ofbench, grows by about 1,290
 // bytes per rule, and the goal (issue 20) is half of that, 600 bytes.
-// gvs measured 1,426-1,453 bytes here with its default --gc-headroom=25
-// (2,250-2,540 with Go's default headroom and before flow_mods stopped
-// copying their match and action lists; 6,580-6,880 before rules kept
-// their match compressed). What is left: about 515 bytes of live heap
+// gvs measured 1,628-1,639 bytes here with its default collector headroom
+// (--gc-headroom=25 --gc-headroom-min=64; 1,426-1,453 with a 16 MiB
+// floor; 2,250-2,540 with Go's default headroom and before flow_mods
+// stopped copying their match and action lists; 6,580-6,880 before rules
+// kept their match compressed). What is left: about 515 bytes of live heap
 // per rule are its actions (an ofp.Action is 288 bytes), about 385 the
 // rule, its compressed match, counters and classifier nodes, and the
 // collector's headroom. See docs/performance.md.

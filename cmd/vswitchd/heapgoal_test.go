@@ -11,8 +11,8 @@ import (
 )
 
 func TestGCHeadroomComesFromFlagsOrConfigFileAndIsAPercentage(t *testing.T) {
-	if c := parseConfig(t); c.GCHeadroom != 25 || c.GCHeadroomMin != 16 {
-		t.Errorf("defaults %d%%, %d MiB; want 25%%, 16 MiB", c.GCHeadroom, c.GCHeadroomMin)
+	if c := parseConfig(t); c.GCHeadroom != 25 || c.GCHeadroomMin != 64 {
+		t.Errorf("defaults %d%%, %d MiB; want 25%%, 64 MiB", c.GCHeadroom, c.GCHeadroomMin)
 	}
 	if c := parseConfig(t, "--gc-headroom=50", "--gc-headroom-min=64"); c.GCHeadroom != 50 || c.GCHeadroomMin != 64 {
 		t.Errorf("from flags %d%%, %d MiB; want 50%%, 64 MiB", c.GCHeadroom, c.GCHeadroomMin)
