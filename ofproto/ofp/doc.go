@@ -24,7 +24,10 @@
 // version has it, else in the form Open vSwitch chooses for that version
 // (set_field vs reg_load, OF1.0 set actions vs set_field, ...), so decoded
 // lists re-encode byte for byte and flows move between versions as in
-// Open vSwitch. ValidateOfpacts applies the checks that need the match.
+// Open vSwitch; an ActionEncoder does the same with buffers it reuses (a
+// kind's forms append to it), so that a flow dump encoding every rule
+// with one allocates nothing per action. ValidateOfpacts applies the
+// checks that need the match.
 //
 // # Actions: one file per family
 //
