@@ -3,6 +3,7 @@ package tests
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -524,5 +525,42 @@ func TestDebugActionsLikeOpenVSwitch(t *testing.T) {
 	c.Env = plainEnv
 	if out, err := c.CombinedOutput(); err == nil || !strings.Contains(string(out), "OFPBAC_BAD_VENDOR_TYPE") {
 		t.Errorf("without --enable-dummy debug_slow must be refused: %v\n%s", err, out)
+	}
+}
+
+// TestPortModStatusLikeOpenVSwitch: an OpenFlow 1.4 monitor sees the
+// same port status messages as with Open vSwitch while a dummy port is
+// added, brought down and up with mod-port, and deleted: the port_mod's
+// own status (new configuration, old link state) and then the link's
+// change, as two messages.
+func TestPortModStatusLikeOpenVSwitch(t *testing.T) {
+	session := func(env []string) string {
+		setUpOneBridge(t, env)
+		ctl := filepath.Join(t.TempDir(), "mon")
+		mon := startTool(t, env, "ovs-ofctl", "-O", "OpenFlow14", "monitor", "br0", "--unixctl="+ctl)
+		waitFor(t, "the monitor's control socket", func() bool { _, err := os.Stat(ctl); return err == nil })
+		appctl := func(args ...string) { run(t, env, append([]string{"ovs-appctl", "-t", ctl}, args...)...) }
+		appctl("ofctl/barrier")
+		appctl("ofctl/send", "0509000c0123456700000080") // set_config: miss_send_len 128
+		run(t, env, "ovs-vsctl", "--timeout=20", "add-port", "br0", "test", "--", "set", "Interface", "test", "type=dummy", "ofport_request=9")
+		for _, dir := range []string{"down", "up"} {
+			run(t, env, "ovs-ofctl", "-O", "OpenFlow14", "mod-port", "br0", "test", dir)
+			waitFor(t, "the port's link "+dir, func() bool {
+				out := run(t, env, "ovs-ofctl", "-O", "OpenFlow14", "show", "br0")
+				i := strings.Index(out, "(test)")
+				return i >= 0 && strings.Contains(out[i:min(len(out), i+200)], "LINK_DOWN") == (dir == "down")
+			})
+		}
+		run(t, env, "ovs-vsctl", "--timeout=20", "del-port", "br0", "test")
+		appctl("ofctl/barrier")
+		time.Sleep(100 * time.Millisecond)
+		return maskMonitor(mon.stop(t))
+	}
+	want, got := monitorSessionsBothWays(t, session)
+	if got != want {
+		t.Errorf("port status differs\n--- Open vSwitch:\n%s\n--- gvs:\n%s", want, got)
+	}
+	if strings.Count(got, "OFPT_PORT_STATUS") < 6 {
+		t.Errorf("expected the add, two modifications each way and the delete:\n%s", got)
 	}
 }

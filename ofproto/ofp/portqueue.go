@@ -554,6 +554,7 @@ func init() {
 		return &TableDescRequest{Flags: r.statsFlags}, nil
 	}
 	decoders[RawOFPST14_TABLE_DESC_REPLY] = decodeTableDescReply
+	decoders[RawOFPT14_TABLE_STATUS] = decodeTableStatus
 	decoders[RawOFPT11_TABLE_MOD] = decodeTableMod
 	decoders[RawOFPT14_TABLE_MOD] = decodeTableMod
 	decoders[RawOFPST10_QUEUE_REQUEST] = decodeQueueStatsRequest
@@ -598,23 +599,66 @@ const ofp14TableDescLen = 8
 func decodeTableDescReply(r *reader, v uint8, _ Raw) (Message, error) {
 	m := &TableDescReply{Flags: r.statsFlags}
 	for r.len() > 0 {
-		e, err := takeEntry(r, 0, ofp14TableDescLen, "ofp14_table_desc")
+		td, err := decodeTableDesc(r, v)
 		if err != nil {
 			return nil, err
 		}
-		e.skip(2)
-		td := TableDesc{TableID: e.u8()}
-		e.skip(1)
-		td.Config = e.u32()
-		// The properties are a table_mod's.
-		tm, err := decodeTableMod(newReader(append([]byte{td.TableID, 0, 0, 0, 0, 0, 0, 0}, e.rest()...), "ofp14_table_desc"), v, 0)
-		if err != nil {
-			return nil, err
-		}
-		td.EvictionFlags, td.Vacancy = tm.(*TableMod).EvictionFlags, tm.(*TableMod).Vacancy
 		m.Tables = append(m.Tables, td)
 	}
 	return m, nil
+}
+
+// decodeTableDesc takes one ofp14_table_desc from r.
+func decodeTableDesc(r *reader, v uint8) (TableDesc, error) {
+	e, err := takeEntry(r, 0, ofp14TableDescLen, "ofp14_table_desc")
+	if err != nil {
+		return TableDesc{}, err
+	}
+	e.skip(2)
+	td := TableDesc{TableID: e.u8()}
+	e.skip(1)
+	td.Config = e.u32()
+	// The properties are a table_mod's.
+	tm, err := decodeTableMod(newReader(append([]byte{td.TableID, 0, 0, 0, 0, 0, 0, 0}, e.rest()...), "ofp14_table_desc"), v, 0)
+	if err != nil {
+		return TableDesc{}, err
+	}
+	td.EvictionFlags, td.Vacancy = tm.(*TableMod).EvictionFlags, tm.(*TableMod).Vacancy
+	return td, nil
+}
+
+// Table status reasons (OFPTR_*): the vacancy events.
+const (
+	TableReasonVacancyDown = 3
+	TableReasonVacancyUp   = 4
+)
+
+// TableStatus is OFPT_TABLE_STATUS (OpenFlow 1.4+): a table's vacancy
+// crossed a threshold its table_mod set, with the table's description.
+type TableStatus struct {
+	Reason uint8
+	Desc   TableDesc
+}
+
+func (*TableStatus) RawFor(v uint8) (Raw, error) { return versionRange(v, RawOFPT14_TABLE_STATUS) }
+
+func (m *TableStatus) appendBody(b []byte, v uint8) ([]byte, error) {
+	b = append(b, m.Reason, 0, 0, 0, 0, 0, 0, 0)
+	return (&TableDescReply{Tables: []TableDesc{m.Desc}}).appendEntry(b, v, 0)
+}
+
+func decodeTableStatus(r *reader, v uint8, _ Raw) (Message, error) {
+	m := &TableStatus{Reason: r.u8()}
+	r.skip(7)
+	td, err := decodeTableDesc(r, v)
+	if err != nil {
+		return nil, err
+	}
+	if r.len() != 0 {
+		return nil, errorf(OFPBRC_BAD_LEN, "%d bytes after the table status's description", r.len())
+	}
+	m.Desc = td
+	return m, r.Err()
 }
 
 func (*TableDescReply) RawFor(v uint8) (Raw, error) {

@@ -26,6 +26,7 @@ func init() {
 		&ofp.PortDescReply{}:         PortDescReply,
 		&ofp.TableDescRequest{}:      statsHeaderOnly("TABLE_DESC request"),
 		&ofp.TableDescReply{}:        printTableDescReply,
+		&ofp.TableStatus{}:           printTableStatus,
 		&ofp.PortMod{}:               printPortMod,
 		&ofp.TableMod{}:              printTableMod,
 		&ofp.QueueStatsRequest{}:     printQueueStatsRequest,
@@ -206,27 +207,51 @@ func printTableDescReply(w *bufio.Writer, m *ofp.Msg) error {
 	statsHeader(w, "TABLE_DESC reply", m)
 	for _, td := range r.Tables {
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "\n  table %d:\n   eviction=%s eviction_flags=", td.TableID, tableSetting(onOff(td.Config, ofp.TableConfigEviction)))
-		if td.EvictionFlags != nil {
-			writeBitNames(&sb, *td.EvictionFlags, evictionFlagsNames, "|")
-		} else {
-			sb.WriteString("(default)")
-		}
-		vacancy := onOff(td.Config, ofp.TableConfigVacancyEvents)
-		sb.WriteString("\n   vacancy=" + tableSetting(vacancy))
-		if vacancy == tableSettingOn {
-			var v ofp.TableVacancy
-			if td.Vacancy != nil {
-				v = *td.Vacancy
-			}
-			fmt.Fprintf(&sb, " vacancy_down=%d%% vacancy_up=%d%% vacancy=%d%%", v.Down, v.Up, v.Vacancy)
-		}
-		w.WriteString(sb.String() + "\n")
+		formatTableDesc(&sb, td)
+		w.WriteString(sb.String())
 	}
 	if len(r.Tables) == 0 {
 		w.WriteByte('\n')
 	}
 	return nil
+}
+
+// printTableStatus prints OFPT_TABLE_STATUS: the reason, then the
+// table's description as a table description reply prints it.
+func printTableStatus(w *bufio.Writer, m *ofp.Msg) error {
+	ts := m.Body.(*ofp.TableStatus)
+	header(w, "OFPT_TABLE_STATUS", m)
+	switch ts.Reason {
+	case ofp.TableReasonVacancyDown:
+		w.WriteString(" reason=VACANCY_DOWN")
+	case ofp.TableReasonVacancyUp:
+		w.WriteString(" reason=VACANCY_UP")
+	}
+	var sb strings.Builder
+	sb.WriteString("\ntable_desc:-")
+	formatTableDesc(&sb, ts.Desc)
+	w.WriteString(sb.String())
+	return nil
+}
+
+// formatTableDesc is one table's description (ofputil_table_desc_format).
+func formatTableDesc(sb *strings.Builder, td ofp.TableDesc) {
+	fmt.Fprintf(sb, "\n  table %d:\n   eviction=%s eviction_flags=", td.TableID, tableSetting(onOff(td.Config, ofp.TableConfigEviction)))
+	if td.EvictionFlags != nil {
+		writeBitNames(sb, *td.EvictionFlags, evictionFlagsNames, "|")
+	} else {
+		sb.WriteString("(default)")
+	}
+	vacancy := onOff(td.Config, ofp.TableConfigVacancyEvents)
+	sb.WriteString("\n   vacancy=" + tableSetting(vacancy))
+	if vacancy == tableSettingOn {
+		var v ofp.TableVacancy
+		if td.Vacancy != nil {
+			v = *td.Vacancy
+		}
+		fmt.Fprintf(sb, " vacancy_down=%d%% vacancy_up=%d%% vacancy=%d%%", v.Down, v.Up, v.Vacancy)
+	}
+	sb.WriteString("\n")
 }
 
 func printPortMod(w *bufio.Writer, m *ofp.Msg) error {

@@ -277,6 +277,17 @@ func (n *notifier) sendPortStatusTo(s ofconn.Sender, st *connState, ev portEvent
 	s.Send(0, &ofp.PortStatus{Reason: ev.reason, Desc: p})
 }
 
+// sendTableStatus sends a vacancy event to the OpenFlow 1.4+ connections
+// whose asynchronous configuration asks for its reason.
+func (n *notifier) sendTableStatus(m *ofp.TableStatus) {
+	n.conns.Each(func(st *connState) {
+		s := st.Sender
+		if s.Version() >= mf.OF14 && wants(s, st, ofp.AsyncTableStatus, m.Reason) {
+			s.Send(0, m)
+		}
+	})
+}
+
 // sendFlowRemoved sends flow_removed for removed rules that asked for it
 // (and deletes what removed learning flows learned with delete_learned).
 func (n *notifier) sendFlowRemoved(rs []oftable.Removal) {

@@ -231,6 +231,8 @@ func New(cfg Config) (*Bridge, error) {
 	b.mons = monitorSet{tables: t, xl: b.xl, conns: b.conns, hooks: hooks}
 	hooks.monitors = b.mons.monitorCommit
 	b.tabs.tables, b.tabs.xl, b.tabs.changed, b.tabs.flowsRemoved = t, b.xl, b.up.Changed, b.notify.sendFlowRemoved
+	b.tabs.vacancyOn, b.tabs.tableStatus = hooks.enableVacancy, b.notify.sendTableStatus
+	hooks.vacancy = b.tabs.vacancyCommit
 	b.tabs.name, b.tabs.logf = cfg.Name, cfg.Logf
 	b.fe.xl, b.fe.datapathID, b.fe.ports, b.fe.portStats = b.xl, cfg.DatapathID, b.Ports, cfg.PortStats
 	b.fe.changed, b.fe.ctx, b.fe.wg = b.up.Changed, b.ctx, &b.wg

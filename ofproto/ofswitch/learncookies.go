@@ -99,6 +99,10 @@ type commitHooks struct {
 	monOn    atomic.Bool
 	monitors func(tag any, changes []oftable.Change)
 	cookies  *learnedCookies
+	// vacancy sends the tables' vacancy events (tablefeatures.go), on
+	// from the first table_mod that turns them on.
+	vacancyOn atomic.Bool
+	vacancy   func(changes []oftable.Change)
 }
 
 func (h *commitHooks) run(tag any, changes []oftable.Change) {
@@ -108,6 +112,15 @@ func (h *commitHooks) run(tag any, changes []oftable.Change) {
 	if h.monOn.Load() {
 		h.monitors(tag, changes)
 	}
+	if h.vacancyOn.Load() {
+		h.vacancy(changes)
+	}
+}
+
+// enableVacancy starts checking commits for vacancy events.
+func (h *commitHooks) enableVacancy() {
+	h.vacancyOn.Store(true)
+	h.install()
 }
 
 func (h *commitHooks) install() { h.once.Do(func() { h.tables.OnCommit(h.run) }) }

@@ -63,11 +63,20 @@ func (pt *portTable) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error
 	}
 	next := *p
 	next.OFConfig ^= toggle &^ ofp.PCPortDown
+	linkChanged := false
 	if admin {
 		next.AdminDown = pm.Config&ofp.PCPortDown != 0
-		next.LinkDown = linkDown
+		linkChanged = next.LinkDown != linkDown
 	}
-	pt.ports[no] = &next
+	// As in Open vSwitch, the port_mod's own status has the new
+	// configuration with the link as it was; the link's change, which
+	// bringing the device down or up caused, follows as a status of its
+	// own (to every connection, as any link change).
+	linked := next
+	if admin {
+		linked.LinkDown = linkDown
+	}
+	pt.ports[no] = &linked
 	pt.publishLocked()
 	pt.mu.Unlock()
 	ev := portEvent{reason: reasonModify, port: next}
@@ -80,6 +89,9 @@ func (pt *portTable) portMod(s ofconn.Sender, m *ofp.Msg, pm *ofp.PortMod) error
 		}
 		pt.notify.sendPortStatusTo(c, st, ev)
 	})
+	if linkChanged {
+		pt.notify.sendPortStatus([]portEvent{{reason: reasonModify, port: linked}})
+	}
 	pt.up.Changed()
 	return nil
 }

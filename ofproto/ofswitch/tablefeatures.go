@@ -3,6 +3,7 @@ package ofswitch
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,8 +86,12 @@ type tableSet struct {
 	xl           *xlate.Xlator
 	changed      func()
 	flowsRemoved func([]oftable.Removal)
-	name         string
-	logf         func(format string, args ...any)
+	// vacancyOn starts the commit hook that checks vacancy events;
+	// tableStatus sends one to the connections that want it.
+	vacancyOn   func()
+	tableStatus func(*ofp.TableStatus)
+	name        string
+	logf        func(format string, args ...any)
 }
 
 // tableFeatures describes every table for version v.
@@ -363,7 +368,9 @@ func parseSubfield(s string) (ofp.Subfield, error) {
 // tableMod applies OFPT_TABLE_MOD: the table-miss behaviour of OpenFlow
 // 1.1 and 1.2 (for one table or all). Of the 1.4+ bits, eviction turns
 // eviction on in a table with a flow limit (Flow_Table flow_limit);
-// vacancy events are accepted but never sent.
+// vacancy turns on the table's vacancy events (vacancyCommit), armed for
+// the direction the table's vacancy can next cross, as Open vSwitch's
+// table_mod__.
 func (ts *tableSet) tableMod(s ofconn.Sender, m *ofp.Msg, tm *ofp.TableMod) error {
 	if tm.TableID != 255 && int(tm.TableID) >= ts.numTables() {
 		return &ofp.Error{Code: ofp.OFPTMFC_BAD_TABLE, Err: fmt.Errorf("table %d", tm.TableID)}
@@ -382,6 +389,17 @@ func (ts *tableSet) tableMod(s ofconn.Sender, m *ofp.Msg, tm *ofp.TableMod) erro
 		if tm.Config&^(ofp.TableConfigEviction|ofp.TableConfigVacancyEvents) != 0 {
 			return &ofp.Error{Code: ofp.OFPTMFC_BAD_CONFIG, Err: fmt.Errorf("table config %#x", tm.Config)}
 		}
+		on := tm.Config&ofp.TableConfigVacancyEvents != 0
+		var vacancy [254]uint8 // now, of the tables whose events this turns on
+		for t := range ts.cfg {
+			if on && (tm.TableID == 255 || int(tm.TableID) == t) {
+				vacancy[t] = vacancyOf(ts.tables.Stats(uint8(t)).Active, ts.tables.MaxFlows(uint8(t)))
+			}
+		}
+		var th ofp.TableVacancy
+		if tm.Vacancy != nil {
+			th = *tm.Vacancy
+		}
 		ts.mu.Lock()
 		for t := range ts.cfg {
 			if tm.TableID != 255 && int(tm.TableID) != t {
@@ -389,12 +407,21 @@ func (ts *tableSet) tableMod(s ofconn.Sender, m *ofp.Msg, tm *ofp.TableMod) erro
 			}
 			tc := &ts.cfg[t]
 			tc.eviction = tm.Config&ofp.TableConfigEviction != 0
-			tc.vacancy = tm.Config&ofp.TableConfigVacancyEvents != 0
-			if tm.Vacancy != nil {
-				tc.down, tc.up = tm.Vacancy.Down, tm.Vacancy.Up
+			tc.down, tc.up = th.Down, th.Up
+			switch {
+			case !on:
+				tc.event = 0
+			case tc.event != 0: // already armed
+			case vacancy[t] < tc.up:
+				tc.event = ofp.TableReasonVacancyUp
+			default:
+				tc.event = ofp.TableReasonVacancyDown
 			}
 		}
 		ts.mu.Unlock()
+		if on {
+			ts.vacancyOn()
+		}
 		for t := range ts.cfg {
 			if tm.TableID == 255 || int(tm.TableID) == t {
 				ts.tables.SetOpenFlowEviction(uint8(t), tm.Config&ofp.TableConfigEviction != 0)
@@ -408,28 +435,94 @@ func (ts *tableSet) tableMod(s ofconn.Sender, m *ofp.Msg, tm *ofp.TableMod) erro
 // eviction and vacancy-event settings, reported by the table
 // description).
 type tableConfig struct {
-	eviction, vacancy bool
-	down, up          uint8
+	eviction bool
+	// event is the vacancy event the table sends next (0: events off).
+	event    uint8
+	down, up uint8
+}
+
+// vacancyOf is a table's vacancy in percent, as Open vSwitch's
+// oftable_vacancy: a table without a limit has a limit of 2^32-1 (so it
+// is 100 % vacant only while empty), and the percentage is truncated.
+func vacancyOf(n, limit int) uint8 {
+	max := float64(limit)
+	if limit == oftable.Unlimited {
+		max = math.MaxUint32
+	}
+	switch {
+	case max == 0:
+		return 100
+	case float64(n) >= max:
+		return 0
+	}
+	return uint8((max - float64(n)) * 100 / max)
+}
+
+// desc is table t's description with vacancy v (a vacancy property
+// only while its events are on).
+func (tc *tableConfig) desc(t int, v uint8) ofp.TableDesc {
+	flags := uint32(7) // OTHER|IMPORTANCE|LIFETIME, as Open vSwitch
+	td := ofp.TableDesc{TableID: uint8(t), EvictionFlags: &flags}
+	if tc.eviction {
+		td.Config |= ofp.TableConfigEviction
+	}
+	if tc.event != 0 {
+		td.Config |= ofp.TableConfigVacancyEvents
+		td.Vacancy = &ofp.TableVacancy{Down: tc.down, Up: tc.up, Vacancy: v}
+	}
+	return td
+}
+
+// vacancyCommit sends the vacancy events a commit caused (the OnCommit
+// hook, with the tables' lock held), as Open vSwitch's
+// send_table_status, which runs for each rule added (not a replacement)
+// or deleted once the whole transaction is in: a table whose commit
+// added or deleted a rule is checked at its new count, and an event goes
+// out when the vacancy is below vacancy_down (for an armed VACANCY_DOWN)
+// or above vacancy_up (for an armed VACANCY_UP), arming the other.
+func (ts *tableSet) vacancyCommit(changes []oftable.Change) {
+	var out []*ofp.TableStatus
+	ts.mu.Lock()
+	var checked [254]bool
+	for _, ch := range changes {
+		t := ch.Rule.Table
+		if int(t) >= len(ts.cfg) || checked[t] || ts.cfg[t].event == 0 ||
+			ch.Kind != oftable.ChangeRemoved && (ch.Kind != oftable.ChangeAdded || ch.Old != nil) {
+			continue
+		}
+		checked[t] = true
+		tc := &ts.cfg[t]
+		v := vacancyOf(ts.tables.CommittedRules(t), ts.tables.CommittedMaxFlows(t))
+		var ev uint8
+		switch {
+		case v < tc.down:
+			ev = ofp.TableReasonVacancyDown
+		case v > tc.up:
+			ev = ofp.TableReasonVacancyUp
+		}
+		if ev != 0 && ev == tc.event {
+			out = append(out, &ofp.TableStatus{Reason: ev, Desc: tc.desc(int(t), v)})
+			tc.event = ofp.TableReasonVacancyDown + ofp.TableReasonVacancyUp - ev
+		}
+	}
+	ts.mu.Unlock()
+	for _, m := range out {
+		ts.tableStatus(m)
+	}
 }
 
 // tableDesc answers OFPMP_TABLE_DESC. Eviction may use every criterion
-// (OTHER, IMPORTANCE, LIFETIME) as in Open vSwitch; a table without a
-// flow limit is always 100 % vacant.
+// (OTHER, IMPORTANCE, LIFETIME) as in Open vSwitch; vacancy is as
+// vacancyOf counts it.
 func (ts *tableSet) tableDesc(s ofconn.Sender, m *ofp.Msg) error {
 	rep := &ofp.TableDescReply{}
+	var vacancy [254]uint8
+	for t := range vacancy {
+		vacancy[t] = vacancyOf(ts.tables.Stats(uint8(t)).Active, ts.tables.MaxFlows(uint8(t)))
+	}
 	ts.mu.Lock()
 	for t := 0; t < ts.numTables(); t++ {
-		tc := ts.cfg[t]
-		flags := uint32(7)
-		td := ofp.TableDesc{TableID: uint8(t), EvictionFlags: &flags}
-		if tc.eviction {
-			td.Config |= ofp.TableConfigEviction
-		}
-		if tc.vacancy {
-			td.Config |= ofp.TableConfigVacancyEvents
-			td.Vacancy = &ofp.TableVacancy{Down: tc.down, Up: tc.up, Vacancy: 100}
-		}
-		rep.Tables = append(rep.Tables, td)
+		rep.Tables = append(rep.Tables, ts.cfg[t].desc(t, vacancy[t]))
 	}
 	ts.mu.Unlock()
 	return s.Reply(m, rep)

@@ -48,3 +48,12 @@ func (x *Txn) notify() {
 		f(x.Tag, x.log)
 	}
 }
+
+// CommittedRules returns how many rules table holds once the commit
+// being reported is in. Only an OnCommit hook may call it: the hook runs
+// with the lock that Stats takes held.
+func (t *Tables) CommittedRules(table uint8) int { return t.nRules[table] }
+
+// CommittedMaxFlows returns table's flow limit (Unlimited for none), for
+// an OnCommit hook as CommittedRules.
+func (t *Tables) CommittedMaxFlows(table uint8) int { return t.limits[table].max }

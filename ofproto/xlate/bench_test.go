@@ -62,7 +62,11 @@ func TestTranslationReusesItsContext(t *testing.T) {
 		e.x.Translate(&in, &out)
 	}
 	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 1536 {
-		t.Errorf("%d bytes allocated per translation, want at most 1536 (its output, not a new context)", per)
+	limit := uint64(1536) // the output; a new context would be 2,048 more
+	if raceEnabled {
+		limit = 2600 // a quarter of the contexts dropped from the pool
+	}
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > limit {
+		t.Errorf("%d bytes allocated per translation, want at most %d (its output, not a new context)", per, limit)
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package xlate_test
+
+const raceEnabled = false
