@@ -168,6 +168,15 @@ func TestOfpPrintOfStatsAndConfigMessagesMatchesOVSOfctl(t *testing.T) {
 		// Session settings.
 		"0104001400000006000023200000000c00000000", "0104001800000008000023200000000f0000000000000000",
 	}
+	// Table status: vacancy events down and up, a table without the
+	// vacancy property.
+	all := uint32(7)
+	msgs = append(msgs,
+		encodeHex(t, mf.OF14, &ofp.TableStatus{Reason: ofp.TableReasonVacancyDown, Desc: ofp.TableDesc{TableID: 1,
+			Config: ofp.TableConfigVacancyEvents, EvictionFlags: &all, Vacancy: &ofp.TableVacancy{Down: 20, Up: 80, Vacancy: 10}}}),
+		encodeHex(t, mf.OF15, &ofp.TableStatus{Reason: ofp.TableReasonVacancyUp, Desc: ofp.TableDesc{TableID: 1,
+			Config: ofp.TableConfigVacancyEvents | ofp.TableConfigEviction, EvictionFlags: &all, Vacancy: &ofp.TableVacancy{Down: 20, Up: 80, Vacancy: 90}}}),
+		encodeHex(t, mf.OF14, &ofp.TableStatus{Reason: ofp.TableReasonVacancyUp, Desc: ofp.TableDesc{TableID: 2}}))
 	for _, v := range []uint8{mf.OF10, mf.OF11, mf.OF13, mf.OF14, mf.OF15} {
 		msgs = append(msgs,
 			encodeHex(t, v, &ofp.PortMod{PortNo: 3, HWAddr: [6]byte{1, 2, 3, 4, 5, 6}, Config: ofp.PCPortDown | ofp.PCNoFwd, Mask: ofp.PCNoFwd, Advertise: 0x2a}),

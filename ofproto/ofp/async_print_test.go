@@ -142,8 +142,16 @@ func asyncPrintCases(t testing.TB) []printCase {
 		{"resume", 4, &ofp.Resume{PacketIn: ofp.PacketIn{BufferID: ofp.BufferNone, TotalLen: 46, Reason: ofp.OFPRAction, Cookie: ^uint64(0),
 			Match: asyncMatch(t, "in_port", "0002"), Data: pkt, Continuation: []byte{0x80, 0x08, 0x00, 0x08, 0, 0, 0, 2}}},
 			[]string{"NXT_RESUME (OF1.3) (xid=0x7): total_len=46 in_port=2 (via action) data_len=46 (unbuffered)", " continuation.odp_port=2"}},
+		{"table status", 5, &ofp.TableStatus{Reason: ofp.TableReasonVacancyDown, Desc: ofp.TableDesc{TableID: 1,
+			Config: ofp.TableConfigVacancyEvents, EvictionFlags: &evictionAll, Vacancy: &ofp.TableVacancy{Down: 20, Up: 80, Vacancy: 10}}},
+			[]string{"OFPT_TABLE_STATUS (OF1.4) (xid=0x7): reason=VACANCY_DOWN\ntable_desc:-\n  table 1:\n",
+				"   eviction=off eviction_flags=OTHER|IMPORTANCE|LIFETIME\n   vacancy=on vacancy_down=20% vacancy_up=80% vacancy=10%\n"}},
 	}
 }
+
+// evictionAll is the eviction flags Open vSwitch reports: OTHER,
+// IMPORTANCE and LIFETIME.
+var evictionAll = uint32(7)
 
 func withReply(ac ofp.AsyncConfig) *ofp.AsyncConfig {
 	ac.Reply = true
