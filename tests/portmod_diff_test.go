@@ -564,3 +564,46 @@ func TestPortModStatusLikeOpenVSwitch(t *testing.T) {
 		t.Errorf("expected the add, two modifications each way and the delete:\n%s", got)
 	}
 }
+
+// controllerFlushSteps is Open vSwitch's "flush flows, groups, and meters
+// for controller change" (ofproto.at), then the same in standalone mode,
+// where the default NORMAL flow comes back with the last controller gone.
+func controllerFlushSteps() []ofStep {
+	vsctl := func(args ...string) ofStep { return ofStep{"ovs-vsctl", args} }
+	add := []ofStep{
+		ofctl("add-flow", "br0", "in_port=1,actions=2"),
+		ofctl("-O", "OpenFlow11", "add-group", "br0", "group_id=1234,type=all,bucket=output:10"),
+		ofctl("-O", "OpenFlow13", "add-meter", "br0", "meter=1 pktps burst stats bands=type=drop rate=1 burst_size=1"),
+	}
+	verify := []ofStep{
+		ofctl("--no-stats", "dump-flows", "br0"),
+		ofctl("-O", "OpenFlow11", "dump-groups", "br0"),
+		ofctl("-O", "OpenFlow13", "dump-meters", "br0"),
+	}
+	var s []ofStep
+	s = append(s, add...)
+	s = append(s, verify...)
+	s = append(s, vsctl("set-controller", "br0", "tcp:127.0.0.1:9"))
+	s = append(s, verify...)
+	s = append(s, add...)
+	s = append(s, vsctl("set-controller", "br0", "tcp:127.0.0.1:10"))
+	s = append(s, verify...)
+	s = append(s, vsctl("del-controller", "br0"))
+	s = append(s, verify...)
+	s = append(s, vsctl("set-fail-mode", "br0", "standalone"))
+	s = append(s, ofctl("--no-stats", "dump-flows", "br0"))
+	s = append(s, add...)
+	s = append(s, vsctl("set-controller", "br0", "tcp:127.0.0.1:9"))
+	s = append(s, verify...)
+	s = append(s, add...)
+	s = append(s, vsctl("del-controller", "br0"))
+	return append(s, verify...)
+}
+
+// TestControllerChangeFlushesLikeOpenVSwitch: a bridge that gets its
+// first controller or loses its last one drops its flows, groups and
+// meters, as in Open vSwitch; changing the controller keeps them.
+func TestControllerChangeFlushesLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	diffOneBridgeAgainstOpenVSwitch(t, controllerFlushSteps)
+}

@@ -107,9 +107,9 @@ func (m *Manager[X]) ControllerStatus(target string) (ControllerStatus, bool) {
 		cs.Status["sec_since_disconnect"] = strconv.Itoa(int(now.Sub(st.disconnectedAt) / time.Second))
 	}
 	if st.conn != nil && st.pins != nil {
-		// Open vSwitch 3.1 reports its action scheduler (index 0) as
-		// "miss" and its miss scheduler as "action"; the same here.
-		for i, kind := range [2]string{"miss", "action"} {
+		// As Open vSwitch's: the action scheduler (index 0), then the
+		// miss scheduler (table misses, explicit or implicit).
+		for i, kind := range [2]string{"action", "miss"} {
 			ps := st.pins[i].snapshot()
 			cs.Status["packet-in-"+kind+"-backlog"] = strconv.Itoa(ps.Backlog)
 			cs.Status["packet-in-"+kind+"-bypassed"] = strconv.FormatUint(ps.Bypassed, 10)

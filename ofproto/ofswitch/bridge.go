@@ -137,9 +137,11 @@ type Bridge struct {
 	// bridge has the "priority=0 actions=NORMAL" flow.
 	standalone, hasCtrl bool
 	normalFlow          bool
-	fragHandling        uint16
-	genID               uint64
-	genIDSet            bool
+	// configured: SetConfig has run (the first one flushes nothing).
+	configured   bool
+	fragHandling uint16
+	genID        uint64
+	genIDSet     bool
 
 	// conns are the bridge's OpenFlow connections (ofproto/connmgr).
 	conns *connmgr.Manager[connExt]
@@ -331,15 +333,50 @@ type Settings struct {
 
 // SetConfig applies settings: controllers are connected or listened for,
 // and the default NORMAL flow follows Open vSwitch's rule (present only
-// in standalone mode without controllers).
+// in standalone mode without controllers). A bridge that gets its first
+// controller or loses its last one is flushed, as Open vSwitch's
+// connmgr_set_controllers does: its flows, groups and meters go (the
+// flows the bridge had were set up for another master), and the default
+// flow comes back where the rule says. The first configuration flushes
+// nothing: the bridge is new, or took its flows over from a predecessor.
 func (b *Bridge) SetConfig(s Settings) {
 	b.mu.Lock()
 	b.standalone = s.FailMode != "secure"
+	had := b.hasCtrl
 	b.hasCtrl = len(s.Controllers) > 0
+	flush := b.configured && had != b.hasCtrl
+	b.configured = true
 	b.mu.Unlock()
 	b.conns.SetControllers(connmgr.Controllers{Targets: s.Controllers, Hold: s.HoldControllers,
 		RateLimits: s.RateLimits, InactivityProbes: s.InactivityProbes})
+	if flush {
+		b.flush()
+	}
 	b.applyDefaultFlow()
+}
+
+// flush deletes every flow (but the internal table's), group and meter,
+// as Open vSwitch's ofproto_flush_flows.
+func (b *Bridge) flush() {
+	x := b.tables.Begin()
+	for t := 0; t < oftable.TableInternal; t++ {
+		fm := &oftable.FlowMod{Command: ofp.FlowDelete, Table: uint8(t), OutPort: oftable.PortAny, OutGroup: oftable.GroupAny}
+		if err := x.Apply(fm); err != nil {
+			x.Abort()
+			b.cfg.Logf("%s: flushing flows: %v", b.cfg.Name, err)
+			return
+		}
+	}
+	b.notify.sendFlowRemoved(x.Commit())
+	if err := b.groups.groupMod(&ofp.GroupMod{Command: ofp.GroupDelete, GroupID: ofp.GroupAll}); err != nil {
+		b.cfg.Logf("%s: flushing groups: %v", b.cfg.Name, err)
+	}
+	if err := b.meters.meterMod(&ofp.MeterMod{Command: ofp.MeterDelete, MeterID: ofp.MeterAll}); err != nil {
+		b.cfg.Logf("%s: flushing meters: %v", b.cfg.Name, err)
+	}
+	b.mu.Lock()
+	b.normalFlow = false // gone with the rest
+	b.mu.Unlock()
 }
 
 // applyDefaultFlow adds or removes the "priority=0 actions=NORMAL" flow
