@@ -84,6 +84,21 @@ func (bt *bgTool) stop(t *testing.T) string {
 	return string(b)
 }
 
+// startOF14Monitor starts `ovs-ofctl -O OpenFlow14 monitor br0` with a
+// control socket of its own and sets its miss_send_len to 128 (a
+// service connection gets asynchronous messages only then, in Open
+// vSwitch as in gvs). It returns the monitor and ovs-appctl against it.
+func startOF14Monitor(t *testing.T, env []string) (*bgTool, func(args ...string)) {
+	t.Helper()
+	ctl := filepath.Join(t.TempDir(), "mon")
+	mon := startTool(t, env, "ovs-ofctl", "-O", "OpenFlow14", "monitor", "br0", "--unixctl="+ctl)
+	waitFor(t, "the monitor's control socket", func() bool { _, err := os.Stat(ctl); return err == nil })
+	appctl := func(args ...string) { run(t, env, append([]string{"ovs-appctl", "-t", ctl}, args...)...) }
+	appctl("ofctl/barrier")
+	appctl("ofctl/send", "0509000c0123456700000080") // set_config: miss_send_len 128
+	return mon, appctl
+}
+
 // monProgRE matches the program name that starts ovs-ofctl's and
 // gvs-ofctl's error messages.
 var monProgRE = regexp.MustCompile(`(?m)^(ovs|gvs)-ofctl: `)

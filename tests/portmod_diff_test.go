@@ -3,7 +3,6 @@ package tests
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -536,12 +535,7 @@ func TestDebugActionsLikeOpenVSwitch(t *testing.T) {
 func TestPortModStatusLikeOpenVSwitch(t *testing.T) {
 	session := func(env []string) string {
 		setUpOneBridge(t, env)
-		ctl := filepath.Join(t.TempDir(), "mon")
-		mon := startTool(t, env, "ovs-ofctl", "-O", "OpenFlow14", "monitor", "br0", "--unixctl="+ctl)
-		waitFor(t, "the monitor's control socket", func() bool { _, err := os.Stat(ctl); return err == nil })
-		appctl := func(args ...string) { run(t, env, append([]string{"ovs-appctl", "-t", ctl}, args...)...) }
-		appctl("ofctl/barrier")
-		appctl("ofctl/send", "0509000c0123456700000080") // set_config: miss_send_len 128
+		mon, appctl := startOF14Monitor(t, env)
 		run(t, env, "ovs-vsctl", "--timeout=20", "add-port", "br0", "test", "--", "set", "Interface", "test", "type=dummy", "ofport_request=9")
 		for _, dir := range []string{"down", "up"} {
 			run(t, env, "ovs-ofctl", "-O", "OpenFlow14", "mod-port", "br0", "test", dir)

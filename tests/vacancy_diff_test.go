@@ -21,12 +21,7 @@ func vacancySession(t *testing.T, env []string) string {
 	setUpOneBridge(t, env)
 	run(t, env, "ovs-vsctl", "--timeout=20", "--", "--id=@t1", "create", "Flow_Table", "flow-limit=10",
 		"--", "set", "bridge", "br0", "flow_tables:1=@t1")
-	ctl := filepath.Join(t.TempDir(), "mon")
-	mon := startTool(t, env, "ovs-ofctl", "-O", "OpenFlow14", "monitor", "br0", "--unixctl="+ctl)
-	waitFor(t, "the monitor's control socket", func() bool { _, err := os.Stat(ctl); return err == nil })
-	appctl := func(args ...string) { run(t, env, append([]string{"ovs-appctl", "-t", ctl}, args...)...) }
-	appctl("ofctl/barrier")
-	appctl("ofctl/send", "0509000c0123456700000080")            // set_config: miss_send_len 128
+	mon, appctl := startOF14Monitor(t, env)
 	appctl("ofctl/send", "051c001000000002"+"0009000800000018") // set_async: table status (primary) VACANCY_DOWN|UP
 	appctl("ofctl/barrier")
 	ofctl := func(args ...string) { run(t, env, append([]string{"ovs-ofctl", "-O", "OpenFlow14"}, args...)...) }

@@ -521,9 +521,10 @@ func (e *ActionEncoder) alloc(n int) []byte {
 	return b
 }
 
-// reset forgets the previous top-level encode's forms and bytes.
+// reset forgets the previous top-level encode's forms and bytes (their
+// arrays, and what old forms point to, are kept until overwritten or the
+// encoder goes: a dump's encoder lives as long as the dump).
 func (e *ActionEncoder) reset() {
-	clear(e.forms) // drop what they point to
 	e.forms = e.forms[:0]
 	e.arena = e.arena[:0]
 }

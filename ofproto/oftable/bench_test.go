@@ -41,13 +41,7 @@ func BenchmarkOftableAdd100k(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tb := newTables(b, newClock())
-		x := tb.Begin()
-		for _, fm := range fms {
-			if err := x.Apply(fm); err != nil {
-				b.Fatal(err)
-			}
-		}
-		x.Commit()
+		apply(b, tb, fms...)
 		if tb.Count() != len(fms) {
 			b.Fatalf("count %d", tb.Count())
 		}
@@ -107,19 +101,9 @@ func BenchmarkOftableDeleteAll100k(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		tb := newTables(b, newClock())
-		x := tb.Begin()
-		for _, fm := range fms {
-			if err := x.Apply(fm); err != nil {
-				b.Fatal(err)
-			}
-		}
-		x.Commit()
+		apply(b, tb, fms...)
 		b.StartTimer()
-		x = tb.Begin()
-		if err := x.Apply(cmd(ofp.FlowDelete, 0xff, mf.Match{}, 0)); err != nil {
-			b.Fatal(err)
-		}
-		x.Commit()
+		apply(b, tb, cmd(ofp.FlowDelete, 0xff, mf.Match{}, 0))
 		if tb.Count() != 0 {
 			b.Fatalf("count %d after deleting all", tb.Count())
 		}

@@ -52,7 +52,6 @@ func (p Policy) GCPercent(live uint64) int {
 type Tuner struct {
 	p       Policy
 	ctx     context.Context
-	set     func(int) int // debug.SetGCPercent
 	sample  []metrics.Sample
 	mu      sync.Mutex
 	current int
@@ -62,14 +61,13 @@ type Tuner struct {
 // Start applies p after every collection until ctx ends, then restores
 // Go's default. It first applies p to the live heap found so far.
 func Start(ctx context.Context, p Policy) *Tuner {
-	t := &Tuner{p: p, ctx: ctx, set: debug.SetGCPercent,
-		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, current: -1}
+	t := &Tuner{p: p, ctx: ctx, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, current: -1}
 	t.adjust(false)
 	t.arm()
 	context.AfterFunc(ctx, func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		t.set(DefaultPercent)
+		debug.SetGCPercent(DefaultPercent)
 		t.current = DefaultPercent
 	})
 	return t
@@ -112,7 +110,7 @@ func (t *Tuner) adjust(collected bool) {
 		t.cycles++
 	}
 	if pct := t.p.GCPercent(live); pct != t.current {
-		t.set(pct)
+		debug.SetGCPercent(pct)
 		t.current = pct
 	}
 }
