@@ -91,7 +91,7 @@ func main() {
 	flag.DurationVar(&o.budget, "budget", 2*time.Minute, "time per switch after which no new repetition starts (at least one setup repetition always runs)")
 	flag.StringVar(&o.gvsBin, "gvs", "/tmp/ofbench-gvs", "gvs-vswitchd binary")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run directories (logs, databases)")
-	flag.StringVar(&o.profile, "profile", "", "directory to write gvs's heap and allocation profiles to (gvs-TAG.heap.pb, gvs-TAG.allocs.pb) after the first bundle, the flow-table reps and the setup reps; gvs then serves pprof on "+profileAddr)
+	flag.StringVar(&o.profile, "profile", "", "directory to write gvs's heap and allocation profiles to (gvs-TAG.heap.pb, gvs-TAG.allocs.pb) before and after the first bundle, after the flow-table reps and after the setup reps; gvs then serves pprof on "+profileAddr)
 	flag.BoolVar(&o.setupOnly, "setup-only", false, "only the new-flow setup test")
 	flag.BoolVar(&o.verbose, "v", false, "print every repetition's figures")
 	flag.Parse()
@@ -258,12 +258,14 @@ func child(dir, logName string, env []string, args ...string) (*exec.Cmd, error)
 const profileAddr = "127.0.0.1:9951"
 
 // saveProfiles writes gvs's live-heap and allocation profiles to
-// dir/gvs-TAG.{heap,allocs}.pb when profiling (dir not "").
+// dir/gvs-TAG.{heap,allocs}.pb when profiling (dir not ""): TAG start
+// and bundle frame the first bundle (go tool pprof -base), flowtable
+// and setup end those phases.
 func (sw *vswitch) saveProfiles(dir, tag string) error {
 	if dir == "" || sw.name != "gvs" {
 		return nil
 	}
-	for kind, q := range map[string]string{"heap": "heap?gc=1", "allocs": "allocs"} {
+	for kind, q := range map[string]string{"heap": "heap?gc=1", "allocs": "allocs?gc=1"} {
 		resp, err := http.Get("http://" + profileAddr + "/debug/pprof/" + q)
 		if err != nil {
 			return fmt.Errorf("profile %s: %w", tag, err)
@@ -522,6 +524,9 @@ func measure(sw *vswitch, o options, flowFile, tupleFile string, frames []string
 		// Memory first, on the fresh switch: the resident set's growth
 		// while the rules are loaded the way ovn-controller loads them.
 		if _, err := sw.cmd(left(), ofctl("del-flows", "br0")...); err != nil {
+			return nil, nil, err
+		}
+		if err := sw.saveProfiles(o.profile, "start"); err != nil {
 			return nil, nil, err
 		}
 		rss0 := sw.rss()
