@@ -16,7 +16,8 @@ import (
 // (NXAST_SAMPLE4), which stay ActRaw with their bytes.
 type ActionType uint8
 
-// Action kinds. The comment names the Action fields each kind uses.
+// Action kinds. The comment names the Action fields each kind uses (or the
+// accessor of its Body).
 const (
 	ActRaw           ActionType = iota // Data: the whole wire action
 	ActOutput                          // Port (16-bit ofp_port), MaxLen
@@ -313,39 +314,34 @@ type FinTimeout struct {
 // canonical encoding for v. Ports are 16-bit (OpenFlow 1.0 numbering,
 // OFPP_CONTROLLER = 0xfffd) in every version.
 type Action struct {
-	Type   ActionType
-	Raw    RawAction
-	Port   uint32
-	MaxLen uint16
-	Table  uint8
-	Field  *mf.Field
-	Value  []byte // set_field value (field width) or load value (8 bytes), network order
-	Mask   []byte // set_field mask, nil if exact
-	Src    Subfield
-	Dst    Subfield
-	CT     *CT
-	Data   []byte // ActRaw: the whole wire action; ActNote: the note
-	Arg    uint64 // the scalar argument of simple kinds (see the kind list)
-	Arg2   uint64 // write_metadata mask
-	IDs    []uint16
-	Nested []Action // clone, write_actions
-
-	Controller *Controller
-	Learn      *Learn
-	Conj       *Conjunction
-	NAT        *NAT
-	Multipath  *Multipath
-	Bundle     *Bundle
-	Sample     *Sample
-	FinTimeout *FinTimeout
-
+	Type ActionType
 	// Flow context that some cross-version encodings need, as Open
 	// vSwitch keeps it in the ofpact: set by the decoder or parser
 	// (PushVLANIfNeeded for OpenFlow 1.0 mod_vlan_vid/pcp) and by
 	// ValidateOfpacts from the flow's match (FlowHasVLAN, FlowIPProto).
 	PushVLANIfNeeded bool
+	Raw              RawAction
+	Port             uint32
+	MaxLen           uint16
+	Table            uint8
 	FlowHasVLAN      bool
 	FlowIPProto      uint8
+
+	Field  *mf.Field
+	Value  []byte // set_field value (field width) or load value (8 bytes), network order
+	Mask   []byte // set_field mask, nil if exact
+	Src    Subfield
+	Dst    Subfield
+	Arg    uint64   // the scalar argument of simple kinds (see the kind list)
+	Arg2   uint64   // write_metadata mask
+	Nested []Action // clone, write_actions
+
+	// Body is the structure of the kinds that have one: *CT, *Controller,
+	// *Learn, *Conjunction, *NAT, *Multipath, *Bundle, *Sample,
+	// *FinTimeout, dec_ttl's []uint16, a raw action's or a note's []byte
+	// (see the kind list and the accessors in body.go). One field for all of them keeps an Action,
+	// which rules hold by the hundred thousand, small.
+	Body any
 }
 
 // Standard and vendor action header fields.
@@ -465,7 +461,7 @@ func appendDecodedActions(out []Action, b []byte, v uint8, depth int) ([]Action,
 			}
 			a.Raw = in.raw
 		} else {
-			a.Data = bytes.Clone(p[:n])
+			a.Body = bytes.Clone(p[:n])
 		}
 		out = append(out, a)
 		off += n
@@ -573,10 +569,10 @@ func (e *ActionEncoder) appendList(b []byte, acts []Action, v uint8, depth int) 
 // wireForms.
 func (e *ActionEncoder) appendAction(b []byte, a *Action, v uint8, depth int) ([]byte, error) {
 	if a.Type == ActRaw {
-		if _, err := lookupAction(a.Data, v); err != nil {
+		if _, err := lookupAction(a.Data(), v); err != nil {
 			return b, err
 		}
-		return append(b, a.Data...), nil
+		return append(b, a.Data()...), nil
 	}
 	k := len(e.forms)
 	defer func() { e.forms = e.forms[:k] }()

@@ -19,32 +19,32 @@ func init() {
 }
 
 func bundleForms(e *ActionEncoder, a *Action, v uint8) error {
-	if a.Bundle != nil && a.Bundle.Dst.Field != nil {
+	if a.Bundle() != nil && a.Bundle().Dst.Field != nil {
 		return e.one(a, v, RawActNXAST_BUNDLE_LOAD)
 	}
 	return e.one(a, v, RawActNXAST_BUNDLE)
 }
 
 func checkBundle(c *checker, a *Action, _ int) error {
-	if a.Bundle == nil {
+	if a.Bundle() == nil {
 		return errorf(OFPBAC_BAD_ARGUMENT, "bundle without its body")
 	}
-	for _, p := range a.Bundle.Members {
+	for _, p := range a.Bundle().Members {
 		if uint32(p) >= c.maxPorts && p != PortLocal {
 			return errorf(OFPBAC_BAD_OUT_PORT, "bundle member %d", p)
 		}
 	}
-	if a.Bundle.Dst.Field != nil {
-		return c.sub(a.Bundle.Dst, "bundle_load")
+	if a.Bundle().Dst.Field != nil {
+		return c.sub(a.Bundle().Dst, "bundle_load")
 	}
 	return nil
 }
 
 func checkMultipath(c *checker, a *Action, _ int) error {
-	if a.Multipath == nil {
+	if a.Multipath() == nil {
 		return errorf(OFPBAC_BAD_ARGUMENT, "multipath without its body")
 	}
-	return c.sub(a.Multipath.Dst, "multipath")
+	return c.sub(a.Multipath().Dst, "multipath")
 }
 
 func decodeMultipath(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {
@@ -68,7 +68,7 @@ func decodeMultipath(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error
 	if m.Dst.NBits < 32 && uint32(m.MaxLink)>>m.Dst.NBits != 0 {
 		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "multipath needs more than %d bits for %d links", m.Dst.NBits, int(m.MaxLink)+1)
 	}
-	return Action{Type: ActMultipath, Multipath: m}, nil
+	return Action{Type: ActMultipath, Body: m}, nil
 }
 
 // hashFieldNames are the NX_HASH_FIELDS_* names, by value; read-only.
@@ -92,7 +92,7 @@ func MultipathAlgName(v uint16) string { return nameAt(multipathAlgNames[:], v) 
 func MultipathAlgByName(s string) (uint16, bool) { return indexOf(multipathAlgNames[:], s) }
 
 func encodeMultipath(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
-	m := a.Multipath
+	m := a.Multipath()
 	if m == nil || m.Dst.Field == nil {
 		return b, errorf(OFPBAC_BAD_ARGUMENT, "multipath without its body")
 	}
@@ -146,11 +146,11 @@ func decodeBundle(p []byte, _ uint8, in *actionInstance, _ int) (Action, error) 
 	for i := range bd.Members {
 		bd.Members[i] = binary.BigEndian.Uint16(p[32+2*i:])
 	}
-	return Action{Type: ActBundle, Bundle: bd}, nil
+	return Action{Type: ActBundle, Body: bd}, nil
 }
 
 func encodeBundle(b []byte, a *Action, _ uint8, in *actionInstance, _ int) ([]byte, error) {
-	bd := a.Bundle
+	bd := a.Bundle()
 	if bd == nil || (in.raw == RawActNXAST_BUNDLE_LOAD) != (bd.Dst.Field != nil) {
 		return b, errorf(OFPBAC_BAD_ARGUMENT, "bundle without its body or with a mismatched destination")
 	}

@@ -26,7 +26,7 @@ func init() {
 }
 
 func checkCT(c *checker, a *Action, depth int) error {
-	ct := a.CT
+	ct := a.CT()
 	if ct == nil {
 		return errorf(OFPBAC_BAD_ARGUMENT, "ct without its body")
 	}
@@ -49,7 +49,7 @@ func checkCT(c *checker, a *Action, depth int) error {
 
 func checkNAT(c *checker, a *Action, _ int) error {
 	t := c.ethType()
-	n := a.NAT
+	n := a.NAT()
 	if n == nil || !c.isIP() || n.AddrMin.Is4() && t != 0x0800 || n.AddrMin.Is6() && t != 0x86dd {
 		return errInconsistent("nat")
 	}
@@ -94,14 +94,14 @@ func decodeCT(p []byte, v uint8, _ *actionInstance, depth int) (Action, error) {
 	// nat without arguments (the one that applies the existing mapping).
 	if c.Flags&1 == 0 {
 		for i := range nested {
-			n := nested[i].NAT
+			n := nested[i].NAT()
 			if nested[i].Type != ActNAT || n == nil || n.Flags != 0 || n.AddrMin.IsValid() || n.ProtoMin != 0 {
 				return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "ct requires commit for actions other than nat without arguments")
 			}
 		}
 	}
 	c.Actions = nested
-	return Action{Type: ActCT, CT: c}, nil
+	return Action{Type: ActCT, Body: c}, nil
 }
 
 // writtenField is the field an action writes (set_field, load, move), or
@@ -122,7 +122,7 @@ func isCTField(f *mf.Field) bool { return f != nil && (f.ID == mf.IDCtMark || f.
 func ctWritable(a *Action) bool { return isCTField(writtenField(a)) }
 
 func encodeCT(b []byte, a *Action, v uint8, _ *actionInstance, depth int) ([]byte, error) {
-	c := a.CT
+	c := a.CT()
 	if c == nil {
 		return b, errorf(OFPBAC_BAD_ARGUMENT, "ct without its body")
 	}
@@ -185,7 +185,7 @@ func decodeNAT(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {
 	if r.Err() != nil {
 		return Action{}, errorf(OFPBAC_BAD_LEN, "nat ranges %#x in %d bytes", present, len(p))
 	}
-	return Action{Type: ActNAT, NAT: n}, nil
+	return Action{Type: ActNAT, Body: n}, nil
 }
 
 func (r *reader) takeOrZero(n int) []byte {
@@ -196,7 +196,7 @@ func (r *reader) takeOrZero(n int) []byte {
 }
 
 func encodeNAT(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
-	n := a.NAT
+	n := a.NAT()
 	if n == nil {
 		return b, errorf(OFPBAC_BAD_ARGUMENT, "nat without its body")
 	}

@@ -213,8 +213,8 @@ func TestGoldenActionsDecodeTypedAndReencodeIdentically(t *testing.T) {
 		for _, a := range as {
 			kinds[a.Type] = true
 			walk(a.Nested)
-			if a.CT != nil {
-				walk(a.CT.Actions)
+			if a.CT() != nil {
+				walk(a.CT().Actions)
 			}
 		}
 	}

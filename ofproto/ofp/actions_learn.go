@@ -25,14 +25,14 @@ func init() {
 // learnForms: NXAST_LEARN2 when the action needs it (a limit, a result
 // written) or came that way.
 func learnForms(e *ActionEncoder, a *Action, v uint8) error {
-	if l := a.Learn; a.Raw == RawActNXAST_LEARN2 || l != nil && (l.Limit != 0 || l.Flags&LearnWriteResult != 0) {
+	if l := a.Learn(); a.Raw == RawActNXAST_LEARN2 || l != nil && (l.Limit != 0 || l.Flags&LearnWriteResult != 0) {
 		return e.one(a, v, RawActNXAST_LEARN2)
 	}
 	return e.one(a, v, RawActNXAST_LEARN)
 }
 
 func checkLearn(c *checker, a *Action, _ int) error {
-	if a.Learn == nil {
+	if a.Learn() == nil {
 		return errorf(OFPBAC_BAD_ARGUMENT, "learn without its body")
 	}
 	// Sources are read from this flow; destinations belong to the
@@ -40,7 +40,7 @@ func checkLearn(c *checker, a *Action, _ int) error {
 	// copied from the packet counts as matched with value 0 for the
 	// later specs' prerequisites, as in Open vSwitch's learn_check).
 	var learned mf.Match
-	for _, s := range a.Learn.Specs {
+	for _, s := range a.Learn().Specs {
 		if !s.SrcImm {
 			if err := c.sub(s.Src, "learn"); err != nil {
 				return err
@@ -59,8 +59,8 @@ func checkLearn(c *checker, a *Action, _ int) error {
 			writeSubfield(&learned, s.DstSub, s.Imm)
 		}
 	}
-	if a.Learn.Table >= c.nTables && c.nTables != 0xff {
-		return errorf(OFPBRC_BAD_TABLE_ID, "learn into table %d of %d", a.Learn.Table, c.nTables)
+	if a.Learn().Table >= c.nTables && c.nTables != 0xff {
+		return errorf(OFPBRC_BAD_TABLE_ID, "learn into table %d of %d", a.Learn().Table, c.nTables)
 	}
 	return nil
 }
@@ -152,7 +152,7 @@ func decodeLearn(p []byte, _ uint8, in *actionInstance, _ int) (Action, error) {
 	if !isZero(rest) {
 		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "learn has %d trailing bytes that are not zero", len(rest))
 	}
-	return Action{Type: ActLearn, Learn: l}, nil
+	return Action{Type: ActLearn, Body: l}, nil
 }
 
 func pullLearnSubfield(p []byte, nbits int) (Subfield, []byte, error) {
@@ -168,7 +168,7 @@ func pullLearnSubfield(p []byte, nbits int) (Subfield, []byte, error) {
 }
 
 func encodeLearn(b []byte, a *Action, _ uint8, in *actionInstance, _ int) ([]byte, error) {
-	l := a.Learn
+	l := a.Learn()
 	if l == nil {
 		return b, errorf(OFPBAC_BAD_ARGUMENT, "learn without its body")
 	}
@@ -242,13 +242,13 @@ func writeSubfield(m *mf.Match, sf Subfield, imm []byte) {
 }
 
 func decodeFinTimeout(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {
-	return Action{Type: ActFinTimeout, FinTimeout: &FinTimeout{Idle: binary.BigEndian.Uint16(p[10:]), Hard: binary.BigEndian.Uint16(p[12:])}}, nil
+	return Action{Type: ActFinTimeout, Body: &FinTimeout{Idle: binary.BigEndian.Uint16(p[10:]), Hard: binary.BigEndian.Uint16(p[12:])}}, nil
 }
 
 func encodeFinTimeout(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
-	if a.FinTimeout == nil {
+	if a.FinTimeout() == nil {
 		return b, errorf(OFPBAC_BAD_ARGUMENT, "fin_timeout without its body")
 	}
-	b = binary.BigEndian.AppendUint16(b, a.FinTimeout.Idle)
-	return binary.BigEndian.AppendUint16(b, a.FinTimeout.Hard), nil
+	b = binary.BigEndian.AppendUint16(b, a.FinTimeout().Idle)
+	return binary.BigEndian.AppendUint16(b, a.FinTimeout().Hard), nil
 }

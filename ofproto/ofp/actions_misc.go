@@ -42,7 +42,7 @@ func checkCheckPktLarger(c *checker, a *Action, _ int) error { return c.sub(a.Ds
 // and SAMPLE3 (a direction) that carries the action, or the one it came
 // in.
 func sampleForms(e *ActionEncoder, a *Action, v uint8) error {
-	s := a.Sample
+	s := a.Sample()
 	switch {
 	case s == nil:
 		return errorf(OFPBAC_BAD_ARGUMENT, "sample without its body")
@@ -55,11 +55,11 @@ func sampleForms(e *ActionEncoder, a *Action, v uint8) error {
 }
 
 func decodeNote(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {
-	return Action{Type: ActNote, Data: bytes.Clone(p[10:])}, nil
+	return Action{Type: ActNote, Body: bytes.Clone(p[10:])}, nil
 }
 
 func encodeNote(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
-	return append(b, a.Data...), nil
+	return append(b, a.Data()...), nil
 }
 
 func decodeConjunction(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {
@@ -67,11 +67,11 @@ func decodeConjunction(p []byte, _ uint8, _ *actionInstance, _ int) (Action, err
 	if c.NClauses < 2 || c.NClauses > 64 || c.Clause >= c.NClauses {
 		return Action{}, errorf(NXBAC_BAD_CONJUNCTION, "conjunction clause %d of %d", c.Clause, c.NClauses)
 	}
-	return Action{Type: ActConjunction, Conj: c}, nil
+	return Action{Type: ActConjunction, Body: c}, nil
 }
 
 func encodeConjunction(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
-	c := a.Conj
+	c := a.Conj()
 	if c == nil {
 		return b, errorf(OFPBAC_BAD_ARGUMENT, "conjunction without its body")
 	}
@@ -126,11 +126,11 @@ func decodeSample(p []byte, _ uint8, in *actionInstance, _ int) (Action, error) 
 	if s.Probability == 0 {
 		return Action{}, errorf(OFPBAC_BAD_ARGUMENT, "sample probability 0")
 	}
-	return Action{Type: ActSample, Sample: s}, nil
+	return Action{Type: ActSample, Body: s}, nil
 }
 
 func encodeSample(b []byte, a *Action, _ uint8, in *actionInstance, _ int) ([]byte, error) {
-	s := a.Sample
+	s := a.Sample()
 	if s == nil {
 		return b, errorf(OFPBAC_BAD_ARGUMENT, "sample without its body")
 	}

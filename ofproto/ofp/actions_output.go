@@ -73,7 +73,7 @@ func enqueueForms(e *ActionEncoder, a *Action, v uint8) error {
 // controllerForms: NXAST_CONTROLLER2 when the short form cannot carry the
 // action (userdata, pause, a meter) or it came that way.
 func controllerForms(e *ActionEncoder, a *Action, v uint8) error {
-	c := a.Controller
+	c := a.Controller()
 	if c == nil {
 		return errorf(OFPBAC_BAD_ARGUMENT, "controller without its body")
 	}
@@ -136,11 +136,11 @@ func encodeEnqueue(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]by
 
 func decodeController(p []byte, _ uint8, _ *actionInstance, _ int) (Action, error) {
 	c := &Controller{MaxLen: binary.BigEndian.Uint16(p[10:]), ID: binary.BigEndian.Uint16(p[12:]), Reason: p[14], MeterID: NoMeter}
-	return Action{Type: ActController, Controller: c}, nil
+	return Action{Type: ActController, Body: c}, nil
 }
 
 func encodeController(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
-	c := a.Controller
+	c := a.Controller()
 	if c == nil {
 		return b, errorf(OFPBAC_BAD_ARGUMENT, "controller without its body")
 	}
@@ -204,7 +204,7 @@ func decodeController2(p []byte, _ uint8, _ *actionInstance, _ int) (Action, err
 	if err := t.Err(); err != nil {
 		return Action{}, errorf(OFPBPC_BAD_LEN, "controller2: %v", err)
 	}
-	return Action{Type: ActController, Controller: c}, nil
+	return Action{Type: ActController, Body: c}, nil
 }
 
 func putProp(b []byte, typ uint16, val []byte) []byte {
@@ -215,7 +215,7 @@ func putProp(b []byte, typ uint16, val []byte) []byte {
 }
 
 func encodeController2(b []byte, a *Action, _ uint8, _ *actionInstance, _ int) ([]byte, error) {
-	c := a.Controller
+	c := a.Controller()
 	if c == nil {
 		return b, errorf(OFPBAC_BAD_ARGUMENT, "controller without its body")
 	}

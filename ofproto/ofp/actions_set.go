@@ -85,7 +85,7 @@ func setNWTTLForms(e *ActionEncoder, a *Action, v uint8) error {
 
 // decTTLForms: NXAST_DEC_TTL_CNT_IDS unless the ids are just [0].
 func decTTLForms(e *ActionEncoder, a *Action, v uint8) error {
-	if a.Raw == RawActNXAST_DEC_TTL_CNT_IDS || len(a.IDs) != 1 || a.IDs[0] != 0 {
+	if a.Raw == RawActNXAST_DEC_TTL_CNT_IDS || len(a.IDs()) != 1 || a.IDs()[0] != 0 {
 		return e.one(a, v, RawActNXAST_DEC_TTL_CNT_IDS)
 	}
 	return e.one(a, v, RawActOFPAT_DEC_NW_TTL)
@@ -138,7 +138,7 @@ func checkSetTP(c *checker, a *Action, _ int) error {
 
 func decodeDecTTL(p []byte, _ uint8, in *actionInstance, _ int) (Action, error) {
 	if in.raw == RawActOFPAT_DEC_NW_TTL {
-		return Action{Type: ActDecTTL, IDs: []uint16{0}}, nil
+		return Action{Type: ActDecTTL, Body: []uint16{0}}, nil
 	}
 	n := int(binary.BigEndian.Uint16(p[10:]))
 	if !isZero(p[12:16]) {
@@ -147,9 +147,9 @@ func decodeDecTTL(p []byte, _ uint8, in *actionInstance, _ int) (Action, error) 
 	if 16+2*n > len(p) {
 		return Action{}, errorf(OFPBAC_BAD_LEN, "dec_ttl_cnt_ids with %d ids in %d bytes", n, len(p))
 	}
-	a := Action{Type: ActDecTTL, IDs: make([]uint16, n)}
-	for i := range a.IDs {
-		a.IDs[i] = binary.BigEndian.Uint16(p[16+2*i:])
+	a := Action{Type: ActDecTTL, Body: make([]uint16, n)}
+	for i := range a.IDs() {
+		a.IDs()[i] = binary.BigEndian.Uint16(p[16+2*i:])
 	}
 	return a, nil
 }
@@ -158,9 +158,9 @@ func encodeDecTTL(b []byte, a *Action, _ uint8, in *actionInstance, _ int) ([]by
 	if in.raw == RawActOFPAT_DEC_NW_TTL {
 		return b, nil
 	}
-	b = binary.BigEndian.AppendUint16(b, uint16(len(a.IDs)))
+	b = binary.BigEndian.AppendUint16(b, uint16(len(a.IDs())))
 	b = appendZeros(b, 4)
-	for _, id := range a.IDs {
+	for _, id := range a.IDs() {
 		b = binary.BigEndian.AppendUint16(b, id)
 	}
 	return b, nil

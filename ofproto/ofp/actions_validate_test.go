@@ -47,7 +47,7 @@ func TestValidateOfpactsAppliesOVSMatchChecks(t *testing.T) {
 		{"output beyond the switch's ports", []ofp.Action{{Type: ofp.ActOutput, Port: 200}}, none, mf.OF13, 0, ofp.OFPBAC_BAD_OUT_PORT},
 		{"output to the controller", []ofp.Action{{Type: ofp.ActOutput, Port: ofp.PortController}}, none, mf.OF13, 0, 0},
 		{"meter 0", []ofp.Action{{Type: ofp.ActMeter}}, none, mf.OF13, 0, ofp.OFPMMFC_INVALID_METER},
-		{"ct without IP", []ofp.Action{{Type: ofp.ActCT, CT: &ofp.CT{Table: 0xff}}}, none, mf.OF13, 0, ofp.OFPBAC_MATCH_INCONSISTENT},
+		{"ct without IP", []ofp.Action{{Type: ofp.ActCT, Body: &ofp.CT{Table: 0xff}}}, none, mf.OF13, 0, ofp.OFPBAC_MATCH_INCONSISTENT},
 		{"mod_nw_src without IP in OF1.0", []ofp.Action{{Type: ofp.ActSetNWSrc, Arg: 1}}, none, mf.OF10, 0, 0},
 		{"mod_nw_src without IP in OF1.3", []ofp.Action{{Type: ofp.ActSetNWSrc, Arg: 1}}, none, mf.OF13, 0, ofp.OFPBAC_MATCH_INCONSISTENT},
 		{"move from a field the match lacks", []ofp.Action{{Type: ofp.ActMove,

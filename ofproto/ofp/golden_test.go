@@ -319,8 +319,8 @@ func TestCapturedActionsRoundTrip(t *testing.T) {
 	walk = func(as []ofp.Action) {
 		for _, a := range as {
 			kinds[a.Type] = true
-			if a.CT != nil {
-				walk(a.CT.Actions)
+			if a.CT() != nil {
+				walk(a.CT().Actions)
 			}
 		}
 	}
@@ -394,9 +394,9 @@ func TestNXActionsDecodeToExpectedValues(t *testing.T) {
 		t.Errorf("action 4: %+v, want move eth_src->eth_dst", a)
 	}
 	a := acts[5]
-	if a.Type != ofp.ActCT || a.CT.Flags != 1 || a.CT.Table != 7 || a.CT.ZoneSrc.Field.Name != "reg13" ||
-		a.CT.ZoneSrc.NBits != 16 || len(a.CT.Actions) != 1 {
-		t.Errorf("action 5: %+v %+v, want ct(commit,table=7,zone=reg13[0..15],exec(...))", a, a.CT)
+	if a.Type != ofp.ActCT || a.CT().Flags != 1 || a.CT().Table != 7 || a.CT().ZoneSrc.Field.Name != "reg13" ||
+		a.CT().ZoneSrc.NBits != 16 || len(a.CT().Actions) != 1 {
+		t.Errorf("action 5: %+v %+v, want ct(commit,table=7,zone=reg13[0..15],exec(...))", a, a.CT())
 	}
 	if a := acts[6]; a.Type != ofp.ActCTClear {
 		t.Errorf("action 6: %+v, want ct_clear", a)

@@ -28,14 +28,14 @@ func init() {
 }
 
 func formatMultipath(sb *strings.Builder, a *ofp.Action, _ uint8) {
-	if m := a.Multipath; m != nil {
+	if m := a.Multipath(); m != nil {
 		fmt.Fprintf(sb, "multipath(%s,%d,%s,%d,%d,%s)", ofp.HashFieldsName(m.Fields), m.Basis,
 			ofp.MultipathAlgName(m.Algorithm), int(m.MaxLink)+1, m.Arg, formatSubfield(m.Dst))
 	}
 }
 
 func formatBundle(sb *strings.Builder, a *ofp.Action, _ uint8) {
-	b := a.Bundle
+	b := a.Bundle()
 	if b == nil {
 		return
 	}
@@ -92,7 +92,7 @@ func parseMultipath(arg string) (ofp.Action, error) {
 		return ofp.Action{}, errf("%s: %d-bit destination field has %d possible values, less than specified n_links %d", arg, dst.NBits, uint64(1)<<dst.NBits, nLinks)
 	}
 	mp.Fields, mp.Basis, mp.Algorithm, mp.MaxLink, mp.Arg, mp.Dst = uint16(fi), uint16(basis), uint16(ai), uint16(nLinks-1), uint32(marg), dst
-	return ofp.Action{Type: ofp.ActMultipath, Multipath: mp}, nil
+	return ofp.Action{Type: ofp.ActMultipath, Body: mp}, nil
 }
 
 // bundleAlgs are the NX_BD_ALG_* names, by value; read-only.
@@ -143,5 +143,5 @@ func parseBundle(arg string, load bool) (ofp.Action, error) {
 		bd.Members = append(bd.Members, p)
 	}
 	bd.Fields, bd.Basis, bd.Algorithm = uint16(fi), uint16(basis), uint16(ai)
-	return ofp.Action{Type: ofp.ActBundle, Bundle: bd}, nil
+	return ofp.Action{Type: ofp.ActBundle, Body: bd}, nil
 }

@@ -21,9 +21,9 @@ func init() {
 		"ct_clear": noArg(ofp.ActCTClear),
 	})
 	registerFormatters(map[ofp.ActionType]actionFormatter{
-		ofp.ActCT:      func(sb *strings.Builder, a *ofp.Action, v uint8) { formatCT(sb, a.CT, v) },
+		ofp.ActCT:      func(sb *strings.Builder, a *ofp.Action, v uint8) { formatCT(sb, a.CT(), v) },
 		ofp.ActCTClear: word("ct_clear"),
-		ofp.ActNAT:     func(sb *strings.Builder, a *ofp.Action, _ uint8) { formatNAT(sb, a.NAT) },
+		ofp.ActNAT:     func(sb *strings.Builder, a *ofp.Action, _ uint8) { formatNAT(sb, a.NAT()) },
 	})
 }
 
@@ -92,7 +92,7 @@ func parseCT(arg string, v uint8, m *mf.Match, depth int) (ofp.Action, error) {
 			return ofp.Action{}, errf("invalid argument to \"ct\" action: `%s'", k)
 		}
 	}
-	return ofp.Action{Type: ofp.ActCT, Raw: ofp.RawActNXAST_CT, CT: ct}, nil
+	return ofp.Action{Type: ofp.ActCT, Raw: ofp.RawActNXAST_CT, Body: ct}, nil
 }
 
 // parseNAT parses the argument of nat(...) inside ct.
@@ -126,7 +126,7 @@ func parseNAT(arg, whole string) (ofp.Action, error) {
 			}
 		}
 	}
-	return ofp.Action{Type: ofp.ActNAT, Raw: ofp.RawActNXAST_NAT, NAT: n}, nil
+	return ofp.Action{Type: ofp.ActNAT, Raw: ofp.RawActNXAST_NAT, Body: n}, nil
 }
 
 // parseNATRange parses ADDR[-ADDR][:PORT[-PORT]] (IPv6 addresses bare or
@@ -335,7 +335,7 @@ func formatCT(sb *strings.Builder, ct *ofp.CT, v uint8) {
 	exec := ct.Actions
 	if len(exec) > 0 && exec[0].Type == ofp.ActNAT {
 		var nb strings.Builder
-		formatNAT(&nb, exec[0].NAT)
+		formatNAT(&nb, exec[0].NAT())
 		parts = append(parts, nb.String())
 		exec = exec[1:]
 	}

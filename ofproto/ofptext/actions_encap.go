@@ -65,7 +65,7 @@ func nxRawAction(raw ofp.RawAction, subtype uint16, body []byte) ofp.Action {
 		b = append(b, 0)
 	}
 	binary.BigEndian.PutUint16(b[2:], uint16(len(b)))
-	return ofp.Action{Type: ofp.ActRaw, Raw: raw, Data: b}
+	return ofp.Action{Type: ofp.ActRaw, Raw: raw, Body: b}
 }
 
 func parseEncap(arg string) (ofp.Action, error) {
@@ -166,7 +166,7 @@ func parseDecap(arg string) (ofp.Action, error) {
 // formatEncapDecap prints a raw encap or decap action; ok is false for
 // bytes it does not understand.
 func formatEncapDecap(sb *strings.Builder, a *ofp.Action) bool {
-	d := a.Data
+	d := a.Data()
 	if len(d) < 16 {
 		return false
 	}

@@ -155,8 +155,8 @@ func verifyActions(acts []ofp.Action, v uint8, inCT bool) error {
 		last = o
 		var err error
 		switch {
-		case a.Type == ofp.ActCT && a.CT != nil:
-			err = verifyActions(a.CT.Actions, v, true)
+		case a.Type == ofp.ActCT && a.CT() != nil:
+			err = verifyActions(a.CT().Actions, v, true)
 		case a.Type == ofp.ActClone, a.Type == ofp.ActWriteActions:
 			err = verifyActions(a.Nested, v, inCT)
 		}

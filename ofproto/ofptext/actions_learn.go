@@ -20,8 +20,8 @@ func init() {
 	})
 	registerFormatters(map[ofp.ActionType]actionFormatter{
 		ofp.ActLearn: func(sb *strings.Builder, a *ofp.Action, _ uint8) {
-			if a.Learn != nil {
-				formatLearn(sb, a.Learn)
+			if a.Learn() != nil {
+				formatLearn(sb, a.Learn())
 			}
 		},
 		ofp.ActFinTimeout: formatFinTimeout,
@@ -49,11 +49,11 @@ func parseFinTimeout(t *actionText) ([]ofp.Action, error) {
 			return nil, errf("invalid key '%s' in 'fin_timeout' argument", k)
 		}
 	}
-	return []ofp.Action{{Type: ofp.ActFinTimeout, FinTimeout: ft}}, nil
+	return []ofp.Action{{Type: ofp.ActFinTimeout, Body: ft}}, nil
 }
 
 func formatFinTimeout(sb *strings.Builder, a *ofp.Action, _ uint8) {
-	ft := a.FinTimeout
+	ft := a.FinTimeout()
 	if ft == nil {
 		return
 	}
@@ -143,7 +143,7 @@ func parseLearn(arg string, m *mf.Match) (ofp.Action, error) {
 			return ofp.Action{}, err
 		}
 	}
-	return ofp.Action{Type: ofp.ActLearn, Learn: l}, nil
+	return ofp.Action{Type: ofp.ActLearn, Body: l}, nil
 }
 
 // immBytes is an immediate of nbits bits as NXAST_LEARN carries it:

@@ -23,7 +23,7 @@ func init() {
 		"debug_recirc":     noArg(ofp.ActDebugRecirc),
 	})
 	registerFormatters(map[ofp.ActionType]actionFormatter{
-		ofp.ActNote:   func(sb *strings.Builder, a *ofp.Action, _ uint8) { sb.WriteString("note:" + formatDotHex(a.Data)) },
+		ofp.ActNote:   func(sb *strings.Builder, a *ofp.Action, _ uint8) { sb.WriteString("note:" + formatDotHex(a.Data())) },
 		ofp.ActSample: formatSample,
 		ofp.ActClone: func(sb *strings.Builder, a *ofp.Action, v uint8) {
 			sb.WriteString("clone(")
@@ -37,7 +37,7 @@ func init() {
 			fmt.Fprintf(sb, "check_pkt_larger(%d)->%s", a.Arg, formatSubfield(a.Dst))
 		},
 		ofp.ActConjunction: func(sb *strings.Builder, a *ofp.Action, _ uint8) {
-			if c := a.Conj; c != nil {
+			if c := a.Conj(); c != nil {
 				fmt.Fprintf(sb, "conjunction(%d,%d/%d)", c.ID, int(c.Clause)+1, c.NClauses)
 			}
 		},
@@ -51,7 +51,7 @@ func parseNote(t *actionText) ([]ofp.Action, error) {
 	if err != nil {
 		return nil, errf("bad hex digit in `note' argument")
 	}
-	return []ofp.Action{{Type: ofp.ActNote, Data: b}}, nil
+	return []ofp.Action{{Type: ofp.ActNote, Body: b}}, nil
 }
 
 // parseClone parses clone(actions), which may hold no instruction and no
@@ -92,7 +92,7 @@ func parseCheckPktLarger(t *actionText) ([]ofp.Action, error) {
 }
 
 func formatSample(sb *strings.Builder, a *ofp.Action, _ uint8) {
-	s := a.Sample
+	s := a.Sample()
 	if s == nil {
 		return
 	}
@@ -154,7 +154,7 @@ func parseSample(arg string) (ofp.Action, error) {
 	if s.Probability == 0 {
 		return ofp.Action{}, errf("non-zero \"probability\" must be specified on sample")
 	}
-	return ofp.Action{Type: ofp.ActSample, Sample: s}, nil
+	return ofp.Action{Type: ofp.ActSample, Body: s}, nil
 }
 
 func parseConjunction(arg string) (ofp.Action, error) {
@@ -175,7 +175,7 @@ func parseConjunction(arg string) (ofp.Action, error) {
 	case kv > nv:
 		return ofp.Action{}, errf("clause index must be less than or equal to number of clauses")
 	}
-	return ofp.Action{Type: ofp.ActConjunction, Conj: &ofp.Conjunction{ID: uint32(idv), Clause: uint8(kv - 1), NClauses: uint8(nv)}}, nil
+	return ofp.Action{Type: ofp.ActConjunction, Body: &ofp.Conjunction{ID: uint32(idv), Clause: uint8(kv - 1), NClauses: uint8(nv)}}, nil
 }
 
 // nestedInstructionNames are the instructions an action list inside an

@@ -29,7 +29,7 @@ func init() {
 		ofp.ActSetQueue:    decimal("set_queue:"),
 		ofp.ActPopQueue:    word("pop_queue"),
 		ofp.ActGroup:       decimal("group:"),
-		ofp.ActController:  func(sb *strings.Builder, a *ofp.Action, _ uint8) { formatController(sb, a.Controller) },
+		ofp.ActController:  func(sb *strings.Builder, a *ofp.Action, _ uint8) { formatController(sb, a.Controller()) },
 	})
 }
 
@@ -191,7 +191,7 @@ func parseController(arg string) (ofp.Action, error) {
 		a.MaxLen = c.MaxLen
 		return a, nil
 	}
-	return ofp.Action{Type: ofp.ActController, Controller: c}, nil
+	return ofp.Action{Type: ofp.ActController, Body: c}, nil
 }
 
 func formatController(sb *strings.Builder, c *ofp.Controller) {

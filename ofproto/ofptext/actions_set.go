@@ -126,13 +126,13 @@ func parseSetTunnel(t *actionText) ([]ofp.Action, error) {
 // reads them (leading digits, else 0; kept modulo 2^16), split at commas
 // and spaces.
 func parseDecTTL(t *actionText) ([]ofp.Action, error) {
-	a := ofp.Action{Type: ofp.ActDecTTL, IDs: []uint16{0}}
+	a := ofp.Action{Type: ofp.ActDecTTL, Body: []uint16{0}}
 	if strings.HasPrefix(t.whole, "dec_ttl(") && t.arg != "" {
-		a.Raw, a.IDs = ofp.RawActNXAST_DEC_TTL_CNT_IDS, nil
+		a.Raw, a.Body = ofp.RawActNXAST_DEC_TTL_CNT_IDS, nil
 		for _, s := range strings.FieldsFunc(t.arg, func(r rune) bool { return r == ',' || r == ' ' }) {
-			a.IDs = append(a.IDs, uint16(atoi(s)))
+			a.Body = append(a.IDs(), uint16(atoi(s)))
 		}
-		if len(a.IDs) == 0 {
+		if len(a.IDs()) == 0 {
 			return nil, errf("dec_ttl_cnt_ids: expected at least one controller id.")
 		}
 	}
@@ -167,12 +167,12 @@ func formatSetTunnel(sb *strings.Builder, a *ofp.Action, _ uint8) {
 }
 
 func formatDecTTL(sb *strings.Builder, a *ofp.Action, _ uint8) {
-	if a.Raw != ofp.RawActNXAST_DEC_TTL_CNT_IDS && len(a.IDs) == 1 && a.IDs[0] == 0 {
+	if a.Raw != ofp.RawActNXAST_DEC_TTL_CNT_IDS && len(a.IDs()) == 1 && a.IDs()[0] == 0 {
 		sb.WriteString("dec_ttl")
 		return
 	}
 	sb.WriteString("dec_ttl(")
-	for i, id := range a.IDs {
+	for i, id := range a.IDs() {
 		if i > 0 {
 			sb.WriteByte(',')
 		}

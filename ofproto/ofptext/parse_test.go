@@ -68,7 +68,7 @@ func TestParseFlowEncapDecapRoundTripThroughWireBytes(t *testing.T) {
 			t.Errorf("ParseFlow(%q): %v", c.in, err)
 			continue
 		}
-		if len(fl.Actions) != 1 || hex.EncodeToString(fl.Actions[0].Data) != c.hex {
+		if len(fl.Actions) != 1 || hex.EncodeToString(fl.Actions[0].Data()) != c.hex {
 			t.Errorf("ParseFlow(%q) actions %+v, want wire %s", c.in, fl.Actions, c.hex)
 		}
 		if got := FormatActions(fl.Actions, mf.OF15); got != c.in {
@@ -97,9 +97,9 @@ func TestParseFlowBuildsTypedFlowMod(t *testing.T) {
 		t.Fatalf("actions = %+v", fl.Actions)
 	}
 	ct := fl.Actions[0]
-	if ct.Type != ofp.ActCT || ct.CT.Flags != 1 || ct.CT.Table != 15 || ct.CT.ZoneSrc.Field != mf.ByID(mf.IDReg0+13) ||
-		ct.CT.ZoneSrc.Ofs != 0 || ct.CT.ZoneSrc.NBits != 16 {
-		t.Errorf("ct = %+v %+v", ct, ct.CT)
+	if ct.Type != ofp.ActCT || ct.CT().Flags != 1 || ct.CT().Table != 15 || ct.CT().ZoneSrc.Field != mf.ByID(mf.IDReg0+13) ||
+		ct.CT().ZoneSrc.Ofs != 0 || ct.CT().ZoneSrc.NBits != 16 {
+		t.Errorf("ct = %+v %+v", ct, ct.CT())
 	}
 	ld := fl.Actions[1]
 	if ld.Type != ofp.ActLoad || ld.Dst.Field != mf.ByID(mf.IDReg0+10) || ld.Dst.Ofs != 3 || ld.Dst.NBits != 1 || getUint(ld.Value) != 1 {

@@ -22,7 +22,7 @@ func (d *fmDecoder) ofpacts(buf []byte, v uint8, instructions bool) ([]ofp.Actio
 func conjunctions(acts []ofp.Action) []classifier.Conjunction {
 	var out []classifier.Conjunction
 	for i := range acts {
-		if c := acts[i].Conj; acts[i].Type == ofp.ActConjunction && c != nil {
+		if c := acts[i].Conj(); acts[i].Type == ofp.ActConjunction && c != nil {
 			out = append(out, classifier.Conjunction{ID: c.ID, Clause: c.Clause, NClauses: c.NClauses})
 		}
 	}

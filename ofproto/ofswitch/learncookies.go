@@ -34,7 +34,7 @@ type cookieKey struct {
 func learnTargets(acts []ofp.Action) []cookieKey {
 	var ks []cookieKey
 	for i := range acts {
-		if l := acts[i].Learn; acts[i].Type == ofp.ActLearn && l != nil && l.Flags&ofp.LearnDeleteLearned != 0 {
+		if l := acts[i].Learn(); acts[i].Type == ofp.ActLearn && l != nil && l.Flags&ofp.LearnDeleteLearned != 0 {
 			ks = append(ks, cookieKey{l.Table, l.Cookie})
 		}
 	}

@@ -25,10 +25,10 @@ func init() {
 
 // natText formats a nat action inside ct() in the datapath's syntax.
 func natText(a *ofp.Action, _ *ctx) (string, bool) {
-	if a.Type != ofp.ActNAT || a.NAT == nil {
+	if a.Type != ofp.ActNAT || a.NAT() == nil {
 		return "", false
 	}
-	n := a.NAT
+	n := a.NAT()
 	var sb strings.Builder
 	sb.WriteString("nat")
 	var args []string

@@ -21,8 +21,8 @@ func init() {
 // flags per flow; Open vSwitch makes nw_proto exact for it.
 func finTimeout(c *ctx, a *ofp.Action) {
 	c.wc.NwProto = 0xff
-	if c.rule != nil && a.FinTimeout != nil {
-		c.out.FinTimeouts = append(c.out.FinTimeouts, FinTimeout{Rule: c.rule, Idle: a.FinTimeout.Idle, Hard: a.FinTimeout.Hard})
+	if c.rule != nil && a.FinTimeout() != nil {
+		c.out.FinTimeouts = append(c.out.FinTimeouts, FinTimeout{Rule: c.rule, Idle: a.FinTimeout().Idle, Hard: a.FinTimeout().Hard})
 	}
 }
 
@@ -48,7 +48,7 @@ type LearnedFlow struct {
 // learn builds the flow a learn action describes from the packet's
 // fields; it is installed by the switch after translation.
 func learn(c *ctx, a *ofp.Action) {
-	l := a.Learn
+	l := a.Learn()
 	if l == nil {
 		return
 	}
@@ -61,7 +61,7 @@ func learn(c *ctx, a *ofp.Action) {
 		// The learned flow starts with the fin_timeout the learn asks
 		// for, as Open vSwitch's learn_execute.
 		lf.Actions = append(lf.Actions, ofp.Action{Type: ofp.ActFinTimeout, Raw: ofp.RawActNXAST_FIN_TIMEOUT,
-			FinTimeout: &ofp.FinTimeout{Idle: l.FinIdleTimeout, Hard: l.FinHardTimeout}})
+			Body: &ofp.FinTimeout{Idle: l.FinIdleTimeout, Hard: l.FinHardTimeout}})
 	}
 	for _, sp := range l.Specs {
 		val := make([]byte, 16)

@@ -15,7 +15,7 @@ func init() {
 	registerHooks(map[ofp.ActionType]actionHook{
 		ofp.ActNote:        noEffect,
 		ofp.ActConjunction: noEffect,
-		ofp.ActSample:      func(c *ctx, a *ofp.Action) { c.smp.flowSample(a.Sample) },
+		ofp.ActSample:      func(c *ctx, a *ofp.Action) { c.smp.flowSample(a.Sample()) },
 		ofp.ActClone:       clone,
 		ofp.ActCheckPktLen: checkPktLen,
 		// debug_slow: the megaflow sends every packet to userspace,

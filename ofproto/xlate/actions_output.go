@@ -24,7 +24,7 @@ func init() {
 			c.flow.Key.SkbPriority = c.in.Key.SkbPriority
 		},
 		ofp.ActController: func(c *ctx, a *ofp.Action) {
-			if ct := a.Controller; ct != nil {
+			if ct := a.Controller(); ct != nil {
 				c.controllerPause(ct.Reason, ct.MaxLen, ct.ID, ct.Userdata, ct.Pause, ct.MeterID)
 			}
 		},

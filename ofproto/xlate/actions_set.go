@@ -106,7 +106,7 @@ func mac48(v uint64) [6]byte {
 // decTTL decrements the IP TTL; at 1 or 0 the packet goes to the
 // controllers named by ids with reason invalid_ttl and translation stops.
 func decTTL(c *ctx, a *ofp.Action) {
-	ids := a.IDs
+	ids := a.IDs()
 	k := &c.flow.Key
 	if !isIP(k) {
 		return

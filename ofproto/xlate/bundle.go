@@ -30,7 +30,7 @@ const (
 // (the member's number loaded into Dst). No live member chooses
 // OFPP_NONE: bundle drops, bundle_load loads 0xffff.
 func bundle(c *ctx, a *ofp.Action) {
-	b := a.Bundle
+	b := a.Bundle()
 	if b == nil {
 		return
 	}
@@ -87,7 +87,7 @@ func (c *ctx) memberEnabled(no uint16) bool {
 // multipath runs multipath(): the link chosen for the flow's hash is
 // loaded into Dst.
 func multipath(c *ctx, a *ofp.Action) {
-	m := a.Multipath
+	m := a.Multipath()
 	if m == nil {
 		return
 	}

@@ -28,7 +28,7 @@ var algNames = map[uint16]string{21: "ftp", 69: "tftp"}
 // recirculate so that the next pass resumes at table N with the
 // connection's state in the flow.
 func conntrack(c *ctx, a *ofp.Action) {
-	ct := a.CT
+	ct := a.CT()
 	if ct == nil {
 		return
 	}

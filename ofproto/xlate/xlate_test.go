@@ -97,8 +97,8 @@ func flowMod(t testing.TB, v uint8, s string) *oftable.FlowMod {
 		NewCookie: fl.Cookie, IdleTimeout: fl.IdleTimeout, HardTimeout: fl.HardTimeout, Flags: fl.Flags,
 		OutPort: oftable.PortAny, OutGroup: oftable.GroupAny, Actions: fl.Actions}
 	for _, a := range fl.Actions {
-		if a.Type == ofp.ActConjunction && a.Conj != nil {
-			fm.Conjunctions = append(fm.Conjunctions, classifier.Conjunction{ID: a.Conj.ID, Clause: a.Conj.Clause, NClauses: a.Conj.NClauses})
+		if a.Type == ofp.ActConjunction && a.Conj() != nil {
+			fm.Conjunctions = append(fm.Conjunctions, classifier.Conjunction{ID: a.Conj().ID, Clause: a.Conj().Clause, NClauses: a.Conj().NClauses})
 		}
 	}
 	return fm
