@@ -11,7 +11,7 @@
 # as it is. The tests start their daemons in private directories and stop
 # them by PID.
 set -euo pipefail
-PKGS="iproute2 iputils-ping openvswitch-switch openvswitch-common ovn-host ovn-central tcpdump man-db"
+PKGS="iproute2 iputils-ping ethtool openvswitch-switch openvswitch-common ovn-host ovn-central tcpdump man-db"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

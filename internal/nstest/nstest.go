@@ -13,6 +13,20 @@ import (
 	"testing"
 )
 
+// debianPackage names the Debian package of a binary tests run in
+// namespaces (scripts/install-deps.sh installs them), "" if unknown.
+func debianPackage(bin string) string {
+	for _, bp := range [...][2]string{
+		{"ip", "iproute2"}, {"sysctl", "procps"}, {"ping", "iputils-ping"}, {"bash", "bash"},
+		{"ethtool", "ethtool"}, {"python3", "python3"}, {"unshare", "util-linux"},
+	} {
+		if bp[0] == bin {
+			return bp[1]
+		}
+	}
+	return ""
+}
+
 // Require skips (or, under CI, fails) t unless ip and the other named
 // binaries are installed and the test runs as root.
 func Require(t testing.TB, pkg string, binaries ...string) {
@@ -20,7 +34,10 @@ func Require(t testing.TB, pkg string, binaries ...string) {
 	missing := ""
 	for _, b := range append([]string{"ip", "sysctl"}, binaries...) {
 		if _, err := exec.LookPath(b); err != nil {
-			missing = "the " + b + " binary (Debian packages iproute2, procps, iputils-ping, bash)"
+			missing = "the " + b + " binary"
+			if p := debianPackage(b); p != "" {
+				missing += " (Debian package " + p + ")"
+			}
 			break
 		}
 	}
