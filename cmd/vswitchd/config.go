@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gvs-project/gvs/internal/version"
 	"github.com/spf13/cobra"
@@ -68,6 +69,12 @@ type Config struct {
 	// the tuning off), GCHeadroomMin its floor in MiB. A GOGC variable in
 	// the environment overrides both.
 	GCHeadroom, GCHeadroomMin int
+	// GCTrimAfter is the quiet period (no collection) after which the
+	// free heap goes back to the operating system, when at least
+	// GCTrimMin MiB of it are resident (vswitchd/heapgoal's Trimmer); 0
+	// never trims.
+	GCTrimAfter time.Duration
+	GCTrimMin   int
 	// Remotes are the embedded OVSDB server's remotes besides
 	// RUNDIR/db.sock, as ovsdb-server's --remote (remotes.go); nil
 	// means DefaultRemote alone.
@@ -173,6 +180,14 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 			if cfg.GCHeadroomMin < 0 {
 				return fmt.Errorf("--gc-headroom-min: %d MiB is negative", cfg.GCHeadroomMin)
 			}
+			cfg.GCTrimAfter = v.GetDuration("gc-trim-after")
+			cfg.GCTrimMin = v.GetInt("gc-trim-min")
+			if cfg.GCTrimAfter < 0 {
+				return fmt.Errorf("--gc-trim-after: %v is negative", cfg.GCTrimAfter)
+			}
+			if cfg.GCTrimMin < 0 {
+				return fmt.Errorf("--gc-trim-min: %d MiB is negative", cfg.GCTrimMin)
+			}
 			cfg.SocketGroup = v.GetString("socket-group")
 			cfg.ConntrackState = v.GetString("conntrack-state")
 			if cfg.ConntrackState != "" {
@@ -213,7 +228,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&configFile, "config", "", "configuration file (YAML, TOML or JSON) with keys rundir, dbdir, logdir, db, db-file, workers, metrics-address, gc-headroom, gc-headroom-min, socket-group, conntrack-state")
+	f.StringVar(&configFile, "config", "", "configuration file (YAML, TOML or JSON) with keys rundir, dbdir, logdir, db, db-file, workers, metrics-address, gc-headroom, gc-headroom-min, gc-trim-after, gc-trim-min, socket-group, conntrack-state")
 	f.String("rundir", "", "directory for sockets and the pidfile (default $OVS_RUNDIR or /var/run/openvswitch)")
 	f.String("dbdir", "", "directory of the embedded database (default $OVS_DBDIR or /etc/openvswitch)")
 	f.String("logdir", "", "directory for the log file (default $OVS_LOGDIR or /var/log/openvswitch)")
@@ -223,6 +238,8 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.String("metrics-address", "", "serve Prometheus metrics on http://HOST:PORT/metrics (default off)")
 	f.Int("gc-headroom", 25, "let the heap grow by this percentage of its live size between garbage collections (Go's default, 100, keeps twice the live heap resident); overridden by GOGC in the environment")
 	f.Int("gc-headroom-min", 64, "but by at least this many MiB (so that a switch with a small heap collects as often as with Go's default)")
+	f.Duration("gc-trim-after", 10*time.Second, "return the heap's free memory to the system once no garbage collection has run for this long after one (0: never)")
+	f.Int("gc-trim-min", 8, "but only when at least this many MiB of it are free")
 	f.String("socket-group", "", "group (name or number) of the unix sockets, which are mode 0770 (default: the daemon's primary group)")
 	f.String("conntrack-state", "", "save the conntrack tables to this file at a planned stop (SIGTERM, exit) and restore them from it at start (default none)")
 	f.StringVar(&cfg.Pidfile, "pidfile", "default", "write a pidfile (default RUNDIR/PROGRAM.pid; \"none\" for none)")
@@ -255,7 +272,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 		f.String(n, "", "accepted for ovs-vswitchd compatibility; ignored")
 		f.Lookup(n).Hidden = true
 	}
-	for _, k := range []string{"rundir", "dbdir", "logdir", "db", "db-file", "workers", "metrics-address", "gc-headroom", "gc-headroom-min", "socket-group", "conntrack-state"} {
+	for _, k := range []string{"rundir", "dbdir", "logdir", "db", "db-file", "workers", "metrics-address", "gc-headroom", "gc-headroom-min", "gc-trim-after", "gc-trim-min", "socket-group", "conntrack-state"} {
 		_ = v.BindPFlag(k, f.Lookup(k))
 	}
 	v.SetEnvPrefix("GVS")

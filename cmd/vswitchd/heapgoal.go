@@ -7,8 +7,11 @@ import (
 )
 
 // startHeapGoal keeps the collector's headroom to --gc-headroom of the
-// live heap (vswitchd/heapgoal) unless GOGC in the environment chose it.
+// live heap (vswitchd/heapgoal) unless GOGC in the environment chose it,
+// and returns the free heap to the system after --gc-trim-after of quiet
+// whatever chose the headroom.
 func (d *Daemon) startHeapGoal() {
+	heapgoal.StartTrim(d.ctx, d.cfg.GCTrimAfter, uint64(d.cfg.GCTrimMin)<<20)
 	if g, ok := os.LookupEnv("GOGC"); ok {
 		d.log.Info("GOGC set in the environment: --gc-headroom ignored", "GOGC", g)
 		return

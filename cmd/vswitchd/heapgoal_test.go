@@ -37,6 +37,32 @@ func TestGCHeadroomComesFromFlagsOrConfigFileAndIsAPercentage(t *testing.T) {
 	}
 }
 
+func TestGCTrimComesFromFlagsOrConfigFile(t *testing.T) {
+	if c := parseConfig(t); c.GCTrimAfter != 10*time.Second || c.GCTrimMin != 8 {
+		t.Errorf("defaults %v, %d MiB; want 10s, 8 MiB", c.GCTrimAfter, c.GCTrimMin)
+	}
+	if c := parseConfig(t, "--gc-trim-after=0", "--gc-trim-min=32"); c.GCTrimAfter != 0 || c.GCTrimMin != 32 {
+		t.Errorf("from flags %v, %d MiB; want 0s, 32 MiB", c.GCTrimAfter, c.GCTrimMin)
+	}
+	file := filepath.Join(t.TempDir(), "gvs.yaml")
+	if err := os.WriteFile(file, []byte("gc-trim-after: 30s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := parseConfig(t, "--config", file); c.GCTrimAfter != 30*time.Second {
+		t.Errorf("from config file %v, want 30s", c.GCTrimAfter)
+	}
+	for arg, want := range map[string]string{
+		"--gc-trim-after=-1s": "--gc-trim-after: -1s is negative",
+		"--gc-trim-min=-1":    "--gc-trim-min: -1 MiB is negative",
+	} {
+		cmd := NewCommand("gvs-vswitchd", func(*Config) error { return nil })
+		cmd.SetArgs([]string{arg})
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", arg, err, want)
+		}
+	}
+}
+
 func runtimeGOGC() uint64 {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)

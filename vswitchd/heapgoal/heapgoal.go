@@ -11,8 +11,17 @@
 // with the floor of slack, and never above Go's default: after each
 // collection it sets the collector's percentage from the live heap.
 //
+// The headroom stays resident after the work that needed it is over, full
+// of garbage no collection comes to find while the daemon is quiet (its
+// packet path allocates nothing). Once a period passes with almost no
+// allocation, a Trimmer collects and returns the free heap to the
+// operating system, as ovn-controller trims its memory after an idle
+// period (ovn-trim-timeout-ms). The goal is unchanged, so the next burst
+// of work grows the heap again without collecting more often.
+//
 // It reads and sets only the Go runtime; it must not import the switch's
-// packages. A process has one collector, so a process runs one Tuner.
+// packages. A process has one collector, so a process runs one Tuner and
+// one Trimmer.
 package heapgoal
 
 import (
@@ -21,6 +30,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"time"
 )
 
 // DefaultPercent is Go's own headroom (GOGC=100), the most a Tuner allows.
@@ -63,7 +73,7 @@ type Tuner struct {
 func Start(ctx context.Context, p Policy) *Tuner {
 	t := &Tuner{p: p, ctx: ctx, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, current: -1}
 	t.adjust(false)
-	t.arm()
+	afterEachCollection(ctx, func() { t.adjust(true) })
 	context.AfterFunc(ctx, func() {
 		t.mu.Lock()
 		defer t.mu.Unlock()
@@ -80,17 +90,18 @@ type sentinel struct {
 	_ [2]uint64
 }
 
-// arm allocates a sentinel whose cleanup, run once a collection found it
-// unreachable, adjusts the goal and arms the next.
-func (t *Tuner) arm() {
+// afterEachCollection calls fn, on the runtime's cleanup goroutine, after
+// every garbage collection until ctx ends: each call allocates the
+// sentinel that the next collection finds unreachable.
+func afterEachCollection(ctx context.Context, fn func()) {
 	s := new(sentinel)
-	runtime.AddCleanup(s, func(t *Tuner) {
-		if t.ctx.Err() != nil {
+	runtime.AddCleanup(s, func(struct{}) {
+		if ctx.Err() != nil {
 			return
 		}
-		t.adjust(true)
-		t.arm()
-	}, t)
+		fn()
+		afterEachCollection(ctx, fn)
+	}, struct{}{})
 }
 
 // adjust sets the percentage for the live heap the last collection found
@@ -121,4 +132,95 @@ func (t *Tuner) Current() (percent int, cycles uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.current, t.cycles
+}
+
+// Trimmer returns the heap's free memory and its garbage to the operating
+// system once the daemon has been quiet for a period.
+type Trimmer struct {
+	period time.Duration
+	min    uint64
+	allocs uint64 // the allocation counter at the last period's end
+	mu     sync.Mutex
+	trims  uint64
+	freed  uint64
+}
+
+// The samples a Trimmer reads, in order.
+var trimSamples = []string{
+	"/gc/heap/allocs:bytes",              // allocated since start
+	"/gc/heap/live:bytes",                // found live by the last collection
+	"/memory/classes/heap/objects:bytes", // live, and garbage not yet collected
+	"/memory/classes/heap/free:bytes",    // free and resident
+}
+
+// StartTrim checks every period, until ctx ends, whether the daemon was
+// quiet (allocated less than a quarter of min during it) and, if so, whether
+// at least min bytes of the heap are free or garbage; then it collects and
+// returns them to the system. period <= 0 never trims.
+func StartTrim(ctx context.Context, period time.Duration, min uint64) *Trimmer {
+	t := &Trimmer{period: period, min: min}
+	if period <= 0 {
+		return t
+	}
+	t.allocs, _ = t.read()
+	go func() {
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				t.check()
+			}
+		}
+	}()
+	return t
+}
+
+// read returns the allocation counter and the bytes a collection and a
+// trim would return: the free heap, and what was allocated since the last
+// collection beyond what it found live (an upper bound on the garbage).
+func (t *Trimmer) read() (allocs, reclaimable uint64) {
+	sample := make([]metrics.Sample, len(trimSamples))
+	for i, n := range trimSamples {
+		sample[i].Name = n
+	}
+	metrics.Read(sample)
+	v := make([]uint64, len(sample))
+	for i, s := range sample {
+		if s.Value.Kind() == metrics.KindUint64 {
+			v[i] = s.Value.Uint64()
+		}
+	}
+	allocs, live, objects, free := v[0], v[1], v[2], v[3]
+	reclaimable = free
+	if objects > live {
+		reclaimable += objects - live
+	}
+	return allocs, reclaimable
+}
+
+// check ends a period.
+func (t *Trimmer) check() {
+	allocs, reclaimable := t.read()
+	busy := allocs-t.allocs >= t.min/4
+	t.allocs = allocs
+	if busy || reclaimable < t.min {
+		return
+	}
+	debug.FreeOSMemory()
+	t.allocs, _ = t.read()
+	t.mu.Lock()
+	t.trims++
+	t.freed += reclaimable
+	t.mu.Unlock()
+}
+
+// Trims returns how many times the heap was trimmed and the bytes each
+// trim expected to return, summed.
+func (t *Trimmer) Trims() (n, freed uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.trims, t.freed
 }

@@ -3,6 +3,7 @@ package heapgoal
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
@@ -76,5 +77,85 @@ func TestTunerSetsTheCollectorAfterEachCollectionAndRestoresGosDefault(t *testin
 	time.Sleep(50 * time.Millisecond)
 	if _, after := tu.Current(); after != before || gogc() != DefaultPercent {
 		t.Errorf("stopped tuner: collections seen %d -> %d, GOGC %d", before, after, gogc())
+	}
+}
+
+var sink [][]byte
+
+// garbage allocates n MiB and drops them, no collection in between (the
+// tests turn the collector off).
+func garbage(n int) {
+	for range n {
+		sink = append(sink, make([]byte, 1<<20))
+	}
+	sink = nil
+}
+
+func waitTrims(t *testing.T, tr *Trimmer, want uint64) (freed uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, freed := tr.Trims()
+		if n == want {
+			return freed
+		}
+		if n > want || time.Now().After(deadline) {
+			t.Fatalf("%d trims, want %d", n, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestTrimmerReturnsGarbageOnceTheDaemonIsQuiet(t *testing.T) {
+	// No collection but the trim's comes to find the garbage, as in a
+	// quiet daemon.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	runtime.GC()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tr := StartTrim(ctx, 200*time.Millisecond, 8<<20)
+	garbage(64)
+	_, reclaimable := tr.read()
+	if reclaimable < 60<<20 {
+		t.Fatalf("%d bytes reclaimable after 64 MiB of garbage, want at least 60 MiB", reclaimable)
+	}
+	if freed := waitTrims(t, tr, 1); freed < 60<<20 {
+		t.Errorf("the trim expected to return %d bytes, want at least 60 MiB", freed)
+	}
+	if _, reclaimable := tr.read(); reclaimable >= 8<<20 {
+		t.Errorf("%d bytes still free or garbage after the trim, want under 8 MiB", reclaimable)
+	}
+	// Quiet periods with nothing to return: no second trim.
+	time.Sleep(700 * time.Millisecond)
+	if n, _ := tr.Trims(); n != 1 {
+		t.Errorf("%d trims after quiet periods with nothing to return, want 1", n)
+	}
+}
+
+func TestTrimmerWaitsWhileTheDaemonAllocates(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	runtime.GC()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tr := StartTrim(ctx, 200*time.Millisecond, 8<<20)
+	// 16 MiB every 50 ms for a second: every period is busy.
+	for range 20 {
+		garbage(16)
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n, _ := tr.Trims(); n != 0 {
+		t.Fatalf("trimmed %d times while allocating, want 0", n)
+	}
+	waitTrims(t, tr, 1)
+}
+
+func TestTrimmerDisabledNeverTrims(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tr := StartTrim(ctx, 0, 0)
+	garbage(16)
+	time.Sleep(50 * time.Millisecond)
+	if n, _ := tr.Trims(); n != 0 {
+		t.Errorf("disabled trimmer trimmed %d times", n)
 	}
 }

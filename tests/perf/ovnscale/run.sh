@@ -21,6 +21,8 @@
 # host namespace. Every process started here is stopped at the end, by
 # PID. Needs root, Open vSwitch and OVN (scripts/install-deps.sh).
 # usage: tests/perf/ovnscale/run.sh [ovs|gvs]...   (default: ovs gvs)
+# QUIET=SECONDS (default 15): how long the resident memory is watched
+# after the topology, for its lowest ("once quiet").
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 export PATH=/usr/local/go/bin:$PATH
@@ -151,9 +153,18 @@ run_one() {
 	if [ -n "${DUMP_FLOWS:-}" ]; then
 		ovs-ofctl -O OpenFlow15 --no-stats dump-flows unix:"$dir/br-int.mgmt" >"$DUMP_FLOWS.$sw"
 	fi
-	printf '%s\tovn-nbctl --wait=hv %.1f s\tflows %s\tgroups %s\tRSS %s MiB (before the topology %s MiB)\t%s B/flow\n' \
+	# Then the lowest over QUIET seconds of nothing to do (gvs returns its
+	# collector's headroom after --gc-trim-after, 10 s).
+	local quiet=$rssnow r
+	for _ in $(seq 1 "${QUIET:-15}"); do
+		sleep 1
+		r=$(rss $swpids)
+		if [ "$r" -lt "$quiet" ]; then quiet=$r; fi
+	done
+	printf '%s\tovn-nbctl --wait=hv %.1f s\tflows %s\tgroups %s\tRSS %s MiB (before the topology %s MiB)\t%s B/flow\tonce quiet %s MiB, %s B/flow\n' \
 		"$sw" "$sync" "$flows" "$groups" "$rssnow" "$base" \
-		"$(( (rssnow - base) * 1048576 / (flows > 0 ? flows : 1) ))"
+		"$(( (rssnow - base) * 1048576 / (flows > 0 ? flows : 1) ))" \
+		"$quiet" "$(( (quiet - base) * 1048576 / (flows > 0 ? flows : 1) ))"
 	for p in $(cat "$dir"/*.pid); do kill "$p" 2>/dev/null || true; done
 	sleep 1
 }
