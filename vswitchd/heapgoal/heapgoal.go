@@ -139,7 +139,11 @@ func (t *Tuner) Current() (percent int, cycles uint64) {
 type Trimmer struct {
 	period time.Duration
 	min    uint64
-	allocs uint64 // the allocation counter at the last period's end
+	// allocs holds the allocation counter at the last trimSteps+1 checks,
+	// a check every period/trimSteps: the window is one period, and a
+	// trim comes at most a step after the period that made it quiet.
+	allocs [trimSteps + 1]uint64
+	next   int // where the next check's counter goes
 	mu     sync.Mutex
 	trims  uint64
 	freed  uint64
@@ -153,18 +157,21 @@ var trimSamples = []string{
 	"/memory/classes/heap/free:bytes",    // free and resident
 }
 
-// StartTrim checks every period, until ctx ends, whether the daemon was
-// quiet (allocated less than a quarter of min during it) and, if so, whether
-// at least min bytes of the heap are free or garbage; then it collects and
-// returns them to the system. period <= 0 never trims.
+// trimSteps is how many checks a Trimmer makes per period.
+const trimSteps = 5
+
+// StartTrim checks, until ctx ends, whether the daemon was quiet for the
+// last period (allocated less than a quarter of min during it) and, if so,
+// whether at least min bytes of the heap are free or garbage; then it
+// collects and returns them to the system. period <= 0 never trims.
 func StartTrim(ctx context.Context, period time.Duration, min uint64) *Trimmer {
 	t := &Trimmer{period: period, min: min}
 	if period <= 0 {
 		return t
 	}
-	t.allocs, _ = t.read()
+	t.restart()
 	go func() {
-		tick := time.NewTicker(period)
+		tick := time.NewTicker(max(period/trimSteps, time.Millisecond))
 		defer tick.Stop()
 		for {
 			select {
@@ -201,16 +208,25 @@ func (t *Trimmer) read() (allocs, reclaimable uint64) {
 	return allocs, reclaimable
 }
 
-// check ends a period.
+// restart starts a window: a whole period has to pass before a trim.
+func (t *Trimmer) restart() {
+	allocs, _ := t.read()
+	for i := range t.allocs {
+		t.allocs[i] = allocs
+	}
+}
+
+// check is one step: the window's oldest counter is a period old.
 func (t *Trimmer) check() {
 	allocs, reclaimable := t.read()
-	busy := allocs-t.allocs >= t.min/4
-	t.allocs = allocs
+	t.allocs[t.next] = allocs
+	t.next = (t.next + 1) % len(t.allocs)
+	busy := allocs-t.allocs[t.next] >= t.min/4
 	if busy || reclaimable < t.min {
 		return
 	}
 	debug.FreeOSMemory()
-	t.allocs, _ = t.read()
+	t.restart()
 	t.mu.Lock()
 	t.trims++
 	t.freed += reclaimable
