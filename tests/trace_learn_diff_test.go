@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -154,4 +155,46 @@ func learnLimitSteps() []ofStep {
 func TestLearnLimitLikeOpenVSwitch(t *testing.T) {
 	t.Parallel()
 	diffOneBridgeAgainstOpenVSwitch(t, learnLimitSteps)
+}
+
+// learnResultSteps are learn.at "limit result_dst" and "different limits":
+// a learn with result_dst writes whether its flow is in its table, and the
+// pipeline reads it (each result counts in a table 1 flow); a limit counts
+// the flows of the learned table with the learn's cookie.
+func learnResultSteps() []ofStep {
+	recv := func(port string, dst int) ofStep {
+		return appctl("netdev-dummy/receive", "p"+port, fmt.Sprintf("in_port(%s),eth(src=50:54:00:00:00:01,dst=50:54:00:00:00:ff),"+
+			"eth_type(0x0800),ipv4(src=192.168.0.1,dst=192.168.0.2,proto=17,tos=0,ttl=64,frag=no),udp(src=1,dst=%d)", port, dst))
+	}
+	steps := []ofStep{
+		{tool: "file", args: []string{"flows.txt", `table=0 in_port=1 udp,actions=learn(table=11,dl_type=0x0800,nw_proto=17,udp_src=udp_dst,limit=1,result_dst=reg0[0]),resubmit(,1)
+table=0 in_port=2 udp,actions=learn(table=12,cookie=0x5,dl_type=0x0800,nw_proto=17,udp_src=udp_dst,limit=3,result_dst=reg0[0]),resubmit(,1)
+table=0 in_port=3 udp,actions=learn(table=12,cookie=0x5,dl_type=0x0800,nw_proto=17,udp_src=udp_dst,limit=4,result_dst=reg0[0]),resubmit(,1)
+table=1 cookie=1,reg0=1,in_port=1 actions=drop
+table=1 cookie=2,reg0=1,in_port=2 actions=drop
+table=1 cookie=3,reg0=1,in_port=3 actions=drop
+table=1 cookie=1,reg0=0,in_port=1 actions=drop
+table=1 cookie=2,reg0=0,in_port=2 actions=drop
+table=1 cookie=3,reg0=0,in_port=3 actions=drop
+`}},
+		ofctl("add-flows", "br0", "flows.txt"),
+	}
+	// Ports 2 and 3 learn into the same table with the same cookie: port
+	// 3's limit of 4 counts port 2's three flows.
+	for dst := 1001; dst <= 1005; dst++ {
+		steps = append(steps, recv("1", dst), recv("2", dst), recv("3", dst+100))
+	}
+	// A packet whose flow is already learned finds it: result 1 again.
+	steps = append(steps, recv("1", 1001), settle, settle,
+		ofctl("dump-flows", "br0", "table=1"),
+		ofctl("dump-flows", "br0", "table=11", "--no-stats"),
+		ofctl("dump-flows", "br0", "table=12", "--no-stats"))
+	return steps
+}
+
+// TestLearnResultAndLimitsLikeOpenVSwitch: the results, their counts and
+// the learned flows are Open vSwitch's.
+func TestLearnResultAndLimitsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	diffOneBridgeAgainstOpenVSwitch(t, learnResultSteps, ovsoracle.MaskDurations, func(s string) string { return ovsoracle.SortLines(s, 1) })
 }

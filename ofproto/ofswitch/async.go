@@ -38,8 +38,7 @@ type notifier struct {
 	xl      *xlate.Xlator
 	recirc  *xlate.RecircTable
 	tables  *oftable.Tables
-	// up is told of translation changes and keeps the learned flows
-	// (ForgetLearned).
+	// up is told of translation changes.
 	up           *upcall.Handler
 	logf, debugf func(format string, args ...any)
 	packetIns    atomic.Uint64
@@ -370,13 +369,9 @@ func (n *notifier) decodeContinuation(raw []byte, v uint8) (*xlate.Continuation,
 	return ct, nil
 }
 
-// deleteLearned forgets the removed flows in the learn limits' records
-// and deletes the flows of the cookies that no rule learns into with
-// delete_learned any more (Open vSwitch's learned_cookies_flush).
+// deleteLearned deletes the flows of the cookies that no rule learns into
+// with delete_learned any more (Open vSwitch's learned_cookies_flush).
 func (n *notifier) deleteLearned(rs []oftable.Removal) {
-	if len(rs) > 0 {
-		n.up.ForgetLearned(rs)
-	}
 	if n.cookies == nil || !n.cookies.on.Load() {
 		return
 	}

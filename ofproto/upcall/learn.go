@@ -1,76 +1,66 @@
 package upcall
 
 import (
-	"sync"
+	"time"
 
-	"github.com/gvs-project/gvs/ofproto/mf"
+	"github.com/gvs-project/gvs/ofproto/ofp"
 	"github.com/gvs-project/gvs/ofproto/oftable"
 	"github.com/gvs-project/gvs/ofproto/xlate"
 )
 
-// flowKey identifies a flow by table, priority and match (a modified rule
-// is a new Rule object but the same flow).
-type flowKey struct {
-	table    uint8
-	priority uint16
-	match    mf.Match
-}
-
-func keyOf(r *oftable.Rule) flowKey { return flowKey{r.Table, r.Priority, r.Match()} }
-
-// learnedSet tracks the flows learn actions with a limit installed, by
-// learning flow, for learn's limit (delete_learned is the switch's: it
-// goes by cookie, as Open vSwitch's learned cookies).
-type learnedSet struct {
-	mu sync.Mutex
-	by map[flowKey]map[flowKey]bool
-}
-
-// admit records a learned flow and reports whether it may be installed
-// (its learner is under its limit, or already has it).
-func (ls *learnedSet) admit(lf *xlate.LearnedFlow) bool {
-	if lf.Learner == nil || lf.Limit == 0 {
+// underLimit reports whether lf may be added: its learn has no limit, or
+// its table holds fewer than Limit flows with its cookie (Open vSwitch
+// counts a learn's flows by their table and cookie, whichever rule learned
+// them).
+func (h *Handler) underLimit(lf *xlate.LearnedFlow) bool {
+	if lf.Limit == 0 {
 		return true
 	}
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.by == nil {
-		ls.by = map[flowKey]map[flowKey]bool{}
+	n := uint32(0)
+	for r := range h.tables.Rules(lf.Table, nil) {
+		if r.Cookie == lf.Cookie {
+			if n++; n >= lf.Limit {
+				return false
+			}
+		}
 	}
-	lk := keyOf(lf.Learner)
-	fk := flowKey{lf.Table, lf.Priority, lf.Match}
-	set := ls.by[lk]
-	if set[fk] {
-		return true
-	}
-	if lf.Limit != 0 && uint32(len(set)) >= lf.Limit {
-		return false
-	}
-	if set == nil {
-		set = map[flowKey]bool{}
-		ls.by[lk] = set
-	}
-	set[fk] = true
 	return true
 }
 
-// removed drops the records of removed flows: a removed learning flow's
-// learned set, and removed learned flows from their learners' sets.
-func (ls *learnedSet) removed(rs []oftable.Removal) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if len(ls.by) == 0 {
-		// No learn flow with a limit ever ran: no need to build each
-		// removed rule's key (it copies the match).
-		return
+// refresh marks lf's flow used when its table has it with the same
+// actions (its idle and hard timeouts restart: Open vSwitch's learn
+// refresh; no table change) and reports whether it did.
+func (h *Handler) refresh(lf *xlate.LearnedFlow, now time.Time) bool {
+	r := h.tables.FindStrict(lf.Table, &lf.Match, lf.Priority)
+	if r == nil || !sameActions(r.Actions, lf.Actions) {
+		return false
 	}
-	for _, rm := range rs {
-		k := keyOf(rm.Rule)
-		delete(ls.by, k)
-		for _, set := range ls.by {
-			delete(set, k)
-		}
+	r.Stats.Touch(now)
+	r.RefreshHard(now)
+	return true
+}
+
+// flowMod is the add of lf.
+func flowMod(lf *xlate.LearnedFlow) *oftable.FlowMod {
+	return &oftable.FlowMod{Command: ofp.FlowAdd, Table: lf.Table, Match: lf.Match, Priority: lf.Priority,
+		NewCookie: lf.Cookie, IdleTimeout: lf.IdleTimeout, HardTimeout: lf.HardTimeout, Flags: lf.Flags,
+		OutPort: oftable.PortAny, OutGroup: oftable.GroupAny, Actions: lf.Actions}
+}
+
+// LearnNow installs a learned flow during its packet's translation
+// (xlate.ImmediateLearner), for a learn with a limit or a result_dst.
+func (h *Handler) LearnNow(lf *xlate.LearnedFlow) bool {
+	if h.refresh(lf, time.Now()) {
+		return true
 	}
+	if !h.underLimit(lf) {
+		return false
+	}
+	if err := h.cfg.Switch.ApplyFlowMods([]*oftable.FlowMod{flowMod(lf)}); err != nil {
+		h.cfg.Logf("%s: learn: %v", h.cfg.Name, err)
+		return false
+	}
+	return true
 }
 
 // limitedLearnsInstalled reports whether every learned flow of a learn
@@ -84,6 +74,3 @@ func (h *Handler) limitedLearnsInstalled(lfs []xlate.LearnedFlow) bool {
 	}
 	return true
 }
-
-// ForgetLearned drops removed flows from the learn limits' records.
-func (h *Handler) ForgetLearned(rs []oftable.Removal) { h.learned.removed(rs) }

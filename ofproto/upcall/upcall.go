@@ -96,8 +96,7 @@ type Handler struct {
 	revCond *sync.Cond
 	revDone uint64
 
-	ukeys   ukeyMap
-	learned learnedSet
+	ukeys ukeyMap
 	// patch are the bridge's patch ports' counters (patchstats.go).
 	patch patchStats
 	// flowLimit is the dynamic megaflow limit (flowlimit.go).
@@ -364,20 +363,10 @@ func (h *Handler) ApplyLearned(lfs []xlate.LearnedFlow) {
 	now := time.Now()
 	for i := range lfs {
 		lf := &lfs[i]
-		// A flow learned before with the same actions is only marked
-		// used: its idle and hard timeouts restart (Open vSwitch's learn
-		// refresh); no table change.
-		if r := h.tables.FindStrict(lf.Table, &lf.Match, lf.Priority); r != nil && sameActions(r.Actions, lf.Actions) {
-			r.Stats.Touch(now)
-			r.RefreshHard(now)
+		if h.refresh(lf, now) || !h.underLimit(lf) {
 			continue
 		}
-		if !h.learned.admit(lf) {
-			continue
-		}
-		fms = append(fms, &oftable.FlowMod{Command: ofp.FlowAdd, Table: lf.Table, Match: lf.Match, Priority: lf.Priority,
-			NewCookie: lf.Cookie, IdleTimeout: lf.IdleTimeout, HardTimeout: lf.HardTimeout, Flags: lf.Flags,
-			OutPort: oftable.PortAny, OutGroup: oftable.GroupAny, Actions: lf.Actions})
+		fms = append(fms, flowMod(lf))
 	}
 	if len(fms) == 0 {
 		return

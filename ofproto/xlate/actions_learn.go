@@ -38,11 +38,22 @@ type LearnedFlow struct {
 	Actions     []ofp.Action
 	// DeleteLearned removes the flow when the learning rule goes.
 	DeleteLearned bool
-	// Limit bounds how many flows the learning rule keeps installed (0:
+	// Limit bounds how many flows with its cookie its table may hold (0:
 	// no limit); over it nothing is learned.
 	Limit uint32
 	// Learner is the rule whose learn action this is.
 	Learner *oftable.Rule
+}
+
+// ImmediateLearner is an Owner that installs a learned flow while its
+// packet is translated, as Open vSwitch's ofproto_flow_mod_learn does for
+// every learn of an upcall: the pipeline of a learn with a limit or a
+// result_dst goes on knowing whether the flow is in its table.
+type ImmediateLearner interface {
+	// LearnNow installs lf, or refreshes it when its table already has
+	// it, and reports whether it is there: not when its table holds
+	// lf.Limit flows with its cookie already.
+	LearnNow(lf *LearnedFlow) bool
 }
 
 // learn builds the flow a learn action describes from the packet's
@@ -109,8 +120,36 @@ func learn(c *ctx, a *ofp.Action) {
 			lf.Actions = append(lf.Actions, ofp.Action{Type: ofp.ActOutput, Raw: ofp.RawActOFPAT10_OUTPUT, Port: uint32(port)})
 		}
 	}
+	// A limit or a result the pipeline reads: with side effects (an
+	// upcall, a packet-out) the flow is learned now and the result says
+	// whether it is in its table; a revalidation writes success, as Open
+	// vSwitch's translation with an xlate cache (a limited learn whose
+	// flow is not in its table keeps no megaflow: the revalidator drops
+	// it); a trace without side effects writes nothing.
+	if l.Limit != 0 || l.Flags&ofp.LearnWriteResult != 0 {
+		il, immediate := c.x.Owner.(ImmediateLearner)
+		switch {
+		case c.in.SideEffects && immediate:
+			c.learnResult(l, il.LearnNow(&lf))
+		case c.in.Trace == nil:
+			c.learnResult(l, true)
+		}
+	}
 	// Reported with or without side effects: the switch also applies
 	// the learned flows of a megaflow when packets hit it (as Open
 	// vSwitch's xlate cache does), not only on the upcall.
 	c.out.Learned = append(c.out.Learned, lf)
+}
+
+// learnResult writes a learn's result to its result_dst, if it has one:
+// 1 when its flow is in its table.
+func (c *ctx) learnResult(l *ofp.Learn, in bool) {
+	if l.Flags&ofp.LearnWriteResult == 0 || l.ResultDst.Field == nil {
+		return
+	}
+	var v uint64
+	if in {
+		v = 1
+	}
+	c.loadSubfield(&l.ResultDst, v)
 }

@@ -319,3 +319,45 @@ func TestTranslateDuringCommits(t *testing.T) {
 		}
 	}
 }
+
+// immediateLearner is an Owner that learns now and answers in.
+type immediateLearner struct {
+	xlate.Owner
+	in      bool
+	learned int
+}
+
+func (l *immediateLearner) LearnNow(*xlate.LearnedFlow) bool { l.learned++; return l.in }
+
+// A learn's result_dst is written as Open vSwitch writes it: with side
+// effects, whether the flow is in its table (learned now); in a
+// revalidation, success (its xlate cache); in a trace without side
+// effects, nothing.
+func TestLearnResultDependsOnHowThePacketIsTranslated(t *testing.T) {
+	e := newEnv(t, mf.OF10, "table=0 actions=learn(table=1,limit=1,result_dst=NXM_NX_REG0[0],NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[]),resubmit(,1)",
+		"table=1 reg0=1 actions=output:2", "table=1 reg0=0 actions=output:3")
+	owner := &immediateLearner{Owner: e.x.Owner}
+	e.x.Owner = owner
+	k := key(t, pktTCP)
+	for _, c := range []struct {
+		name string
+		in   xlate.In
+		ok   bool
+		want string
+	}{
+		{"upcall, over the limit", xlate.In{Key: k, SideEffects: true}, false, "3"},
+		{"upcall, learned", xlate.In{Key: k, SideEffects: true}, true, "2"},
+		{"revalidation", xlate.In{Key: k}, false, "2"},
+		{"trace", xlate.In{Key: k, Trace: func(*xlate.TraceEvent) {}}, true, "3"},
+	} {
+		owner.in = c.ok
+		var out xlate.Out
+		e.x.Translate(&c.in, &out)
+		if got := out.Actions.String(); got != c.want {
+			t.Errorf("%s: actions %s, want %s", c.name, got, c.want)
+		}
+	}
+	if owner.learned != 2 {
+		t.Errorf("learned now %d times, want 2 (the upcalls only)", owner.learned)
+	}
+}
