@@ -71,3 +71,26 @@ func TestCTFlushByTupleLikeOpenVSwitch(t *testing.T) {
 	}
 	diffOneBridgeAgainstOpenVSwitch(t, steps, sortLines)
 }
+
+// TestCTFlushLogsLikeOpenVSwitch: with ct_dpif at DBG, NXT_CT_FLUSH and
+// NXT_CT_FLUSH_ZONE log the flush in Open vSwitch's words (ovs-ofctl.at
+// "ct-flush-zone" and "ct-flush" read them): a zone, everything, and
+// tuples of either family and protocol with or without a zone.
+func TestCTFlushLogsLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	steps := func() []ofStep {
+		return []ofStep{
+			appctl("vlog/set", "ct_dpif:dbg"),
+			ofctl("ct-flush-zone", "br0", "123"),
+			ofctl("ct-flush", "br0", "zone=5", "ct_nw_src=10.1.1.1,ct_nw_dst=10.1.1.2,ct_nw_proto=17,ct_tp_src=1"),
+			ofctl("ct-flush", "br0", "ct_nw_src=10.1.1.3,ct_nw_dst=10.1.1.4,ct_nw_proto=17,ct_tp_src=1"),
+			ofctl("ct-flush", "br0", "", "ct_nw_src=10.1.1.3,ct_nw_dst=10.1.1.4,ct_nw_proto=17,ct_tp_src=1"),
+			ofctl("ct-flush", "br0", "zone=5", "", "ct_nw_src=10.1.1.3,ct_nw_dst=10.1.1.4,ct_nw_proto=17,ct_tp_src=1"),
+			ofctl("ct-flush", "br0", "ct_ipv6_src=fd00::1,ct_nw_proto=58,icmp_type=128,icmp_code=0,icmp_id=7"),
+			ofctl("ct-flush", "br0", "zone=7"),
+			ofctl("ct-flush", "br0"),
+			{tool: "log", args: []string{`\|ct_dpif\|DBG\|`}},
+		}
+	}
+	diffOneBridgeAgainstOpenVSwitch(t, steps)
+}

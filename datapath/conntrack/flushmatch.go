@@ -249,3 +249,51 @@ func (m *Match) ParseTupleMatch(t *TupleMatch, s string) error {
 	}
 	return nil
 }
+
+// FormatFlush is what Open vSwitch's ct_dpif logs (at DBG) for a flush of
+// zone (nil: every zone) by m (nil or zero: everything): "zone N" or
+// "<all>", or "zone=N 'ORIG,ct_nw_proto=P' 'REPLY'" with each tuple in
+// ofp_ct_tuple_format's words.
+func FormatFlush(zone *uint16, m *Match) string {
+	if m == nil || m.IsZero() {
+		if zone != nil {
+			return fmt.Sprintf("zone %d", *zone)
+		}
+		return "<all>"
+	}
+	z := uint16(0)
+	if zone != nil {
+		z = *zone
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "zone=%d '", z)
+	m.formatFlushTuple(&b, &m.Orig)
+	fmt.Fprintf(&b, ",ct_nw_proto=%d' '", m.Proto)
+	m.formatFlushTuple(&b, &m.Reply)
+	b.WriteString("'")
+	return b.String()
+}
+
+// formatFlushTuple is ofp_ct_tuple_format: IPv4 names and addresses for an
+// IPv4 match, IPv6 otherwise; an unset address is "::" either way.
+func (m *Match) formatFlushTuple(b *strings.Builder, t *TupleMatch) {
+	addr := func(a [16]byte) string {
+		switch {
+		case a == [16]byte{}:
+			return "::"
+		case m.Family == 4:
+			return netip.AddrFrom4([4]byte(a[:4])).String()
+		}
+		return netip.AddrFrom16(a).String()
+	}
+	if m.Family == 4 {
+		fmt.Fprintf(b, "ct_nw_src=%s,ct_nw_dst=%s", addr(t.Src), addr(t.Dst))
+	} else {
+		fmt.Fprintf(b, "ct_ipv6_src=%s,ct_ipv6_dst=%s", addr(t.Src), addr(t.Dst))
+	}
+	if isICMP(m.Proto) {
+		fmt.Fprintf(b, ",icmp_id=%d,icmp_type=%d,icmp_code=%d", t.ICMPID, t.ICMPType, t.ICMPCode)
+	} else {
+		fmt.Fprintf(b, ",ct_tp_src=%d,ct_tp_dst=%d", t.SrcPort, t.DstPort)
+	}
+}

@@ -122,3 +122,29 @@ func FuzzParseTupleMatch(f *testing.F) {
 		}
 	})
 }
+
+// The texts are Open vSwitch's ct_dpif DBG lines, as ovs-ofctl.at's
+// "ct-flush-zone" and "ct-flush" groups expect them.
+func TestFormatFlushAsOpenVSwitchLogsIt(t *testing.T) {
+	zone := func(z uint16) *uint16 { return &z }
+	v4 := func(a, b, c, d byte) [16]byte { return [16]byte{a, b, c, d} }
+	for _, c := range []struct {
+		zone *uint16
+		m    *Match
+		want string
+	}{
+		{zone(123), nil, "zone 123"},
+		{nil, nil, "<all>"},
+		{zone(7), &Match{}, "zone 7"},
+		{zone(5), &Match{Family: 4, Proto: 17, Orig: TupleMatch{Src: v4(10, 1, 1, 1), Dst: v4(10, 1, 1, 2), SrcPort: 1}},
+			"zone=5 'ct_nw_src=10.1.1.1,ct_nw_dst=10.1.1.2,ct_tp_src=1,ct_tp_dst=0,ct_nw_proto=17' 'ct_nw_src=::,ct_nw_dst=::,ct_tp_src=0,ct_tp_dst=0'"},
+		{nil, &Match{Family: 4, Proto: 17, Reply: TupleMatch{Src: v4(10, 1, 1, 3), Dst: v4(10, 1, 1, 4), SrcPort: 1}},
+			"zone=0 'ct_nw_src=::,ct_nw_dst=::,ct_tp_src=0,ct_tp_dst=0,ct_nw_proto=17' 'ct_nw_src=10.1.1.3,ct_nw_dst=10.1.1.4,ct_tp_src=1,ct_tp_dst=0'"},
+		{nil, &Match{Family: 6, Proto: 58, Orig: TupleMatch{Src: [16]byte{0: 0xfd, 15: 1}, ICMPID: 7, ICMPType: 128}},
+			"zone=0 'ct_ipv6_src=fd00::1,ct_ipv6_dst=::,icmp_id=7,icmp_type=128,icmp_code=0,ct_nw_proto=58' 'ct_ipv6_src=::,ct_ipv6_dst=::,icmp_id=0,icmp_type=0,icmp_code=0'"},
+	} {
+		if got := FormatFlush(c.zone, c.m); got != c.want {
+			t.Errorf("FormatFlush(%v, %+v)\n got %s\nwant %s", c.zone, c.m, got, c.want)
+		}
+	}
+}

@@ -346,7 +346,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 		Version:    version.String(),
 		PortStats:  func(no uint32) (ofp.PortStats, bool) { return portStats(dp, no) },
 		CTFlush: func(zone *uint16, m *ofp.CTFlush) {
-			s.ctFlush(name, dp.Conntrack(), zone, m)
+			s.ctFlush(name, br.dpTyp+"@ovs-"+br.dpTyp, dp.Conntrack(), zone, m)
 		},
 		Meters:       dp.Meters(),
 		TLS:          s.cfg.TLS,

@@ -1,8 +1,10 @@
 package backer
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"time"
 
@@ -14,11 +16,15 @@ import (
 // Open vSwitch's ct flush rules (conntrack.Tracker.Flush). As in Open
 // vSwitch, nothing goes back to the controller; a full original tuple
 // that names no connection is warned about in its words.
-func (s *Backer) ctFlush(br string, t *conntrack.Tracker, zone *uint16, m *ofp.CTFlush) {
+// dpif names the datapath in Open vSwitch's ct_dpif log line.
+func (s *Backer) ctFlush(br, dpif string, t *conntrack.Tracker, zone *uint16, m *ofp.CTFlush) {
 	start := time.Now()
 	var match *conntrack.Match
 	if m != nil {
 		match = ctMatchOf(m)
+	}
+	if log := s.cfg.Logger("ct_dpif"); log.Enabled(context.Background(), slog.LevelDebug) {
+		log.Debug(fmt.Sprintf("%s: ct_flush: %s", dpif, conntrack.FormatFlush(zone, match)))
 	}
 	n, err := t.Flush(zone, match)
 	if errors.Is(err, conntrack.ErrNoSuchTuple) {
