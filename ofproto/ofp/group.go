@@ -285,7 +285,7 @@ func appendBucket11(b []byte, bk *Bucket, v uint8) ([]byte, error) {
 // finishLen16 sets the 16-bit length at start to the bytes since start.
 func finishLen16(b []byte, start int, what string) ([]byte, error) {
 	if len(b)-start > maxMessageLen {
-		return b[:start], errorf(OFPBRC_BAD_LEN, "%s of %d bytes", what, len(b)-start)
+		return b[:start], errorf(OFPBRC_BAD_LEN, "%w: %s of %d bytes", errEntryTooLong, what, len(b)-start)
 	}
 	putLen16(b, start)
 	return b, nil

@@ -8,6 +8,7 @@ package ofp
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/gvs-project/gvs/ofproto/mf"
@@ -109,7 +110,8 @@ func appendEntries(b []byte, v uint8, m multipartReply) ([]byte, error) {
 // PortDescReply, TableStatsReply) whose body does not fit in one 64 KiB
 // message is split as Open vSwitch does (ofpmp_postappend): each message
 // is filled with as many whole entries as fit, and every message but the
-// last carries OFPSF_REPLY_MORE. Other messages encode as Encode does.
+// last carries OFPSF_REPLY_MORE; an entry no message can hold is
+// OFPBRC_BAD_LEN. Other messages encode as Encode does.
 func EncodeReplies(v uint8, xid uint32, m Message) ([][]byte, error) {
 	if _, ok := m.(multipartReply); !ok {
 		b, err := Encode(nil, v, xid, m)
@@ -125,6 +127,11 @@ func EncodeReplies(v uint8, xid uint32, m Message) ([][]byte, error) {
 	})
 	if err == nil {
 		err = w.Add(m)
+	}
+	if err == nil && w.Excluded() > 0 {
+		// A caller of the whole reply cannot warn about what is left
+		// out: it gets the error.
+		return nil, errorf(OFPBRC_BAD_LEN, "%w: %d of the reply's entries", errEntryTooLong, w.Excluded())
 	}
 	if err == nil {
 		err = w.Close()
@@ -144,7 +151,15 @@ type MultipartWriter struct {
 	cur    []byte
 	send   func([]byte) error
 	closed bool
+	// excluded counts the entries too large for any message, which Add
+	// leaves out (Open vSwitch excludes them from the reply and warns).
+	excluded int
 }
+
+// Excluded returns how many entries Add left out because no message could
+// hold one (an entry's length is 16 bits): the caller warns, as Open
+// vSwitch does for a flow whose actions do not fit.
+func (w *MultipartWriter) Excluded() int { return w.excluded }
 
 // NewMultipartWriter starts a reply of m's type (m's entries are not
 // added; see Add) for version v and transaction xid. send receives each
@@ -174,14 +189,20 @@ func (w *MultipartWriter) Add(m Message) error {
 	for i := 0; i < mr.numEntries(); i++ {
 		start := len(w.cur)
 		if w.cur, err = mr.appendEntry(w.cur, w.v, i); err != nil {
-			return err
+			if !errors.Is(err, errEntryTooLong) {
+				return err
+			}
+			w.excluded++
+			continue
 		}
 		if len(w.cur) <= maxMessageLen {
 			continue
 		}
 		entry := w.cur[start:]
 		if len(w.hdr)+len(entry) > maxMessageLen {
-			return errorf(OFPBRC_BAD_LEN, "%s entry of %d bytes does not fit in a message", w.what, len(entry))
+			w.cur = w.cur[:start]
+			w.excluded++
+			continue
 		}
 		next := append(append(make([]byte, 0, maxMessageLen), w.hdr...), entry...)
 		if err := w.send(finishMsg(w.cur[:start])); err != nil {
@@ -673,11 +694,15 @@ func (m *FlowStatsReply) appendEntry(b []byte, v uint8, i int) ([]byte, error) {
 	}
 	b = append(b, fs.Actions...)
 	if len(b)-start > maxMessageLen {
-		return b[:start], errorf(OFPBRC_BAD_LEN, "flow stats entry of %d bytes", len(b)-start)
+		return b[:start], errorf(OFPBRC_BAD_LEN, "%w: flow stats entry of %d bytes", errEntryTooLong, len(b)-start)
 	}
 	putLen16(b, start)
 	return b, nil
 }
+
+// errEntryTooLong is what an entry that no message can hold wraps: a
+// MultipartWriter leaves such an entry out (Excluded).
+var errEntryTooLong = errors.New("entry too long for a message")
 
 // AggregateStatsReply is OFPST_AGGREGATE_REPLY (FormatOF10 or FormatOXM;
 // OFPST15_AGGREGATE_REPLY in OpenFlow 1.5) or NXST_AGGREGATE_REPLY

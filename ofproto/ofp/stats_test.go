@@ -661,3 +661,31 @@ func FuzzDecodeStats(f *testing.F) {
 		}
 	})
 }
+
+// A writer leaves out an entry no message can hold and counts it, as Open
+// vSwitch excludes such a flow from a dump (and warns): the others are sent.
+func TestMultipartWriterLeavesOutAnEntryNoMessageHolds(t *testing.T) {
+	var msgs [][]byte
+	w, err := ofp.NewMultipartWriter(1, 9, &ofp.FlowStatsReply{}, func(b []byte) error { msgs = append(msgs, b); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &ofp.FlowStatsReply{Stats: []ofp.FlowStats{{Priority: 1}, {Priority: 2, Actions: make([]byte, 65500)}, {Priority: 3}}}
+	if err := w.Add(rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if w.Excluded() != 1 || len(msgs) != 1 {
+		t.Fatalf("excluded %d, %d messages; want 1 excluded, 1 message", w.Excluded(), len(msgs))
+	}
+	m, err := ofp.Decode(msgs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Body.(*ofp.FlowStatsReply).Stats
+	if len(got) != 2 || got[0].Priority != 1 || got[1].Priority != 3 {
+		t.Errorf("sent entries %+v, want priorities 1 and 3", got)
+	}
+}

@@ -130,6 +130,11 @@ func (b *Bridge) flowStats(s ofconn.Sender, m *ofp.Msg, req *ofp.FlowStatsReques
 			batch.Stats = batch.Stats[:0]
 		}
 	}
+	for range w.Excluded() {
+		if b.cfg.ModuleWarnf != nil {
+			b.cfg.ModuleWarnf("ofp_flow", "Flow exceeded the maximum flow statistics reply size and was excluded from the response set")
+		}
+	}
 	return w.Close()
 }
 
