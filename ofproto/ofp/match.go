@@ -64,7 +64,7 @@ func DecodeNXM(p []byte, strict bool, m *mf.Match, cookie *[2]uint64) error {
 			}
 		}
 		f := mf.Std.ByHeader(class, code, exp)
-		if f != nil && (f.Variable && (width == 0 || width > maxField) || !f.Variable && width != f.Bytes) {
+		if f != nil && (f.Variable && width > maxField || !f.Variable && width != f.Bytes) {
 			f = nil // wrong length: not the field's header
 		}
 		if f == nil {
@@ -90,6 +90,19 @@ func DecodeNXM(p []byte, strict bool, m *mf.Match, cookie *[2]uint64) error {
 		if hasMask {
 			mk = mask[:width]
 			copy(mk, payload[width:])
+		}
+		if width == 0 {
+			// A variable-length field with no bytes is zero (Open
+			// vSwitch's encoding of tun_metadataN=0: a value's length
+			// is its bytes after leading zeros), and a zero mask.
+			v = val[:1]
+			v[0] = 0
+			if hasMask {
+				mk = mask[:1]
+				mk[0] = 0
+			}
+		}
+		if hasMask {
 			if !f.MaskValid(mk) {
 				return errorf(OFPBMC_BAD_MASK, "%s at offset %d is not maskable", f.Name, start)
 			}
