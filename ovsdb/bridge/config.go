@@ -172,6 +172,10 @@ type Status struct {
 	// ConntrackErr is the Switch's error applying Config.Datapaths (nil
 	// when fine or not attempted); it is retried on the next Apply.
 	ConntrackErr error
+	// Ignored are the bridges not configured for their invalid names
+	// (validBridgeName); their rows get no status, so ovs-vsctl reports
+	// their interfaces as not set up.
+	Ignored []string
 }
 
 // IfaceRef names an interface within a bridge.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // OFPPLocal is the OpenFlow number of a bridge's local port.
@@ -80,6 +81,11 @@ func NewReconciler(sw Switch) *Reconciler {
 	return &Reconciler{sw: sw, bridges: map[string]*appliedBridge{}}
 }
 
+// validBridgeName reports whether a bridge may have name: not one with a
+// "/" or "\", which would put its sockets (RUNDIR/NAME.mgmt) in another
+// directory, as Open vSwitch refuses them for remote database users.
+func validBridgeName(name string) bool { return !strings.ContainsAny(name, `/\`) }
+
 // bridgeLevelEqual reports whether two bridge configs differ only in
 // their ports.
 func bridgeLevelEqual(a, b *BridgeConfig) bool {
@@ -104,7 +110,12 @@ func (r *Reconciler) Apply(cfg *Config) Status {
 		gc.ConfigureGlobal(cfg.OtherConfig)
 	}
 	want := map[string]*BridgeConfig{}
+	var ignored []string
 	for i := range cfg.Bridges {
+		if name := cfg.Bridges[i].Name; !validBridgeName(name) {
+			ignored = append(ignored, name)
+			continue
+		}
 		want[cfg.Bridges[i].Name] = &cfg.Bridges[i]
 	}
 	// Bridges that went away, or whose datapath type changed.
@@ -124,7 +135,7 @@ func (r *Reconciler) Apply(cfg *Config) Status {
 		}
 	}
 	st := Status{CurCfg: cfg.NextCfg, Bridges: map[string]BridgeStatus{}, Interfaces: map[string]IfaceStatus{},
-		Controllers: map[string]ControllerStatus{}}
+		Controllers: map[string]ControllerStatus{}, Ignored: ignored}
 	cs, hasCS := r.sw.(ControllerStatuser)
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		bc := want[name]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -216,5 +217,24 @@ func TestMTURequestChangeKeepsThePortWhenTheSwitchCanSetIt(t *testing.T) {
 				t.Fatalf("unchanged MTU request caused calls %v", *calls)
 			}
 		})
+	}
+}
+
+// A bridge named with a "/" or "\" is ignored, as Open vSwitch ignores it
+// (its socket would land in another directory): no switch call, no status.
+func TestApplyIgnoresBridgesWithUnsafeNames(t *testing.T) {
+	sw := newFake()
+	r := NewReconciler(sw)
+	st := r.Apply(&Config{NextCfg: 1, Bridges: []BridgeConfig{br("a", ifc("a", "internal")), br("b/c", ifc("b/c", "internal")), br(`d\e`, ifc(`d\e`, "internal"))}})
+	if want := []string{"b/c", `d\e`}; !slices.Equal(st.Ignored, want) {
+		t.Errorf("ignored %q, want %q", st.Ignored, want)
+	}
+	for _, c := range sw.calls {
+		if strings.Contains(c, "b/c") || strings.Contains(c, `d\e`) {
+			t.Errorf("switch call %q for an ignored bridge", c)
+		}
+	}
+	if _, ok := st.Interfaces["I-b/c"]; ok || st.CurCfg != 1 {
+		t.Errorf("status %+v: want cur_cfg 1 and no status for b/c's interface", st)
 	}
 }

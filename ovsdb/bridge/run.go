@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gvs-project/gvs/internal/logrl"
 	"github.com/gvs-project/gvs/ovsdb/client"
 	"github.com/gvs-project/gvs/ovsdb/model"
 )
@@ -34,6 +35,9 @@ type Runner struct {
 	info Info
 	log  *slog.Logger
 	rep  *client.Replica
+	// badNames limits the warnings about bridges with invalid names
+	// (Open vSwitch's VLOG_RATE_LIMIT_INIT(1, 5)).
+	badNames *logrl.Limit
 }
 
 // NewRunner returns a runner over a connected client.
@@ -41,7 +45,7 @@ func NewRunner(c *client.Client, sw Switch, info Info, log *slog.Logger) *Runner
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{c: c, rec: NewReconciler(sw), info: info, log: log}
+	return &Runner{c: c, rec: NewReconciler(sw), info: info, log: log, badNames: logrl.New(1, 5)}
 }
 
 // Run monitors and reconciles until ctx ends.
@@ -86,6 +90,11 @@ func (r *Runner) reconcile(ctx context.Context, snap *client.Snapshot) {
 	}
 	cfg := Parse(snap)
 	st := r.rec.Apply(&cfg)
+	for _, name := range st.Ignored {
+		if r.badNames.Allow(r.log, slog.LevelWarn, time.Now().UnixMilli()) {
+			r.log.Warn(fmt.Sprintf("ignoring bridge with invalid name %q", name))
+		}
+	}
 	if st.ConntrackErr != nil {
 		r.log.Warn("conntrack zone configuration failed", "err", st.ConntrackErr)
 	}
