@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,19 +13,27 @@ import (
 )
 
 // Open vSwitch's dpif-netdev chooses among SIMD variants of its packet
-// input (dpif-impl-*) and of its subtable lookup (subtable-lookup-*).
-// gvs has one of each, written in Go: the input is listed as
-// dpif_scalar, the lookup as generic, beside autovalidator (which Open
-// vSwitch always offers). The commands keep and report the choice and
-// the priorities as Open vSwitch does, but nothing in gvs's packet path
-// depends on them.
+// input (dpif-impl-*), of its subtable lookup (subtable-lookup-*) and of
+// its datapath actions (odp-execute/action-impl-*). gvs has one of each,
+// written in Go: the input is listed as dpif_scalar, the lookup as
+// generic, the actions as scalar, beside autovalidator (which Open
+// vSwitch always offers: it checks every other variant against the
+// scalar one, and with none there is nothing to check). The commands
+// keep and report the choice and the priorities as Open vSwitch does,
+// but nothing in gvs's packet path depends on them.
 
 // implChoice is the commands' state.
 type implChoice struct {
 	mu sync.Mutex
 	// prio is each lookup implementation's priority, in listing order.
 	prio []lookupImpl
+	// action is the datapath actions' implementation ("" is scalar).
+	action string
 }
+
+// actionImpls are the datapath actions' implementations, in Open
+// vSwitch's listing order.
+func actionImpls() [2]string { return [2]string{"scalar", "autovalidator"} }
 
 type lookupImpl struct {
 	name string
@@ -44,7 +53,51 @@ func (d *Commands) implCommands() []unixctl.Command {
 		{Name: "dpif-netdev/subtable-lookup-prio-set", Usage: "[lookup_func] [prio]", MinArgs: 2, MaxArgs: 2, Run: d.cmdLookupPrioSet},
 		{Name: "dpif-netdev/subtable-lookup-info-get", Run: d.cmdLookupInfoGet},
 		{Name: "dpif-netdev/subtable-lookup-prio-get", Run: d.cmdLookupInfoGet},
+		{Name: "odp-execute/action-impl-set", Usage: "name", MinArgs: 1, MaxArgs: 1, Run: d.cmdActionImplSet},
+		{Name: "odp-execute/action-impl-show", Run: d.cmdActionImplShow},
 	}
+}
+
+func (d *Commands) cmdActionImplSet(_ context.Context, args []string) (string, error) {
+	name := args[0]
+	if impls := actionImpls(); !slices.Contains(impls[:], name) {
+		d.logf("odp_execute", "ERR", "Failed setting action implementation to "+name)
+		return "", fmt.Errorf("Error: unknown action implementation, %s, specified!\n", name)
+	}
+	c := &d.impls
+	c.mu.Lock()
+	changed := c.activeAction() != name
+	c.action = name
+	c.mu.Unlock()
+	if changed {
+		d.logf("odp_execute_impl", "INFO", "Action implementation set to "+name)
+	}
+	return "Action implementation set to " + name + ".\n", nil
+}
+
+func (d *Commands) cmdActionImplShow(context.Context, []string) (string, error) {
+	c := &d.impls
+	c.mu.Lock()
+	active := c.activeAction()
+	c.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("Available Actions implementations:\n")
+	for _, n := range actionImpls() {
+		yes := "No"
+		if n == active {
+			yes = "Yes"
+		}
+		fmt.Fprintf(&b, "  %s (available: Yes, active: %s)\n", n, yes)
+	}
+	return b.String(), nil
+}
+
+// activeAction is the actions' implementation in force (c.mu held).
+func (c *implChoice) activeAction() string {
+	if c.action == "" {
+		return actionImpls()[0]
+	}
+	return c.action
 }
 
 // pmdCoreList is "c1,c2,..." of the PMD threads of every datapath, or
