@@ -69,6 +69,7 @@ type Reconciler struct {
 type appliedBridge struct {
 	cfg    BridgeConfig
 	ifaces map[string]IfaceConfig // added successfully, by name
+	ofport map[string]int64       // the OpenFlow port each of ifaces got
 	failed map[string]string      // name -> error text
 	// flowExport is the flow export configuration last applied.
 	flowExport *FlowExportConfig
@@ -147,7 +148,7 @@ func (r *Reconciler) Apply(cfg *Config) Status {
 				}
 				continue
 			}
-			ab = &appliedBridge{cfg: *bc, ifaces: map[string]IfaceConfig{}, failed: map[string]string{}}
+			ab = &appliedBridge{cfg: *bc, ifaces: map[string]IfaceConfig{}, ofport: map[string]int64{}, failed: map[string]string{}}
 			r.bridges[name] = ab
 		} else if !bridgeLevelEqual(&ab.cfg, bc) {
 			if err := r.sw.UpdateBridge(bc); err == nil {
@@ -234,12 +235,38 @@ func (r *Reconciler) applyPorts(ab *appliedBridge, bc *BridgeConfig, owner map[s
 		want[ic.Name] = ic
 	}
 	ms, canSetMTU := r.sw.(MTUSetter)
+	del := func(name string) {
+		r.sw.DelPort(bc.Name, name)
+		delete(ab.ifaces, name)
+		delete(ab.ofport, name)
+	}
 	for name, have := range ab.ifaces {
 		w, ok := want[name]
 		if !ok || !ifaceEqual(&have, &w) || owner[name] != bc.Name {
-			r.sw.DelPort(bc.Name, name)
-			delete(ab.ifaces, name)
+			del(name)
 			continue
+		}
+		if req := w.OfportRequest; req > 0 && ab.ofport[name] != req && ab.ofport[name] != OFPPLocal {
+			// Not on the port it asks for (it was taken when the port
+			// was added): re-added once that port is free, and the port's
+			// holder with it unless it asks for that port too (a conflict
+			// nothing resolves), as Open vSwitch's
+			// bridge_delete_or_reconfigure_ports.
+			victim := ""
+			for n, no := range ab.ofport {
+				if no == req {
+					victim = n
+				}
+			}
+			if victim == "" {
+				del(name)
+				continue
+			}
+			if want[victim].OfportRequest != req {
+				del(victim)
+				del(name)
+				continue
+			}
 		}
 		if have.MTURequest == w.MTURequest {
 			continue
@@ -279,7 +306,8 @@ func (r *Reconciler) applyPorts(ab *appliedBridge, bc *BridgeConfig, owner map[s
 			ab.failed[name] = fmt.Sprintf("could not add network device %s to ofproto (File exists)", name)
 			continue
 		}
-		if _, err := r.sw.AddPort(bc.Name, &ic); err != nil {
+		no, err := r.sw.AddPort(bc.Name, &ic)
+		if err != nil {
 			ab.failed[name] = err.Error()
 			var lo *LogOnlyError
 			if errors.As(err, &lo) {
@@ -288,6 +316,7 @@ func (r *Reconciler) applyPorts(ab *appliedBridge, bc *BridgeConfig, owner map[s
 			continue
 		}
 		ab.ifaces[name] = ic
+		ab.ofport[name] = no
 	}
 	if pc, ok := r.sw.(PortConfigurer); ok {
 		pc.ConfigurePorts(bc.Name, bc.Ports)
