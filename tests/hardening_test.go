@@ -647,7 +647,8 @@ func TestOpenFlowInactivityProbeAsOpenVSwitch(t *testing.T) {
 	}
 	defer l.Close()
 	active := "tcp:" + l.Addr().String()
-	p5, p0 := "punix:"+filepath.Join(dir, "c5"), "punix:"+filepath.Join(dir, "c0")
+	// Passive controllers are RUNDIR/BRIDGE.* (self-confinement).
+	p5, p0 := "punix:"+filepath.Join(dir, "br0.c5"), "punix:"+filepath.Join(dir, "br0.c0")
 	run(t, env, "ovs-vsctl", "--timeout=20", "init")
 	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy", "fail-mode=secure",
 		"--", "--id=@a", "create", "controller", "target=\""+active+"\"",
@@ -655,8 +656,8 @@ func TestOpenFlowInactivityProbeAsOpenVSwitch(t *testing.T) {
 		"--", "--id=@c", "create", "controller", "target=\""+p0+"\"", "inactivity_probe=0",
 		"--", "set", "bridge", "br0", "controller=[@a,@b,@c]")
 	waitFor(t, "the passive controller sockets", func() bool {
-		_, e1 := os.Stat(filepath.Join(dir, "c5"))
-		_, e0 := os.Stat(filepath.Join(dir, "c0"))
+		_, e1 := os.Stat(filepath.Join(dir, "br0.c5"))
+		_, e0 := os.Stat(filepath.Join(dir, "br0.c0"))
 		return e1 == nil && e0 == nil
 	})
 	type result struct {
@@ -681,8 +682,8 @@ func TestOpenFlowInactivityProbeAsOpenVSwitch(t *testing.T) {
 		return c
 	}
 	wg.Add(3)
-	go probeOn("passive, inactivity_probe=7000", dial(filepath.Join(dir, "c5")), 17*time.Second, 7*time.Second)
-	go probeOn("passive, inactivity_probe=0", dial(filepath.Join(dir, "c0")), 12*time.Second, 0)
+	go probeOn("passive, inactivity_probe=7000", dial(filepath.Join(dir, "br0.c5")), 17*time.Second, 7*time.Second)
+	go probeOn("passive, inactivity_probe=0", dial(filepath.Join(dir, "br0.c0")), 12*time.Second, 0)
 	ac, err := l.Accept()
 	if err != nil {
 		t.Fatal(err)

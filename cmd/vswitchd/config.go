@@ -53,6 +53,9 @@ type Config struct {
 	// (Open vSwitch overrides the "system" netdev and dpif types).
 	DummySystem   bool
 	DisableSystem bool
+	// NoSelfConfinement (--no-self-confinement) lets a bridge's
+	// controllers be Unix sockets outside the run directory.
+	NoSelfConfinement bool
 	// DisableSystemRoute (--disable-system-route) keeps the kernel's
 	// routes out of the tunnel route table, as Open vSwitch's.
 	DisableSystemRoute bool
@@ -112,7 +115,7 @@ func defaultDir(env, def string) string {
 // scripts written for Open vSwitch run unchanged.
 var ignoredOVSFlags = []string{
 	"monitor", "overwrite-pidfile", "mlockall",
-	"no-self-confinement", "bootstrap-ca-cert", "peer-ca-cert",
+	"bootstrap-ca-cert", "peer-ca-cert",
 }
 
 var ignoredOVSValueFlags = []string{
@@ -262,6 +265,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.BoolVarP(&showVersion, "version", "V", false, "print the version and exit")
 	f.BoolVar(&cfg.Handover, "handover", false, "take over from the gvs-vswitchd running with this run directory (its ports, listening sockets, database lock, flows, MAC tables and conntrack) without losing a packet; it exits once this one forwards")
 	f.StringVar(&cfg.DummyNUMA, "dummy-numa", "", "test NUMA layout: the i-th comma-separated entry is CPU core i's node (PMD threads are placed on it, not pinned)")
+	f.BoolVar(&cfg.NoSelfConfinement, "no-self-confinement", false, "let controllers (punix:, unix:) be sockets outside the run directory; by default a punix: controller must be RUNDIR/BRIDGE.* and a unix: one in RUNDIR, as Open vSwitch's")
 	f.BoolVar(&cfg.DisableSystemRoute, "disable-system-route", false, "do not read the kernel's routes into the tunnel route table (ovs/route/show); only ovs/route/add routes")
 	f.BoolVar(&cfg.DisableSystem, "disable-system", false, "disable the kernel datapath type: bridges of datapath_type system get no kernel devices (their system ports are refused, internal ports are dummies); netdev bridges are unaffected")
 	for _, n := range ignoredOVSFlags {

@@ -261,7 +261,7 @@ func start(cfg *Config, in *takeover) (*Daemon, error) {
 	numa := numaLayout(cfg.DummyNUMA, d.logs.Logger("ovs_numa"))
 	d.sw = backer.New(d.ctx, backer.Config{
 		RunDir: cfg.RunDir, SocketPerm: d.sockPerm,
-		DisableSystem: cfg.DisableSystem, DisableSystemRoute: cfg.DisableSystemRoute, DummyOverride: cfg.DummyOverride, DummySystem: cfg.DummySystem, EnableDummy: cfg.EnableDummy,
+		DisableSystem: cfg.DisableSystem, DisableSystemRoute: cfg.DisableSystemRoute, NoSelfConfinement: cfg.NoSelfConfinement, DummyOverride: cfg.DummyOverride, DummySystem: cfg.DummySystem, EnableDummy: cfg.EnableDummy,
 		Workers:         cfg.Workers,
 		NUMA:            numa,
 		PinPMDs:         cfg.DummyNUMA == "",

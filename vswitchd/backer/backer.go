@@ -23,6 +23,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/netdev/dummy"
 	"github.com/gvs-project/gvs/datapath/odp"
 	"github.com/gvs-project/gvs/datapath/pmd"
+	"github.com/gvs-project/gvs/internal/logrl"
 	"github.com/gvs-project/gvs/internal/unixsock"
 	"github.com/gvs-project/gvs/internal/version"
 	"github.com/gvs-project/gvs/ofproto/bfd"
@@ -56,6 +57,9 @@ type Config struct {
 	// routes out of the tunnel route table; --disable-system does not
 	// (Open vSwitch's userspace datapath tests route through the host).
 	DisableSystemRoute bool
+	// NoSelfConfinement (--no-self-confinement) lets controllers be Unix
+	// sockets anywhere (confine.go).
+	NoSelfConfinement bool
 	// Workers is the datapaths' packet worker count; 0 the default.
 	Workers int
 	// NUMA is the CPU layout PMD threads are placed on; PinPMDs pins
@@ -88,6 +92,9 @@ type Backer struct {
 	cfg Config
 	log *slog.Logger
 	dps *datapathSet
+	// confineLimit limits the errors about controllers self-confinement
+	// drops (Open vSwitch's VLOG_RATE_LIMIT_INIT(1, 5)).
+	confineLimit *logrl.Limit
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -238,7 +245,7 @@ func New(ctx context.Context, cfg Config) *Backer {
 		cfg.Count = func(string) {}
 	}
 	s := &Backer{cfg: cfg, log: cfg.Logger("vswitchd"), bridges: map[string]*dpBridge{}, muxes: map[string]*upcallMux{}, recircs: map[string]*xlate.RecircTable{},
-		bfd: newBFDMonitor(), bnd: newBonds(), cfm: newCFMMonitor()}
+		bfd: newBFDMonitor(), bnd: newBonds(), cfm: newCFMMonitor(), confineLimit: logrl.New(1, 5)}
 	s.dps = &datapathSet{workers: cfg.Workers, log: s.log, dpLog: cfg.Logger, created: cfg.DatapathCreated, dps: map[string]*dpnetdev.Datapath{}}
 	if cfg.Counter != nil {
 		var dc [odp.NumDropReasons]odp.Counter
@@ -377,7 +384,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 	s.recircs[br.dpTyp].Register(name, of.Xlator())
 	of.Xlator().SetExplicitDrop(true) // the datapath counts drops by reason
 	of.Upcalls().SetFlowRestoreWait(s.dps.restoreWait.Load())
-	br.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg), InactivityProbes: inactivityProbes(cfg)}
+	br.settings = s.settingsOf(cfg)
 	of.SetConfig(s.ofSettings(br.settings))
 	of.SetTables(flowTables(cfg))
 	s.configureMcastLocked(br, cfg) // mcast.go
@@ -639,7 +646,7 @@ func (s *Backer) UpdateBridge(cfg *bridge.BridgeConfig) error {
 		b.cfgDPID = parseDPID(cfg.OtherConfig["datapath-id"])
 		b.hwaddr, b.hasHW = parseHWAddr(cfg.OtherConfig["hwaddr"]) // applied by ConfigurePorts
 		if b.of != nil {
-			b.settings = ofswitch.Settings{FailMode: cfg.FailMode, Controllers: cfg.Controllers, RateLimits: rateLimits(cfg), InactivityProbes: inactivityProbes(cfg)}
+			b.settings = s.settingsOf(cfg)
 			b.of.SetConfig(s.ofSettings(b.settings))
 			b.of.SetTables(flowTables(cfg))
 			s.configureMcastLocked(b, cfg) // mcast.go
