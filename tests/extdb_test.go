@@ -86,3 +86,42 @@ func TestForwardingSurvivesExternalOVSDBRestart(t *testing.T) {
 	send()
 	waitFor(t, "forwarding after the database restart", func() bool { return forwarded() == "7" })
 }
+
+// TestExternalOVSDBWithoutMonitorCondLikeOpenVSwitch is ovs-vswitchd.at
+// "Compatible with OVSDB server - w/o monitor_cond": ovsdb-server's
+// disable-monitor-cond drops every session; the daemon monitors again with
+// the method the server still has (monitor), and sees later changes.
+func TestExternalOVSDBWithoutMonitorCondLikeOpenVSwitch(t *testing.T) {
+	t.Parallel()
+	for _, bin := range []string{"ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-appctl"} {
+		nstest.RequireBinary(t, bin, "openvswitch-switch")
+	}
+	dir := t.TempDir()
+	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
+	db, sock, pidfile := filepath.Join(dir, "conf.db"), filepath.Join(dir, "db.sock"), filepath.Join(dir, "ovsdb-server.pid")
+	run(t, env, "ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema")
+	run(t, env, "ovsdb-server", db, "--remote=punix:"+sock, "--pidfile="+pidfile,
+		"--log-file="+filepath.Join(dir, "ovsdb-server.log"), "--detach", "--no-chdir")
+	t.Cleanup(func() { stopPidfile(pidfile) })
+	run(t, env, "ovs-vsctl", "--no-wait", "init")
+	d, err := vswitchd.Start(&vswitchd.Config{
+		Program: "gvs-vswitchd", RunDir: dir, DBDir: dir, LogDir: dir, Database: "unix:" + sock,
+		Pidfile: filepath.Join(dir, "gvs-vswitchd.pid"), LogFile: filepath.Join(dir, "gvs-vswitchd.log"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	vsctl := func(args ...string) string {
+		return run(t, env, append([]string{"ovs-vsctl", "--timeout=20"}, args...)...)
+	}
+	vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy")
+	run(t, env, "ovs-appctl", "-t", "ovsdb-server", "ovsdb-server/disable-monitor-cond")
+	vsctl("add-port", "br0", "p0", "--", "set", "interface", "p0", "type=internal")
+	vsctl("add-port", "br0", "p1", "--", "set", "interface", "p1", "type=internal")
+	want := "    br0 65534/100: (dummy-internal)\n    p0 1/1: (dummy-internal)\n    p1 2/2: (dummy-internal)\n"
+	out := run(t, env, "ovs-appctl", "-t", "gvs-vswitchd", "dpif/show")
+	if lines := strings.SplitAfterN(out, "\n", 3); len(lines) < 3 || lines[2] != want {
+		t.Errorf("dpif/show after disable-monitor-cond:\n%s\nwant, after its first two lines:\n%s", out, want)
+	}
+}

@@ -386,15 +386,16 @@ func (r *Replica) subscribe(ctx context.Context, s *session) error {
 		}
 	}
 	r.mu.Lock()
-	chosen, lastID := r.method, r.lastTxnID
+	lastID := r.lastTxnID
 	r.mu.Unlock()
 	if lastID == "" {
 		lastID = zeroTxnID
 	}
+	// Newest first on every connection, falling back on "unknown
+	// method": the server may have changed since the last one (an
+	// upgrade, or ovsdb-server/disable-monitor-cond, which also drops
+	// every session).
 	for _, m := range monitorMethods {
-		if chosen != "" && m.name != chosen {
-			continue
-		}
 		params := []any{r.db, r.id, r.requests()}
 		if m.version == 3 {
 			params = append(params, lastID)
@@ -426,7 +427,7 @@ func (r *Replica) subscribe(ctx context.Context, s *session) error {
 			return fmt.Errorf("ovsdb client: %s %s: %w", method, r.db, applyErr)
 		}
 		var rpcErr *RPCError
-		if errors.As(err, &rpcErr) && rpcErr.Err.Name == "unknown method" && chosen == "" {
+		if errors.As(err, &rpcErr) && rpcErr.Err.Name == "unknown method" {
 			continue
 		}
 		return err
