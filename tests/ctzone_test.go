@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gvs-project/gvs/cmd/vswitchd"
 	"github.com/gvs-project/gvs/internal/nstest"
 	"github.com/gvs-project/gvs/internal/ovsoracle"
 )
@@ -162,14 +161,7 @@ func TestZoneLimitsFromOVSDBReachConntrack(t *testing.T) {
 	}
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
 	waitFor(t, "ovsdb-server's socket", func() bool { _, err := os.Stat(sock); return err == nil })
-	d, err := vswitchd.Start(&vswitchd.Config{
-		Program: "gvs-vswitchd", RunDir: dir, DBDir: dir, LogDir: dir, Database: "unix:" + sock,
-		Pidfile: filepath.Join(dir, "gvs-vswitchd.pid"), LogFile: filepath.Join(dir, "gvs-vswitchd.log"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
+	startOnExternalDB(t, dir, sock)
 	appctl := appctlFunc(t, env)
 	transact := func(ops string) {
 		t.Helper()

@@ -24,25 +24,8 @@ func TestForwardingSurvivesExternalOVSDBRestart(t *testing.T) {
 	for _, bin := range []string{"ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ovs-appctl"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
-	dir := t.TempDir()
-	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
-	db, sock, pidfile := filepath.Join(dir, "conf.db"), filepath.Join(dir, "db.sock"), filepath.Join(dir, "ovsdb-server.pid")
-	run(t, env, "ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema")
-	startDB := func() {
-		run(t, env, "ovsdb-server", db, "--remote=punix:"+sock, "--pidfile="+pidfile,
-			"--log-file="+filepath.Join(dir, "ovsdb-server.log"), "--detach", "--no-chdir")
-	}
-	startDB()
-	t.Cleanup(func() { stopPidfile(pidfile) })
-	run(t, env, "ovs-vsctl", "--no-wait", "init")
-	d, err := vswitchd.Start(&vswitchd.Config{
-		Program: "gvs-vswitchd", RunDir: dir, DBDir: dir, LogDir: dir, Database: "unix:" + sock,
-		Pidfile: filepath.Join(dir, "gvs-vswitchd.pid"), LogFile: filepath.Join(dir, "gvs-vswitchd.log"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
+	dir, env, sock, srv := startExternalOVSDB(t)
+	startOnExternalDB(t, dir, sock)
 	vsctl := func(args ...string) string {
 		return run(t, env, append([]string{"ovs-vsctl", "--timeout=20"}, args...)...)
 	}
@@ -63,7 +46,7 @@ func TestForwardingSurvivesExternalOVSDBRestart(t *testing.T) {
 	send()
 	waitFor(t, "the first packet out of p2", func() bool { return forwarded() == "1" })
 
-	stopPidfile(pidfile) // the database goes away
+	srv.stop() // the database goes away
 	for i := 0; i < 5; i++ {
 		send()
 	}
@@ -73,7 +56,7 @@ func TestForwardingSurvivesExternalOVSDBRestart(t *testing.T) {
 	}
 	run(t, env, "ovs-ofctl", "add-flow", "br0", "in_port=2,actions=output:1")
 
-	startDB()
+	srv.start()
 	vsctl("add-port", "br0", "p3", "--", "set", "interface", "p3", "type=dummy")
 	waitFor(t, "p3 applied after the database came back", func() bool {
 		return strings.TrimSpace(vsctl("get", "interface", "p3", "ofport")) != "[]"
@@ -96,22 +79,8 @@ func TestExternalOVSDBWithoutMonitorCondLikeOpenVSwitch(t *testing.T) {
 	for _, bin := range []string{"ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-appctl"} {
 		nstest.RequireBinary(t, bin, "openvswitch-switch")
 	}
-	dir := t.TempDir()
-	env := append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
-	db, sock, pidfile := filepath.Join(dir, "conf.db"), filepath.Join(dir, "db.sock"), filepath.Join(dir, "ovsdb-server.pid")
-	run(t, env, "ovsdb-tool", "create", db, "/usr/share/openvswitch/vswitch.ovsschema")
-	run(t, env, "ovsdb-server", db, "--remote=punix:"+sock, "--pidfile="+pidfile,
-		"--log-file="+filepath.Join(dir, "ovsdb-server.log"), "--detach", "--no-chdir")
-	t.Cleanup(func() { stopPidfile(pidfile) })
-	run(t, env, "ovs-vsctl", "--no-wait", "init")
-	d, err := vswitchd.Start(&vswitchd.Config{
-		Program: "gvs-vswitchd", RunDir: dir, DBDir: dir, LogDir: dir, Database: "unix:" + sock,
-		Pidfile: filepath.Join(dir, "gvs-vswitchd.pid"), LogFile: filepath.Join(dir, "gvs-vswitchd.log"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
+	dir, env, sock, _ := startExternalOVSDB(t)
+	startOnExternalDB(t, dir, sock)
 	vsctl := func(args ...string) string {
 		return run(t, env, append([]string{"ovs-vsctl", "--timeout=20"}, args...)...)
 	}
@@ -124,4 +93,52 @@ func TestExternalOVSDBWithoutMonitorCondLikeOpenVSwitch(t *testing.T) {
 	if lines := strings.SplitAfterN(out, "\n", 3); len(lines) < 3 || lines[2] != want {
 		t.Errorf("dpif/show after disable-monitor-cond:\n%s\nwant, after its first two lines:\n%s", out, want)
 	}
+}
+
+// externalOVSDB is Debian's ovsdb-server serving a fresh Open_vSwitch
+// database in a directory of the test's.
+type externalOVSDB struct {
+	t                   *testing.T
+	env                 []string
+	dir, db, sock, pidf string
+}
+
+// startExternalOVSDB starts ovsdb-server on dir/db.sock with an
+// initialized database (stopped by PID when the test ends) and returns the
+// directory, the environment for Open vSwitch's tools, the socket and the
+// server (to stop and start again).
+func startExternalOVSDB(t *testing.T) (dir string, env []string, sock string, srv *externalOVSDB) {
+	t.Helper()
+	dir = t.TempDir()
+	env = append(os.Environ(), "OVS_RUNDIR="+dir, "OVS_DBDIR="+dir, "OVS_LOGDIR="+dir)
+	srv = &externalOVSDB{t: t, env: env, dir: dir, db: filepath.Join(dir, "conf.db"), sock: filepath.Join(dir, "db.sock"),
+		pidf: filepath.Join(dir, "ovsdb-server.pid")}
+	run(t, env, "ovsdb-tool", "create", srv.db, "/usr/share/openvswitch/vswitch.ovsschema")
+	srv.start()
+	t.Cleanup(srv.stop)
+	run(t, env, "ovs-vsctl", "--no-wait", "init")
+	return dir, env, srv.sock, srv
+}
+
+func (s *externalOVSDB) start() {
+	s.t.Helper()
+	run(s.t, s.env, "ovsdb-server", s.db, "--remote=punix:"+s.sock, "--pidfile="+s.pidf,
+		"--log-file="+filepath.Join(s.dir, "ovsdb-server.log"), "--detach", "--no-chdir")
+}
+
+func (s *externalOVSDB) stop() { stopPidfile(s.pidf) }
+
+// startOnExternalDB starts gvs-vswitchd in dir as the client of the
+// database on sock; it is closed when the test ends.
+func startOnExternalDB(t *testing.T, dir, sock string) *vswitchd.Daemon {
+	t.Helper()
+	d, err := vswitchd.Start(&vswitchd.Config{
+		Program: "gvs-vswitchd", RunDir: dir, DBDir: dir, LogDir: dir, Database: "unix:" + sock,
+		Pidfile: filepath.Join(dir, "gvs-vswitchd.pid"), LogFile: filepath.Join(dir, "gvs-vswitchd.log"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
 }

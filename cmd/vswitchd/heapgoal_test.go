@@ -2,10 +2,8 @@ package vswitchd
 
 import (
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
-	"strings"
 	"testing"
 	"time"
 )
@@ -17,24 +15,14 @@ func TestGCHeadroomComesFromFlagsOrConfigFileAndIsAPercentage(t *testing.T) {
 	if c := parseConfig(t, "--gc-headroom=50", "--gc-headroom-min=64"); c.GCHeadroom != 50 || c.GCHeadroomMin != 64 {
 		t.Errorf("from flags %d%%, %d MiB; want 50%%, 64 MiB", c.GCHeadroom, c.GCHeadroomMin)
 	}
-	file := filepath.Join(t.TempDir(), "gvs.yaml")
-	if err := os.WriteFile(file, []byte("gc-headroom: 40\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if c := parseConfig(t, "--config", file); c.GCHeadroom != 40 {
+	if c := parseConfigFile(t, "gc-headroom: 40\n"); c.GCHeadroom != 40 {
 		t.Errorf("from config file %d%%, want 40%%", c.GCHeadroom)
 	}
-	for arg, want := range map[string]string{
+	wantConfigErrors(t, map[string]string{
 		"--gc-headroom=0":      "--gc-headroom: 0 is not a percentage from 1 to 100",
 		"--gc-headroom=101":    "--gc-headroom: 101 is not a percentage from 1 to 100",
 		"--gc-headroom-min=-1": "--gc-headroom-min: -1 MiB is negative",
-	} {
-		cmd := NewCommand("gvs-vswitchd", func(*Config) error { return nil })
-		cmd.SetArgs([]string{arg})
-		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: error %v, want %q", arg, err, want)
-		}
-	}
+	})
 }
 
 func TestGCTrimComesFromFlagsOrConfigFile(t *testing.T) {
@@ -44,23 +32,13 @@ func TestGCTrimComesFromFlagsOrConfigFile(t *testing.T) {
 	if c := parseConfig(t, "--gc-trim-after=0", "--gc-trim-min=32"); c.GCTrimAfter != 0 || c.GCTrimMin != 32 {
 		t.Errorf("from flags %v, %d MiB; want 0s, 32 MiB", c.GCTrimAfter, c.GCTrimMin)
 	}
-	file := filepath.Join(t.TempDir(), "gvs.yaml")
-	if err := os.WriteFile(file, []byte("gc-trim-after: 30s\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if c := parseConfig(t, "--config", file); c.GCTrimAfter != 30*time.Second {
+	if c := parseConfigFile(t, "gc-trim-after: 30s\n"); c.GCTrimAfter != 30*time.Second {
 		t.Errorf("from config file %v, want 30s", c.GCTrimAfter)
 	}
-	for arg, want := range map[string]string{
+	wantConfigErrors(t, map[string]string{
 		"--gc-trim-after=-1s": "--gc-trim-after: -1s is negative",
 		"--gc-trim-min=-1":    "--gc-trim-min: -1 MiB is negative",
-	} {
-		cmd := NewCommand("gvs-vswitchd", func(*Config) error { return nil })
-		cmd.SetArgs([]string{arg})
-		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: error %v, want %q", arg, err, want)
-		}
-	}
+	})
 }
 
 func runtimeGOGC() uint64 {

@@ -21,6 +21,29 @@ func parseConfig(t *testing.T, args ...string) *Config {
 	return got
 }
 
+// parseConfigFile is parseConfig of a --config file holding content.
+func parseConfigFile(t *testing.T, content string) *Config {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "gvs.yaml")
+	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return parseConfig(t, "--config", file)
+}
+
+// wantConfigErrors checks that each argument alone is refused with an
+// error containing its text.
+func wantConfigErrors(t *testing.T, errs map[string]string) {
+	t.Helper()
+	for arg, want := range errs {
+		cmd := NewCommand("gvs-vswitchd", func(*Config) error { return nil })
+		cmd.SetArgs([]string{arg})
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", arg, err, want)
+		}
+	}
+}
+
 func TestMetricsAddressComesFromFlagEnvironmentOrConfigFile(t *testing.T) {
 	if got := parseConfig(t).MetricsAddress; got != "" {
 		t.Errorf("default metrics address %q, want off", got)
@@ -28,11 +51,7 @@ func TestMetricsAddressComesFromFlagEnvironmentOrConfigFile(t *testing.T) {
 	if got := parseConfig(t, "--metrics-address=127.0.0.1:9475").MetricsAddress; got != "127.0.0.1:9475" {
 		t.Errorf("from flag: %q", got)
 	}
-	file := filepath.Join(t.TempDir(), "gvs.yaml")
-	if err := os.WriteFile(file, []byte("metrics-address: \"[::1]:9100\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := parseConfig(t, "--config", file).MetricsAddress; got != "[::1]:9100" {
+	if got := parseConfigFile(t, "metrics-address: \"[::1]:9100\"\n").MetricsAddress; got != "[::1]:9100" {
 		t.Errorf("from config file: %q", got)
 	}
 	t.Setenv("GVS_METRICS_ADDRESS", "127.0.0.1:9200")

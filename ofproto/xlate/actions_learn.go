@@ -3,7 +3,6 @@ package xlate
 import (
 	"github.com/gvs-project/gvs/ofproto/mf"
 	"github.com/gvs-project/gvs/ofproto/ofp"
-	"github.com/gvs-project/gvs/ofproto/oftable"
 )
 
 // The learn family's translation (see package ofp's actions_learn.go):
@@ -21,8 +20,8 @@ func init() {
 // flags per flow; Open vSwitch makes nw_proto exact for it.
 func finTimeout(c *ctx, a *ofp.Action) {
 	c.wc.NwProto = 0xff
-	if c.rule != nil && a.FinTimeout() != nil {
-		c.out.FinTimeouts = append(c.out.FinTimeouts, FinTimeout{Rule: c.rule, Idle: a.FinTimeout().Idle, Hard: a.FinTimeout().Hard})
+	if ft := a.FinTimeout(); c.rule != nil && ft != nil {
+		c.out.FinTimeouts = append(c.out.FinTimeouts, FinTimeout{Rule: c.rule, Idle: ft.Idle, Hard: ft.Hard})
 	}
 }
 
@@ -41,8 +40,6 @@ type LearnedFlow struct {
 	// Limit bounds how many flows with its cookie its table may hold (0:
 	// no limit); over it nothing is learned.
 	Limit uint32
-	// Learner is the rule whose learn action this is.
-	Learner *oftable.Rule
 }
 
 // ImmediateLearner is an Owner that installs a learned flow while its
@@ -64,7 +61,7 @@ func learn(c *ctx, a *ofp.Action) {
 		return
 	}
 	lf := LearnedFlow{Table: l.Table, Priority: l.Priority, Cookie: l.Cookie, IdleTimeout: l.IdleTimeout,
-		HardTimeout: l.HardTimeout, DeleteLearned: l.Flags&ofp.LearnDeleteLearned != 0, Limit: l.Limit, Learner: c.rule}
+		HardTimeout: l.HardTimeout, DeleteLearned: l.Flags&ofp.LearnDeleteLearned != 0, Limit: l.Limit}
 	if l.Flags&ofp.LearnSendFlowRem != 0 {
 		lf.Flags |= 1
 	}

@@ -149,14 +149,6 @@ type Trimmer struct {
 	freed  uint64
 }
 
-// The samples a Trimmer reads, in order.
-var trimSamples = []string{
-	"/gc/heap/allocs:bytes",              // allocated since start
-	"/gc/heap/live:bytes",                // found live by the last collection
-	"/memory/classes/heap/objects:bytes", // live, and garbage not yet collected
-	"/memory/classes/heap/free:bytes",    // free and resident
-}
-
 // trimSteps is how many checks a Trimmer makes per period.
 const trimSteps = 5
 
@@ -189,15 +181,17 @@ func StartTrim(ctx context.Context, period time.Duration, min uint64) *Trimmer {
 // trim would return: the free heap, and what was allocated since the last
 // collection beyond what it found live (an upper bound on the garbage).
 func (t *Trimmer) read() (allocs, reclaimable uint64) {
-	sample := make([]metrics.Sample, len(trimSamples))
-	for i, n := range trimSamples {
-		sample[i].Name = n
+	s := [...]metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},              // allocated since start
+		{Name: "/gc/heap/live:bytes"},                // found live by the last collection
+		{Name: "/memory/classes/heap/objects:bytes"}, // live, and garbage not yet collected
+		{Name: "/memory/classes/heap/free:bytes"},    // free and resident
 	}
-	metrics.Read(sample)
-	v := make([]uint64, len(sample))
-	for i, s := range sample {
-		if s.Value.Kind() == metrics.KindUint64 {
-			v[i] = s.Value.Uint64()
+	metrics.Read(s[:])
+	var v [len(s)]uint64
+	for i := range s {
+		if s[i].Value.Kind() == metrics.KindUint64 {
+			v[i] = s[i].Value.Uint64()
 		}
 	}
 	allocs, live, objects, free := v[0], v[1], v[2], v[3]

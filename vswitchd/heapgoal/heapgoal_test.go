@@ -106,14 +106,19 @@ func waitTrims(t *testing.T, tr *Trimmer, want uint64) (freed uint64) {
 	}
 }
 
-func TestTrimmerReturnsGarbageOnceTheDaemonIsQuiet(t *testing.T) {
-	// No collection but the trim's comes to find the garbage, as in a
-	// quiet daemon.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+// startTestTrimmer starts a Trimmer of 200 ms and 8 MiB with the
+// collector off, so that no collection but the trim's comes to find the
+// garbage, as in a quiet daemon; both end with the test.
+func startTestTrimmer(t *testing.T) *Trimmer {
+	prev := debug.SetGCPercent(-1)
 	runtime.GC()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	tr := StartTrim(ctx, 200*time.Millisecond, 8<<20)
+	t.Cleanup(func() { cancel(); debug.SetGCPercent(prev) })
+	return StartTrim(ctx, 200*time.Millisecond, 8<<20)
+}
+
+func TestTrimmerReturnsGarbageOnceTheDaemonIsQuiet(t *testing.T) {
+	tr := startTestTrimmer(t)
 	garbage(64)
 	_, reclaimable := tr.read()
 	if reclaimable < 60<<20 {
@@ -133,11 +138,7 @@ func TestTrimmerReturnsGarbageOnceTheDaemonIsQuiet(t *testing.T) {
 }
 
 func TestTrimmerWaitsWhileTheDaemonAllocates(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	runtime.GC()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	tr := StartTrim(ctx, 200*time.Millisecond, 8<<20)
+	tr := startTestTrimmer(t)
 	// 16 MiB every 50 ms for a second: every period is busy.
 	for range 20 {
 		garbage(16)
