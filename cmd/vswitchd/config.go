@@ -242,7 +242,7 @@ OVS_LOGDIR, else a configuration file (--config) or GVS_* variables.`,
 	f.Int("gc-headroom", 25, "let the heap grow by this percentage of its live size between garbage collections (Go's default, 100, keeps twice the live heap resident); overridden by GOGC in the environment")
 	f.Int("gc-headroom-min", 64, "but by at least this many MiB (so that a switch with a small heap collects as often as with Go's default)")
 	f.Duration("gc-trim-after", 10*time.Second, "return the heap's free memory to the system once no garbage collection has run for this long after one (0: never)")
-	f.Int("gc-trim-min", 8, "but only when at least this many MiB of it are free")
+	f.Int("gc-trim-min", 8, "but only when at least this many MiB of it are free (at least 1), and the daemon allocated less than a quarter of that in the period")
 	f.String("socket-group", "", "group (name or number) of the unix sockets, which are mode 0770 (default: the daemon's primary group)")
 	f.String("conntrack-state", "", "save the conntrack tables to this file at a planned stop (SIGTERM, exit) and restore them from it at start (default none)")
 	f.StringVar(&cfg.Pidfile, "pidfile", "default", "write a pidfile (default RUNDIR/PROGRAM.pid; \"none\" for none)")

@@ -149,15 +149,21 @@ type Trimmer struct {
 	freed  uint64
 }
 
+// minTrim is the smallest threshold a Trimmer takes: 1 MiB, so that a
+// quiet period is one with less than 256 KiB allocated.
+const minTrim = 1 << 20
+
 // trimSteps is how many checks a Trimmer makes per period.
 const trimSteps = 5
 
 // StartTrim checks, until ctx ends, whether the daemon was quiet for the
 // last period (allocated less than a quarter of min during it) and, if so,
 // whether at least min bytes of the heap are free or garbage; then it
-// collects and returns them to the system. period <= 0 never trims.
+// collects and returns them to the system. min is at least minTrim (a
+// smaller one would have no quiet period: the daemon always allocates a
+// little). period <= 0 never trims.
 func StartTrim(ctx context.Context, period time.Duration, min uint64) *Trimmer {
-	t := &Trimmer{period: period, min: min}
+	t := &Trimmer{period: period, min: max(min, minTrim)}
 	if period <= 0 {
 		return t
 	}

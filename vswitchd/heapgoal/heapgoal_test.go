@@ -106,19 +106,19 @@ func waitTrims(t *testing.T, tr *Trimmer, want uint64) (freed uint64) {
 	}
 }
 
-// startTestTrimmer starts a Trimmer of 200 ms and 8 MiB with the
+// startTestTrimmer starts a Trimmer of 200 ms and threshold min with the
 // collector off, so that no collection but the trim's comes to find the
 // garbage, as in a quiet daemon; both end with the test.
-func startTestTrimmer(t *testing.T) *Trimmer {
+func startTestTrimmer(t *testing.T, min uint64) *Trimmer {
 	prev := debug.SetGCPercent(-1)
 	runtime.GC()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); debug.SetGCPercent(prev) })
-	return StartTrim(ctx, 200*time.Millisecond, 8<<20)
+	return StartTrim(ctx, 200*time.Millisecond, min)
 }
 
 func TestTrimmerReturnsGarbageOnceTheDaemonIsQuiet(t *testing.T) {
-	tr := startTestTrimmer(t)
+	tr := startTestTrimmer(t, 8<<20)
 	garbage(64)
 	_, reclaimable := tr.read()
 	if reclaimable < 60<<20 {
@@ -138,7 +138,7 @@ func TestTrimmerReturnsGarbageOnceTheDaemonIsQuiet(t *testing.T) {
 }
 
 func TestTrimmerWaitsWhileTheDaemonAllocates(t *testing.T) {
-	tr := startTestTrimmer(t)
+	tr := startTestTrimmer(t, 8<<20)
 	// 16 MiB every 50 ms for a second: every period is busy.
 	for range 20 {
 		garbage(16)
@@ -159,4 +159,12 @@ func TestTrimmerDisabledNeverTrims(t *testing.T) {
 	if n, _ := tr.Trims(); n != 0 {
 		t.Errorf("disabled trimmer trimmed %d times", n)
 	}
+}
+
+// A threshold of 0 is taken as 1 MiB: with 0 no period would count as quiet
+// (any allocation is at least a quarter of it) and nothing was ever trimmed.
+func TestTrimmerWithNoThresholdStillTrims(t *testing.T) {
+	tr := startTestTrimmer(t, 0)
+	garbage(16)
+	waitTrims(t, tr, 1)
 }
