@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -23,5 +22,5 @@ func TestActionImplCommandsLikeOpenVSwitch(t *testing.T) {
 			{tool: "log", args: []string{`\|odp_execute`}},
 		}
 	}
-	diffOneBridgeAgainstOpenVSwitch(t, steps, func(s string) string { return strings.ReplaceAll(s, "gvs-vswitchd", "ovs-vswitchd") })
+	diffOneBridgeAgainstOpenVSwitch(t, steps, daemonAsOVS)
 }

@@ -121,7 +121,10 @@ const (
 // ct(commit,zone=7), and one broadcast from p3 through NORMAL.
 func setUpMetricsBridge(t *testing.T, env []string, appctl string) {
 	run(t, env, "ovs-vsctl", "--timeout=20", "init")
+	// NORMAL is the mac_learn action from the first address, so that
+	// the MAC table's per-packet counters (flooded) count.
 	run(t, env, "ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=dummy",
+		"other_config:mac-learn-action-threshold=0",
 		"--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "type=dummy", "ofport_request=1",
 		"--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "type=dummy", "ofport_request=2",
 		"--", "add-port", "br0", "p3", "--", "set", "interface", "p3", "type=dummy", "ofport_request=3")

@@ -74,6 +74,10 @@ func setUpOneBridge(t testing.TB, env []string) {
 		"--", "add-port", "br0", "p3", "--", "set", "interface", "p3", "type=dummy", "ofport_request=3")
 }
 
+// daemonAsOVS names the daemon in replies and errors as Open vSwitch's
+// ("gvs-vswitchd: ..." reads "ovs-vswitchd: ..."), for comparisons.
+func daemonAsOVS(s string) string { return strings.ReplaceAll(s, "gvs-vswitchd", "ovs-vswitchd") }
+
 // diffOneBridgeAgainstOpenVSwitch is diffAgainstOpenVSwitch on the bridge
 // of setUpOneBridge.
 func diffOneBridgeAgainstOpenVSwitch(t *testing.T, steps func() []ofStep, normalize ...func(string) string) {

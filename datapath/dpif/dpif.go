@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/gvs-project/gvs/datapath/flow"
@@ -25,6 +26,20 @@ const (
 
 // UFID is a unique flow identifier (128 bits), as Open vSwitch's ufid.
 type UFID [16]byte
+
+// ParseUFID reads a UFID as Open vSwitch writes it ("ufid:" and
+// 8-4-4-4-12 hex groups; the dashes may be left out).
+func ParseUFID(s string) (UFID, error) {
+	var u UFID
+	h := strings.ReplaceAll(strings.TrimPrefix(s, "ufid:"), "-", "")
+	if !strings.HasPrefix(s, "ufid:") || len(h) != 32 {
+		return u, fmt.Errorf("%q is not a UFID", s)
+	}
+	if _, err := hex.Decode(u[:], []byte(h)); err != nil {
+		return u, fmt.Errorf("%q is not a UFID: %w", s, err)
+	}
+	return u, nil
+}
 
 // String formats the UFID as Open vSwitch prints it
 // (8-4-4-4-12 hex groups).
@@ -111,12 +126,21 @@ type FlowPut struct {
 var (
 	ErrExists      = errors.New("dpif: flow exists")
 	ErrNotFound    = errors.New("dpif: no such flow")
+	ErrInvalid     = errors.New("dpif: invalid flow")
 	ErrFlowLimit   = errors.New("dpif: flow limit reached")
 	ErrNoSuchPort  = errors.New("dpif: no such port")
 	ErrPortInUse   = errors.New("dpif: port number in use")
 	ErrNameInUse   = errors.New("dpif: port name in use")
 	ErrOverlapping = errors.New("dpif: megaflow overlaps an existing one with a different mask")
 )
+
+// TerseDumper is a Datapath that can dump its flows for a caller that
+// keeps their keys itself (the revalidator, with UFIDs on): only the
+// debug log differs, as in Open vSwitch, where such a dump carries the
+// UFID and not the key.
+type TerseDumper interface {
+	FlowDumpTerse(fn func(f *Flow) bool)
+}
 
 // PortInfo describes a datapath port.
 type PortInfo struct {

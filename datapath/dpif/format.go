@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gvs-project/gvs/datapath/odp"
 )
 
 // tcpFlagChars are the characters `dpctl/dump-flows` prints for TCP flags
@@ -41,30 +43,97 @@ func FormatFlow(f *Flow, now time.Time, verbose bool) string {
 		m.Key = *f.Shown
 	}
 	b.WriteString(m.Format(verbose))
-	fmt.Fprintf(&b, ", packets:%d, bytes:%d, used:", f.Stats.Packets, f.Stats.Bytes)
-	if f.Stats.Used.IsZero() {
-		b.WriteString("never")
-	} else {
-		d := now.Sub(f.Stats.Used)
-		if d < 0 {
-			d = 0
-		}
-		fmt.Fprintf(&b, "%.3fs", d.Seconds())
-	}
-	if f.Stats.TCPFlags != 0 {
-		b.WriteString(", flags:")
-		b.WriteString(FormatTCPFlags(f.Stats.TCPFlags))
-	}
+	writeStats(&b, &f.Stats, now)
 	if verbose {
 		// "ovs" names the software datapath (as opposed to "tc" offload)
 		// in this column; scripts filter on it.
 		b.WriteString(", dp:ovs")
 	}
+	writeActions(&b, f.Actions)
+	return b.String()
+}
+
+// writeStats appends ", packets:N, bytes:N, used:T[, flags:F]" as
+// dpif_flow_stats_format.
+func writeStats(b *strings.Builder, st *FlowStats, now time.Time) {
+	fmt.Fprintf(b, ", packets:%d, bytes:%d, used:", st.Packets, st.Bytes)
+	if st.Used.IsZero() {
+		b.WriteString("never")
+	} else {
+		fmt.Fprintf(b, "%.3fs", max(now.Sub(st.Used), 0).Seconds())
+	}
+	if st.TCPFlags != 0 {
+		b.WriteString(", flags:")
+		b.WriteString(FormatTCPFlags(st.TCPFlags))
+	}
+}
+
+// writeActions appends ", actions:A" ("drop" for none).
+func writeActions(b *strings.Builder, a odp.Actions) {
 	b.WriteString(", actions:")
-	if len(f.Actions) == 0 {
+	if len(a) == 0 {
 		b.WriteString("drop")
 	} else {
-		b.WriteString(f.Actions.String())
+		b.WriteString(a.String())
+	}
+}
+
+// FormatDumpLog is the dpif module's debug line for a flow a dump
+// returned (log_flow_message "flow_dump"), after the datapath's name: the
+// UFID, the key with its mask (Open vSwitch's "<empty>" for a terse dump,
+// which carries only the UFID), the statistics and the actions.
+func FormatDumpLog(f *Flow, now time.Time, terse bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "flow_dump ufid:%s ", f.UFID)
+	if terse {
+		b.WriteString("<empty>")
+	} else {
+		m := f.Match
+		if f.Shown != nil {
+			m.Key = *f.Shown
+		}
+		b.WriteString(m.Format(true))
+	}
+	writeStats(&b, &f.Stats, now)
+	writeActions(&b, f.Actions)
+	return b.String()
+}
+
+// FormatBridgeFlow formats a megaflow as one line of `ovs-appctl
+// dpif/dump-flows`: with verbose the UFID (then a space) and every field
+// with its mask; portName, when not nil, names the input port and the
+// output actions' ports it knows.
+func FormatBridgeFlow(f *Flow, now time.Time, verbose bool, portName func(uint32) (string, bool)) string {
+	var b strings.Builder
+	if verbose {
+		fmt.Fprintf(&b, "ufid:%s ", f.UFID)
+	}
+	m := f.Match
+	if f.Shown != nil {
+		m.Key = *f.Shown
+	}
+	key := m.Format(verbose)
+	if portName != nil {
+		if n, ok := portName(m.Key.InPort); ok {
+			key = strings.Replace(key, fmt.Sprintf("in_port(%d)", m.Key.InPort), "in_port("+n+")", 1)
+		}
+	}
+	b.WriteString(key)
+	writeStats(&b, &f.Stats, now)
+	if portName == nil || len(f.Actions) == 0 {
+		writeActions(&b, f.Actions)
+		return b.String()
+	}
+	b.WriteString(", actions:")
+	for i, a := range f.Actions {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if n, ok := portName(a.Arg); ok && a.Kind == odp.KindOutput {
+			b.WriteString(n)
+		} else {
+			b.WriteString(odp.Actions{a}.String())
+		}
 	}
 	return b.String()
 }

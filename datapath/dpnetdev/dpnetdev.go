@@ -205,7 +205,12 @@ func (dp *Datapath) FlowFlush() { dp.flows.flush() }
 
 // FlowDump calls fn for each megaflow, sorted by UFID for stable output,
 // until fn returns false. fn runs without the datapath lock held.
-func (dp *Datapath) FlowDump(fn func(f *dpif.Flow) bool) { dp.flows.dump(fn) }
+func (dp *Datapath) FlowDump(fn func(f *dpif.Flow) bool) { dp.flows.dump(fn, false, dp.clock()) }
+
+// FlowDumpTerse is FlowDump for a caller that needs the flows' UFIDs,
+// statistics and actions only (dpif.TerseDumper): its log lines carry no
+// key.
+func (dp *Datapath) FlowDumpTerse(fn func(f *dpif.Flow) bool) { dp.flows.dump(fn, true, dp.clock()) }
 
 // ExpireIdle removes megaflows (worker copies) unused for longer than
 // maxIdle as of now, and returns how many worker copies it removed. The

@@ -12,6 +12,7 @@ import (
 	"github.com/gvs-project/gvs/datapath/dpif"
 	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
+	"github.com/gvs-project/gvs/internal/logrl"
 )
 
 // megaflows owns the datapath's flow index: every megaflow by UFID with
@@ -28,6 +29,9 @@ type megaflows struct {
 	dpName string       // for the put log's TYPE@NAME
 	log    *slog.Logger // flow_add/flow_mod debug log; may be nil
 	putLog *slog.Logger // the dpif put log; may be nil
+	// badInPort limits the error for puts whose in_port is not exact
+	// (Open vSwitch's 1 a minute, bursts of 5).
+	badInPort *logrl.Limit
 }
 
 func newMegaflows(dpName string, cfg *dpif.Config, workers []*worker) *megaflows {
@@ -37,6 +41,8 @@ func newMegaflows(dpName string, cfg *dpif.Config, workers []*worker) *megaflows
 		dpName:  dpName,
 		log:     cfg.Log,
 		putLog:  cfg.PutLog,
+
+		badInPort: logrl.New(1, 5),
 	}
 }
 
@@ -44,6 +50,13 @@ func newMegaflows(dpName string, cfg *dpif.Config, workers []*worker) *megaflows
 // copies' creation time.
 func (t *megaflows) put(fp *dpif.FlowPut, now int64) error {
 	t.logPut(fp)
+	if fp.Match.Mask.InPort != ^uint32(0) {
+		// Every megaflow is looked up in its input port's classifier.
+		if t.log != nil && t.badInPort.Allow(t.log, slog.LevelError, now/1e6) {
+			t.log.Error(fmt.Sprintf("failed to put%s flow: in_port is not an exact match", putFlagsText(fp.Flags)))
+		}
+		return fmt.Errorf("dpnetdev: put: in_port is not an exact match: %w", dpif.ErrInvalid)
+	}
 	m := fp.Match
 	m.Mask.MatchVLANPresence()
 	m.Normalize()
@@ -130,20 +143,25 @@ func (t *megaflows) logPut(fp *dpif.FlowPut) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s@%s: put", strings.TrimPrefix(t.dpName, "ovs-"), t.dpName)
-	for _, f := range []struct {
-		flag dpif.PutFlags
-		name string
-	}{{dpif.PutCreate, "[create]"}, {dpif.PutModify, "[modify]"}, {dpif.PutZeroStats, "[zero]"}} {
-		if fp.Flags&f.flag != 0 {
-			b.WriteString(f.name)
-		}
-	}
-	b.WriteByte(' ')
+	fmt.Fprintf(&b, "%s@%s: put%s ", strings.TrimPrefix(t.dpName, "ovs-"), t.dpName, putFlagsText(fp.Flags))
 	b.WriteString(fp.Match.Format(true))
 	b.WriteString(", actions:")
 	b.WriteString(actionsText(fp.Actions))
 	l.Debug(b.String())
+}
+
+// putFlagsText is a put's flags as Open vSwitch's logs write them.
+func putFlagsText(f dpif.PutFlags) string {
+	var b strings.Builder
+	for _, x := range []struct {
+		flag dpif.PutFlags
+		name string
+	}{{dpif.PutCreate, "[create]"}, {dpif.PutModify, "[modify]"}, {dpif.PutZeroStats, "[zero]"}} {
+		if f&x.flag != 0 {
+			b.WriteString(x.name)
+		}
+	}
+	return b.String()
 }
 
 // debugLogging reports whether the debug log is on.
@@ -277,8 +295,11 @@ func (t *megaflows) flush() {
 }
 
 // dump calls fn for each megaflow, sorted by UFID for stable output,
-// until fn returns false. fn runs without mu held.
-func (t *megaflows) dump(fn func(f *dpif.Flow) bool) {
+// until fn returns false. fn runs without mu held. Each flow is logged at
+// the dpif module's debug level as Open vSwitch's dpif_flow_dump_next
+// logs it: terse says the dump is by UFID only (the revalidator's, while
+// upcall/enable-ufid), so the line has no key.
+func (t *megaflows) dump(fn func(f *dpif.Flow) bool, terse bool, now time.Time) {
 	t.mu.Lock()
 	out := make([]dpif.Flow, 0, len(t.byUFID))
 	for u, set := range t.byUFID {
@@ -294,7 +315,11 @@ func (t *megaflows) dump(fn func(f *dpif.Flow) bool) {
 		}
 		return false
 	})
+	logDump := t.putLog != nil && t.putLog.Enabled(context.Background(), slog.LevelDebug)
 	for i := range out {
+		if logDump {
+			t.putLog.Debug(fmt.Sprintf("%s@%s: %s", strings.TrimPrefix(t.dpName, "ovs-"), t.dpName, dpif.FormatDumpLog(&out[i], now, terse)))
+		}
 		if !fn(&out[i]) {
 			return
 		}

@@ -3,8 +3,11 @@
 //
 // # Overview
 //
-// Each bridge owns one [Table] keyed by (VLAN, MAC) → datapath port. The
-// translator (ofproto's NORMAL) turns Port VLAN modes into one
+// Each bridge owns one [Table] keyed by (VLAN, MAC) → datapath port.
+// While the table is small the translator (ofproto's NORMAL) learns in it
+// and looks it up itself, one megaflow per address pair as Open vSwitch
+// (Changes tells it when to revalidate). Beyond that it turns Port VLAN
+// modes into one
 // mac_learn(table=T,vlan=V[,in_tagged],ports(P[:tagged],...)) action per
 // (in_port, VLAN): the datapath learns the source and looks up the
 // destination for every packet, so one megaflow serves any number of

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gvs-project/gvs/datapath/odp"
 )
 
 // MAC is an Ethernet address.
@@ -94,6 +96,10 @@ type Config struct {
 	// path without locks held and must not block.
 	Warn         func(Warning)
 	WarnInterval time.Duration
+	// StaticMoves, if set, counts moves refused because the entry is
+	// static (Open vSwitch's mac_learning_static_none_move coverage
+	// counter). A resized table keeps the old table's.
+	StaticMoves odp.Counter
 	// Seed seeds the hash (0: random).
 	Seed uint64
 }
@@ -252,6 +258,7 @@ type Table struct {
 	moveLimit            int
 	warnInterval         uint32
 	warnFn               func(Warning)
+	staticMoves          odp.Counter
 	capacity             atomic.Int64 // SetCapacity lowers or raises it up to allocated
 	allocated            int          // the capacity the shards were sized for
 	shardShift           uint
@@ -262,6 +269,9 @@ type Table struct {
 
 	clock atomic.Uint32 // coarse time in seconds (Tick); refresh stamps use it
 	count atomic.Int64  // entries, reserved before insertion (capacity check)
+	// changes counts inserts, moves and removals (not refreshes): NORMAL
+	// translated per MAC address revalidates its megaflows when it moves.
+	changes atomic.Uint64
 
 	learned, expired, evicted, moved, locked, blocked, refused atomic.Uint64
 	flooded, unicast, hairpin, runts, noRoom                   atomic.Uint64
@@ -325,6 +335,7 @@ func New(cfg Config, now time.Time) (*Table, error) {
 		moveLimit:    cfg.MoveLimit,
 		warnInterval: secs(cfg.WarnInterval),
 		warnFn:       cfg.Warn,
+		staticMoves:  cfg.StaticMoves,
 		allocated:    cfg.Capacity,
 		shardShift:   uint(64 - bits.TrailingZeros(uint(cfg.Shards))), // 64 for one shard: h>>64 == 0
 		bucketMask:   uint32(nb - 1),
@@ -396,6 +407,9 @@ func (t *Table) Resize(c Config, now time.Time) (*Table, error) {
 	if n <= t.allocated && shards == len(t.shards) {
 		_, err := t.SetCapacity(n)
 		return t, err
+	}
+	if c.StaticMoves == nil {
+		c.StaticMoves = t.staticMoves
 	}
 	nt, err := New(c, now)
 	if err != nil {
@@ -557,6 +571,21 @@ func (t *Table) lookup(k, h uint64) *entry {
 	return nil
 }
 
+// Get returns the entry for (vlan, mac): its port and whether it is
+// static. It takes the entry's shard lock.
+func (t *Table) Get(vlan uint16, mac MAC) (port uint32, static, ok bool) {
+	k := makeKey(vlan, mac)
+	h := t.hash(k)
+	s := t.shardOf(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, _ := t.find(s, k, h)
+	if e == nil {
+		return 0, false, false
+	}
+	return e.port.Load(), e.flags&flagStatic != 0, true
+}
+
 // Lookup returns the port learned for (vlan, mac). It takes no lock.
 func (t *Table) Lookup(vlan uint16, mac MAC) (port uint32, ok bool) {
 	k := makeKey(vlan, mac)
@@ -640,8 +669,12 @@ func (t *Table) learnSlow(k, h uint64, port, now uint32, static bool, w *Warning
 			e.port.Store(port)
 			e.used.Store(now)
 			s.linkList(idx, e, port)
+			t.changes.Add(1)
 			return false
 		case isStatic:
+			if old != port && t.staticMoves != nil {
+				t.staticMoves.Add(1)
+			}
 			return false
 		case old == port:
 			e.used.Store(now)
@@ -673,6 +706,7 @@ func (t *Table) learnSlow(k, h uint64, port, now uint32, static bool, w *Warning
 		e.used.Store(now)
 		s.linkList(idx, e, port)
 		t.moved.Add(1)
+		t.changes.Add(1)
 		return false
 	}
 	warned := false
@@ -724,6 +758,7 @@ func (t *Table) learnSlow(k, h uint64, port, now uint32, static bool, w *Warning
 	head.Store(idx)
 	s.linkList(idx, e, port)
 	s.n.Add(1)
+	t.changes.Add(1)
 	return warned
 }
 
@@ -836,6 +871,7 @@ func (t *Table) remove(s *shard, idx uint32, e *entry) {
 	s.free = idx
 	s.n.Add(-1)
 	t.count.Add(-1)
+	t.changes.Add(1)
 }
 
 // reserve counts one more entry unless the table is at its capacity.
@@ -1054,6 +1090,15 @@ func (t *Table) expire(parts uint32) int {
 	t.expired.Add(uint64(n))
 	return n
 }
+
+// Changes counts the entries inserted, moved and removed so far (a
+// refresh is not a change).
+func (t *Table) Changes() uint64 { return t.changes.Load() }
+
+// Count returns the number of entries from the table-wide count: one
+// atomic load, where Len adds up the shards. An insert in progress may
+// be counted already.
+func (t *Table) Count() int { return int(t.count.Load()) }
 
 // Len returns the number of entries.
 func (t *Table) Len() int {

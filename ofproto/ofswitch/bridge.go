@@ -2,6 +2,7 @@ package ofswitch
 
 import (
 	"context"
+	"github.com/gvs-project/gvs/datapath/l2fib"
 	"github.com/gvs-project/gvs/datapath/meter"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,14 @@ type Config struct {
 	Recirc *xlate.RecircTable
 	// FDBTable is the bridge's MAC table id in the datapath (mac_learn).
 	FDBTable uint32
+	// MACTables are the datapath's MAC tables, which NORMAL translated
+	// per MAC address reads and learns in (xlate's normal.go); nil:
+	// NORMAL is always the datapath's mac_learn action.
+	MACTables *l2fib.Registry
+	// MACLearnActionThreshold is how many entries the MAC table holds
+	// before NORMAL becomes the mac_learn action (0: xlate's default;
+	// negative: always the action); see SetMACLearnActionThreshold.
+	MACLearnActionThreshold int
 	// DatapathID returns the bridge's datapath ID for features replies.
 	DatapathID func() uint64
 	// RunDir holds the <name>.mgmt socket; empty: no listener.
@@ -204,6 +213,8 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	b.tables = t
 	b.xl = xlate.New(t, cfg.Recirc)
+	b.xl.SetMACTables(cfg.MACTables)
+	b.SetMACLearnActionThreshold(cfg.MACLearnActionThreshold)
 	b.up = upcall.New(upcall.Config{Name: cfg.Name, DP: cfg.DP, Xlator: b.xl, Recirc: cfg.Recirc, FlowLimit: cfg.FlowLimit, Changes: cfg.Changes,
 		RevalidateInterval: cfg.RevalidateInterval, Logf: cfg.Logf, XlateWarn: b.xlateWarn(), Switch: upcallSwitch{b}})
 	t.OnChange(b.up.Changed)
@@ -339,6 +350,20 @@ type Settings struct {
 // flows the bridge had were set up for another master), and the default
 // flow comes back where the rule says. The first configuration flushes
 // nothing: the bridge is new, or took its flows over from a predecessor.
+// SetMACLearnActionThreshold sets how many entries the bridge's MAC
+// table holds before NORMAL becomes the datapath's mac_learn action (0:
+// xlate.DefaultMACLearnActionThreshold; negative: always); the megaflows
+// are revalidated if that changes how NORMAL translates.
+func (b *Bridge) SetMACLearnActionThreshold(n int) {
+	switch {
+	case n == 0:
+		n = xlate.DefaultMACLearnActionThreshold
+	case n < 0:
+		n = 0
+	}
+	b.xl.SetMACLearnActionThreshold(n)
+}
+
 func (b *Bridge) SetConfig(s Settings) {
 	b.mu.Lock()
 	b.standalone = s.FailMode != "secure"

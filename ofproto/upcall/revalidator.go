@@ -54,6 +54,10 @@ func (h *Handler) Revalidate() {
 	}
 	h.ukeys.reval.Lock()
 	defer h.ukeys.reval.Unlock()
+	if h.xl.MACTableChanged() {
+		// Entries aged, flushed or moved since the last round.
+		h.changes.bump()
+	}
 	seq := h.changes.seq.Load()
 	defer h.revalidated(seq)
 	now := time.Now()
@@ -71,7 +75,12 @@ func (h *Handler) Revalidate() {
 		h.flowLimit.SetCeiling(c)
 	}
 	seen := map[dpif.UFID]dpif.FlowStats{}
-	h.cfg.DP.FlowDump(func(f *dpif.Flow) bool {
+	dump := h.cfg.DP.FlowDump
+	if td, ok := h.cfg.DP.(dpif.TerseDumper); ok && !h.fullDumps.Load() {
+		// The ukeys hold the keys: the dump needs only UFIDs.
+		dump = td.FlowDumpTerse
+	}
+	dump(func(f *dpif.Flow) bool {
 		seen[f.UFID] = f.Stats
 		return true
 	})
@@ -238,6 +247,11 @@ func (h *Handler) DisableMegaflows(off bool) {
 	}
 }
 
+// SetTerseDumps says whether the revalidator dumps flows by UFID only
+// (Open vSwitch's upcall/enable-ufid, the default) or with their keys
+// (upcall/disable-ufid).
+func (h *Handler) SetTerseDumps(on bool) { h.fullDumps.Store(!on) }
+
 // PauseRevalidator stops (true) or restarts revalidation rounds, as Open
 // vSwitch's revalidator/pause and revalidator/resume: while paused,
 // megaflows are neither re-translated nor expired and their statistics
@@ -289,6 +303,7 @@ func (h *Handler) pushStats(uk *ukey, st dpif.FlowStats, now time.Time) {
 	}
 	h.countLookups(uk.tables, dp)
 	h.ApplyLearned(uk.learned)
+	xlate.RefreshMACs(uk.macs)
 }
 
 // slicesEqualActions compares datapath action lists by their text, which

@@ -86,6 +86,9 @@ type Handler struct {
 
 	// revPaused is revalidator/pause; megaflowsOff upcall/disable-megaflows.
 	revPaused, megaflowsOff atomic.Bool
+	// fullDumps is upcall/disable-ufid: the revalidator's dumps carry
+	// the flows' keys (only the dpif debug log shows the difference).
+	fullDumps atomic.Bool
 	// restoreWait is other_config:flow-restore-wait: no revalidation
 	// round changes megaflows while it is set (restorewait.go).
 	restoreWait atomic.Bool
@@ -221,7 +224,9 @@ type ukey struct {
 	bonds []xlate.BondUse
 	// bfdRx are the BFD sessions whose interfaces receive its packets.
 	bfdRx []*bfd.Session
-	seq   uint64 // change sequence at translation
+	// macs are the sources NORMAL learns from its packets.
+	macs []xlate.MACUse
+	seq  uint64 // change sequence at translation
 	// pushed are the megaflow counters already credited to rules.
 	pushedPackets, pushedBytes uint64
 	// missed counts revalidation rounds that did not find the megaflow.
@@ -272,7 +277,7 @@ func newUkey(key *flow.Key, out *xlate.Out, seq uint64) *ukey {
 // applies with its statistics.
 func (uk *ukey) take(out *xlate.Out) {
 	uk.rules, uk.tables, uk.learned, uk.fins, uk.nfOut, uk.patches = out.Rules, out.Tables, out.Learned, out.FinTimeouts, out.NetFlowOutput, out.Patches
-	uk.mirrors, uk.groups, uk.bfdRx, uk.bonds = out.Mirrors, out.Groups, out.BFDRx, out.Bonds
+	uk.mirrors, uk.groups, uk.bfdRx, uk.bonds, uk.macs = out.Mirrors, out.Groups, out.BFDRx, out.Bonds, out.MACs
 }
 
 // missScratch is a miss's translation input and output.
@@ -350,6 +355,11 @@ func (h *Handler) Miss(u *dpif.Upcall, r *dpif.MissReply) error {
 	}
 	h.ApplyLearned(out.Learned)
 	h.Inject(out.Injects)
+	if h.xl.MACTableChanged() {
+		// NORMAL learned an address: megaflows that flooded to it, or
+		// sent it elsewhere, are translated again.
+		h.Changed()
+	}
 	return nil
 }
 

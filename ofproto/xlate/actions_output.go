@@ -65,9 +65,31 @@ func outputReg(c *ctx, a *ofp.Action) {
 }
 
 func outputTrunc(c *ctx, a *ofp.Action) {
+	port := Port16(a.Port)
+	if name, ok := truncRefused[port]; ok {
+		c.tr.skipf("output_trunc does not support port: %s", name)
+		return
+	}
+	if uint32(port) == c.flow.InPort {
+		c.tr.skipf("skipping output to input port")
+		return
+	}
+	// The truncation applies to the next output, which a patch port's
+	// peer pipeline may not make: refused, as Open vSwitch does (IN_PORT
+	// too, which it looks up as a port of its own).
+	if p := c.snap.Ports[port]; p == nil || p.ODP == NoODP {
+		c.tr.errorf("output_trunc does not support patch port %d", port)
+		return
+	}
 	c.commit()
 	c.emit(odp.Trunc(uint32(a.Arg)))
-	c.output(Port16(a.Port), 0)
+	c.output(port, 0)
+}
+
+// truncRefused are the reserved ports output(max_len) cannot send to.
+var truncRefused = map[uint16]string{
+	PortTable: "TABLE", PortNormal: "NORMAL", PortFlood: "FLOOD", PortAll: "ALL",
+	PortController: "CONTROLLER", PortNone: "NONE",
 }
 
 // enqueue outputs with the queue's priority, which lasts only for the

@@ -45,7 +45,7 @@ func (c *ctx) bondInput(in *Port, p *odp.MACLearnParams) bool {
 	c.wc.Key.EthDst[0] |= 0x01
 	switch bd.Bond.Admit(in.Name, c.flow.Key.EthDst) {
 	case bond.Drop:
-		c.tr.notef("NORMAL: bond %s: member %s does not admit this packet, dropping", bd.Name, in.Name)
+		c.tr.notef("bonding refused admissibility, dropping")
 		return false
 	case bond.DropIfMoved:
 		p.DropIfMoved = true

@@ -42,9 +42,11 @@
 // names the point or session (Out.CFM, Out.LACP, Out.BFD) and its
 // megaflow is the slow-path userspace action.
 //
-// NORMAL translates into the datapath's mac_learn action over the bridge's
-// MAC table (see datapath/l2fib): one megaflow serves any number of MAC
-// addresses. Patch ports take part through recirculation into the peer
+// NORMAL translates as Open vSwitch's xlate_normal, one megaflow per MAC
+// address pair, while the bridge's MAC table is small (normal.go), and
+// beyond that into the datapath's mac_learn action over the table (see
+// datapath/l2fib): one megaflow serves any number of MAC addresses. Patch
+// ports take part in the action through recirculation into the peer
 // bridge (vlan.go).
 //
 // With flow export configured (SetSampling), translation composes Open

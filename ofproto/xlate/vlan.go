@@ -149,7 +149,8 @@ func outputTCI(p *Port, vlan, pcp uint16) uint16 {
 	return vlan&0xfff | pcp&0xe000
 }
 
-// normal translates NORMAL into the datapath's learn-and-forward action.
+// normal translates NORMAL: per MAC address while the bridge's MAC table
+// is small (normal.go), else into the datapath's learn-and-forward action.
 // Patch and tunnel ports have no datapath port of their own: each takes
 // a number in the bridge's MAC table (VirtualFDBPort) and a recirculation
 // id whose pass continues in the peer bridge at the peer port (patch) or
@@ -165,18 +166,24 @@ func outputTCI(p *Port, vlan, pcp uint16) uint16 {
 func (c *ctx) normal() {
 	in := c.snap.Ports[uint16(c.flow.InPort)]
 	if in == nil {
-		c.tr.notef("NORMAL: no input port")
+		c.tr.skipf("no input bundle, dropping")
 		return
 	}
 	c.wc.VLANs[0].TCI |= 0xffff
 	if c.mir.isOutput(in) {
-		c.tr.notef("NORMAL: input port is mirror output port, dropping")
+		if c.in.Packet != nil {
+			c.tr.errorf("dropping packet received on port %s, which is reserved exclusively for mirroring", in.Name)
+		}
+		c.tr.skipf("input port is mirror output port, dropping")
 		return
 	}
 	outer := c.flow.VLANs[0]
 	tagged := outer.TCI&flow.VLANCFI != 0
 	if !tagged && (c.flow.EthType == flow.EthTypeVLAN || c.flow.EthType == flow.EthTypeQinQ) {
-		c.tr.notef("NORMAL: dropping packet with partial VLAN tag received on port %s", in.Name)
+		if c.in.Packet != nil {
+			c.tr.errorf("dropping packet with partial VLAN tag received on port %s", in.Name)
+		}
+		c.tr.skipf("partial VLAN tag, dropping")
 		return
 	}
 	vlan, ok := inputVLAN(in, outer.TCI)
@@ -186,10 +193,11 @@ func (c *ctx) normal() {
 			vid = outer.TCI & 0xfff
 		}
 		if in.vlanMode() == VLANAccess {
-			c.tr.notef("NORMAL: dropping VLAN %d tagged packet received on port %s configured as VLAN %d access port", vid, in.Name, in.nativeVLAN())
+			c.tr.errorf("dropping VLAN %d tagged packet received on port %s configured as VLAN %d access port", vid, in.Name, in.nativeVLAN())
 		} else {
-			c.tr.notef("NORMAL: dropping VLAN %d packet received on port %s not configured for trunking VLAN %d", vid, in.Name, vid)
+			c.tr.errorf("dropping VLAN %d packet received on port %s not configured for trunking VLAN %d", vid, in.Name, vid)
 		}
+		c.tr.skipf("disallowed VLAN VID for this input port, dropping")
 		return
 	}
 	var pcp uint16
@@ -206,6 +214,10 @@ func (c *ctx) normal() {
 	// Multicast snooping may restrict the ports (only, by McastPortID);
 	// the input stays listed so that the action knows it.
 	only, _ := c.mcastOutputs(in, vlan)
+	if t, reg := c.perMACTable(); t != nil {
+		c.normalPerMAC(t, reg, in, &p, vlan, pcp, only)
+		return
+	}
 	inID := McastPortID(in)
 	var bundles []*Bundle // those already in p.Ports
 	for _, q := range c.snap.Sorted {

@@ -219,6 +219,8 @@ type Xlator struct {
 	tableMiss atomic.Pointer[[oftable.NumTables]uint8]
 	// mirrors are the bridge's port mirrors (mirror.go); nil: none.
 	mirrors atomic.Pointer[mirrorSet]
+	// normal chooses NORMAL's translation (normal.go).
+	normal normalMode
 }
 
 // SetMissPacketIn says whether table misses (MissDefault) send
@@ -267,6 +269,7 @@ func (x *Xlator) FailOpen() bool { return x.failOpen.Load() }
 func New(t *oftable.Tables, rt *RecircTable) *Xlator {
 	x := &Xlator{Tables: t, Recirc: rt}
 	x.snap.Store(NewSnapshot("", 0, nil))
+	x.normal.above.Store(DefaultMACLearnActionThreshold)
 	return x
 }
 
@@ -432,6 +435,9 @@ type Out struct {
 	Final mf.Flow
 	// Learned are the flows learn actions ask for (with side effects).
 	Learned []LearnedFlow
+	// MACs are the sources NORMAL learned per MAC address: learned
+	// again whenever the megaflow is used (normal.go).
+	MACs []MACUse
 	// Err is why the translation stopped early; Actions are then a drop.
 	Err error
 	// NetFlowOutput is the OpenFlow output port NetFlow reports, or one

@@ -326,7 +326,11 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 	if br.dpTyp == "dummy" || s.cfg.DummyOverride || (cfgType == "system" && (s.cfg.DisableSystem || s.cfg.DummySystem)) {
 		br.localDummyMAC = s.dps.nextDummyMAC()
 	}
-	fdb, err := l2fib.New(fdbConfig(cfg.OtherConfig), time.Now())
+	fc := fdbConfig(cfg.OtherConfig)
+	if s.cfg.Counter != nil {
+		fc.StaticMoves = s.cfg.Counter("mac_learning_static_none_move")
+	}
+	fdb, err := l2fib.New(fc, time.Now())
 	if err != nil {
 		delete(s.bridges, cfg.Name)
 		return fmt.Errorf("bridge %s: MAC table: %w", cfg.Name, err)
@@ -347,6 +351,7 @@ func (s *Backer) AddBridge(cfg *bridge.BridgeConfig) error {
 	name := cfg.Name
 	of, err := ofswitch.New(ofswitch.Config{
 		Name: name, DP: dp, Recirc: s.recircs[br.dpTyp], FDBTable: br.fdbID, RunDir: s.cfg.RunDir, SocketPerm: s.cfg.SocketPerm,
+		MACTables: dp.MACTables(), MACLearnActionThreshold: macLearnActionThreshold(cfg.OtherConfig),
 		FlowLimit:  s.flowLimitLocked(br.dpTyp), // one dynamic limit per datapath (pmdcmds.go)
 		Changes:    s.view.sharedChangesLocked(br.dpTyp),
 		DatapathID: func() uint64 { return s.datapathID(name) },
@@ -639,6 +644,26 @@ func fdbConfig(oc map[string]string) l2fib.Config {
 	return c
 }
 
+// macLearnActionThreshold reads other_config:mac-learn-action-threshold,
+// the number of MAC table entries above which NORMAL is the datapath's
+// mac_learn action rather than one megaflow per address pair (0 in the
+// column: always the action), in ofswitch's terms: 0 for the default
+// (absent or invalid), negative for always.
+func macLearnActionThreshold(oc map[string]string) int {
+	v, ok := oc["mac-learn-action-threshold"]
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil || n < 0:
+		return 0
+	case n == 0:
+		return -1
+	}
+	return n
+}
+
 func (s *Backer) UpdateBridge(cfg *bridge.BridgeConfig) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -652,6 +677,9 @@ func (s *Backer) UpdateBridge(cfg *bridge.BridgeConfig) error {
 			s.configureMcastLocked(b, cfg) // mcast.go
 		}
 		s.setSTPConfigLocked(b, cfg) // stp.go
+		if b.of != nil {
+			b.of.SetMACLearnActionThreshold(macLearnActionThreshold(cfg.OtherConfig))
+		}
 		if b.fdb != nil {
 			age := fdbConfig(cfg.OtherConfig).AgingTime
 			if age == 0 {

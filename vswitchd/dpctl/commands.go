@@ -238,6 +238,25 @@ func splitDP(args []string, want int) (string, []string) {
 	return "", args
 }
 
+// cmdGetFlow is dpctl/get-flow: the megaflow with a UFID, as
+// dpctl/dump-flows prints it.
+func (d *Commands) cmdGetFlow(_ context.Context, args []string) (string, error) {
+	name, rest := splitDP(args, 1)
+	dp, err := d.findDatapath(name)
+	if err != nil {
+		return "", err
+	}
+	u, err := dpif.ParseUFID(rest[0])
+	if err != nil {
+		return "", d.dpctlErr("parsing flow ufid (Invalid argument)")
+	}
+	f, err := dp.FlowGet(u)
+	if err != nil {
+		return "", d.dpctlErr("getting flow (No such file or directory)")
+	}
+	return dpif.FormatFlow(&f, time.Now(), false) + "\n", nil
+}
+
 func (d *Commands) cmdPutFlow(flags dpif.PutFlags) unixctl.Handler {
 	return func(_ context.Context, args []string) (string, error) {
 		name, rest := splitDP(args, 2)
@@ -250,8 +269,24 @@ func (d *Commands) cmdPutFlow(flags dpif.PutFlags) unixctl.Handler {
 		if errors.As(err, &tooLong) {
 			return "", d.dpctlErr("parsing flow key (syntax error at %s) (Argument list too long)", tooLong.Rest)
 		}
+		for _, e := range putErrnos {
+			if errors.Is(err, e.err) {
+				return "", d.dpctlErr("updating flow table (%s)", e.text)
+			}
+		}
 		return "", err
 	}
+}
+
+// putErrnos are the datapath's refusals of a put as Open vSwitch's
+// dpctl reports them (the errno's text).
+var putErrnos = []struct {
+	err  error
+	text string
+}{
+	{dpif.ErrInvalid, "Invalid argument"},
+	{dpif.ErrExists, "File exists"},
+	{dpif.ErrNotFound, "No such file or directory"},
 }
 
 // putFlow installs a datapath flow given in dpctl's text form.

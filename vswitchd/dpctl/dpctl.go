@@ -47,6 +47,7 @@ func (d *Commands) List() []unixctl.Command {
 		{Name: "dpctl/add-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutCreate)},
 		{Name: "dpctl/mod-flow", Usage: "[dp] flow actions", MinArgs: 2, MaxArgs: 3, Run: d.cmdPutFlow(dpif.PutModify)},
 		{Name: "dpctl/del-flow", Usage: "[dp] flow", MinArgs: 1, MaxArgs: 2, Run: d.cmdDelFlow},
+		{Name: "dpctl/get-flow", Usage: "[dp] ufid", MinArgs: 1, MaxArgs: 2, Run: d.cmdGetFlow},
 		{Name: "dpctl/del-flows", Usage: "[dp] [file]", MaxArgs: 2, Run: d.cmdDelFlows},
 		{Name: "netdev-dummy/receive", Usage: "name [--qid queue_id] packet|flow [--len packet_len]", MinArgs: 2, MaxArgs: unixctl.Unlimited, Run: d.cmdDummyReceive},
 	}

@@ -175,7 +175,7 @@ var macCounters = []macCounter{
 	newMACCounter("expired", "MAC entries removed by aging.", func(s *l2fib.Stats) uint64 { return s.Expired }),
 	newMACCounter("evicted", "MAC entries evicted to make room.", func(s *l2fib.Stats) uint64 { return s.Evicted }),
 	newMACCounter("moved", "MAC entries that moved to another port.", func(s *l2fib.Stats) uint64 { return s.Moved }),
-	newMACCounter("flooded", "Packets flooded (unknown, broadcast or multicast destination).", func(s *l2fib.Stats) uint64 { return s.Flooded }),
+	newMACCounter("flooded", "Packets the mac_learn action flooded (unknown, broadcast or multicast destination); NORMAL translated per MAC address floods in its megaflows' actions, which are not counted here.", func(s *l2fib.Stats) uint64 { return s.Flooded }),
 	newMACCounter("unicast", "Packets forwarded to a learned port.", func(s *l2fib.Stats) uint64 { return s.Unicast }),
 }
 

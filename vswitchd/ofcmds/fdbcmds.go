@@ -89,7 +89,7 @@ func parseVLANMAC(vlan, mac string) (uint16, l2fib.MAC, error) {
 }
 
 func (d *Commands) cmdFDBAdd(_ context.Context, args []string) (string, error) {
-	t, _, err := d.fdb(args[0])
+	t, names, err := d.fdb(args[0])
 	if err != nil {
 		return "", err
 	}
@@ -101,10 +101,20 @@ func (d *Commands) cmdFDBAdd(_ context.Context, args []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// An entry being replaced is named, as Open vSwitch does: a dynamic
+	// one on any port, a static one on another port.
+	var reply string
+	if at, static, ok := t.Get(vlan, mac); ok && (at != odp || !static) {
+		kind := "dynamic"
+		if static {
+			kind = "static"
+		}
+		reply = fmt.Sprintf("Overriding already existing %s entry on %s\n", kind, names(at))
+	}
 	if err := t.AddStatic(vlan, mac, odp); err != nil {
 		return "", err
 	}
-	return "", nil
+	return reply, nil
 }
 
 func (d *Commands) cmdFDBDel(_ context.Context, args []string) (string, error) {

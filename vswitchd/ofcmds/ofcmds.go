@@ -222,26 +222,44 @@ func (d *Commands) datapathPortNumber(name string) (uint32, bool) {
 }
 
 // cmdDpifDumpFlows lists the megaflows whose input port belongs to the
-// bridge.
+// bridge, as Open vSwitch's dpif/dump-flows: -m adds the UFID and every
+// field with its mask, and names ports (in_port and outputs) unless
+// --no-names; --names names them without -m.
 func (d *Commands) cmdDpifDumpFlows(_ context.Context, args []string) (string, error) {
-	verbose := false
+	verbose, names, setNames := false, false, false
 	name := ""
 	for _, a := range args {
-		if a == "-m" || a == "--more" {
+		switch a {
+		case "-m", "--more":
 			verbose = true
-		} else {
+		case "--names":
+			names, setNames = true, true
+		case "--no-names":
+			names, setNames = false, true
+		default:
 			name = a
 		}
+	}
+	if !setNames {
+		names = verbose
 	}
 	dp, ports, ok := d.sw.View().BridgeDatapath(name)
 	if !ok {
 		return "", fmt.Errorf("%s: unknown bridge", name)
 	}
+	var portName func(uint32) (string, bool)
+	if names {
+		byNo := map[uint32]string{}
+		for _, p := range dp.Ports() {
+			byNo[uint32(p.No)] = p.Name
+		}
+		portName = func(no uint32) (string, bool) { n, ok := byNo[no]; return n, ok }
+	}
 	var b strings.Builder
 	now := time.Now()
 	dp.FlowDump(func(f *dpif.Flow) bool {
 		if ports[f.Match.Key.InPort] {
-			b.WriteString(dpif.FormatFlow(f, now, verbose))
+			b.WriteString(dpif.FormatBridgeFlow(f, now, verbose, portName))
 			b.WriteByte('\n')
 		}
 		return true

@@ -10,7 +10,8 @@ import (
 )
 
 // upcallCommands are Open vSwitch's revalidator/pause and resume,
-// upcall/disable-megaflows and enable-megaflows, and upcall/set-flow-limit,
+// upcall/disable-megaflows and enable-megaflows, upcall/disable-ufid and
+// enable-ufid, and upcall/set-flow-limit,
 // with their output and error texts.
 func (d *Commands) upcallCommands() []unixctl.Command {
 	return []unixctl.Command{
@@ -23,6 +24,12 @@ func (d *Commands) upcallCommands() []unixctl.Command {
 		{Name: "upcall/disable-megaflows", Run: d.cmdMegaflows(false)},
 		{Name: "upcall/enable-megaflows", Run: d.cmdMegaflows(true)},
 		{Name: "upcall/set-flow-limit", Usage: "flow-limit-number", MinArgs: 1, MaxArgs: 1, Run: d.cmdSetFlowLimit},
+		{Name: "upcall/disable-ufid", Run: func(context.Context, []string) (string, error) {
+			return "Datapath dumping tersely using UFID disabled\n", d.eachBridge(func(b *ofswitch.Bridge) { b.Upcalls().SetTerseDumps(false) })
+		}},
+		{Name: "upcall/enable-ufid", Run: func(context.Context, []string) (string, error) {
+			return "Datapath dumping tersely using UFID enabled for supported datapaths\n", d.eachBridge(func(b *ofswitch.Bridge) { b.Upcalls().SetTerseDumps(true) })
+		}},
 	}
 }
 
