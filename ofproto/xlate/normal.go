@@ -167,7 +167,6 @@ func fdbPort(q *Port) uint32 {
 func (c *ctx) normalPerMAC(t *l2fib.Table, reg *l2fib.Registry, in *Port, p *odp.MACLearnParams, vlan, pcp uint16, only map[mcsnoop.PortID]bool) {
 	k, w := &c.flow.Key, &c.wc.Key
 	all := [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-	w.EthSrc, w.EthDst = all, all
 	if k.EthType == flow.EthTypeARP && k.EthDst == all {
 		// is_gratuitous_arp reads the opcode, and a request's addresses.
 		w.NwProto = 0xff
@@ -190,7 +189,15 @@ func (c *ctx) normalPerMAC(t *l2fib.Table, reg *l2fib.Registry, in *Port, p *odp
 		// A packet is learned from (an upcall, a packet-out, a trace
 		// with a packet); a revalidation only records what to refresh.
 		if c.in.Packet != nil {
+			before := t.Changes()
 			t.Learn(vlan, src, at)
+			if t.Changes() != before {
+				name := in.Name
+				if in.Bundle != nil {
+					name = in.Bundle.Name
+				}
+				c.tr.notef("learned that %s is on port %s in VLAN %d", src, name, vlan)
+			}
 		}
 		c.out.MACs = append(c.out.MACs, MACUse{Tables: reg, Table: c.snap.FDBTable, Port: at, VLAN: vlan, MAC: k.EthSrc})
 	}
@@ -211,8 +218,9 @@ func (c *ctx) normalPerMAC(t *l2fib.Table, reg *l2fib.Registry, in *Port, p *odp
 			// Learned on a port outside the VLAN (the flush after a
 			// configuration change has not run): flood, as the action.
 		}
-		c.tr.notef("no learned MAC for destination, flooding")
 	}
+	// A multicast destination is never learned.
+	c.tr.notef("no learned MAC for destination, flooding")
 	last := c.last
 	c.last = false
 	for _, q := range members {

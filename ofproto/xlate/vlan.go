@@ -164,12 +164,23 @@ func outputTCI(p *Port, vlan, pcp uint16) uint16 {
 // priority-tagged packet that joins a non-zero access or native VLAN
 // has its tag rewritten to that VLAN first.
 func (c *ctx) normal() {
+	t, reg := c.perMACTable()
+	if t != nil {
+		// Open vSwitch's xlate_normal starts with these: every megaflow
+		// of NORMAL, drops included, matches both addresses and the
+		// VLAN ID.
+		all := [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+		c.wc.Key.EthSrc, c.wc.Key.EthDst = all, all
+		c.wc.VLANs[0].TCI |= 0x0fff | flow.VLANCFI
+	} else {
+		// The action's tagged outputs carry the received priority.
+		c.wc.VLANs[0].TCI |= 0xffff
+	}
 	in := c.snap.Ports[uint16(c.flow.InPort)]
 	if in == nil {
 		c.tr.skipf("no input bundle, dropping")
 		return
 	}
-	c.wc.VLANs[0].TCI |= 0xffff
 	if c.mir.isOutput(in) {
 		if c.in.Packet != nil {
 			c.tr.errorf("dropping packet received on port %s, which is reserved exclusively for mirroring", in.Name)
@@ -214,7 +225,7 @@ func (c *ctx) normal() {
 	// Multicast snooping may restrict the ports (only, by McastPortID);
 	// the input stays listed so that the action knows it.
 	only, _ := c.mcastOutputs(in, vlan)
-	if t, reg := c.perMACTable(); t != nil {
+	if t != nil {
 		c.normalPerMAC(t, reg, in, &p, vlan, pcp, only)
 		return
 	}
