@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gvs-project/gvs/datapath/flow"
 	"github.com/gvs-project/gvs/datapath/odp"
 )
 
@@ -38,10 +39,7 @@ func FormatFlow(f *Flow, now time.Time, verbose bool) string {
 	if verbose {
 		fmt.Fprintf(&b, "ufid:%s, ", f.UFID)
 	}
-	m := f.Match
-	if f.Shown != nil {
-		m.Key = *f.Shown
-	}
+	m := f.shownMatch()
 	b.WriteString(m.Format(verbose))
 	writeStats(&b, &f.Stats, now)
 	if verbose {
@@ -88,10 +86,7 @@ func FormatDumpLog(f *Flow, now time.Time, terse bool) string {
 	if terse {
 		b.WriteString("<empty>")
 	} else {
-		m := f.Match
-		if f.Shown != nil {
-			m.Key = *f.Shown
-		}
+		m := f.shownMatch()
 		b.WriteString(m.Format(true))
 	}
 	writeStats(&b, &f.Stats, now)
@@ -108,10 +103,7 @@ func FormatBridgeFlow(f *Flow, now time.Time, verbose bool, portName func(uint32
 	if verbose {
 		fmt.Fprintf(&b, "ufid:%s ", f.UFID)
 	}
-	m := f.Match
-	if f.Shown != nil {
-		m.Key = *f.Shown
-	}
+	m := f.shownMatch()
 	key := m.Format(verbose)
 	if portName != nil {
 		if n, ok := portName(m.Key.InPort); ok {
@@ -136,4 +128,14 @@ func FormatBridgeFlow(f *Flow, now time.Time, verbose bool, portName func(uint32
 		}
 	}
 	return b.String()
+}
+
+// shownMatch is the flow's match with the key dumps print: the key as
+// installed (Shown) under the mask.
+func (f *Flow) shownMatch() flow.Match {
+	m := f.Match
+	if f.Shown != nil {
+		m.Key = *f.Shown
+	}
+	return m
 }

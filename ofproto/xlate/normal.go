@@ -240,13 +240,7 @@ func (c *ctx) normalMembers(in *Port, vlan uint16, only map[mcsnoop.PortID]bool)
 	var ms []*Port
 	inID := McastPortID(in)
 	for _, q := range c.snap.Sorted {
-		if only != nil && !only[McastPortID(q)] && McastPortID(q) != inID {
-			continue
-		}
-		if !includesVLAN(q, vlan) || c.mir.isOutput(q) {
-			continue
-		}
-		if q != in && (!stpForwards(in) || c.stpSkipOutput(q)) {
+		if !c.normalMayReach(in, inID, q, vlan, only) {
 			continue
 		}
 		if q.ODP == NoODP && q.PeerBridge == "" && q.Tunnel == nil {
@@ -258,6 +252,22 @@ func (c *ctx) normalMembers(in *Port, vlan uint16, only map[mcsnoop.PortID]bool)
 		ms = append(ms, q)
 	}
 	return ms
+}
+
+// normalMayReach says whether NORMAL, in either translation, may send a
+// packet of vlan from in (McastPortID inID) to q: allowed by multicast
+// snooping (only, when not nil; the input stays listed), in the VLAN,
+// not a mirror's output port (which gets only mirrored packets), and
+// forwarding by the spanning tree (a port that learns but does not
+// forward only learns; stp.go).
+func (c *ctx) normalMayReach(in *Port, inID mcsnoop.PortID, q *Port, vlan uint16, only map[mcsnoop.PortID]bool) bool {
+	if only != nil && !only[McastPortID(q)] && McastPortID(q) != inID {
+		return false
+	}
+	if !includesVLAN(q, vlan) || c.mir.isOutput(q) {
+		return false
+	}
+	return q == in || stpForwards(in) && !c.stpSkipOutput(q)
 }
 
 func bondListed(ms []*Port, b *Bundle) bool {

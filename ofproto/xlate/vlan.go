@@ -232,17 +232,7 @@ func (c *ctx) normal() {
 	inID := McastPortID(in)
 	var bundles []*Bundle // those already in p.Ports
 	for _, q := range c.snap.Sorted {
-		if only != nil && !only[McastPortID(q)] && McastPortID(q) != inID {
-			continue
-		}
-		// A mirror's output port gets only mirrored packets.
-		if !includesVLAN(q, vlan) || c.mir.isOutput(q) {
-			continue
-		}
-		// The spanning tree: a port that learns but does not forward
-		// only learns; nothing goes out of a port that does not
-		// forward (stp.go).
-		if q != in && (!stpForwards(in) || c.stpSkipOutput(q)) {
+		if !c.normalMayReach(in, inID, q, vlan, only) {
 			continue
 		}
 		switch {
